@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that tierwise's build, tests and demo need.
+# Non-interactive and idempotent: packages already installed are skipped,
+# and nothing is fetched when everything is present.
+#
+#   ./deploy/setup.sh            build + runtime + test packages
+#   TW_SETUP_DRY_RUN=1 ./deploy/setup.sh   only print what would be installed
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang   # toolchain; clang for the fuzz build
+  libaio-dev                               # bench engine
+  libjansson-dev                           # JSON everywhere
+  libcurl4-openssl-dev                     # Azure clients
+  libsqlite3-dev                           # store and agent spool
+  libmicrohttpd-dev                        # REST backend and the Azure simulator
+  libcmocka-dev                            # unit tests
+  fio                                      # fixtures and tests/perf reference
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+if [ -n "${TW_SETUP_DRY_RUN:-}" ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  command -v sudo >/dev/null || { echo "setup: need root or sudo to install packages" >&2; exit 1; }
+  sudo="sudo"
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "setup: done"

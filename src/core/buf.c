@@ -1,0 +1,47 @@
+/* buf.c - capped growable buffer. */
+#include "core/buf.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void tw_buf_init(struct tw_buf *b, size_t max)
+{
+    b->data = NULL;
+    b->len = 0;
+    b->cap = 0;
+    b->max = max;
+}
+
+enum tw_err tw_buf_append(struct tw_buf *b, const void *p, size_t n)
+{
+    if (n > b->max || b->len > b->max - n)
+        return TW_ENOMEM;
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        if (cap > b->max + 1)
+            cap = b->max + 1;
+        char *d = realloc(b->data, cap);
+        if (!d)
+            return TW_ENOMEM;
+        b->data = d;
+        b->cap = cap;
+    }
+    if (n)
+        memcpy(b->data + b->len, p, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return TW_OK;
+}
+
+enum tw_err tw_buf_puts(struct tw_buf *b, const char *s)
+{
+    return tw_buf_append(b, s, strlen(s));
+}
+
+void tw_buf_cleanup(struct tw_buf *b)
+{
+    free(b->data);
+    tw_buf_init(b, b->max);
+}

@@ -1,0 +1,553 @@
+/*
+ * result.c - the bench result record and its JSON form.
+ *
+ * Writing builds a jansson tree with the _new setters, so one json_decref of
+ * the root frees everything even when a setter fails half way.  Reading
+ * checks each required key's presence and type and names the key that is
+ * wrong, so a hand-edited or foreign file gets a message a person can act on.
+ */
+#include "core/result.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const double tw_result_std_pct[] = {1,  5,  10, 20, 30,   40,   50,    60,   70,
+                                    80, 90, 95, 99, 99.5, 99.9, 99.95, 99.99};
+const size_t tw_result_std_pct_count =
+    sizeof(tw_result_std_pct) / sizeof(tw_result_std_pct[0]);
+
+static const char *const pattern_names[] = {
+    [TW_PAT_RANDREAD] = "randread", [TW_PAT_RANDWRITE] = "randwrite",
+    [TW_PAT_RANDRW] = "randrw",     [TW_PAT_READ] = "read",
+    [TW_PAT_WRITE] = "write",       [TW_PAT_RW] = "rw",
+};
+
+static const char *const source_names[] = {
+    [TW_SRC_TIERWISE] = "tierwise",
+    [TW_SRC_FIO_JSON] = "fio-json",
+    [TW_SRC_FIO_TEXT] = "fio-text",
+};
+
+static const char *const kind_names[] = {
+    [TW_TARGET_FILE] = "file",
+    [TW_TARGET_BLOCK] = "block",
+    [TW_TARGET_UNKNOWN] = "unknown",
+};
+
+void tw_result_init(struct tw_result *r)
+{
+    memset(r, 0, sizeof(*r));
+    r->target.size_bytes = -1;
+    r->target.kind = TW_TARGET_UNKNOWN;
+    r->method.jobs = 1;
+    r->method.queue_depth = 1;
+    r->method.effective_queue_depth = 1;
+    r->method.read_pct = 100;
+}
+
+const char *tw_pattern_name(enum tw_pattern p)
+{
+    if ((unsigned)p < sizeof(pattern_names) / sizeof(pattern_names[0]))
+        return pattern_names[p];
+    return "unknown";
+}
+
+enum tw_err tw_pattern_parse(const char *s, enum tw_pattern *out)
+{
+    for (size_t i = 0; i < sizeof(pattern_names) / sizeof(pattern_names[0]);
+         i++) {
+        if (strcmp(s, pattern_names[i]) == 0) {
+            *out = (enum tw_pattern)i;
+            return TW_OK;
+        }
+    }
+    return TW_EINVAL;
+}
+
+bool tw_pattern_is_random(enum tw_pattern p)
+{
+    return p == TW_PAT_RANDREAD || p == TW_PAT_RANDWRITE || p == TW_PAT_RANDRW;
+}
+
+bool tw_pattern_reads(enum tw_pattern p)
+{
+    return p != TW_PAT_RANDWRITE && p != TW_PAT_WRITE;
+}
+
+bool tw_pattern_writes(enum tw_pattern p)
+{
+    return p != TW_PAT_RANDREAD && p != TW_PAT_READ;
+}
+
+const char *tw_source_name(enum tw_source s)
+{
+    if ((unsigned)s < sizeof(source_names) / sizeof(source_names[0]))
+        return source_names[s];
+    return "unknown";
+}
+
+void tw_lat_add_pct(struct tw_lat *lat, double pct, double ns)
+{
+    if (lat->n_pct >= TW_RESULT_MAX_PCT)
+        return;
+    size_t i = lat->n_pct;
+    while (i > 0 && lat->pct[i - 1].pct > pct) {
+        lat->pct[i] = lat->pct[i - 1];
+        i--;
+    }
+    lat->pct[i].pct = pct;
+    lat->pct[i].ns = ns;
+    lat->n_pct++;
+}
+
+char *tw_pct_key(double pct, char *out, size_t outlen)
+{
+    /* Shortest form that reads back exactly: p1, p99.9, p99.95. */
+    char tmp[32];
+    snprintf(tmp, sizeof(tmp), "%.6f", pct);
+    char *e = tmp + strlen(tmp) - 1;
+    while (*e == '0')
+        *e-- = '\0';
+    if (*e == '.')
+        *e = '\0';
+    snprintf(out, outlen, "p%s", tmp);
+    return out;
+}
+
+/* ---- writing ---- */
+
+static json_t *str_or_null(const char *s)
+{
+    return s[0] ? json_string(s) : json_null();
+}
+
+static json_t *dir_to_value(const struct tw_dir *d)
+{
+    if (!d->present)
+        return json_null();
+    json_t *o = json_object();
+    json_t *lat = json_object();
+    json_t *pct = json_object();
+    if (!o || !lat || !pct) {
+        json_decref(o);
+        json_decref(lat);
+        json_decref(pct);
+        return NULL;
+    }
+    json_object_set_new(o, "ios", json_integer(d->ios));
+    json_object_set_new(o, "bytes", json_integer(d->bytes));
+    json_object_set_new(o, "iops", json_real(d->iops));
+    json_object_set_new(o, "bw_bytes_per_s", json_real(d->bw_bytes_per_s));
+    json_object_set_new(o, "mbps", json_real(d->mbps));
+    json_object_set_new(lat, "min", json_real(d->lat.min_ns));
+    json_object_set_new(lat, "max", json_real(d->lat.max_ns));
+    json_object_set_new(lat, "mean", json_real(d->lat.mean_ns));
+    json_object_set_new(lat, "stdev", json_real(d->lat.stdev_ns));
+    for (size_t i = 0; i < d->lat.n_pct; i++) {
+        char key[32];
+        tw_pct_key(d->lat.pct[i].pct, key, sizeof(key));
+        json_object_set_new(pct, key, json_real(d->lat.pct[i].ns));
+    }
+    json_object_set_new(lat, "percentiles", pct);
+    json_object_set_new(o, "lat_ns", lat);
+    if (d->iops_per_s.present) {
+        json_object_set_new(o, "iops_per_s",
+                            json_pack("{s:f,s:f,s:f,s:f,s:I}", "min",
+                                      d->iops_per_s.min, "mean",
+                                      d->iops_per_s.mean, "max",
+                                      d->iops_per_s.max, "stdev",
+                                      d->iops_per_s.stdev, "samples",
+                                      (json_int_t)d->iops_per_s.samples));
+    }
+    return o;
+}
+
+json_t *tw_result_to_value(const struct tw_result *r)
+{
+    json_t *root = json_object();
+    json_t *target = json_object();
+    json_t *members = json_array();
+    json_t *method = json_object();
+    if (!root || !target || !members || !method) {
+        json_decref(root);
+        json_decref(target);
+        json_decref(members);
+        json_decref(method);
+        return NULL;
+    }
+    json_object_set_new(root, "schema_version", json_string(TW_RESULT_SCHEMA));
+    json_object_set_new(root, "id", json_string(r->id));
+    json_object_set_new(root, "started_at", json_string(r->started_at));
+    json_object_set_new(root, "source", json_string(tw_source_name(r->source)));
+    json_object_set_new(root, "tool_version", json_string(r->tool_version));
+    json_object_set_new(root, "profile", str_or_null(r->profile));
+
+    json_object_set_new(target, "path", json_string(r->target.path));
+    json_object_set_new(target, "kind", json_string(kind_names[r->target.kind]));
+    if (r->target.size_bytes >= 0)
+        json_object_set_new(target, "size_bytes",
+                            json_integer(r->target.size_bytes));
+    json_object_set_new(target, "device", str_or_null(r->target.device));
+    for (size_t i = 0; i < r->target.n_members; i++)
+        json_array_append_new(members, json_string(r->target.members[i]));
+    json_object_set_new(target, "members", members);
+    json_object_set_new(root, "target", target);
+
+    json_object_set_new(method, "engine", json_string(r->method.engine));
+    json_object_set_new(method, "direct", json_boolean(r->method.direct));
+    json_object_set_new(method, "pattern",
+                        json_string(tw_pattern_name(r->method.pattern)));
+    json_object_set_new(method, "block_size_bytes",
+                        json_integer(r->method.block_size_bytes));
+    json_object_set_new(method, "queue_depth",
+                        json_integer(r->method.queue_depth));
+    json_object_set_new(method, "effective_queue_depth",
+                        json_integer(r->method.effective_queue_depth));
+    json_object_set_new(method, "jobs", json_integer(r->method.jobs));
+    json_object_set_new(method, "read_pct", json_integer(r->method.read_pct));
+    json_object_set_new(method, "runtime_ms", json_integer(r->method.runtime_ms));
+    json_object_set_new(method, "ramp_ms", json_integer(r->method.ramp_ms));
+    json_object_set_new(root, "method", method);
+
+    json_object_set_new(root, "read", dir_to_value(&r->read));
+    json_object_set_new(root, "write", dir_to_value(&r->write));
+    json_object_set_new(root, "cpu", json_pack("{s:f,s:f}", "usr_s", r->cpu.usr_s,
+                                               "sys_s", r->cpu.sys_s));
+    json_object_set_new(root, "errors",
+                        json_pack("{s:I,s:o}", "count", (json_int_t)r->errors.count,
+                                  "first", str_or_null(r->errors.first)));
+    /* A setter that failed for lack of memory leaves a key out: detect it. */
+    if (json_object_size(root) != 12 || !json_is_object(json_object_get(root, "cpu")) ||
+        !json_is_object(json_object_get(root, "errors"))) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+char *tw_result_to_json(const struct tw_result *r, size_t flags)
+{
+    json_t *v = tw_result_to_value(r);
+    if (!v)
+        return NULL;
+    char *s = json_dumps(v, flags | JSON_REAL_PRECISION(17));
+    json_decref(v);
+    return s;
+}
+
+/* ---- reading ---- */
+
+/* Looks up KEY of type TYPE in O; PATH names O for the message. */
+static const json_t *need(const json_t *o, const char *path, const char *key,
+                          json_type type, bool nullable, struct tw_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v) {
+        tw_error_set(err, TW_EPARSE, "%s%s is missing", path, key);
+        return NULL;
+    }
+    if (nullable && json_is_null(v))
+        return v;
+    bool ok = json_typeof(v) == type ||
+              (type == JSON_REAL && json_is_integer(v));
+    if (!ok) {
+        static const char *const tn[] = {"an object", "an array", "a string",
+                                         "an integer", "a number", "true",
+                                         "false", "null"};
+        const char *want = type == JSON_TRUE ? "a boolean" : tn[type];
+        tw_error_set(err, TW_EPARSE, "%s%s must be %s", path, key, want);
+        return NULL;
+    }
+    return v;
+}
+
+static bool copy_str(char *dst, size_t dstlen, const json_t *v, const char *what,
+                     struct tw_error *err)
+{
+    if (json_is_null(v)) {
+        dst[0] = '\0';
+        return true;
+    }
+    size_t n = json_string_length(v);
+    if (n >= dstlen) {
+        tw_error_set(err, TW_EPARSE, "%s is too long (%zu bytes, at most %zu)",
+                     what, n, dstlen - 1);
+        return false;
+    }
+    memcpy(dst, json_string_value(v), n + 1);
+    return true;
+}
+
+static bool get_bool(const json_t *o, const char *path, const char *key,
+                     bool *out, struct tw_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!v || !json_is_boolean(v)) {
+        tw_error_set(err, TW_EPARSE, "%s%s %s", path, key,
+                     v ? "must be a boolean" : "is missing");
+        return false;
+    }
+    *out = json_is_true(v);
+    return true;
+}
+
+static bool get_int(const json_t *o, const char *path, const char *key,
+                    int64_t lo, int64_t hi, int64_t *out, struct tw_error *err)
+{
+    const json_t *v = need(o, path, key, JSON_INTEGER, false, err);
+    if (!v)
+        return false;
+    json_int_t i = json_integer_value(v);
+    if (i < lo || i > hi) {
+        tw_error_set(err, TW_EPARSE, "%s%s is %lld, outside %lld..%lld", path, key,
+                     (long long)i, (long long)lo, (long long)hi);
+        return false;
+    }
+    *out = i;
+    return true;
+}
+
+static bool get_num(const json_t *o, const char *path, const char *key,
+                    double *out, struct tw_error *err)
+{
+    const json_t *v = need(o, path, key, JSON_REAL, false, err);
+    if (!v)
+        return false;
+    *out = json_number_value(v);
+    if (!isfinite(*out) || *out < 0) {
+        tw_error_set(err, TW_EPARSE, "%s%s must be a finite number >= 0", path,
+                     key);
+        return false;
+    }
+    return true;
+}
+
+static bool parse_pct_key(const char *key, double *pct)
+{
+    if (key[0] != 'p' || !key[1])
+        return false;
+    char *end;
+    *pct = strtod(key + 1, &end);
+    return *end == '\0' && *pct > 0 && *pct <= 100;
+}
+
+static bool dir_from_value(const json_t *root, const char *key, struct tw_dir *d,
+                           struct tw_error *err)
+{
+    memset(d, 0, sizeof(*d));
+    const json_t *o = json_object_get(root, key);
+    if (!o || json_is_null(o))
+        return true;
+    char path[64];
+    snprintf(path, sizeof(path), "%s.", key);
+    if (!json_is_object(o)) {
+        tw_error_set(err, TW_EPARSE, "%s must be an object or null", key);
+        return false;
+    }
+    d->present = true;
+    if (!get_int(o, path, "ios", 0, INT64_MAX, &d->ios, err) ||
+        !get_int(o, path, "bytes", 0, INT64_MAX, &d->bytes, err) ||
+        !get_num(o, path, "iops", &d->iops, err) ||
+        !get_num(o, path, "bw_bytes_per_s", &d->bw_bytes_per_s, err) ||
+        !get_num(o, path, "mbps", &d->mbps, err))
+        return false;
+    const json_t *lat = need(o, path, "lat_ns", JSON_OBJECT, false, err);
+    if (!lat)
+        return false;
+    snprintf(path, sizeof(path), "%s.lat_ns.", key);
+    if (!get_num(lat, path, "min", &d->lat.min_ns, err) ||
+        !get_num(lat, path, "max", &d->lat.max_ns, err) ||
+        !get_num(lat, path, "mean", &d->lat.mean_ns, err) ||
+        !get_num(lat, path, "stdev", &d->lat.stdev_ns, err))
+        return false;
+    const json_t *pct = need(lat, path, "percentiles", JSON_OBJECT, false, err);
+    if (!pct)
+        return false;
+    const char *k;
+    const json_t *pv;
+    json_object_foreach((json_t *)pct, k, pv) {
+        double p;
+        if (!parse_pct_key(k, &p) || !json_is_number(pv) ||
+            json_number_value(pv) < 0) {
+            tw_error_set(err, TW_EPARSE,
+                         "%spercentiles.%s: want a key like p99.9 and a number >= 0",
+                         path, k);
+            return false;
+        }
+        tw_lat_add_pct(&d->lat, p, json_number_value(pv));
+    }
+    const json_t *s = json_object_get(o, "iops_per_s");
+    if (s && json_is_object(s)) {
+        snprintf(path, sizeof(path), "%s.iops_per_s.", key);
+        d->iops_per_s.present = true;
+        if (!get_num(s, path, "min", &d->iops_per_s.min, err) ||
+            !get_num(s, path, "mean", &d->iops_per_s.mean, err) ||
+            !get_num(s, path, "max", &d->iops_per_s.max, err) ||
+            !get_num(s, path, "stdev", &d->iops_per_s.stdev, err) ||
+            !get_int(s, path, "samples", 0, INT64_MAX, &d->iops_per_s.samples,
+                     err))
+            return false;
+    }
+    return true;
+}
+
+enum tw_err tw_result_from_value(const json_t *root, struct tw_result *r,
+                                 struct tw_error *err)
+{
+    const json_t *v;
+    int64_t i;
+    tw_result_init(r);
+    if (!json_is_object(root))
+        return tw_error_set(err, TW_EPARSE, "a bench result must be a JSON object");
+    if (!(v = need(root, "", "schema_version", JSON_STRING, false, err)))
+        return TW_EPARSE;
+    if (strcmp(json_string_value(v), TW_RESULT_SCHEMA) != 0)
+        return tw_error_set(err, TW_EPARSE,
+                            "schema_version is \"%s\"; this tierwise reads \"%s\"",
+                            json_string_value(v), TW_RESULT_SCHEMA);
+    if (!(v = need(root, "", "id", JSON_STRING, false, err)) ||
+        !copy_str(r->id, sizeof(r->id), v, "id", err))
+        return TW_EPARSE;
+    if (!(v = need(root, "", "started_at", JSON_STRING, false, err)) ||
+        !copy_str(r->started_at, sizeof(r->started_at), v, "started_at", err))
+        return TW_EPARSE;
+    if (!(v = need(root, "", "source", JSON_STRING, false, err)))
+        return TW_EPARSE;
+    bool found = false;
+    for (size_t k = 0; k < sizeof(source_names) / sizeof(source_names[0]); k++) {
+        if (strcmp(json_string_value(v), source_names[k]) == 0) {
+            r->source = (enum tw_source)k;
+            found = true;
+        }
+    }
+    if (!found)
+        return tw_error_set(err, TW_EPARSE,
+                            "source \"%s\" is not tierwise, fio-json or fio-text",
+                            json_string_value(v));
+    v = json_object_get(root, "tool_version");
+    if (v && json_is_string(v) &&
+        !copy_str(r->tool_version, sizeof(r->tool_version), v, "tool_version", err))
+        return TW_EPARSE;
+    v = json_object_get(root, "profile");
+    if (v && json_is_string(v) &&
+        !copy_str(r->profile, sizeof(r->profile), v, "profile", err))
+        return TW_EPARSE;
+
+    const json_t *t = need(root, "", "target", JSON_OBJECT, false, err);
+    if (!t)
+        return TW_EPARSE;
+    if (!(v = need(t, "target.", "path", JSON_STRING, false, err)) ||
+        !copy_str(r->target.path, sizeof(r->target.path), v, "target.path", err))
+        return TW_EPARSE;
+    if (!(v = need(t, "target.", "kind", JSON_STRING, false, err)))
+        return TW_EPARSE;
+    found = false;
+    for (size_t k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++) {
+        if (strcmp(json_string_value(v), kind_names[k]) == 0) {
+            r->target.kind = (enum tw_target_kind)k;
+            found = true;
+        }
+    }
+    if (!found)
+        return tw_error_set(err, TW_EPARSE,
+                            "target.kind \"%s\" is not file, block or unknown",
+                            json_string_value(v));
+    if (json_object_get(t, "size_bytes") &&
+        !get_int(t, "target.", "size_bytes", 0, INT64_MAX, &r->target.size_bytes,
+                 err))
+        return TW_EPARSE;
+    v = json_object_get(t, "device");
+    if (v && json_is_string(v) &&
+        !copy_str(r->target.device, sizeof(r->target.device), v, "target.device",
+                  err))
+        return TW_EPARSE;
+    v = json_object_get(t, "members");
+    if (v) {
+        if (!json_is_array(v))
+            return tw_error_set(err, TW_EPARSE, "target.members must be an array");
+        if (json_array_size(v) > TW_RESULT_MAX_MEMBERS)
+            return tw_error_set(err, TW_EPARSE,
+                                "target.members has %zu entries, at most %d",
+                                json_array_size(v), TW_RESULT_MAX_MEMBERS);
+        size_t k;
+        const json_t *m;
+        json_array_foreach(v, k, m) {
+            if (!json_is_string(m))
+                return tw_error_set(err, TW_EPARSE,
+                                    "target.members[%zu] must be a string", k);
+            if (!copy_str(r->target.members[k], sizeof(r->target.members[k]), m,
+                          "a target.members entry", err))
+                return TW_EPARSE;
+            r->target.n_members++;
+        }
+    }
+
+    const json_t *m = need(root, "", "method", JSON_OBJECT, false, err);
+    if (!m)
+        return TW_EPARSE;
+    if (!(v = need(m, "method.", "engine", JSON_STRING, false, err)) ||
+        !copy_str(r->method.engine, sizeof(r->method.engine), v, "method.engine",
+                  err))
+        return TW_EPARSE;
+    if (!get_bool(m, "method.", "direct", &r->method.direct, err))
+        return TW_EPARSE;
+    if (!(v = need(m, "method.", "pattern", JSON_STRING, false, err)))
+        return TW_EPARSE;
+    if (tw_pattern_parse(json_string_value(v), &r->method.pattern) != TW_OK)
+        return tw_error_set(err, TW_EPARSE,
+                            "method.pattern \"%s\" is not one of randread, "
+                            "randwrite, randrw, read, write, rw",
+                            json_string_value(v));
+    if (!get_int(m, "method.", "block_size_bytes", 1, INT64_MAX,
+                 &r->method.block_size_bytes, err))
+        return TW_EPARSE;
+    if (!get_int(m, "method.", "queue_depth", 1, 1 << 20, &i, err))
+        return TW_EPARSE;
+    r->method.queue_depth = (int)i;
+    if (!get_int(m, "method.", "effective_queue_depth", 1, 1 << 20, &i, err))
+        return TW_EPARSE;
+    r->method.effective_queue_depth = (int)i;
+    if (!get_int(m, "method.", "jobs", 1, 1 << 16, &i, err))
+        return TW_EPARSE;
+    r->method.jobs = (int)i;
+    if (!get_int(m, "method.", "read_pct", 0, 100, &i, err))
+        return TW_EPARSE;
+    r->method.read_pct = (int)i;
+    if (!get_int(m, "method.", "runtime_ms", 0, INT64_MAX, &r->method.runtime_ms,
+                 err) ||
+        !get_int(m, "method.", "ramp_ms", 0, INT64_MAX, &r->method.ramp_ms, err))
+        return TW_EPARSE;
+
+    if (!dir_from_value(root, "read", &r->read, err) ||
+        !dir_from_value(root, "write", &r->write, err))
+        return TW_EPARSE;
+
+    const json_t *c = need(root, "", "cpu", JSON_OBJECT, false, err);
+    if (!c || !get_num(c, "cpu.", "usr_s", &r->cpu.usr_s, err) ||
+        !get_num(c, "cpu.", "sys_s", &r->cpu.sys_s, err))
+        return TW_EPARSE;
+    const json_t *e = need(root, "", "errors", JSON_OBJECT, false, err);
+    if (!e || !get_int(e, "errors.", "count", 0, INT64_MAX, &r->errors.count, err))
+        return TW_EPARSE;
+    v = json_object_get(e, "first");
+    if (v && json_is_string(v) &&
+        !copy_str(r->errors.first, sizeof(r->errors.first), v, "errors.first", err))
+        return TW_EPARSE;
+    return TW_OK;
+}
+
+enum tw_err tw_result_from_json(const char *buf, size_t len, struct tw_result *r,
+                                struct tw_error *err)
+{
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root)
+        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
+                               "not valid JSON at line %d, column %d: %s", je.line,
+                               je.column, je.text);
+    enum tw_err rc = tw_result_from_value(root, r, err);
+    json_decref(root);
+    return rc;
+}

@@ -1,0 +1,144 @@
+/*
+ * result.h - one benchmark result: the method next to the figures.
+ *
+ * The same record comes from tierwise's own engine (src/bench) and from an
+ * imported fio output, so the two can be compared and judged alike.  Its
+ * JSON form is tierwise.bench-result/1 (pricing-independent, see
+ * README "Result record"); keys carry their units.  Bandwidth is also given
+ * in mbps, 10^6 bytes per second, the unit of Azure's disk ratings.
+ */
+#ifndef TW_CORE_RESULT_H
+#define TW_CORE_RESULT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/err.h"
+
+#define TW_RESULT_SCHEMA "tierwise.bench-result/1"
+#define TW_RESULT_MAX_PCT 32      /* percentiles one direction can carry */
+#define TW_RESULT_MAX_MEMBERS 64  /* member disks behind a stripe */
+
+/* The percentiles tierwise's own engine reports, in this order. */
+extern const double tw_result_std_pct[];
+extern const size_t tw_result_std_pct_count;
+
+enum tw_source { TW_SRC_TIERWISE, TW_SRC_FIO_JSON, TW_SRC_FIO_TEXT };
+enum tw_target_kind { TW_TARGET_FILE, TW_TARGET_BLOCK, TW_TARGET_UNKNOWN };
+enum tw_pattern {
+    TW_PAT_RANDREAD, TW_PAT_RANDWRITE, TW_PAT_RANDRW,
+    TW_PAT_READ, TW_PAT_WRITE, TW_PAT_RW
+};
+
+struct tw_pct {
+    double pct;    /* e.g. 99.9 */
+    double ns;     /* latency at that percentile, nanoseconds */
+};
+
+struct tw_lat {
+    double min_ns, max_ns, mean_ns, stdev_ns;
+    size_t n_pct;                        /* entries used in pct[] */
+    struct tw_pct pct[TW_RESULT_MAX_PCT]; /* ascending by pct */
+};
+
+struct tw_iops_series {
+    bool present;      /* false when the source had no per-second samples */
+    double min, mean, max, stdev;
+    int64_t samples;   /* number of one-second samples */
+};
+
+/* Figures of one direction (reads or writes). */
+struct tw_dir {
+    bool present;            /* false: no I/O of this direction (JSON null) */
+    int64_t ios;             /* completed I/Os in the measured phase */
+    int64_t bytes;           /* bytes they moved */
+    double iops;
+    double bw_bytes_per_s;
+    double mbps;             /* bw_bytes_per_s / 10^6 */
+    struct tw_lat lat;       /* submission-to-completion latency */
+    struct tw_iops_series iops_per_s;
+};
+
+struct tw_method {
+    char engine[32];             /* libaio, psync, null, or fio's name */
+    bool direct;                 /* O_DIRECT: no page cache in the way */
+    enum tw_pattern pattern;
+    int64_t block_size_bytes;
+    int queue_depth;             /* as requested */
+    int effective_queue_depth;   /* what the engine keeps in flight per job */
+    int jobs;
+    int read_pct;                /* share of reads in a mixed pattern */
+    int64_t runtime_ms;          /* measured phase only */
+    int64_t ramp_ms;             /* excluded warm-up */
+};
+
+struct tw_result {
+    char id[40];               /* UUID */
+    char started_at[32];       /* RFC 3339 UTC, start of the measured phase */
+    enum tw_source source;
+    char tool_version[64];     /* "tierwise 0.1.0", "fio-3.33" */
+    char profile[64];          /* named profile, "custom", or "" for null */
+    struct {
+        char path[4096];
+        enum tw_target_kind kind;
+        int64_t size_bytes;    /* -1 when unknown */
+        char device[64];       /* kernel name under the target, "" if unknown */
+        size_t n_members;
+        char members[TW_RESULT_MAX_MEMBERS][32]; /* leaf disks, e.g. sdg */
+    } target;
+    struct tw_method method;
+    struct tw_dir read, write;
+    struct {
+        double usr_s, sys_s;   /* CPU seconds of the measured phase */
+    } cpu;
+    struct {
+        int64_t count;         /* I/O errors; the run goes on after them */
+        char first[256];       /* the first one described, "" if none */
+    } errors;
+};
+
+/* Fills R with empty values (size -1, profile null, no directions). */
+void tw_result_init(struct tw_result *r);
+
+const char *tw_pattern_name(enum tw_pattern p);
+/* Parses "randread", "read", ...; TW_EINVAL for anything else. */
+enum tw_err tw_pattern_parse(const char *s, enum tw_pattern *out);
+bool tw_pattern_is_random(enum tw_pattern p);
+/* Whether a pattern reads, writes (mixed patterns do both). */
+bool tw_pattern_reads(enum tw_pattern p);
+bool tw_pattern_writes(enum tw_pattern p);
+
+const char *tw_source_name(enum tw_source s);
+
+/* Adds one percentile to a latency record (ignored when full). */
+void tw_lat_add_pct(struct tw_lat *lat, double pct, double ns);
+
+/*
+ * Serialises R as a tierwise.bench-result/1 JSON document.  Returns a new
+ * NUL-terminated string (caller frees with free()) or NULL when out of
+ * memory.  FLAGS are jansson's json_dumps flags (0 for compact).
+ */
+char *tw_result_to_json(const struct tw_result *r, size_t flags);
+
+/*
+ * Parses a tierwise.bench-result/1 document of LEN bytes at BUF into R.
+ * Unknown keys are ignored; missing required keys, wrong types and a wrong
+ * schema_version fail with TW_EPARSE and the place in ERR.
+ */
+enum tw_err tw_result_from_json(const char *buf, size_t len,
+                                struct tw_result *r, struct tw_error *err);
+
+/* As above, as a jansson value (new reference; NULL when out of memory). */
+json_t *tw_result_to_value(const struct tw_result *r);
+
+/* As tw_result_from_json, from a parsed value (borrowed). */
+enum tw_err tw_result_from_value(const json_t *v, struct tw_result *r,
+                                 struct tw_error *err);
+
+/* Formats a percentile as its JSON key ("p50", "p99.9"); returns OUT. */
+char *tw_pct_key(double pct, char *out, size_t outlen);
+
+#endif

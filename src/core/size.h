@@ -1,0 +1,27 @@
+/*
+ * size.h - sizes and durations as people write them.
+ *
+ * "8k", "8KiB", "1M", "4G", "512" are sizes; k, M, G, T are powers of 1024
+ * as in fio (and KiB/MiB/... say so explicitly).  KB/MB/GB with a B are
+ * powers of 1000, also as in fio's default.  Durations are seconds with an
+ * optional unit: "30", "30s", "2m", "500ms".
+ */
+#ifndef TW_CORE_SIZE_H
+#define TW_CORE_SIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+/* Parses a size into bytes; TW_EINVAL or TW_ERANGE with a message in ERR. */
+enum tw_err tw_size_parse(const char *s, uint64_t *out, struct tw_error *err);
+
+/* Parses a duration into milliseconds. */
+enum tw_err tw_duration_parse(const char *s, uint64_t *out_ms,
+                              struct tw_error *err);
+
+/* Formats BYTES with a binary unit ("8 KiB", "1.5 GiB"); returns OUT. */
+char *tw_size_format(uint64_t bytes, char *out, size_t outlen);
+
+#endif
