@@ -8,14 +8,15 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake pkg-config clang   # toolchain; clang for the fuzz build
+  build-essential cmake pkg-config         # toolchain
+  clang libclang-rt-14-dev                 # libFuzzer build of the fuzz targets
   libaio-dev                               # bench engine
   libjansson-dev                           # JSON everywhere
   libcurl4-openssl-dev                     # Azure clients
   libsqlite3-dev                           # store and agent spool
   libmicrohttpd-dev                        # REST backend and the Azure simulator
   libcmocka-dev                            # unit tests
-  fio                                      # fixtures and tests/perf reference
+  fio jq                                   # tests/perf: the reference tool, JSON fields
 )
 
 missing=()

@@ -1,0 +1,119 @@
+/* app.c - shared helpers of the executables. */
+#include "app/app.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int tw_app_exit_code(enum tw_err code)
+{
+    switch (code) {
+    case TW_OK:
+        return TW_EXIT_OK;
+    case TW_EIO:
+    case TW_ENOMEM:
+        return TW_EXIT_FAIL;
+    default:
+        return TW_EXIT_USAGE;
+    }
+}
+
+void tw_app_error(const char *prog, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "%s: ", prog);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+enum tw_err tw_app_read_file(const char *path, struct tw_buf *out, struct tw_error *err)
+{
+    int fd = strcmp(path, "-") == 0 ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return tw_error_set(err, errno == ENOENT ? TW_ENOENT : TW_EIO, "can't open %s: %s",
+                            path, strerror(errno));
+    char chunk[65536];
+    enum tw_err rc = TW_OK;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            rc = tw_error_set(err, TW_EIO, "reading %s failed: %s", path, strerror(errno));
+            break;
+        }
+        if (n == 0)
+            break;
+        if (tw_buf_append(out, chunk, (size_t)n) != TW_OK) {
+            rc = tw_error_set(err, TW_EINVAL, "%s is larger than %zu bytes: is it the right file?",
+                              path, out->max);
+            break;
+        }
+    }
+    if (fd != STDIN_FILENO)
+        close(fd);
+    /* An empty file still gets a (empty) NUL-terminated buffer. */
+    if (rc == TW_OK && !out->data && tw_buf_append(out, "", 0) != TW_OK)
+        rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+    return rc;
+}
+
+enum tw_err tw_app_write_file(const char *path, const char *data, size_t len,
+                              struct tw_error *err)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return tw_error_set(err, TW_EIO, "can't create a file beside %s: %s", path,
+                            strerror(errno));
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = write(fd, data + done, len - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        done += (size_t)n;
+    }
+    int saved = errno;
+    if (done != len || fsync(fd) != 0 || close(fd) != 0) {
+        if (done == len)
+            saved = errno;
+        unlink(tmp);
+        return tw_error_set(err, TW_EIO, "writing %s failed: %s", path, strerror(saved));
+    }
+    if (rename(tmp, path) != 0) {
+        saved = errno;
+        unlink(tmp);
+        return tw_error_set(err, TW_EIO, "can't replace %s: %s", path, strerror(saved));
+    }
+    return TW_OK;
+}
+
+static volatile sig_atomic_t *signal_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (signal_flag)
+        *signal_flag = 1;
+}
+
+void tw_app_catch_signals(volatile sig_atomic_t *flag)
+{
+    signal_flag = flag;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}

@@ -1,0 +1,45 @@
+/*
+ * app.h - what both executables share: reading an input file with a
+ * ceiling, turning error codes into exit statuses, and printing errors.
+ *
+ * Exit statuses (documented in README and every --help):
+ *   0  done
+ *   1  the work failed (an I/O error, out of memory)
+ *   2  bad input or usage: the message says what to change
+ *   130 interrupted (SIGINT/SIGTERM) before a result was complete
+ */
+#ifndef TW_APP_H
+#define TW_APP_H
+
+#include <stdbool.h>
+#include <signal.h>
+#include <stddef.h>
+
+#include "core/buf.h"
+#include "core/err.h"
+
+#define TW_EXIT_OK 0
+#define TW_EXIT_FAIL 1
+#define TW_EXIT_USAGE 2
+#define TW_EXIT_INTERRUPTED 130
+
+/* The exit status for a failure of kind CODE. */
+int tw_app_exit_code(enum tw_err code);
+
+/* Prints "PROG: MSG" on stderr. */
+void tw_app_error(const char *prog, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Reads PATH ("-" for stdin) into OUT (initialised by the caller with its
+ * ceiling); TW_ENOENT, TW_EIO or TW_ENOMEM (too big) with a message. */
+enum tw_err tw_app_read_file(const char *path, struct tw_buf *out,
+                             struct tw_error *err);
+
+/* Writes LEN bytes to PATH atomically (temporary file, fsync, rename). */
+enum tw_err tw_app_write_file(const char *path, const char *data, size_t len,
+                              struct tw_error *err);
+
+/* Installs SIGINT/SIGTERM handlers that set *FLAG. */
+void tw_app_catch_signals(volatile sig_atomic_t *flag);
+
+#endif

@@ -1,0 +1,9 @@
+/* cli.h - the subcommands of tierwise. */
+#ifndef TW_CLI_H
+#define TW_CLI_H
+
+#define TW_CLI_PROG "tierwise"
+
+int tw_cli_cmd_result(int argc, char **argv);
+
+#endif

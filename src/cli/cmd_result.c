@@ -1,0 +1,85 @@
+/* cmd_result.c - tierwise result FILE...: check result records, print them. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "app/app.h"
+#include "cli/cli.h"
+#include "core/result.h"
+#include "core/result_text.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s result FILE... [--json]\n\n"
+            "Reads bench result records (tierwise.bench-result/1, as written by\n"
+            "tierwise-agent bench --json or import-fio --json), checks each against\n"
+            "the record's contract and prints it for people. FILE \"-\" is stdin.\n\n"
+            "  --json     print the checked records as JSON, one per line\n"
+            "  -h, --help this text\n\n"
+            "Exit status: 0 all files valid, 1 a file can't be read, 2 a file is not a\n"
+            "valid record (the message names the file and the field).\n",
+            TW_CLI_PROG);
+}
+
+int tw_cli_cmd_result(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    bool json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'j') {
+            json = true;
+        } else if (c == 'h') {
+            usage(stdout);
+            return TW_EXIT_OK;
+        } else {
+            usage(stderr);
+            return TW_EXIT_USAGE;
+        }
+    }
+    if (optind >= argc) {
+        tw_app_error(TW_CLI_PROG, "result needs at least one FILE; see result --help");
+        return TW_EXIT_USAGE;
+    }
+    struct tw_result *r = malloc(sizeof(*r));
+    if (!r) {
+        tw_app_error(TW_CLI_PROG, "out of memory");
+        return TW_EXIT_FAIL;
+    }
+    int status = TW_EXIT_OK;
+    for (int i = optind; i < argc; i++) {
+        struct tw_buf in;
+        struct tw_error err = {0};
+        tw_buf_init(&in, 16u << 20);
+        enum tw_err rc = tw_app_read_file(argv[i], &in, &err);
+        if (rc == TW_OK)
+            rc = tw_result_from_json(in.data, in.len, r, &err);
+        tw_buf_cleanup(&in);
+        if (rc != TW_OK) {
+            tw_app_error(TW_CLI_PROG, "%s: %s", argv[i], err.msg);
+            if (status == TW_EXIT_OK || tw_app_exit_code(rc) == TW_EXIT_FAIL)
+                status = tw_app_exit_code(rc);
+            continue;
+        }
+        if (json) {
+            char *s = tw_result_to_json(r, 0);
+            if (s)
+                puts(s);
+            free(s);
+        } else {
+            struct tw_buf out;
+            tw_buf_init(&out, 1 << 20);
+            if (tw_result_format_text(r, &out) == TW_OK)
+                fputs(out.data, stdout);
+            tw_buf_cleanup(&out);
+        }
+    }
+    free(r);
+    return status;
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# Command-line contract of tierwise-agent bench and import-fio: --help,
+# exit statuses, one clear message on stderr for each bad input, JSON on
+# stdout only, and a short real run on a file.  Needs O_DIRECT under
+# $TMPDIR (or /var/tmp) for the real runs: exits 77 (skipped) without it.
+set -u
+agent=${1:?usage: test-agent-cli.sh AGENT FIXTURES TIERWISE}
+fixtures=${2:?}
+tierwise=${3:?}
+scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/tw-cli-XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# expect STATUS WORDS -- CMD...: exit status and a stderr line containing WORDS,
+# nothing on stdout.
+expect() {
+  local want=$1 words=$2; shift 3
+  local out err st
+  out=$("$@" 2>"$scratch/err"); st=$?
+  err=$(cat "$scratch/err")
+  if [ "$st" != "$want" ]; then bad "$* -> exit $st, want $want ($err)"; return; fi
+  if ! grep -qF -- "$words" <<<"$err"; then bad "$* -> stderr lacks '$words': $err"; return; fi
+  if [ -n "$out" ]; then bad "$* -> wrote to stdout on failure: $out"; return; fi
+  if [ "$(wc -l <<<"$err")" -gt 2 ]; then bad "$* -> more than one message: $err"; return; fi
+  ok
+}
+
+probe="$scratch/probe"
+if ! dd if=/dev/zero of="$probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
+  echo "O_DIRECT not supported under $scratch: skipped"
+  exit 77
+fi
+
+# --help everywhere, exit 0, on stdout.
+for args in "--help" "bench --help" "import-fio --help"; do
+  # shellcheck disable=SC2086
+  if "$agent" $args | grep -q usage; then ok; else bad "$agent $args has no usage"; fi
+done
+if "$tierwise" --help | grep -q usage && "$tierwise" result --help | grep -q usage; then ok; else bad "tierwise --help"; fi
+"$agent" bench --list-profiles | grep -q rated-throughput && ok || bad "--list-profiles"
+
+f="$scratch/t.bench"
+# Bad input: exit 2 and one clear message.
+expect 2 "no target" -- "$agent" bench --profile rated-iops
+expect 2 "unknown profile \"nope\"" -- "$agent" bench --target "$f" --profile nope
+expect 2 "--qd 0" -- "$agent" bench --target "$f" --rw randread --bs 8k --qd 0
+expect 2 "not a multiple of 512" -- "$agent" bench --target "$f" --rw randread --bs 1000
+expect 2 "smaller than one block" -- "$agent" bench --target "$f" --size 4k --rw randread --bs 8k --runtime 1 --ramp 0
+expect 2 "memory filesystem" -- "$agent" bench --target /dev/shm/tw-cli-$$ --size 1M --profile rated-iops
+expect 2 "does its folder exist" -- "$agent" bench --target "$scratch/none/f" --size 1M --profile rated-iops
+expect 2 "does not exist" -- "$agent" bench --target /dev/sdzz --profile rated-iops
+expect 2 "unknown engine" -- "$agent" bench --target "$f" --rw read --bs 8k --engine io_uring
+expect 2 "--read-pct" -- "$agent" bench --target "$f" --rw randrw --bs 8k --read-pct 120
+expect 2 "--rw \"trim\"" -- "$agent" bench --target "$f" --rw trim --bs 8k
+expect 2 "size" -- "$agent" bench --target "$f" --size lots --profile rated-iops
+expect 2 "unknown command" -- "$agent" frobnicate
+[ -e /dev/shm/tw-cli-$$ ] && bad "tmpfs file left behind" || ok
+
+# import-fio bad input.
+expect 2 "import-fio takes one FILE" -- "$agent" import-fio
+expect 2 "can't open" -- "$agent" import-fio "$scratch/missing.json"
+for b in "$fixtures"/fio/constructed-truncated.json "$fixtures"/fio/constructed-foreign.* ; do
+  [ -e "$b" ] || continue
+  expect 2 "$(basename "$b")" -- "$agent" import-fio "$b"
+done
+: > "$scratch/empty"
+expect 2 "empty" -- "$agent" import-fio "$scratch/empty"
+
+# A real short run: JSON on stdout only, valid against the record's reader.
+if "$agent" bench --target "$f" --size 8M --rw randread --bs 4k --qd 8 --jobs 2 \
+     --runtime 1 --ramp 0 --json >"$scratch/r.json" 2>"$scratch/err"; then
+  if "$tierwise" result "$scratch/r.json" >"$scratch/r.txt" 2>&1 &&
+     grep -q '"profile": "custom"' "$scratch/r.json" &&
+     grep -q '"engine": "libaio"' "$scratch/r.json" &&
+     grep -q '"direct": true' "$scratch/r.json" && grep -q IOPS "$scratch/r.txt"; then ok
+  else bad "bench --json output is not a valid record: $(cat "$scratch/r.txt")"; fi
+  grep -q "laid out" "$scratch/err" && ok || bad "no layout message on stderr: $(cat "$scratch/err")"
+else
+  bad "short bench run failed: $(cat "$scratch/err")"
+fi
+# Same file again: reused, no layout.
+if "$agent" bench --target "$f" --profile db-scan-16k --runtime 1 --ramp 0 >"$scratch/o.txt" 2>"$scratch/err"; then
+  grep -q "laid out" "$scratch/err" && bad "file laid out twice" || ok
+  grep -q "QD 1" "$scratch/o.txt" && grep -q psync "$scratch/o.txt" && ok || bad "db-scan-16k text: $(cat "$scratch/o.txt")"
+else
+  bad "db-scan-16k failed: $(cat "$scratch/err")"
+fi
+# A write profile on a file is allowed; size-based end.
+if "$agent" bench --target "$f" --profile oltp-8k-mixed --runtime 0 --io-size 1M --ramp 0 --json >"$scratch/w.json" 2>"$scratch/err"; then
+  grep -q '"pattern": "randrw"' "$scratch/w.json" && grep -q '"read_pct": 75' "$scratch/w.json" && ok || bad "oltp json"
+else
+  bad "oltp-8k-mixed on a file failed: $(cat "$scratch/err")"
+fi
+# Errors are counted and the run goes on (null engine, every 10th I/O fails).
+if "$agent" bench --target "$f" --engine null --rw randread --bs 4k --qd 4 --runtime 0 --io-size 400k \
+     --ramp 0 --null-fail-every 10 --json >"$scratch/e.json" 2>"$scratch/err"; then
+  grep -q '"count": 10' "$scratch/e.json" && grep -q "I/O errors" "$scratch/err" && ok || bad "error count: $(cat "$scratch/e.json")"
+else
+  bad "null engine run failed: $(cat "$scratch/err")"
+fi
+# import-fio of every real fixture: JSON that the reader accepts.
+for fx in "$fixtures"/fio/*.json "$fixtures"/fio/*.txt; do
+  case "$(basename "$fx")" in constructed-truncated*|constructed-foreign*) continue ;; esac
+  if "$agent" import-fio --json "$fx" >"$scratch/i.json" 2>"$scratch/err" &&
+     "$tierwise" result "$scratch/i.json" >/dev/null 2>&1; then ok
+  else bad "import-fio $fx: $(cat "$scratch/err")"; fi
+done
+# SIGINT stops a run with status 130 and no result on stdout.
+"$agent" bench --target "$f" --engine null --rw randread --bs 4k --runtime 30 --ramp 0 --json >"$scratch/int.json" 2>/dev/null &
+pid=$!
+sleep 0.5; kill -INT $pid; wait $pid; st=$?
+[ $st -eq 130 ] && [ ! -s "$scratch/int.json" ] && ok || bad "SIGINT: exit $st, stdout $(head -c 100 "$scratch/int.json")"
+
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]

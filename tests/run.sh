@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Sets up, builds with AddressSanitizer + UndefinedBehaviorSanitizer and
+# -Werror, and runs every test: unit, fuzz-corpus replays, command-line
+# and tool checks (ctest), then a short libFuzzer session per fuzz target
+# when clang is there.  Tests that need what the machine lacks (O_DIRECT,
+# root, loop devices) report themselves as skipped.
+#
+#   ./tests/run.sh                  everything
+#   TW_FUZZ_SECONDS=0 ./tests/run.sh   skip the libFuzzer sessions
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./deploy/setup.sh
+
+build=${TW_BUILD_DIR:-build/asan}
+cmake -S . -B "$build" -DTW_SANITIZE=ON -DTW_WERROR=ON -DTW_TESTS=ON \
+      -DCMAKE_BUILD_TYPE=Debug >/dev/null
+cmake --build "$build" -j"$(nproc)"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+
+# libFuzzer sessions on copies of the corpora (the committed corpora stay
+# small; new finds are printed, not added).
+secs=${TW_FUZZ_SECONDS:-20}
+if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
+  fbuild=${TW_FUZZ_BUILD_DIR:-build/fuzz}
+  CC=clang cmake -S . -B "$fbuild" -DTW_FUZZ=ON -DTW_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  cmake --build "$fbuild" -j"$(nproc)" --target fuzz_fio_import fuzz_result_json >/dev/null
+  for t in fio_import result_json; do
+    work=$(mktemp -d)
+    cp tests/fuzz/corpus/$t/* "$work"/
+    dict=()
+    [ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
+    echo "fuzz: $t for ${secs}s"
+    if ! "$fbuild/tests/fuzz_$t" "${dict[@]}" -max_total_time="$secs" -max_len=65536 \
+         -artifact_prefix="$work/" "$work" >"$work.log" 2>&1; then
+      tail -40 "$work.log"
+      echo "fuzz: $t found a crash; the input is in $work"
+      exit 1
+    fi
+    tail -1 "$work.log"
+    rm -rf "$work" "$work.log"
+  done
+fi
+echo "tests/run.sh: all tests passed"

@@ -1,0 +1,67 @@
+/* test_buf.c - the capped buffer. */
+#include "testhelp.h"
+
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/uuid.h"
+
+static void test_cap(void **state)
+{
+    (void)state;
+    struct tw_buf b;
+    tw_buf_init(&b, 10);
+    assert_int_equal(tw_buf_puts(&b, "hello"), TW_OK);
+    assert_int_equal(tw_buf_puts(&b, "world"), TW_OK);
+    assert_int_equal(b.len, 10);
+    assert_string_equal(b.data, "helloworld");
+    /* Past the ceiling: refused, contents unchanged. */
+    assert_int_equal(tw_buf_puts(&b, "!"), TW_ENOMEM);
+    assert_string_equal(b.data, "helloworld");
+    tw_buf_cleanup(&b);
+    assert_null(b.data);
+    assert_int_equal(b.len, 0);
+    assert_int_equal(b.max, 10);
+}
+
+static void test_growth(void **state)
+{
+    (void)state;
+    struct tw_buf b;
+    tw_buf_init(&b, 1 << 20);
+    char chunk[1000];
+    memset(chunk, 'x', sizeof(chunk));
+    for (int i = 0; i < 1000; i++)
+        assert_int_equal(tw_buf_append(&b, chunk, sizeof(chunk)), TW_OK);
+    assert_int_equal(b.len, 1000000);
+    assert_int_equal(b.data[b.len], '\0');
+    /* Fill to exactly the ceiling, then one byte more is refused. */
+    for (int i = 0; i < 48; i++)
+        assert_int_equal(tw_buf_append(&b, chunk, sizeof(chunk)), TW_OK);
+    assert_int_equal(tw_buf_append(&b, chunk, 576), TW_OK);
+    assert_int_equal(b.len, 1 << 20);
+    assert_int_equal(tw_buf_append(&b, chunk, 1), TW_ENOMEM);
+    tw_buf_cleanup(&b);
+}
+
+static void test_uuid(void **state)
+{
+    (void)state;
+    uint8_t r[16];
+    memset(r, 0xff, sizeof(r));
+    char s[TW_UUID_STRLEN + 1];
+    tw_uuid_format(r, s);
+    assert_int_equal(strlen(s), 36);
+    assert_int_equal(s[14], '4');           /* version */
+    assert_true(strchr("89ab", s[19]) != NULL); /* variant */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_uuid),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
