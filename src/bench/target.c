@@ -21,6 +21,24 @@
 
 #define LAYOUT_CHUNK (1U << 20)
 
+#define PATHBUF 4096
+
+/* OUT = A + "/" + B when it fits in PATHBUF bytes; false (OUT empty) when
+ * not.  Sysfs paths are short, so a miss means a strange root or name, and
+ * the lookup just finds nothing. */
+static bool join(char out[PATHBUF], const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la + 1 + lb + 1 > PATHBUF) {
+        out[0] = '\0';
+        return false;
+    }
+    memmove(out, a, la);
+    out[la] = '/';
+    memcpy(out + la + 1, b, lb + 1);
+    return true;
+}
+
 static const char *sysroot(const struct tw_target_opts *o)
 {
     return o && o->sysfs_root ? o->sysfs_root : "/sys";
@@ -51,23 +69,26 @@ static bool exists(const char *path)
 static bool dev_dir(const char *root, unsigned major, unsigned minor, char *out,
                     size_t outlen)
 {
-    char link[4200];
-    snprintf(link, sizeof(link), "%s/dev/block/%u:%u", root, major, minor);
+    char name[64], link[PATHBUF];
+    snprintf(name, sizeof(name), "dev/block/%u:%u", major, minor);
+    if (!join(link, root, name))
+        return false;
     char *real = realpath(link, NULL);
     if (!real)
         return false;
-    snprintf(out, outlen, "%s", real);
+    bool fits = strlen(real) < outlen;
+    if (fits)
+        memcpy(out, real, strlen(real) + 1);
     free(real);
-    return true;
+    return fits;
 }
 
 /* The whole disk a sysfs device folder belongs to (itself unless it is a
  * partition). */
 static void whole_disk(char *dir)
 {
-    char p[4200];
-    snprintf(p, sizeof(p), "%s/partition", dir);
-    if (exists(p)) {
+    char p[PATHBUF];
+    if (join(p, dir, "partition") && exists(p)) {
         char *slash = strrchr(dir, '/');
         if (slash)
             *slash = '\0';
@@ -86,20 +107,20 @@ static void add_member(struct tw_target *t, const char *name)
 /* Walks slaves/ down to the physical disks (depth-limited against loops). */
 static void collect_members(const char *dir, struct tw_target *t, int depth)
 {
-    char disk[4200];
-    snprintf(disk, sizeof(disk), "%s", dir);
+    char disk[PATHBUF];
+    if (strlen(dir) >= sizeof(disk))
+        return;
+    memcpy(disk, dir, strlen(dir) + 1);
     whole_disk(disk);
-    char slaves[4300];
-    snprintf(slaves, sizeof(slaves), "%s/slaves", disk);
-    DIR *d = depth < 8 ? opendir(slaves) : NULL;
+    char slaves[PATHBUF];
+    DIR *d = depth < 8 && join(slaves, disk, "slaves") ? opendir(slaves) : NULL;
     bool any = false;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] == '.')
             continue;
-        char sub[4600];
-        snprintf(sub, sizeof(sub), "%s/%s", slaves, e->d_name);
-        char *real = realpath(sub, NULL);
+        char sub[PATHBUF];
+        char *real = join(sub, slaves, e->d_name) ? realpath(sub, NULL) : NULL;
         if (!real)
             continue;
         collect_members(real, t, depth + 1);
@@ -117,7 +138,7 @@ static void collect_members(const char *dir, struct tw_target *t, int depth)
 void tw_target_devinfo(const char *root, unsigned major, unsigned minor,
                        struct tw_target *t)
 {
-    char dir[4200];
+    char dir[PATHBUF];
     t->device[0] = '\0';
     t->n_members = 0;
     if (!dev_dir(root, major, minor, dir, sizeof(dir)))
@@ -131,12 +152,11 @@ void tw_target_devinfo(const char *root, unsigned major, unsigned minor,
 
 static uint32_t lbs_of(const char *root, unsigned major, unsigned minor)
 {
-    char dir[4200], p[4300];
+    char dir[PATHBUF], p[PATHBUF];
     if (!dev_dir(root, major, minor, dir, sizeof(dir)))
         return 512;
     whole_disk(dir);
-    snprintf(p, sizeof(p), "%s/queue/logical_block_size", dir);
-    unsigned long long v = read_ull(p);
+    unsigned long long v = join(p, dir, "queue/logical_block_size") ? read_ull(p) : 0;
     return v >= 512 && v <= 65536 ? (uint32_t)v : 512;
 }
 
@@ -344,13 +364,12 @@ static enum tw_err open_file(const char *path, const struct tw_target_opts *o,
 static const char *in_use(const char *root, const char *dir, dev_t dev,
                           const char *mounts, char *why, size_t whylen)
 {
-    char holders[4300];
-    snprintf(holders, sizeof(holders), "%s/holders", dir);
-    DIR *d = opendir(holders);
+    char holders[PATHBUF];
+    DIR *d = join(holders, dir, "holders") ? opendir(holders) : NULL;
     struct dirent *e;
     while (d && (e = readdir(d))) {
         if (e->d_name[0] != '.') {
-            snprintf(why, whylen, "it is part of %s (LVM, MD or another mapping)",
+            snprintf(why, whylen, "it is part of %.200s (LVM, MD or another mapping)",
                      e->d_name);
             closedir(d);
             return why;
@@ -371,11 +390,10 @@ static const char *in_use(const char *root, const char *dir, dev_t dev,
             continue;
         /* The device itself, or a partition of it (same disk, minor above). */
         bool same = st.st_rdev == dev;
-        char pdir[4200], ppart[4300];
+        char pdir[PATHBUF], ppart[PATHBUF];
         if (!same && dev_dir(root, major(st.st_rdev), minor(st.st_rdev), pdir,
                              sizeof(pdir))) {
-            snprintf(ppart, sizeof(ppart), "%s/partition", pdir);
-            if (exists(ppart)) {
+            if (join(ppart, pdir, "partition") && exists(ppart)) {
                 whole_disk(pdir);
                 same = strcmp(pdir, dir) == 0;
             }
@@ -400,9 +418,9 @@ static enum tw_err open_block(const char *path, const struct stat *st,
                             "destroy the data on it; use a read profile, or "
                             "pass --allow-destructive if it holds nothing you need",
                             path);
-    char dir[4200];
+    char dir[PATHBUF];
     if (o->write) {
-        char why[4400];
+        char why[2400];
         bool known = dev_dir(sysroot(o), major(st->st_rdev), minor(st->st_rdev), dir,
                              sizeof(dir));
         const char *mounts = o->mounts_path ? o->mounts_path : "/proc/self/mounts";
