@@ -30,11 +30,25 @@
 enum tw_err tw_fio_import(const char *buf, size_t len, struct tw_result *r,
                           struct tw_error *err);
 
-/* fio --output-format=json (fio 3.x). */
+/*
+ * fio --output-format=json (fio 3.x; fio 2.x's microsecond keys are read
+ * too).  Lines before the first one starting with '{' (fio's "note: ..."
+ * when stderr went to the same file) and text after the document are
+ * skipped.  started_at is fio's "timestamp" (the end of the run) minus the
+ * runtime.  A document cut short gives TW_EPARSE with its line.
+ */
 enum tw_err tw_fio_import_json(const char *buf, size_t len, struct tw_result *r,
                                struct tw_error *err);
 
-/* fio's normal text output, also with its leading spaces lost. */
+/*
+ * fio's normal text output, also with its leading spaces lost (pasted into
+ * a ticket or chat), with CRLF line ends or with fio's '\r'-redrawn
+ * progress line.  The text does not show direct=, filename= or rwmixread=:
+ * method.direct is false (a text import can't prove O_DIRECT), the target
+ * path is "" and kind unknown, and a mixed job's read_pct is the measured
+ * share of reads.  started_at takes the date on the job result line, which
+ * fio prints in local time without a zone, as UTC.
+ */
 enum tw_err tw_fio_import_text(const char *buf, size_t len, struct tw_result *r,
                                struct tw_error *err);
 

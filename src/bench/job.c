@@ -50,7 +50,7 @@ struct job {
     char fatal_msg[512];
     /* Written by the job, read by the runner's sampler: counted I/Os and
      * bytes of the measured phase, and whether the job has finished. */
-    _Atomic uint64_t live_ios;
+    _Atomic uint64_t live_ios[2];   /* [0] reads, [1] writes */
     _Atomic uint64_t live_bytes;
     atomic_bool done;
     char pad[64];
@@ -203,8 +203,8 @@ static void reset_stats(struct job *j, uint64_t now)
 
 static inline void publish(struct job *j)
 {
-    atomic_store_explicit(&j->live_ios, j->d[0].ios + j->d[1].ios,
-                          memory_order_relaxed);
+    atomic_store_explicit(&j->live_ios[0], j->d[0].ios, memory_order_relaxed);
+    atomic_store_explicit(&j->live_ios[1], j->d[1].ios, memory_order_relaxed);
     atomic_store_explicit(&j->live_bytes, j->d[0].bytes + j->d[1].bytes,
                           memory_order_relaxed);
 }
@@ -430,7 +430,7 @@ static void sleep_ns(uint64_t ns)
 /* Fills one direction of R from the merged figures. */
 static void fill_dir(struct tw_dir *out, const struct tw_hist *h,
                      const struct tw_stat *lat, uint64_t ios, uint64_t bytes,
-                     double secs, const struct tw_stat *per_s)
+                     double secs)
 {
     memset(out, 0, sizeof(*out));
     out->present = true;
@@ -447,14 +447,6 @@ static void fill_dir(struct tw_dir *out, const struct tw_hist *h,
         for (size_t i = 0; i < tw_result_std_pct_count; i++)
             tw_lat_add_pct(&out->lat, tw_result_std_pct[i],
                            (double)tw_hist_percentile(h, tw_result_std_pct[i]));
-    }
-    if (per_s && per_s->n) {
-        out->iops_per_s.present = true;
-        out->iops_per_s.min = per_s->min;
-        out->iops_per_s.max = per_s->max;
-        out->iops_per_s.mean = per_s->mean;
-        out->iops_per_s.stdev = tw_stat_stdev(per_s);
-        out->iops_per_s.samples = (int64_t)per_s->n;
     }
 }
 
@@ -504,11 +496,12 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
     }
 
     /* The timekeeper: ramp -> measure -> stop, sampling once a second. */
-    struct tw_stat per_s[1];
+    struct tw_stat per_s[2]; /* per-second IOPS of reads, of writes */
     tw_stat_init(&per_s[0]);
+    tw_stat_init(&per_s[1]);
     uint64_t ramp_end = t0 + p->ramp_ms * 1000000ULL;
     uint64_t run_end = p->runtime_ms ? ramp_end + p->runtime_ms * 1000000ULL : 0;
-    uint64_t last_tick = t0, last_ios = 0, last_bytes = 0;
+    uint64_t last_tick = t0, last_ios[2] = {0, 0}, last_bytes = 0;
     uint64_t next_tick = t0 + 1000000000ULL;
     bool interrupted = false;
     while (started == p->jobs) {
@@ -520,7 +513,7 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
             atomic_store_explicit(&run.phase, PH_MEASURE, memory_order_release);
             t_measure = now;
             last_tick = now;
-            last_ios = last_bytes = 0;
+            last_ios[0] = last_ios[1] = last_bytes = 0;
             next_tick = now + 1000000000ULL;
             continue;
         }
@@ -532,16 +525,21 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
         if (all_done || interrupted || (run_end && now >= run_end))
             break;
         if (now >= next_tick) {
-            uint64_t ios = 0, bytes = 0;
+            uint64_t ios[2] = {0, 0}, bytes = 0;
             for (unsigned i = 0; i < p->jobs; i++) {
-                ios += atomic_load_explicit(&jobs[i].live_ios, memory_order_relaxed);
+                for (int k = 0; k < 2; k++)
+                    ios[k] += atomic_load_explicit(&jobs[i].live_ios[k], memory_order_relaxed);
                 bytes += atomic_load_explicit(&jobs[i].live_bytes, memory_order_relaxed);
             }
             double dt = (double)(now - last_tick) / 1e9;
-            double iops = (double)(ios - last_ios) / dt;
+            double dir_iops[2] = {(double)(ios[0] - last_ios[0]) / dt,
+                                  (double)(ios[1] - last_ios[1]) / dt};
+            double iops = dir_iops[0] + dir_iops[1];
             double mbps = (double)(bytes - last_bytes) / dt / 1e6;
-            if (ph == PH_MEASURE)
-                tw_stat_add(&per_s[0], iops);
+            if (ph == PH_MEASURE) {
+                tw_stat_add(&per_s[0], dir_iops[0]);
+                tw_stat_add(&per_s[1], dir_iops[1]);
+            }
             if (p->progress) {
                 struct tw_progress pr = {
                     .elapsed_s = (double)(now - t0) / 1e9,
@@ -553,7 +551,8 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
                 p->progress(&pr, p->progress_arg);
             }
             last_tick = now;
-            last_ios = ios;
+            last_ios[0] = ios[0];
+            last_ios[1] = ios[1];
             last_bytes = bytes;
             next_tick += 1000000000ULL;
             if (next_tick <= now)
@@ -630,29 +629,23 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
         bool mixed = dir_used && tw_pattern_reads(p->pattern) && tw_pattern_writes(p->pattern);
         /* A mixed run whose share for this direction is 0 did none of it. */
         if (dir_used && (ios > 0 || !mixed))
-            fill_dir(out, h, &lat, ios, bytes, secs, NULL);
+            fill_dir(out, h, &lat, ios, bytes, secs);
         else
             memset(out, 0, sizeof(*out));
     }
     free(h);
 
-    /* Per-second samples were taken of all I/O together; split them
-     * between the directions by their share of the I/Os. */
-    if (per_s[0].n) {
-        double rd = (double)r->read.ios, wr = (double)r->write.ios;
-        double tot = rd + wr;
-        for (int k = 0; k < 2; k++) {
-            struct tw_dir *out = k == 0 ? &r->read : &r->write;
-            double share = tot > 0 ? (k == 0 ? rd : wr) / tot : 0;
-            if (!out->present)
-                continue;
-            out->iops_per_s.present = true;
-            out->iops_per_s.min = per_s[0].min * share;
-            out->iops_per_s.max = per_s[0].max * share;
-            out->iops_per_s.mean = per_s[0].mean * share;
-            out->iops_per_s.stdev = tw_stat_stdev(&per_s[0]) * share;
-            out->iops_per_s.samples = (int64_t)per_s[0].n;
-        }
+    /* Per-second samples, taken by the timekeeper for each direction. */
+    for (int k = 0; k < 2; k++) {
+        struct tw_dir *out = k == 0 ? &r->read : &r->write;
+        if (!out->present || !per_s[k].n)
+            continue;
+        out->iops_per_s.present = true;
+        out->iops_per_s.min = per_s[k].min;
+        out->iops_per_s.max = per_s[k].max;
+        out->iops_per_s.mean = per_s[k].mean;
+        out->iops_per_s.stdev = tw_stat_stdev(&per_s[k]);
+        out->iops_per_s.samples = (int64_t)per_s[k].n;
     }
 
     uint64_t errors = 0, first_ns = UINT64_MAX;
