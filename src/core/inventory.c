@@ -1,0 +1,262 @@
+/* inventory.c - the VM + disks model and its JSON form. */
+#include "core/inventory.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+void tw_inventory_init(struct tw_inventory *inv)
+{
+    memset(inv, 0, sizeof(*inv));
+}
+
+static const char *const caching_names[] = {"None", "ReadOnly", "ReadWrite"};
+
+const char *tw_caching_name(enum tw_caching c)
+{
+    return (unsigned)c < 3 ? caching_names[c] : "None";
+}
+
+enum tw_err tw_caching_parse(const char *s, enum tw_caching *out)
+{
+    for (int i = 0; i < 3; i++) {
+        if (strcasecmp(s, caching_names[i]) == 0) {
+            *out = (enum tw_caching)i;
+            return TW_OK;
+        }
+    }
+    return TW_EINVAL;
+}
+
+static const char *base(const char *dev)
+{
+    const char *s = strrchr(dev, '/');
+    return s ? s + 1 : dev;
+}
+
+const struct tw_disk *tw_inventory_disk_by_device(const struct tw_inventory *inv,
+                                                   const char *dev)
+{
+    if (!dev || !*dev)
+        return NULL;
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        const char *d = inv->disks[i].device;
+        if (d[0] && strcmp(base(d), base(dev)) == 0)
+            return &inv->disks[i];
+    }
+    return NULL;
+}
+
+/* ---- writing ---- */
+
+static json_t *str_or_null(const char *s)
+{
+    return s[0] ? json_string(s) : json_null();
+}
+
+json_t *tw_inventory_to_value(const struct tw_inventory *inv)
+{
+    const struct tw_vm *vm = &inv->vm;
+    json_t *root = json_object(), *jvm = json_object(), *tags = json_object(),
+           *disks = json_array();
+    if (!root || !jvm || !tags || !disks) {
+        json_decref(root);
+        json_decref(jvm);
+        json_decref(tags);
+        json_decref(disks);
+        return NULL;
+    }
+    json_object_set_new(jvm, "name", json_string(vm->name));
+    if (vm->resource_id[0])
+        json_object_set_new(jvm, "resource_id", json_string(vm->resource_id));
+    if (vm->subscription_id[0])
+        json_object_set_new(jvm, "subscription_id", json_string(vm->subscription_id));
+    if (vm->resource_group[0])
+        json_object_set_new(jvm, "resource_group", json_string(vm->resource_group));
+    json_object_set_new(jvm, "location", json_string(vm->location));
+    json_object_set_new(jvm, "vm_size", json_string(vm->vm_size));
+    for (size_t i = 0; i < vm->n_tags; i++)
+        json_object_set_new(tags, vm->tags[i].key, json_string(vm->tags[i].value));
+    json_object_set_new(jvm, "tags", tags);
+    json_object_set_new(root, "vm", jvm);
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        const struct tw_disk *d = &inv->disks[i];
+        json_t *o = json_object();
+        if (!o)
+            break;
+        json_object_set_new(o, "name", json_string(d->name));
+        json_object_set_new(o, "role", json_string(d->role == TW_DISK_OS ? "os" : "data"));
+        json_object_set_new(o, "lun", d->lun >= 0 ? json_integer(d->lun) : json_null());
+        json_object_set_new(o, "sku", json_string(d->sku));
+        json_object_set_new(o, "size_gib", json_integer(d->size_gib));
+        json_object_set_new(o, "tier", str_or_null(d->tier));
+        json_object_set_new(o, "caching", json_string(tw_caching_name(d->caching)));
+        if (d->managed_disk_id[0])
+            json_object_set_new(o, "managed_disk_id", json_string(d->managed_disk_id));
+        json_object_set_new(o, "write_accelerator", json_boolean(d->write_accelerator));
+        json_object_set_new(o, "device", str_or_null(d->device));
+        json_array_append_new(disks, o);
+    }
+    json_object_set_new(root, "disks", disks);
+    if (json_array_size(disks) != inv->n_disks || json_object_size(root) != 2) {
+        json_decref(root);
+        return NULL;
+    }
+    return root;
+}
+
+/* ---- reading ---- */
+
+static bool get_str(const json_t *o, const char *path, const char *key, bool required,
+                    bool nullable, char *dst, size_t dstlen, struct tw_error *err)
+{
+    const json_t *v = json_object_get(o, key);
+    dst[0] = '\0';
+    if (!v || (nullable && json_is_null(v))) {
+        if (required && !v) {
+            tw_error_set(err, TW_EPARSE, "%s%s is missing", path, key);
+            return false;
+        }
+        return true;
+    }
+    if (!json_is_string(v)) {
+        tw_error_set(err, TW_EPARSE, "%s%s must be a string", path, key);
+        return false;
+    }
+    size_t n = json_string_length(v);
+    if (n >= dstlen || strlen(json_string_value(v)) != n) {
+        tw_error_set(err, TW_EPARSE, "%s%s is too long (%zu bytes, at most %zu) or holds NUL",
+                     path, key, n, dstlen - 1);
+        return false;
+    }
+    memcpy(dst, json_string_value(v), n + 1);
+    return true;
+}
+
+static enum tw_err disk_from_value(const json_t *o, size_t idx, struct tw_disk *d,
+                                   struct tw_error *err)
+{
+    char path[48], buf[32];
+    snprintf(path, sizeof(path), "disks[%zu].", idx);
+    if (!json_is_object(o))
+        return tw_error_set(err, TW_EPARSE, "disks[%zu] must be an object", idx);
+    if (!get_str(o, path, "name", true, false, d->name, sizeof(d->name), err) ||
+        !get_str(o, path, "role", true, false, buf, sizeof(buf), err))
+        return TW_EPARSE;
+    if (strcmp(buf, "os") == 0)
+        d->role = TW_DISK_OS;
+    else if (strcmp(buf, "data") == 0)
+        d->role = TW_DISK_DATA;
+    else
+        return tw_error_set(err, TW_EPARSE, "%srole \"%s\" is neither os nor data", path, buf);
+    const json_t *lun = json_object_get(o, "lun");
+    d->lun = -1;
+    if (lun && !json_is_null(lun)) {
+        if (!json_is_integer(lun) || json_integer_value(lun) < 0 ||
+            json_integer_value(lun) > 255)
+            return tw_error_set(err, TW_EPARSE, "%slun must be an integer 0..255 or null", path);
+        d->lun = (int)json_integer_value(lun);
+    }
+    if (!get_str(o, path, "sku", true, false, d->sku, sizeof(d->sku), err))
+        return TW_EPARSE;
+    const json_t *size = json_object_get(o, "size_gib");
+    if (!size)
+        return tw_error_set(err, TW_EPARSE, "%ssize_gib is missing", path);
+    if (!json_is_integer(size) || json_integer_value(size) < 0 ||
+        json_integer_value(size) > 1048576)
+        return tw_error_set(err, TW_EPARSE, "%ssize_gib must be an integer 0..1048576", path);
+    d->size_gib = json_integer_value(size);
+    if (!get_str(o, path, "tier", false, true, d->tier, sizeof(d->tier), err) ||
+        !get_str(o, path, "caching", false, false, buf, sizeof(buf), err) ||
+        !get_str(o, path, "managed_disk_id", false, false, d->managed_disk_id,
+                 sizeof(d->managed_disk_id), err) ||
+        !get_str(o, path, "device", false, true, d->device, sizeof(d->device), err))
+        return TW_EPARSE;
+    d->caching = TW_CACHE_NONE;
+    if (buf[0] && tw_caching_parse(buf, &d->caching) != TW_OK)
+        return tw_error_set(err, TW_EPARSE, "%scaching \"%s\" is not None, ReadOnly or ReadWrite",
+                            path, buf);
+    const json_t *wa = json_object_get(o, "write_accelerator");
+    if (wa && !json_is_boolean(wa))
+        return tw_error_set(err, TW_EPARSE, "%swrite_accelerator must be a boolean", path);
+    d->write_accelerator = wa && json_is_true(wa);
+    return TW_OK;
+}
+
+enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
+                                    struct tw_error *err)
+{
+    tw_inventory_init(inv);
+    if (!json_is_object(v))
+        return tw_error_set(err, TW_EPARSE, "the inventory must be a JSON object");
+    const json_t *vm = json_object_get(v, "vm");
+    if (!vm || !json_is_object(vm))
+        return tw_error_set(err, TW_EPARSE, "inventory.vm is %s", vm ? "not an object" : "missing");
+    struct tw_vm *m = &inv->vm;
+    if (!get_str(vm, "vm.", "name", true, false, m->name, sizeof(m->name), err) ||
+        !get_str(vm, "vm.", "resource_id", false, false, m->resource_id, sizeof(m->resource_id),
+                 err) ||
+        !get_str(vm, "vm.", "subscription_id", false, false, m->subscription_id,
+                 sizeof(m->subscription_id), err) ||
+        !get_str(vm, "vm.", "resource_group", false, false, m->resource_group,
+                 sizeof(m->resource_group), err) ||
+        !get_str(vm, "vm.", "location", true, false, m->location, sizeof(m->location), err) ||
+        !get_str(vm, "vm.", "vm_size", true, false, m->vm_size, sizeof(m->vm_size), err))
+        return TW_EPARSE;
+    const json_t *tags = json_object_get(vm, "tags");
+    if (tags && !json_is_null(tags)) {
+        if (!json_is_object(tags))
+            return tw_error_set(err, TW_EPARSE, "vm.tags must be an object of strings");
+        if (json_object_size(tags) > TW_INV_MAX_TAGS)
+            return tw_error_set(err, TW_EPARSE, "vm.tags has %zu tags, at most %d",
+                                json_object_size(tags), TW_INV_MAX_TAGS);
+        const char *k;
+        const json_t *tv;
+        json_object_foreach((json_t *)tags, k, tv) {
+            struct tw_tag *t = &m->tags[m->n_tags];
+            if (strlen(k) >= sizeof(t->key))
+                return tw_error_set(err, TW_EPARSE, "a vm.tags key is longer than %zu bytes",
+                                    sizeof(t->key) - 1);
+            memcpy(t->key, k, strlen(k) + 1);
+            if (!get_str(tags, "vm.tags.", k, true, false, t->value, sizeof(t->value), err))
+                return TW_EPARSE;
+            m->n_tags++;
+        }
+    }
+    const json_t *disks = json_object_get(v, "disks");
+    if (!disks || !json_is_array(disks))
+        return tw_error_set(err, TW_EPARSE, "inventory.disks is %s",
+                            disks ? "not an array" : "missing");
+    if (json_array_size(disks) > TW_INV_MAX_DISKS)
+        return tw_error_set(err, TW_EPARSE, "inventory.disks has %zu disks, at most %d",
+                            json_array_size(disks), TW_INV_MAX_DISKS);
+    size_t i;
+    const json_t *d;
+    json_array_foreach(disks, i, d) {
+        enum tw_err rc = disk_from_value(d, i, &inv->disks[i], err);
+        if (rc != TW_OK)
+            return rc;
+        inv->n_disks++;
+    }
+    return TW_OK;
+}
+
+enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_inventory *inv,
+                                   struct tw_error *err)
+{
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root) {
+        tw_inventory_init(inv);
+        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
+                               "not valid JSON at line %d, column %d: %s", je.line, je.column,
+                               je.text);
+    }
+    const json_t *v = root;
+    const json_t *inner = json_object_get(root, "inventory");
+    if (inner && json_is_object(inner))
+        v = inner;
+    enum tw_err rc = tw_inventory_from_value(v, inv, err);
+    json_decref(root);
+    return rc;
+}

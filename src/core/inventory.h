@@ -1,0 +1,86 @@
+/*
+ * inventory.h - a VM and the managed disks attached to it.
+ *
+ * Filled by the agent from the Instance Metadata Service and the Linux
+ * device map, read back from a file for `tierwise compliance`, and sent to
+ * the backend inside a report.  Its JSON form is the `inventory` object of
+ * tierwise.report/1 (README "The inventory").
+ */
+#ifndef TW_CORE_INVENTORY_H
+#define TW_CORE_INVENTORY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/err.h"
+
+#define TW_INV_MAX_DISKS 72   /* OS disk + the largest VM's 64 data disks, with room */
+#define TW_INV_MAX_TAGS 64    /* Azure allows 50 per resource */
+
+enum tw_disk_role { TW_DISK_OS, TW_DISK_DATA };
+enum tw_caching { TW_CACHE_NONE, TW_CACHE_READONLY, TW_CACHE_READWRITE };
+
+struct tw_tag {
+    char key[512];
+    char value[256];
+};
+
+struct tw_disk {
+    char name[128];
+    enum tw_disk_role role;
+    int lun;                    /* -1 for the OS disk or when unknown */
+    char sku[32];               /* Premium_LRS, StandardSSD_LRS, Standard_LRS, ... */
+    int64_t size_gib;
+    char tier[16];              /* P10, E10, S10 ...; "" when unknown (JSON null) */
+    enum tw_caching caching;
+    char managed_disk_id[512];  /* ARM resource id, "" when unknown */
+    bool write_accelerator;
+    char device[64];            /* Linux device, e.g. /dev/sdc; "" when unmapped */
+};
+
+struct tw_vm {
+    char name[128];
+    char resource_id[512];
+    char subscription_id[64];
+    char resource_group[128];
+    char location[64];
+    char vm_size[64];
+    size_t n_tags;
+    struct tw_tag tags[TW_INV_MAX_TAGS];
+};
+
+struct tw_inventory {
+    struct tw_vm vm;
+    size_t n_disks;
+    struct tw_disk disks[TW_INV_MAX_DISKS];
+};
+
+/* Empties INV. */
+void tw_inventory_init(struct tw_inventory *inv);
+
+const char *tw_caching_name(enum tw_caching c);
+/* "None", "ReadOnly", "ReadWrite" (case-insensitive); TW_EINVAL otherwise. */
+enum tw_err tw_caching_parse(const char *s, enum tw_caching *out);
+
+/* The disk whose device is DEV: "/dev/sdc" or just "sdc" match either
+ * form; NULL when none. */
+const struct tw_disk *tw_inventory_disk_by_device(const struct tw_inventory *inv,
+                                                   const char *dev);
+
+/* The inventory as a JSON value (new reference), NULL when out of memory. */
+json_t *tw_inventory_to_value(const struct tw_inventory *inv);
+
+/* Reads an inventory object (borrowed V); missing required keys, wrong
+ * types and over-long strings fail with TW_EPARSE naming the field. */
+enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
+                                    struct tw_error *err);
+
+/* As above from LEN bytes of JSON: either the inventory object itself or a
+ * whole report with an "inventory" member. */
+enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_inventory *inv,
+                                   struct tw_error *err);
+
+#endif
