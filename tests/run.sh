@@ -27,8 +27,10 @@ secs=${TW_FUZZ_SECONDS:-20}
 if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
   fbuild=${TW_FUZZ_BUILD_DIR:-build/fuzz}
   CC=clang cmake -S . -B "$fbuild" -DTW_FUZZ=ON -DTW_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-  cmake --build "$fbuild" -j"$(nproc)" --target fuzz_fio_import fuzz_result_json >/dev/null
-  for t in fio_import result_json; do
+  targets=()
+  for f in tests/fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
+  cmake --build "$fbuild" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+  for t in "${targets[@]}"; do
     work=$(mktemp -d)
     cp tests/fuzz/corpus/$t/* "$work"/
     dict=()

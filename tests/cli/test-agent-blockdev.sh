@@ -4,8 +4,8 @@
 # it, and refused even with it while the device is mounted.  Needs root,
 # losetup, mkfs.ext4 and mount: exits 77 (skipped) without them.
 set -u
-agent=${1:?usage: test-agent-blockdev.sh AGENT TIERWISE}
-tierwise=${2:?}
+agent=${TW_AGENT:?run through ctest, or set TW_AGENT and TW_CLI}
+tierwise=${TW_CLI:?}
 if [ "$(id -u)" -ne 0 ] || ! command -v losetup >/dev/null || ! command -v mkfs.ext4 >/dev/null; then
   echo "needs root, losetup and mkfs.ext4: skipped"; exit 77
 fi

@@ -4,9 +4,9 @@
 # stdout only, and a short real run on a file.  Needs O_DIRECT under
 # $TMPDIR (or /var/tmp) for the real runs: exits 77 (skipped) without it.
 set -u
-agent=${1:?usage: test-agent-cli.sh AGENT FIXTURES TIERWISE}
-fixtures=${2:?}
-tierwise=${3:?}
+agent=${TW_AGENT:?run through ctest, or set TW_AGENT, TW_CLI and TW_FIXTURES}
+fixtures=${TW_FIXTURES:?}
+tierwise=${TW_CLI:?}
 scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/tw-cli-XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
 pass=0 fail=0
