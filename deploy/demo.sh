@@ -8,8 +8,9 @@
 # It lays out a scratch file (TW_DEMO_SIZE, default 512M) in TW_DEMO_DIR
 # (default /var/tmp), runs the rated-iops and rated-throughput profiles for
 # TW_DEMO_SECONDS each (default 5), prints the results, imports an fio run
-# of the same kind for comparison, and removes the scratch file unless
-# TW_DEMO_KEEP=1.  No network traffic.
+# of the same kind for comparison, keeps the JSON records under
+# build/demo-results/, and removes the scratch file unless TW_DEMO_KEEP=1.
+# No network traffic.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,10 +25,10 @@ dir=${TW_DEMO_DIR:-/var/tmp}
 size=${TW_DEMO_SIZE:-512M}
 secs=${TW_DEMO_SECONDS:-5}
 target="$dir/tierwise-demo.bench"
-out=$(mktemp -d "${TMPDIR:-/tmp}/tierwise-demo-XXXXXX")
+out=build/demo-results
+mkdir -p "$out"
 cleanup() {
   [ "${TW_DEMO_KEEP:-0}" = 1 ] || rm -f "$target"
-  rm -rf "$out"
 }
 trap cleanup EXIT
 
@@ -48,13 +49,13 @@ echo "== the same record from fio's output (tierwise-agent import-fio)"
 if command -v fio >/dev/null; then
   fio --name=rated-iops --filename="$target" --size="$size" --direct=1 --rw=randread \
       --bs=8k --ioengine=libaio --iodepth=256 --numjobs=4 --group_reporting \
-      --runtime="$secs" --ramp_time=1 --time_based --output="$out/fio.txt" >/dev/null
-  "$agent" import-fio "$out/fio.txt"
+      --norandommap --randrepeat=0 --lat_percentiles=1 --runtime="$secs" --ramp_time=1 \
+      --time_based --output-format=json --output="$out/fio-rated-iops.json" >/dev/null
+  "$agent" import-fio "$out/fio-rated-iops.json" --json >"$out/fio-rated-iops.record.json"
+  "$tierwise" result "$out/fio-rated-iops.record.json"
 fi
 
 echo
-echo "The JSON records (schema tierwise.bench-result/1) were:"
-for profile in rated-iops rated-throughput; do
-  printf '  %s: %s\n' "$profile" "$(head -c 160 "$out/$profile.json" | tr -d '\n' | tr -s ' ')..."
-done
+echo "The result records (JSON, tierwise.bench-result/1) are in $out/:"
+ls -1 "$out" | sed 's/^/  /'
 echo "Run '$agent bench --help' for custom methods and block devices."

@@ -83,7 +83,10 @@ enum tw_err tw_result_format_text(const struct tw_result *r, struct tw_buf *b)
     rc = rc ? rc : put(b, "\n");
     if (!rc)
         rc = put(b, "  method: %s, %s, %s %s, QD %d", m->engine,
-                 m->direct ? "direct" : "buffered (page cache in the way)",
+                 m->direct ? "direct"
+                 : r->source == TW_SRC_FIO_TEXT
+                     ? "direct I/O not shown (fio's text output leaves it out)"
+                     : "buffered (page cache in the way)",
                  tw_pattern_name(m->pattern),
                  tw_size_format((uint64_t)m->block_size_bytes, bs, sizeof(bs)),
                  m->queue_depth);

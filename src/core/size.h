@@ -1,10 +1,11 @@
 /*
  * size.h - sizes and durations as people write them.
  *
- * "8k", "8KiB", "1M", "4G", "512" are sizes; k, M, G, T are powers of 1024
- * as in fio (and KiB/MiB/... say so explicitly).  KB/MB/GB with a B are
- * powers of 1000, also as in fio's default.  Durations are seconds with an
- * optional unit: "30", "30s", "2m", "500ms".
+ * "8k", "8KiB", "1M", "4G", "512" are sizes; k, M, G, T and KiB, MiB, ...
+ * are powers of 1024, KB, MB, GB are powers of 1000 (SI).  fio reads some
+ * of these the other way round by default (its "8KiB" is 8000 bytes); the
+ * fio importer follows fio's rules, this parser the SI/IEC ones.
+ * Durations are seconds with an optional unit: "30", "30s", "2m", "500ms".
  */
 #ifndef TW_CORE_SIZE_H
 #define TW_CORE_SIZE_H

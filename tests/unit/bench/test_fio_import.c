@@ -1,0 +1,875 @@
+/*
+ * test_fio_import.c - fio JSON and text output into a result record.
+ *
+ * The expected figures were read from the fixture files themselves
+ * (tests/fixtures/fio, real fio-3.33 runs; see its README.md) and checked
+ * with python3; summed ones (two jobs) were computed there from the
+ * per-job figures.  Regenerating the fixtures means updating them here.
+ */
+#include "testhelp.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench/fio_import.h"
+#include "core/result.h"
+
+/* ---- helpers ---- */
+
+#define near(got, want) near_at((got), (want), #got, __LINE__)
+
+/* Equal to 1e-9 relative: the figures are copied, not estimated. */
+static void near_at(double got, double want, const char *what, int line)
+{
+    double tol = fabs(want) * 1e-9 + 1e-9;
+    if (!(fabs(got - want) <= tol))
+        fail_msg("line %d: %s is %.9g, want %.9g", line, what, got, want);
+}
+
+static double pct(const struct tw_lat *lat, double p)
+{
+    for (size_t i = 0; i < lat->n_pct; i++)
+        if (fabs(lat->pct[i].pct - p) < 1e-9)
+            return lat->pct[i].ns;
+    fail_msg("no p%g among %zu percentiles", p, lat->n_pct);
+    return -1;
+}
+
+/* Imports fixture REL with the auto-detecting entry point; must succeed. */
+static void import_ok(const char *rel, struct tw_result *r)
+{
+    size_t len;
+    char *buf = th_fixture(rel, &len);
+    struct tw_error err = {0};
+    enum tw_err rc = tw_fio_import(buf, len, r, &err);
+    if (rc != TW_OK)
+        fail_msg("%s: %s (line %ld)", rel, err.msg, err.line);
+    free(buf);
+}
+
+/* Imports LEN bytes at BUF; must fail with TW_EPARSE and a message. */
+static void import_bad(const char *buf, size_t len, struct tw_error *err)
+{
+    struct tw_result r;
+    memset(err, 0, sizeof(*err));
+    enum tw_err rc = tw_fio_import(buf, len, &r, err);
+    if (rc != TW_EPARSE)
+        fail_msg("import gave %d, want TW_EPARSE (%s)", rc, err->msg);
+    assert_int_equal(err->code, TW_EPARSE);
+    assert_true(strlen(err->msg) > 20);
+}
+
+/* As import_bad, on an exact-size copy of S so ASan sees a read past it. */
+static void import_bad_copy(const char *s)
+{
+    struct tw_error err;
+    size_t n = strlen(s);
+    char *copy = malloc(n ? n : 1);
+    assert_non_null(copy);
+    memcpy(copy, s, n); /* NOLINT(bugprone-not-null-terminated-result): on purpose */
+    import_bad(copy, n, &err);
+    free(copy);
+}
+
+/* Replaces the first FROM in S (NUL-terminated, heap) by TO; new string. */
+static char *replace(const char *s, const char *from, const char *to)
+{
+    const char *p = strstr(s, from);
+    assert_non_null(p);
+    size_t n = strlen(s) - strlen(from) + strlen(to) + 1;
+    char *out = malloc(n);
+    assert_non_null(out);
+    snprintf(out, n, "%.*s%s%s", (int)(p - s), s, to, p + strlen(from));
+    return out;
+}
+
+static void assert_plain_vda(const struct tw_result *r)
+{
+    assert_string_equal(r->target.device, "vda");
+    assert_int_equal(r->target.n_members, 1);
+    assert_string_equal(r->target.members[0], "vda");
+}
+
+/* ---- JSON, real runs ---- */
+
+static void json_randread_qd32(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-8k-qd32.json", &r);
+    assert_int_equal(r.source, TW_SRC_FIO_JSON);
+    assert_string_equal(r.tool_version, "fio-3.33");
+    assert_string_equal(r.id, "");
+    assert_string_equal(r.profile, "");
+    /* timestamp_ms 1795992192794 minus 3001 ms of runtime */
+    assert_string_equal(r.started_at, "2026-11-29T22:43:09Z");
+    assert_string_equal(r.method.engine, "libaio");
+    assert_true(r.method.direct);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
+    assert_int_equal(r.method.block_size_bytes, 8192);
+    assert_int_equal(r.method.queue_depth, 32);
+    assert_int_equal(r.method.effective_queue_depth, 32);
+    assert_int_equal(r.method.jobs, 1);
+    assert_int_equal(r.method.read_pct, 100);
+    assert_int_equal(r.method.runtime_ms, 3001);
+    assert_int_equal(r.method.ramp_ms, 0);
+    assert_true(strncmp(r.target.path, "/var/tmp/tw-fio-fixtures-", 25) == 0);
+    assert_int_equal(r.target.kind, TW_TARGET_FILE);
+    assert_int_equal(r.target.size_bytes, 64 << 20);
+    assert_plain_vda(&r);
+
+    assert_true(r.read.present);
+    assert_false(r.write.present);
+    assert_int_equal(r.read.ios, 264403);
+    assert_int_equal(r.read.bytes, 2165989376);
+    near(r.read.iops, 88104.965012);
+    near(r.read.bw_bytes_per_s, 721755873);
+    near(r.read.mbps, 721.755873);
+    near(r.read.lat.min_ns, 112293);
+    near(r.read.lat.max_ns, 4781660);
+    near(r.read.lat.mean_ns, 362778.518704);
+    near(r.read.lat.stdev_ns, 225416.028311);
+    assert_int_equal(r.read.lat.n_pct, 17);
+    near(pct(&r.read.lat, 50), 313344);
+    near(pct(&r.read.lat, 99.9), 4177920);
+    assert_true(r.read.iops_per_s.present);
+    near(r.read.iops_per_s.min, 82688);
+    near(r.read.iops_per_s.max, 90296);
+    near(r.read.iops_per_s.mean, 86853.2);
+    near(r.read.iops_per_s.stdev, 2779.708114);
+    assert_int_equal(r.read.iops_per_s.samples, 5);
+    /* usr_cpu 5.433333 % and sys_cpu 22.366667 % of job_runtime 3000 ms */
+    near(r.cpu.usr_s, 5.433333 / 100 * 3.0);
+    near(r.cpu.sys_s, 22.366667 / 100 * 3.0);
+    assert_int_equal(r.errors.count, 0);
+    assert_string_equal(r.errors.first, "");
+}
+
+static void json_two_jobs_add_up(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-2jobs.json", &r);
+    assert_int_equal(r.method.jobs, 2);
+    assert_int_equal(r.method.queue_depth, 16);
+    assert_int_equal(r.method.runtime_ms, 3001);
+    /* the jobs' figures: iops 41089.97001 + 40966.677774 */
+    near(r.read.iops, 41089.97001 + 40966.677774);
+    assert_int_equal(r.read.ios, 123311 + 122941);
+    assert_int_equal(r.read.bytes, (123311 + 122941) * 8192LL);
+    near(r.read.bw_bytes_per_s, 336609034.0 + 335599024.0);
+    near(r.read.lat.min_ns, 65837);
+    near(r.read.lat.max_ns, 2507802);
+    /* count-weighted mean and pooled standard deviation */
+    near(r.read.lat.mean_ns, 389448.84403397737);
+    near(r.read.lat.stdev_ns, 134371.82585962844);
+    /* percentiles of the job with most I/Os (the first, 123311) */
+    near(pct(&r.read.lat, 99.9), 1351680);
+    near(pct(&r.read.lat, 50), 354304);
+    /* per-second IOPS: sums of the jobs' means, mins and maxes */
+    near(r.read.iops_per_s.mean, 78992.0);
+    near(r.read.iops_per_s.min, 67762);
+    near(r.read.iops_per_s.max, 97248);
+    near(r.read.iops_per_s.stdev, 8239.236493915683);
+    near(r.cpu.usr_s, (3.533333 + 2.8) / 100 * 3.0);
+}
+
+static void json_mixed_has_both_directions(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randrw-75.json", &r);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDRW);
+    assert_int_equal(r.method.read_pct, 75);
+    assert_true(r.read.present);
+    assert_true(r.write.present);
+    assert_int_equal(r.read.ios, 181953);
+    assert_int_equal(r.write.ios, 60754);
+    near(r.read.iops, 60630.789737);
+    near(r.write.iops, 20244.585138);
+    near(r.write.bw_bytes_per_s, 165843641);
+    near(r.read.lat.mean_ns, 190268.96382);
+    near(r.write.lat.mean_ns, 218532.796244);
+    near(r.write.lat.max_ns, 1026651);
+    near(pct(&r.write.lat, 99.9), 782336);
+    near(pct(&r.read.lat, 50), 173056);
+}
+
+static void json_psync_runs_at_qd1(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* The file starts with fio's "note: ..." line before the '{'. */
+    import_ok("fio/psync-read-16k-qd8.json", &r);
+    assert_int_equal(r.source, TW_SRC_FIO_JSON);
+    assert_string_equal(r.method.engine, "psync");
+    assert_int_equal(r.method.pattern, TW_PAT_READ);
+    assert_int_equal(r.method.block_size_bytes, 16384);
+    assert_int_equal(r.method.queue_depth, 8);
+    assert_int_equal(r.method.effective_queue_depth, 1);
+    assert_int_equal(r.read.ios, 71633);
+    near(r.read.iops, 23869.710097);
+    near(r.read.lat.mean_ns, 41512.414432);
+    near(pct(&r.read.lat, 99.9), 284672);
+}
+
+static void json_group_reporting(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-group.json", &r);
+    assert_int_equal(r.method.jobs, 2);          /* numjobs of the group */
+    assert_int_equal(r.method.runtime_ms, 3001); /* not job_runtime 6000 */
+    assert_int_equal(r.read.ios, 250241);
+    near(r.read.iops, 83385.871376);
+    near(r.read.lat.mean_ns, 191377.069277);
+    assert_int_equal(r.read.iops_per_s.samples, 10);
+    /* job_runtime 6000 ms is both jobs' time: usr_cpu 4.583333 % of it */
+    near(r.cpu.usr_s, 4.583333 / 100 * 6.0);
+}
+
+static void json_group_reporting_on_command_line(void **state)
+{
+    (void)state;
+    /* fio 3.33 leaves --group_reporting out of "job options": one entry
+     * with numjobs 4 still stands for four processes. */
+    struct tw_result r;
+    import_ok("fio/libaio-randread-group-cmdline.json", &r);
+    assert_int_equal(r.method.jobs, 4);
+    assert_int_equal(r.method.queue_depth, 256);
+    assert_int_equal(r.method.ramp_ms, 1000);
+    assert_int_equal(r.method.runtime_ms, 5005);
+    assert_true(r.method.direct);
+}
+
+/* ---- text, real runs ---- */
+
+static void text_randread_qd32(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-8k-qd32.txt", &r);
+    assert_int_equal(r.source, TW_SRC_FIO_TEXT);
+    assert_string_equal(r.tool_version, "fio-3.33");
+    /* "Sun Nov 29 22:43:29 2026" (taken as UTC) minus 3001 ms */
+    assert_string_equal(r.started_at, "2026-11-29T22:43:25Z");
+    assert_string_equal(r.method.engine, "libaio");
+    assert_false(r.method.direct); /* the text can't show it */
+    assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
+    assert_int_equal(r.method.block_size_bytes, 8192);
+    assert_int_equal(r.method.queue_depth, 32);
+    assert_int_equal(r.method.effective_queue_depth, 32);
+    assert_int_equal(r.method.jobs, 1);
+    assert_int_equal(r.method.runtime_ms, 3001);
+    assert_string_equal(r.target.path, "");
+    assert_int_equal(r.target.kind, TW_TARGET_UNKNOWN);
+    assert_int_equal(r.target.size_bytes, -1);
+    assert_plain_vda(&r);
+    assert_false(r.write.present);
+    /* "issued rwts: total=251294": exact, unlike "IOPS=83.7k" */
+    assert_int_equal(r.read.ios, 251294);
+    assert_int_equal(r.read.bytes, 251294LL * 8192);
+    near(r.read.iops, 251294 * 1000.0 / 3001);
+    near(r.read.bw_bytes_per_s, 251294 * 8192 * 1000.0 / 3001);
+    /* "lat (usec): min=87, max=4010, avg=381.65, stdev=132.65" */
+    near(r.read.lat.min_ns, 87000);
+    near(r.read.lat.max_ns, 4010000);
+    near(r.read.lat.mean_ns, 381650);
+    near(r.read.lat.stdev_ns, 132650);
+    assert_int_equal(r.read.lat.n_pct, 17);
+    near(pct(&r.read.lat, 50), 334000);
+    near(pct(&r.read.lat, 99.9), 1663000);
+    near(r.read.iops_per_s.min, 73750);
+    near(r.read.iops_per_s.max, 94262);
+    near(r.read.iops_per_s.mean, 84045.20);
+    near(r.read.iops_per_s.stdev, 7836.18);
+    assert_int_equal(r.read.iops_per_s.samples, 5);
+    /* "cpu : usr=7.67%, sys=24.70%" of 3001 ms */
+    near(r.cpu.usr_s, 0.0767 * 3.001);
+    near(r.cpu.sys_s, 0.2470 * 3.001);
+}
+
+static void text_two_jobs_add_up(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-2jobs.txt", &r);
+    assert_int_equal(r.method.jobs, 2);
+    assert_int_equal(r.read.ios, 134904 + 132808);
+    near(r.read.iops, (134904 + 132808) * 1000.0 / 3001);
+    near(r.read.lat.min_ns, 64000);
+    near(r.read.lat.max_ns, 5017000);
+    near(r.read.lat.mean_ns, (134904 * 355370.0 + 132808 * 361050.0) / (134904 + 132808));
+    near(pct(&r.read.lat, 99.9), 4228000); /* the first job has more */
+    near(r.read.iops_per_s.mean, 45249.20 + 44738.00);
+    near(r.read.iops_per_s.min, 41354 + 41296);
+    near(r.cpu.usr_s, (0.0480 + 0.0490) * 3.001);
+}
+
+static void text_mixed_has_both_directions(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randrw-75.txt", &r);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDRW);
+    /* no rwmixread in the text: the measured 174840 / 233162 reads */
+    assert_int_equal(r.method.read_pct, 75);
+    assert_int_equal(r.read.ios, 174840);
+    assert_int_equal(r.write.ios, 58322);
+    near(r.write.lat.mean_ns, 226360);
+    near(r.write.lat.max_ns, 5297000);
+    near(pct(&r.write.lat, 99.9), 4146000);
+    near(pct(&r.read.lat, 99.9), 2245000);
+    near(r.write.iops_per_s.mean, 19229.60);
+}
+
+static void text_psync_runs_at_qd1(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/psync-read-16k-qd8.txt", &r);
+    assert_string_equal(r.method.engine, "psync");
+    assert_int_equal(r.method.pattern, TW_PAT_READ);
+    assert_int_equal(r.method.block_size_bytes, 16384); /* "16.0KiB" */
+    assert_int_equal(r.method.queue_depth, 8);
+    assert_int_equal(r.method.effective_queue_depth, 1);
+    assert_int_equal(r.read.ios, 50392);
+    assert_int_equal(r.read.bytes, 50392LL * 16384);
+    near(r.read.lat.mean_ns, 59190);
+    near(pct(&r.read.lat, 99.9), 644000);
+}
+
+static void text_group_reporting(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-group.txt", &r);
+    assert_int_equal(r.method.jobs, 2); /* "jobs=2" */
+    assert_int_equal(r.method.queue_depth, 8);
+    assert_int_equal(r.read.ios, 257180);
+    near(r.read.lat.mean_ns, 186290);
+    assert_int_equal(r.read.iops_per_s.samples, 10);
+    /* usr=3.50% of both jobs' time, 2 x 3001 ms */
+    near(r.cpu.usr_s, 0.0350 * 3.001 * 2);
+}
+
+/* Text and JSON of the same kind of run give records of the same shape. */
+static void text_and_json_agree_in_structure(void **state)
+{
+    (void)state;
+    static const char *const names[] = {"libaio-randread-8k-qd32", "libaio-randread-2jobs",
+                                        "libaio-randrw-75", "psync-read-16k-qd8",
+                                        "libaio-randread-group"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char rel[128];
+        struct tw_result j, t;
+        snprintf(rel, sizeof(rel), "fio/%s.json", names[i]);
+        import_ok(rel, &j);
+        snprintf(rel, sizeof(rel), "fio/%s.txt", names[i]);
+        import_ok(rel, &t);
+        assert_string_equal(j.tool_version, t.tool_version);
+        assert_string_equal(j.method.engine, t.method.engine);
+        assert_int_equal(j.method.pattern, t.method.pattern);
+        assert_int_equal(j.method.block_size_bytes, t.method.block_size_bytes);
+        assert_int_equal(j.method.queue_depth, t.method.queue_depth);
+        assert_int_equal(j.method.effective_queue_depth, t.method.effective_queue_depth);
+        assert_int_equal(j.method.jobs, t.method.jobs);
+        assert_int_equal(j.method.read_pct, t.method.read_pct);
+        assert_int_equal(j.method.runtime_ms, t.method.runtime_ms);
+        assert_int_equal(j.read.present, t.read.present);
+        assert_int_equal(j.write.present, t.write.present);
+        assert_int_equal(j.read.lat.n_pct, t.read.lat.n_pct);
+        assert_int_equal(j.read.iops_per_s.samples, t.read.iops_per_s.samples);
+        assert_string_equal(j.target.device, t.target.device);
+        assert_int_equal(j.target.n_members, t.target.n_members);
+        assert_true(j.started_at[0] && t.started_at[0]);
+        /* separate runs, but the same machine: within a factor of 3 */
+        assert_true(t.read.iops > j.read.iops / 3 && t.read.iops < j.read.iops * 3);
+    }
+}
+
+/* ---- constructed text ---- */
+
+static void text_stripe_device_and_members(void **state)
+{
+    (void)state;
+    struct tw_result r, plain;
+    import_ok("fio/constructed-lvm-stripe.txt", &r);
+    assert_string_equal(r.target.device, "dm-8");
+    assert_int_equal(r.target.n_members, 3);
+    assert_string_equal(r.target.members[0], "sdg");
+    assert_string_equal(r.target.members[1], "sdh");
+    assert_string_equal(r.target.members[2], "sdi");
+    import_ok("fio/libaio-randread-8k-qd32.txt", &plain);
+    assert_int_equal(r.read.ios, plain.read.ios);
+    near(r.read.lat.mean_ns, plain.read.lat.mean_ns);
+
+    /* The same without indentation: the aggr fields mark the head. */
+    size_t len;
+    char *buf = th_fixture("fio/constructed-lvm-stripe.txt", &len);
+    char *flat = replace(buf, "    dm-8:", "dm-8:");
+    char *flat2 = replace(flat, "  sdg:", "sdg:");
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import_text(flat2, strlen(flat2), &r, &err), TW_OK);
+    assert_string_equal(r.target.device, "dm-8");
+    assert_int_equal(r.target.n_members, 3);
+    assert_string_equal(r.target.members[0], "sdg");
+    free(buf);
+    free(flat);
+    free(flat2);
+}
+
+static void text_without_leading_spaces_is_the_same(void **state)
+{
+    (void)state;
+    struct tw_result a, b;
+    import_ok("fio/libaio-randread-8k-qd32.txt", &a);
+    import_ok("fio/constructed-stripped-randread.txt", &b);
+    char *ja = tw_result_to_json(&a, 0);
+    char *jb = tw_result_to_json(&b, 0);
+    assert_non_null(ja);
+    assert_non_null(jb);
+    assert_string_equal(ja, jb);
+    assert_int_equal(b.read.ios, 251294);
+    near(pct(&b.read.lat, 99.9), 1663000);
+
+    /* ... and with Windows line ends, as some editors save a paste */
+    size_t len;
+    char *buf = th_fixture("fio/constructed-stripped-randread.txt", &len);
+    char *crlf = malloc(2 * len + 1);
+    assert_non_null(crlf);
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (buf[i] == '\n')
+            crlf[n++] = '\r';
+        crlf[n++] = buf[i];
+    }
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import(crlf, n, &b, &err), TW_OK);
+    char *jc = tw_result_to_json(&b, 0);
+    assert_non_null(jc);
+    assert_string_equal(ja, jc);
+    free(jc);
+    free(crlf);
+    free(buf);
+    free(ja);
+    free(jb);
+}
+
+/* Units other than usec, num2str's "k" suffix, a write-only job. */
+static void text_units_and_suffixes(void **state)
+{
+    (void)state;
+    static const char text[] =
+        "w: (g=0): rw=randwrite, bs=(R) 4096B-4096B, (W) 4096B-4096B, "
+        "(T) 4096B-4096B, ioengine=io_uring, iodepth=4\n"
+        "fio-3.36\n"
+        "w: (groupid=0, jobs=1): err= 0: pid=1: Mon Jan  5 10:00:10 2026\n"
+        "  write: IOPS=1000, BW=3906KiB/s (4000kB/s)(39.1MiB/10000msec); "
+        "0 zone resets\n"
+        "    clat (msec): min=1, max=12, avg= 3.50, stdev= 1.25\n"
+        "     lat (msec): min=1, max=1.2k, avg= 3.51, stdev= 1.26\n"
+        "    clat percentiles (msec):\n"
+        "     |  1.00th=[    2],  5.00th=[    2], 50.00th=[    3],\n"
+        "     | 99.00th=[   11], 99.90th=[ 1.2k]\n"
+        "  cpu          : usr=1.00%, sys=2.00%, ctx=1, majf=0, minf=1\n"
+        "     issued rwts: total=0,10000,0,0 short=0,0,0,0 dropped=0,0,0,0\n";
+    struct tw_result r;
+    struct tw_error err = {0};
+    /* exact length, no terminator read */
+    char *copy = malloc(sizeof(text) - 1);
+    assert_non_null(copy);
+    memcpy(copy, text, sizeof(text) - 1);
+    assert_int_equal(tw_fio_import(copy, sizeof(text) - 1, &r, &err), TW_OK);
+    free(copy);
+    assert_string_equal(r.tool_version, "fio-3.36");
+    assert_string_equal(r.started_at, "2026-01-05T10:00:00Z");
+    assert_string_equal(r.method.engine, "io_uring");
+    assert_int_equal(r.method.effective_queue_depth, 4);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDWRITE);
+    assert_int_equal(r.method.read_pct, 0);
+    assert_int_equal(r.method.block_size_bytes, 4096);
+    assert_false(r.read.present);
+    assert_true(r.write.present);
+    assert_int_equal(r.write.ios, 10000);
+    assert_int_equal(r.write.bytes, 10000 * 4096);
+    near(r.write.iops, 1000);
+    near(r.write.lat.min_ns, 1e6);
+    near(r.write.lat.max_ns, 1.2e9);
+    near(r.write.lat.mean_ns, 3.51e6);
+    near(pct(&r.write.lat, 1), 2e6);
+    near(pct(&r.write.lat, 99.9), 1.2e9);
+    assert_false(r.write.iops_per_s.present);
+    assert_string_equal(r.target.device, "");
+    assert_int_equal(r.target.n_members, 0);
+}
+
+static void text_job_error(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = th_fixture("fio/libaio-randread-8k-qd32.txt", &len);
+    char *bad = replace(buf, "err= 0:",
+                        "err= 5 (file:io_u.c:1889, func=io_u error, "
+                        "error=Input/output error):");
+    struct tw_result r;
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import(bad, strlen(bad), &r, &err), TW_OK);
+    assert_int_equal(r.errors.count, 1);
+    assert_non_null(strstr(r.errors.first, "fio job randread8k: error 5"));
+    assert_non_null(strstr(r.errors.first, "Input/output error"));
+    free(buf);
+    free(bad);
+}
+
+/* A terminal capture: fio's progress line redrawn with '\r' before the
+ * result, and a job name in another script. */
+static void text_terminal_capture(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = th_fixture("fio/libaio-randread-8k-qd32.txt", &len);
+    char *a = replace(buf, "randread8k: (groupid=",
+                      "Jobs: 1 (f=1): [r(1)][100.0%][r=654MiB/s][r=83.7k IOPS]"
+                      "[eta 00m:00s]\rrandread8k: (groupid=");
+    char *b = replace(a, "randread8k: (g=0)",
+                      "r\xc3\xa9"
+                      "ad: (g=0)");
+    struct tw_result r;
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import(a, strlen(a), &r, &err), TW_OK);
+    assert_int_equal(r.read.ios, 251294);
+    assert_string_equal(r.started_at, "2026-11-29T22:43:25Z");
+    /* the header is no longer named like the result: the first is used */
+    assert_int_equal(tw_fio_import(b, strlen(b), &r, &err), TW_OK);
+    assert_int_equal(r.method.queue_depth, 32);
+    char *json = tw_result_to_json(&r, 0);
+    assert_non_null(json);
+    free(json);
+    free(buf);
+    free(a);
+    free(b);
+}
+
+/* Names cut to fit a field stay valid UTF-8, so the record can be written. */
+static void json_long_names_stay_valid_utf8(void **state)
+{
+    (void)state;
+    char name[601];
+    for (size_t i = 0; i < 300; i++)
+        memcpy(name + 2 * i, "\xc3\xa9", 2); /* é */
+    name[600] = '\0';
+    char doc[2048];
+    snprintf(doc, sizeof(doc),
+             "{\"jobs\": [{\"jobname\": \"xy%s\", \"error\": 5,"
+             " \"job options\": {\"ioengine\": \"%s\"},"
+             " \"read\": {\"total_ios\": 0}}],"
+             " \"disk_util\": [{\"name\": \"%s\"}]}",
+             name, name, name);
+    struct tw_result r;
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import(doc, strlen(doc), &r, &err), TW_OK);
+    assert_int_equal(r.errors.count, 1);
+    assert_true(strncmp(r.errors.first, "fio job xy\xc3\xa9", 12) == 0);
+    assert_true(strlen(r.method.engine) > 0);
+    assert_true(strlen(r.target.device) > 0);
+    char *json = tw_result_to_json(&r, 0);
+    assert_non_null(json);
+    struct tw_result back;
+    if (tw_result_from_json(json, strlen(json), &back, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_string_equal(back.method.engine, r.method.engine);
+    assert_string_equal(back.errors.first, r.errors.first);
+    free(json);
+}
+
+/* ---- JSON variants fio can produce ---- */
+
+static void json_job_error(void **state)
+{
+    (void)state;
+    size_t len;
+    char *buf = th_fixture("fio/libaio-randread-8k-qd32.json", &len);
+    char *bad = replace(buf, "\"error\" : 0", "\"error\" : 5");
+    struct tw_result r;
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import(bad, strlen(bad), &r, &err), TW_OK);
+    assert_int_equal(r.errors.count, 1);
+    assert_string_equal(r.errors.first, "fio job randread8k: error 5");
+    free(buf);
+    free(bad);
+}
+
+/* A one-job document with the given options, read figures and disks. */
+static void import_doc(const char *opts, const char *read, const char *disks, struct tw_result *r)
+{
+    char doc[8192];
+    snprintf(doc, sizeof(doc),
+             "fio: some diagnostic\n"
+             "{\"fio version\": \"fio-3.35\", \"timestamp\": 1767607210,"
+             " \"jobs\": [{\"jobname\": \"j\", \"error\": 0,"
+             " \"job options\": {%s}, \"read\": {%s},"
+             " \"job_runtime\": 10000, \"usr_cpu\": 1.0, \"sys_cpu\": 2.0}],"
+             " \"disk_util\": [%s]}\n"
+             "fio: trailing text after the document\n",
+             opts, read, disks);
+    struct tw_error err = {0};
+    if (tw_fio_import(doc, strlen(doc), r, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+}
+
+#define READ_FIGS                                                                                  \
+    "\"total_ios\": 1000, \"io_bytes\": 8192000, \"iops\": 100,"                                   \
+    " \"bw_bytes\": 819200, \"runtime\": 10000"
+
+static void json_option_quirks(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* fio's kb_base=1024 default: "8KiB" is 8000 bytes; no ioengine means
+     * psync; ramp_time in seconds; a block device */
+    import_doc("\"rw\": \"randread:4\", \"bs\": \"8KiB\", \"iodepth\": \"16\","
+               " \"ramp_time\": \"5\", \"filename\": \"/dev/sdc\","
+               " \"size\": \"10G\"",
+               READ_FIGS, "", &r);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
+    assert_int_equal(r.method.block_size_bytes, 8000);
+    assert_string_equal(r.method.engine, "psync");
+    assert_int_equal(r.method.queue_depth, 16);
+    assert_int_equal(r.method.effective_queue_depth, 1);
+    assert_int_equal(r.method.ramp_ms, 5000);
+    assert_false(r.method.direct);
+    assert_int_equal(r.target.kind, TW_TARGET_BLOCK);
+    assert_int_equal(r.target.size_bytes, -1);
+    assert_string_equal(r.target.device, "");
+    assert_string_equal(r.started_at, "2026-01-05T10:00:00Z");
+    assert_false(r.read.iops_per_s.present);
+
+    /* kb_base=1000 reverses it; bs=read,write; readwrite is rw */
+    import_doc("\"rw\": \"readwrite\", \"bs\": \"8KiB,64k\","
+               " \"kb_base\": \"1000\", \"rwmixwrite\": \"30\","
+               " \"ioengine\": \"io_uring\", \"buffered\": \"0\"",
+               READ_FIGS, "", &r);
+    assert_int_equal(r.method.pattern, TW_PAT_RW);
+    assert_int_equal(r.method.block_size_bytes, 8192);
+    assert_int_equal(r.method.read_pct, 70);
+    assert_true(r.method.direct);
+
+    /* a write-only job takes the write block size */
+    import_doc("\"rw\": \"write\", \"bs\": \"4k,64k\"", READ_FIGS, "", &r);
+    assert_int_equal(r.method.block_size_bytes, 65536);
+    assert_int_equal(r.method.read_pct, 0);
+
+    /* a mixed job without rwmixread: fio's 50 */
+    import_doc("\"rw\": \"randrw\", \"ramp_time\": \"1500ms\"", READ_FIGS, "", &r);
+    assert_int_equal(r.method.read_pct, 50);
+    assert_int_equal(r.method.ramp_ms, 1500);
+}
+
+static void json_percentile_choice(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* lat_percentiles=1: total-latency percentiles win over clat ones */
+    import_doc("\"rw\": \"randread\"",
+               READ_FIGS ", \"clat_ns\": {\"min\": 1, \"max\": 9, \"mean\": 5,"
+                         " \"stddev\": 1, \"N\": 1000, \"percentile\":"
+                         " {\"50.000000\": 111}},"
+                         " \"lat_ns\": {\"min\": 2, \"max\": 10, \"mean\": 6,"
+                         " \"stddev\": 1, \"N\": 1000, \"percentile\":"
+                         " {\"50.000000\": 222, \"99.000000\": 333}}",
+               "", &r);
+    assert_int_equal(r.read.lat.n_pct, 2);
+    near(pct(&r.read.lat, 50), 222);
+    near(r.read.lat.mean_ns, 6);
+
+    /* N = 0 and a list of zeros (older fio; since issue #1478 fio leaves
+     * the list out): no percentiles */
+    import_doc("\"rw\": \"randread\"",
+               READ_FIGS ", \"lat_ns\": {\"min\": 0, \"max\": 0, \"mean\": 0,"
+                         " \"stddev\": 0, \"N\": 0},"
+                         " \"clat_ns\": {\"min\": 0, \"max\": 0, \"mean\": 0,"
+                         " \"stddev\": 0, \"N\": 0, \"percentile\":"
+                         " {\"50.000000\": 0, \"99.000000\": 0}}",
+               "", &r);
+    assert_true(r.read.present);
+    assert_int_equal(r.read.lat.n_pct, 0);
+}
+
+static void json_stripes(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* fio's layout: the dm head with aggr_* fields, then its slaves */
+    import_doc("\"rw\": \"read\"", READ_FIGS,
+               "{\"name\": \"dm-8\", \"read_ios\": 5, \"aggr_read_ios\": 2,"
+               " \"aggr_util\": 90.0}, {\"name\": \"sdg\"}, {\"name\": \"sdh\"},"
+               " {\"name\": \"sdi\"}",
+               &r);
+    assert_string_equal(r.target.device, "dm-8");
+    assert_int_equal(r.target.n_members, 3);
+    assert_string_equal(r.target.members[2], "sdi");
+
+    /* dm-crypt over LVM: the middle dm layer is not a member disk */
+    import_doc("\"rw\": \"read\"", READ_FIGS,
+               "{\"name\": \"dm-1\", \"aggr_util\": 1.0},"
+               " {\"name\": \"dm-0\", \"aggr_util\": 1.0},"
+               " {\"name\": \"nvme0n1\"}",
+               &r);
+    assert_string_equal(r.target.device, "dm-1");
+    assert_int_equal(r.target.n_members, 1);
+    assert_string_equal(r.target.members[0], "nvme0n1");
+
+    /* a "slaves" list, should fio nest them */
+    import_doc("\"rw\": \"read\"", READ_FIGS,
+               "{\"name\": \"md0\", \"slaves\": [\"sdb\", {\"name\": \"sdc\"}]}", &r);
+    assert_string_equal(r.target.device, "md0");
+    assert_int_equal(r.target.n_members, 2);
+    assert_string_equal(r.target.members[1], "sdc");
+}
+
+/* ---- bad input ---- */
+
+static void bad_fixtures(void **state)
+{
+    (void)state;
+    struct tw_error err;
+    size_t len;
+    char *buf = th_fixture("fio/constructed-truncated.json", &len);
+    import_bad(buf, len, &err);
+    assert_non_null(strstr(err.msg, "cut short"));
+    assert_true(err.line > 100);
+    free(buf);
+
+    buf = th_fixture("fio/constructed-foreign.csv", &len);
+    import_bad(buf, len, &err);
+    assert_non_null(strstr(err.msg, "not fio's output"));
+    free(buf);
+}
+
+static void bad_inline(void **state)
+{
+    (void)state;
+    static const char *const cases[] = {
+        "",
+        "   \n\n\t\n",
+        "{",
+        "{\"a\": 1}",
+        "[1, 2, 3]\n",
+        "{\"jobs\": 5}",
+        "{\"jobs\": []}",
+        "{\"jobs\": [7]}",
+        "{\"jobs\": [{\"job options\": {\"rw\": \"trim\"}}]}",
+        "{\"jobs\": [{\"job options\": {\"rw\": \"sideways\"}}]}",
+        "{\"jobs\": [{\"job options\": {\"bs\": \"0\"}}]}",
+        "{\"jobs\": [{\"job options\": {\"iodepth\": \"-3\"}}]}",
+        "{\"jobs\": [{\"read\": {\"total_ios\": -5}}]}",
+        "{\"jobs\": [{\"read\": {\"total_ios\": \"many\"}}]}",
+        "{\"jobs\": [{\"read\": {\"total_ios\": 1e300}}]}",
+        "{\"jobs\": [{\"read\": {\"total_ios\": 1, \"lat_ns\": {\"N\": 1, \"min\": -1}}}]}",
+        "fio: only diagnostics\nfio: and nothing else\n",
+        "3;fio-3.33;t;0;0;2364;788;100824;3001;0;0;0.000000;0.000000\n",
+        /* a job that moved nothing */
+        "{\"jobs\": [{\"jobname\": \"x\", \"read\": {\"total_ios\": 0}}]}",
+    };
+    /* Text cases, each written over several lines. */
+    static const char *const texts[] = {
+        /* a header but no job result */
+        "t: (g=0): rw=randread, bs=(R) 8192B-8192B, ioengine=libaio, "
+        "iodepth=32\nfio-3.33\nStarting 1 process\n",
+        /* a job result without its header line */
+        "t: (groupid=0, jobs=1): err= 0: pid=1: Sun Nov 29 22:36:23 2026\n"
+        "  read: IOPS=10, BW=80KiB/s (82kB/s)(240KiB/3000msec)\n",
+        /* a trim job in text */
+        "t: (g=0): rw=randtrim, bs=(R) 8192B-8192B, ioengine=libaio, "
+        "iodepth=1\nt: (groupid=0, jobs=1): err= 0: pid=1: Sun Nov 29 "
+        "22:36:23 2026\n  trim: IOPS=10, BW=80KiB/s (82kB/s)(240KiB/3000msec)\n",
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        import_bad_copy(cases[i]);
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+        import_bad_copy(texts[i]);
+    struct tw_error err;
+    import_bad(NULL, 0, &err);
+    struct tw_result r;
+    assert_int_equal(tw_fio_import_json("", 0, &r, &err), TW_EPARSE);
+    assert_int_equal(tw_fio_import_text("", 0, &r, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "empty"));
+}
+
+/* ---- the record survives its JSON form ---- */
+
+static void round_trip(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "fio/libaio-randrw-75.json", "fio/libaio-randread-2jobs.txt",
+        "fio/constructed-lvm-stripe.txt", "fio/psync-read-16k-qd8.json"};
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        struct tw_result a, b;
+        struct tw_error err = {0};
+        import_ok(files[i], &a);
+        snprintf(a.id, sizeof(a.id), "0b6f3a52-7c1e-4c1a-9a53-6f0d2f6f7e10");
+        char *s = tw_result_to_json(&a, 0);
+        assert_non_null(s);
+        if (tw_result_from_json(s, strlen(s), &b, &err) != TW_OK)
+            fail_msg("%s: %s", files[i], err.msg);
+        free(s);
+        assert_string_equal(a.id, b.id);
+        assert_int_equal(a.source, b.source);
+        assert_string_equal(a.started_at, b.started_at);
+        assert_string_equal(a.tool_version, b.tool_version);
+        assert_string_equal(a.method.engine, b.method.engine);
+        assert_int_equal(a.method.pattern, b.method.pattern);
+        assert_int_equal(a.method.block_size_bytes, b.method.block_size_bytes);
+        assert_int_equal(a.method.effective_queue_depth, b.method.effective_queue_depth);
+        assert_int_equal(a.method.jobs, b.method.jobs);
+        assert_int_equal(a.method.read_pct, b.method.read_pct);
+        assert_string_equal(a.target.device, b.target.device);
+        assert_int_equal(a.target.n_members, b.target.n_members);
+        assert_int_equal(a.read.present, b.read.present);
+        assert_int_equal(a.write.present, b.write.present);
+        assert_int_equal(a.read.ios, b.read.ios);
+        near(b.read.iops, a.read.iops);
+        near(b.read.lat.mean_ns, a.read.lat.mean_ns);
+        near(b.read.lat.stdev_ns, a.read.lat.stdev_ns);
+        assert_int_equal(a.read.lat.n_pct, b.read.lat.n_pct);
+        near(pct(&b.read.lat, 99.9), pct(&a.read.lat, 99.9));
+        near(b.cpu.usr_s, a.cpu.usr_s);
+        assert_int_equal(a.errors.count, b.errors.count);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(json_randread_qd32),
+        cmocka_unit_test(json_two_jobs_add_up),
+        cmocka_unit_test(json_mixed_has_both_directions),
+        cmocka_unit_test(json_psync_runs_at_qd1),
+        cmocka_unit_test(json_group_reporting),
+        cmocka_unit_test(json_group_reporting_on_command_line),
+        cmocka_unit_test(text_randread_qd32),
+        cmocka_unit_test(text_two_jobs_add_up),
+        cmocka_unit_test(text_mixed_has_both_directions),
+        cmocka_unit_test(text_psync_runs_at_qd1),
+        cmocka_unit_test(text_group_reporting),
+        cmocka_unit_test(text_and_json_agree_in_structure),
+        cmocka_unit_test(text_stripe_device_and_members),
+        cmocka_unit_test(text_without_leading_spaces_is_the_same),
+        cmocka_unit_test(text_units_and_suffixes),
+        cmocka_unit_test(text_job_error),
+        cmocka_unit_test(text_terminal_capture),
+        cmocka_unit_test(json_job_error),
+        cmocka_unit_test(json_long_names_stay_valid_utf8),
+        cmocka_unit_test(json_option_quirks),
+        cmocka_unit_test(json_percentile_choice),
+        cmocka_unit_test(json_stripes),
+        cmocka_unit_test(bad_fixtures),
+        cmocka_unit_test(bad_inline),
+        cmocka_unit_test(round_trip),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
