@@ -108,6 +108,16 @@ for fx in "$fixtures"/fio/*.json "$fixtures"/fio/*.txt; do
      "$tierwise" result "$scratch/i.json" >/dev/null 2>&1; then ok
   else bad "import-fio $fx: $(cat "$scratch/err")"; fi
 done
+# The progress line: drawn on a terminal (script(1) gives the run a pty),
+# absent when stdout is a pipe.
+if command -v script >/dev/null; then
+  script -qec "$agent bench --target $f --engine null --rw randread --bs 4k --runtime 2 --ramp 0" \
+    /dev/null >"$scratch/tty.txt" 2>&1
+  grep -q "IOPS.*ETA" "$scratch/tty.txt" && ok || bad "no progress line on a terminal: $(head -c 300 "$scratch/tty.txt")"
+  "$agent" bench --target "$f" --engine null --rw randread --bs 4k --runtime 2 --ramp 0 \
+    >"$scratch/pipe.txt" 2>&1
+  grep -q "ETA" "$scratch/pipe.txt" && bad "progress line printed into a pipe" || ok
+fi
 # SIGINT stops a run with status 130 and no result on stdout.
 "$agent" bench --target "$f" --engine null --rw randread --bs 4k --runtime 30 --ramp 0 --json >"$scratch/int.json" 2>/dev/null &
 pid=$!
