@@ -5,5 +5,6 @@
 #define TW_CLI_PROG "tierwise"
 
 int tw_cli_cmd_result(int argc, char **argv);
+int tw_cli_cmd_compliance(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
     {"result", tw_cli_cmd_result, "check bench result files and print them for people"},
+    {"compliance", tw_cli_cmd_compliance, "judge results against the disks' rated tiers"},
 };
 
 static void usage(FILE *f)

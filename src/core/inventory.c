@@ -183,10 +183,8 @@ static enum tw_err disk_from_value(const json_t *o, size_t idx, struct tw_disk *
     return TW_OK;
 }
 
-enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
-                                    struct tw_error *err)
+static enum tw_err from_value(const json_t *v, struct tw_inventory *inv, struct tw_error *err)
 {
-    tw_inventory_init(inv);
     if (!json_is_object(v))
         return tw_error_set(err, TW_EPARSE, "the inventory must be a JSON object");
     const json_t *vm = json_object_get(v, "vm");
@@ -241,6 +239,18 @@ enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
     return TW_OK;
 }
 
+enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
+                                    struct tw_error *err)
+{
+    tw_inventory_init(inv);
+    enum tw_err rc = from_value(v, inv, err);
+    /* Nothing half-read survives a failure: a caller that ignores the code
+     * must not find the first disks of a rejected file. */
+    if (rc != TW_OK)
+        tw_inventory_init(inv);
+    return rc;
+}
+
 enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_inventory *inv,
                                    struct tw_error *err)
 {
@@ -254,9 +264,18 @@ enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_invent
     }
     const json_t *v = root;
     const json_t *inner = json_object_get(root, "inventory");
-    if (inner && json_is_object(inner))
+    enum tw_err rc;
+    /* A report whose "inventory" is not an object is a broken report, not
+     * an inventory at the top level: say so rather than "vm is missing". */
+    if (inner && !json_is_object(inner)) {
+        tw_inventory_init(inv);
+        rc = tw_error_set(err, TW_EPARSE, "inventory must be an object");
+        json_decref(root);
+        return rc;
+    }
+    if (inner)
         v = inner;
-    enum tw_err rc = tw_inventory_from_value(v, inv, err);
+    rc = tw_inventory_from_value(v, inv, err);
     json_decref(root);
     return rc;
 }

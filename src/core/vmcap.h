@@ -37,4 +37,33 @@ const struct tw_vmcap *tw_vmcap_find(const struct tw_vmcap_table *t, const char 
 
 void tw_vmcap_table_cleanup(struct tw_vmcap_table *t);
 
+/* Parses the caps table built into the binary (pricing/azure-vm-disk-caps.json). */
+enum tw_err tw_vmcap_table_builtin(struct tw_vmcap_table *t, struct tw_error *err);
+
+/*
+ * A Resource SKUs UncachedDiskBytesPerSecond value in bytes per second
+ * (10^6 bytes = 1 MB, as the VM size pages count).  The API is not
+ * consistent: older sizes encode MB x 2^20 (Standard_E64s_v3's 1,200 MBps is
+ * 1,258,291,200), newer ones MB x 10^6 (Standard_B2as_v2 85,000,000).  A
+ * value that is a multiple of 2^18 (a quarter MiB/s) is read as the first
+ * and converted; anything else is taken as it is.  The readings only collide
+ * at 4,096 MB/s x 10^6 and its multiples.  Negative values give 0.
+ */
+int64_t tw_vmcap_arm_bytes_per_s(int64_t raw);
+
+/*
+ * The caps of VM_SIZE from a Resource SKUs response (LEN bytes of JSON: the
+ * REST page {"value": [...]} or az's bare array): the virtualMachines entry
+ * of that name, capabilities UncachedDiskIOPS and UncachedDiskBytesPerSecond
+ * (decimal strings), source "arm".  A capability that is absent is 0
+ * (unknown).  TW_ENOENT when no entry has that name, TW_EPARSE on a
+ * malformed document or value.
+ */
+enum tw_err tw_vmcap_from_resource_skus(const char *buf, size_t len, const char *vm_size,
+                                        struct tw_vmcap *out, struct tw_error *err);
+
+/* The bytes of pricing/azure-vm-disk-caps.json, generated at build time. */
+extern const unsigned char tw_builtin_vm_caps_json[];
+extern const size_t tw_builtin_vm_caps_json_len;
+
 #endif

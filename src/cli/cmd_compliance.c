@@ -1,0 +1,234 @@
+/*
+ * cmd_compliance.c - tierwise compliance: does each disk deliver its tier?
+ *
+ * Offline on files: an inventory (which disks, which devices), result
+ * records, and the rated catalog and VM caps (built in, or given).  Every
+ * input is read and every verdict computed before anything is printed, so
+ * bad input gives one message and an empty stdout.
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/app.h"
+#include "cli/cli.h"
+#include "core/inventory.h"
+#include "core/result.h"
+#include "core/tier.h"
+#include "core/verdict.h"
+#include "core/vmcap.h"
+
+#define MAX_INPUT (16u << 20)  /* ceiling on each input file */
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s compliance --inventory FILE --result FILE [--result FILE ...]\n"
+            "                [--vm-size SIZE] [--catalog FILE] [--vm-caps FILE] [--json]\n\n"
+            "Judges bench results against the rated tier of the Azure disks they ran on:\n"
+            "expected = min(sum of the member disks' rated figures, the VM's uncached cap),\n"
+            "IOPS for random I/O, MB/s for sequential I/O. Works offline on files.\n\n"
+            "  --inventory FILE  the VM and its disks with their devices (tierwise-agent\n"
+            "                    inventory --json, or a report holding an inventory)\n"
+            "  --result FILE     a result record (tierwise-agent bench --json or import-fio\n"
+            "                    --json); repeat for more. Its device or member devices\n"
+            "                    (sdg, sdh ...) are matched to the inventory's devices\n"
+            "  --vm-size SIZE    the VM size whose cap applies (default: the inventory's)\n"
+            "  --catalog FILE    a tier catalog instead of the built-in one\n"
+            "                    (pricing/azure-disk-tiers.json)\n"
+            "  --vm-caps FILE    a VM caps table instead of the built-in one\n"
+            "                    (pricing/azure-vm-disk-caps.json)\n"
+            "  --json            print {\"verdicts\": [...]} on stdout\n"
+            "  -h, --help        this text\n\n"
+            "Verdicts: delivers (>= 90 %% of expected), under, vm-capped (the VM's cap binds\n"
+            "and is reached), burst (above the rating, within burst figures), cached (host\n"
+            "caching served the reads), inconclusive (the method can't reach the rating:\n"
+            "buffered I/O, a run under 10 s, too few I/Os in flight by Little's law; or a\n"
+            "provisioned disk whose figures the inventory lacks).\n\n"
+            "Exit status: 0 verdicts printed, whatever they say; 1 a file can't be read or\n"
+            "out of memory; 2 bad input (a malformed file, an unknown SKU, a size beyond the\n"
+            "largest tier, a result that matches no disk): the message says which.\n",
+            TW_CLI_PROG);
+}
+
+/* Reads PATH into OUT (initialised here); "PATH: why" in ERR on failure. */
+static enum tw_err read_input(const char *path, struct tw_buf *out, struct tw_error *err)
+{
+    tw_buf_init(out, MAX_INPUT);
+    enum tw_err rc = tw_app_read_file(path, out, err);
+    if (rc == TW_OK && out->len == 0)
+        rc = tw_error_set(err, TW_EINVAL, "%s is empty", path);
+    return rc;
+}
+
+/* Parses a FILE with PARSE into whatever ARG is, naming the file on error. */
+static enum tw_err load(const char *path, struct tw_error *err,
+                        enum tw_err (*parse)(const char *, size_t, void *, struct tw_error *),
+                        void *arg)
+{
+    struct tw_buf in;
+    enum tw_err rc = read_input(path, &in, err);
+    if (rc == TW_OK) {
+        rc = parse(in.data, in.len, arg, err);
+        if (rc != TW_OK) {
+            char msg[sizeof(err->msg)];
+            snprintf(msg, sizeof(msg), "%s", err->msg);
+            tw_error_set(err, rc, "%s: %s", path, msg);
+        }
+    }
+    tw_buf_cleanup(&in);
+    return rc;
+}
+
+static enum tw_err parse_catalog(const char *b, size_t n, void *a, struct tw_error *e)
+{
+    return tw_tier_catalog_parse(b, n, a, e);
+}
+
+static enum tw_err parse_caps(const char *b, size_t n, void *a, struct tw_error *e)
+{
+    return tw_vmcap_table_parse(b, n, a, e);
+}
+
+static enum tw_err parse_inventory(const char *b, size_t n, void *a, struct tw_error *e)
+{
+    return tw_inventory_from_json(b, n, a, e);
+}
+
+static enum tw_err parse_result(const char *b, size_t n, void *a, struct tw_error *e)
+{
+    return tw_result_from_json(b, n, a, e);
+}
+
+static void print_text(const struct tw_verdict *v)
+{
+    printf("%-12s %s [", tw_verdict_name(v->kind), v->target[0] ? v->target : "?");
+    for (size_t i = 0; i < v->n_disks; i++)
+        printf("%s%s%s%s", i ? ", " : "", v->disks[i].name, v->disks[i].tier[0] ? " " : "",
+               v->disks[i].tier);
+    printf("] result %s: %s\n", v->result_id, v->reason);
+}
+
+int tw_cli_cmd_compliance(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"inventory", required_argument, NULL, 'i'},
+        {"result", required_argument, NULL, 'r'},
+        {"vm-size", required_argument, NULL, 's'},
+        {"catalog", required_argument, NULL, 'c'},
+        {"vm-caps", required_argument, NULL, 'v'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *inv_path = NULL, *vm_size = NULL, *cat_path = NULL, *caps_path = NULL;
+    bool json = false;
+    size_t n_results = 0;
+    const char **results = calloc((size_t)argc + 1, sizeof(*results));
+    struct tw_tier_catalog cat = {0};
+    struct tw_vmcap_table caps = {0};
+    struct tw_inventory *inv = malloc(sizeof(*inv));
+    struct tw_result *r = malloc(sizeof(*r));
+    struct tw_verdict *verdicts = calloc((size_t)argc + 1, sizeof(*verdicts));
+    struct tw_error err = {0};
+    enum tw_err rc = TW_OK;
+    int status = TW_EXIT_OK;
+    if (!results || !inv || !r || !verdicts) {
+        tw_app_error(TW_CLI_PROG, "out of memory");
+        status = TW_EXIT_FAIL;
+        goto out;
+    }
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i': inv_path = optarg; break;
+        case 'r': results[n_results++] = optarg; break;
+        case 's': vm_size = optarg; break;
+        case 'c': cat_path = optarg; break;
+        case 'v': caps_path = optarg; break;
+        case 'j': json = true; break;
+        case 'h':
+            usage(stdout);
+            goto out;
+        default:
+            usage(stderr);
+            status = TW_EXIT_USAGE;
+            goto out;
+        }
+    }
+    if (optind < argc) {
+        tw_app_error(TW_CLI_PROG, "compliance: unexpected argument \"%s\"; give results with "
+                     "--result FILE", argv[optind]);
+        status = TW_EXIT_USAGE;
+        goto out;
+    }
+    if (!inv_path || !n_results) {
+        tw_app_error(TW_CLI_PROG, "compliance needs --inventory FILE and at least one --result "
+                     "FILE; see compliance --help");
+        status = TW_EXIT_USAGE;
+        goto out;
+    }
+
+    rc = cat_path ? load(cat_path, &err, parse_catalog, &cat) : tw_tier_catalog_builtin(&cat, &err);
+    if (rc == TW_OK)
+        rc = caps_path ? load(caps_path, &err, parse_caps, &caps)
+                       : tw_vmcap_table_builtin(&caps, &err);
+    if (rc == TW_OK)
+        rc = load(inv_path, &err, parse_inventory, inv);
+    if (rc != TW_OK)
+        goto fail;
+
+    /* The VM's cap: the size asked for must be known; the inventory's may
+     * not be (then the verdict says the cap was not applied). */
+    const char *size = vm_size ? vm_size : inv->vm.vm_size;
+    const struct tw_vmcap *cap = tw_vmcap_find(&caps, size);
+    if (!cap && vm_size) {
+        rc = tw_error_set(&err, TW_EINVAL, "--vm-size %s is not in the VM caps table (%zu "
+                          "sizes); give its caps with --vm-caps FILE", vm_size, caps.n);
+        goto fail;
+    }
+    if (!cap && size[0])
+        tw_app_error(TW_CLI_PROG, "note: VM size %s is not in the VM caps table: expected "
+                     "figures leave its uncached cap out", size);
+
+    for (size_t i = 0; i < n_results; i++) {
+        rc = load(results[i], &err, parse_result, r);
+        if (rc == TW_OK)
+            rc = tw_verdict_check(r, inv, &cat, cap, &verdicts[i], &err);
+        if (rc != TW_OK) {
+            if (err.msg[0] && !strstr(err.msg, results[i])) {
+                char msg[sizeof(err.msg)];
+                snprintf(msg, sizeof(msg), "%s", err.msg);
+                tw_error_set(&err, rc, "%s: %s", results[i], msg);
+            }
+            goto fail;
+        }
+    }
+
+    if (json) {
+        char *s = tw_verdicts_to_json(verdicts, n_results, JSON_INDENT(2));
+        if (!s) {
+            rc = tw_error_set(&err, TW_ENOMEM, "out of memory writing the verdicts");
+            goto fail;
+        }
+        puts(s);
+        free(s);
+    } else {
+        for (size_t i = 0; i < n_results; i++)
+            print_text(&verdicts[i]);
+    }
+    goto out;
+fail:
+    tw_app_error(TW_CLI_PROG, "%s", err.msg[0] ? err.msg : tw_strerror(rc));
+    status = tw_app_exit_code(rc);
+out:
+    tw_tier_catalog_cleanup(&cat);
+    tw_vmcap_table_cleanup(&caps);
+    free(results);
+    free(inv);
+    free(r);
+    free(verdicts);
+    return status;
+}

@@ -1,0 +1,135 @@
+/*
+ * tier.h - the rated catalog: what Azure promises each managed disk.
+ *
+ * A Premium SSD, Standard SSD or Standard HDD is billed and rated by its
+ * tier (P30, E15, S10 ...), found by rounding the disk's size up to the next
+ * offered size; a Premium disk's performance tier, when set, raises it.
+ * Premium SSD v2 and Ultra have no tiers: IOPS and MB/s are provisioned per
+ * disk within rules that depend on the size.  The figures come from
+ * pricing/azure-disk-tiers.json (tierwise.disk-tiers/1, sources in the
+ * file), compiled into the binary and also readable from a file.
+ */
+#ifndef TW_CORE_TIER_H
+#define TW_CORE_TIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+#define TW_TIER_MAX 128      /* tiers a catalog may hold (39 today) */
+#define TW_TIER_MAX_SKUS 16  /* SKU names a catalog may map to a table */
+
+enum tw_burst_kind {
+    TW_BURST_NONE,
+    TW_BURST_CREDIT,    /* free, on by default, a 30-minute bucket */
+    TW_BURST_ON_DEMAND  /* opt-in and billed (Premium P30 and up) */
+};
+
+/* The kind of disk a SKU name stands for. */
+enum tw_disk_family {
+    TW_FAMILY_UNKNOWN,
+    TW_FAMILY_TIERED,      /* a fixed tier table: P, E or S */
+    TW_FAMILY_PREMIUM_V2,  /* provisioned: PremiumV2_LRS */
+    TW_FAMILY_ULTRA        /* provisioned: UltraSSD_LRS */
+};
+
+struct tw_tier {
+    char name[8];             /* "P30"; its letter names the table */
+    char sku[32];             /* the SKU the table lists it under */
+    int64_t size_gib;         /* offered size, GiB */
+    int64_t iops;             /* rated (baseline) IOPS */
+    double mbps;              /* rated MB/s, 10^6 bytes per second */
+    bool upper_bound;         /* rated "up to" (Standard), not guaranteed */
+    enum tw_burst_kind burst;
+    int64_t burst_iops;       /* burst ceiling; 0 without bursting */
+    double burst_mbps;        /* burst ceiling, MB/s; 0 without bursting */
+    int64_t plus_iops;        /* performance plus (set at creation); 0 if none */
+    double plus_mbps;         /* performance plus MB/s; 0 if none */
+};
+
+/* How a provisioned disk type's limits follow from its size. */
+struct tw_prov_rules {
+    char sku[32];             /* PremiumV2_LRS, UltraSSD_LRS; "" if absent */
+    int64_t min_gib, max_gib; /* offered sizes, GiB */
+    int64_t min_iops;         /* baseline (v2, free) or minimum (Ultra) IOPS */
+    double min_mbps;          /* baseline or minimum MB/s */
+    int64_t iops_per_gib;     /* how far provisioned IOPS may rise per GiB */
+    int64_t iops_above_gib;   /* v2: the rise starts above this size; 0 for Ultra */
+    int64_t max_iops;         /* per-disk maximum IOPS */
+    double mbps_per_iops;     /* MB/s allowed per provisioned IOPS */
+    double max_mbps;          /* per-disk maximum MB/s */
+};
+
+struct tw_tier_catalog {
+    size_t n_tiers;
+    struct tw_tier *tiers;    /* heap, ascending size within each letter */
+    size_t n_skus;
+    struct {
+        char sku[32];         /* e.g. Premium_ZRS */
+        char letter;          /* the table it uses: 'P', 'E' or 'S' */
+    } skus[TW_TIER_MAX_SKUS];
+    struct tw_prov_rules premium_v2, ultra;
+};
+
+/*
+ * Parses LEN bytes of tierwise.disk-tiers/1 JSON into CAT (fully replaced;
+ * free with tw_tier_catalog_cleanup even on failure).  The catalog may come
+ * from outside (--catalog): every figure is checked, a tier table must be
+ * ascending in size, and each SKU must map to a table that exists.
+ * TW_EPARSE naming the field on bad input.
+ */
+enum tw_err tw_tier_catalog_parse(const char *buf, size_t len, struct tw_tier_catalog *cat,
+                                  struct tw_error *err);
+
+/* Parses the copy of pricing/azure-disk-tiers.json built into the binary. */
+enum tw_err tw_tier_catalog_builtin(struct tw_tier_catalog *cat, struct tw_error *err);
+
+/* Frees CAT's tiers and empties it (a zeroed or cleaned catalog is fine). */
+void tw_tier_catalog_cleanup(struct tw_tier_catalog *cat);
+
+/* What SKU stands for (exact, case-insensitive as Azure compares names). */
+enum tw_disk_family tw_tier_family(const struct tw_tier_catalog *cat, const char *sku);
+
+/* The tier called NAME ("P30", case-insensitive), or NULL. */
+const struct tw_tier *tw_tier_by_name(const struct tw_tier_catalog *cat, const char *name);
+
+/*
+ * The tier a disk of SKU and SIZE_GIB is billed and rated at: the smallest
+ * tier of the SKU's table at least that large.  TW_EINVAL with a message for
+ * an unknown or untiered SKU, a size below 1 GiB, or a size beyond the
+ * table's largest tier.
+ */
+enum tw_err tw_tier_for_size(const struct tw_tier_catalog *cat, const char *sku,
+                             int64_t size_gib, const struct tw_tier **out,
+                             struct tw_error *err);
+
+/*
+ * The tier a disk is rated at: its size tier, raised by PERF_TIER (the
+ * inventory's `tier`, "" or NULL when unset) on a Premium SSD.  A
+ * performance tier can't be set below the size's own tier, so a lower one
+ * (a stale record) leaves the size tier.  Standard disks have no
+ * performance tiers: their `tier` is the size tier and is not consulted.
+ * TW_EINVAL when PERF_TIER names no tier of the SKU's table.
+ */
+enum tw_err tw_tier_for_disk(const struct tw_tier_catalog *cat, const char *sku,
+                             int64_t size_gib, const char *perf_tier,
+                             const struct tw_tier **out, struct tw_error *err);
+
+/*
+ * The range a provisioned disk (Premium SSD v2, Ultra) of SIZE_GIB may be
+ * set to: the baseline or minimum, and the size's maximum.  TW_EINVAL when
+ * SKU is not provisioned or the size is outside its range.
+ */
+enum tw_err tw_tier_prov_range(const struct tw_tier_catalog *cat, const char *sku,
+                               int64_t size_gib, int64_t *min_iops, int64_t *max_iops,
+                               double *min_mbps, double *max_mbps, struct tw_error *err);
+
+const char *tw_burst_kind_name(enum tw_burst_kind k);
+
+/* The bytes of pricing/azure-disk-tiers.json, generated at build time. */
+extern const unsigned char tw_builtin_disk_tiers_json[];
+extern const size_t tw_builtin_disk_tiers_json_len;
+
+#endif
