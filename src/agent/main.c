@@ -22,6 +22,7 @@ struct cmd {
 static const struct cmd cmds[] = {
     {"bench", tw_agent_cmd_bench, "benchmark a disk, a file or a device with a named profile"},
     {"import-fio", tw_agent_cmd_import_fio, "turn fio output (JSON or text) into a result record"},
+    {"inventory", tw_agent_cmd_inventory, "this VM's managed disks (IMDS) and their Linux devices"},
 };
 
 static void usage(FILE *f)
@@ -32,7 +33,8 @@ static void usage(FILE *f)
     for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
         fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
     fprintf(f, "\n%s COMMAND --help describes a command's options.\n"
-               "Exit status: 0 done, 1 the work failed, 2 bad input or usage, 130 interrupted.\n",
+               "Exit status: 0 done, 1 the work failed, 2 bad input or usage, 3 not on Azure\n"
+               "(IMDS unreachable; inventory), 130 interrupted.\n",
             TW_AGENT_PROG);
 }
 

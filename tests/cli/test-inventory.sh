@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Command-line contract of tierwise-agent inventory: exit 3 and one line
+# when IMDS does not answer (a closed port on 127.0.0.1, never the real
+# address), the IMDS URL from flag, environment and config file,
+# --inventory-file with devices found in fixture /dev and sysfs trees, bad
+# input exits 2, JSON on stdout only; and, when python3 is there, a whole
+# run against a throwaway HTTP server on 127.0.0.1 serving the documented
+# IMDS sample.
+set -u
+agent=${TW_AGENT:?run through ctest, or set TW_AGENT and TW_FIXTURES}
+fixtures=${TW_FIXTURES:?}
+scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/tw-inv-XXXXXX")
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$scratch"
+}
+trap cleanup EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+# Nothing in this script may reach a real endpoint: the HTTP client refuses
+# any address outside 127.0.0.0/8 and ::1, and no inherited setting counts.
+export TIERWISE_LOOPBACK_ONLY=1
+unset TIERWISE_IMDS_URL TIERWISE_ARM_URL TIERWISE_LOGIN_URL TIERWISE_PRICES_URL TIERWISE_CONFIG
+unset TW_SYSFS_ROOT TW_DEV_ROOT http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
+
+# expect STATUS WORDS -- CMD...: exit status, a stderr line containing WORDS,
+# nothing on stdout, one message.
+expect() {
+  local want=$1 words=$2; shift 3
+  local out err st
+  out=$("$@" 2>"$scratch/err"); st=$?
+  err=$(cat "$scratch/err")
+  if [ "$st" != "$want" ]; then bad "$* -> exit $st, want $want ($err)"; return; fi
+  if ! grep -qF -- "$words" <<<"$err"; then bad "$* -> stderr lacks '$words': $err"; return; fi
+  if [ -n "$out" ]; then bad "$* -> wrote to stdout on failure: $out"; return; fi
+  if [ "$(wc -l <<<"$err")" -gt 1 ]; then bad "$* -> more than one line: $err"; return; fi
+  ok
+}
+
+# A 127.0.0.1 port nothing listens on.
+closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null) || closed=9
+imds_closed="http://127.0.0.1:$closed"
+
+# --help, and the command is listed.
+"$agent" inventory --help | grep -q "usage: tierwise-agent inventory" && ok || bad "inventory --help"
+"$agent" --help | grep -q "inventory" && ok || bad "--help does not list inventory"
+"$agent" --help | grep -q "3 not on Azure" && ok || bad "--help lacks exit status 3"
+
+# Off Azure: exit 3, one line, fast (IMDS defaults allow about 2 s).
+start=$(date +%s%N)
+expect 3 "not an Azure VM?" -- "$agent" inventory --imds-url "$imds_closed"
+ms=$((($(date +%s%N) - start) / 1000000))
+[ "$ms" -lt 3000 ] && ok || bad "unreachable IMDS took $ms ms"
+expect 3 "connection refused" -- "$agent" inventory --json --imds-url "$imds_closed"
+# ... with the URL from the environment and from a config file.
+TIERWISE_IMDS_URL=$imds_closed expect 3 "URL from TIERWISE_IMDS_URL" -- "$agent" inventory
+printf '{"imds_url": "%s", "arm_url": "http://127.0.0.1:1"}\n' "$imds_closed" > "$scratch/tw.json"
+expect 3 "URL from the config file" -- "$agent" inventory --config "$scratch/tw.json"
+TIERWISE_CONFIG=$scratch/tw.json expect 3 "not an Azure VM?" -- "$agent" inventory
+# The flag beats the environment, which beats the file.
+TIERWISE_IMDS_URL="http://127.0.0.1:1/bad-path" expect 3 "URL from --imds-url" -- \
+  "$agent" inventory --imds-url "$imds_closed"
+TIERWISE_IMDS_URL=$imds_closed expect 3 "URL from TIERWISE_IMDS_URL" -- \
+  "$agent" inventory --config "$scratch/tw.json"
+
+# Bad URLs and config files: exit 2, naming the culprit.
+expect 2 "has a path \"/metadata/instance\"" -- "$agent" inventory --imds-url "$imds_closed/metadata/instance"
+expect 2 "must start with http://" -- "$agent" inventory --imds-url "127.0.0.1:$closed"
+TIERWISE_IMDS_URL="ftp://127.0.0.1" expect 2 "TIERWISE_IMDS_URL" -- "$agent" inventory
+printf '{"imds_url": 5}' > "$scratch/bad.json"
+expect 2 "imds_url must be a string" -- "$agent" inventory --config "$scratch/bad.json"
+printf '{"imds_url": ' > "$scratch/broken.json"
+expect 2 "not valid JSON" -- "$agent" inventory --config "$scratch/broken.json"
+expect 2 "can't open config file" -- "$agent" inventory --config "$scratch/missing.json"
+# Loopback-only mode: a non-loopback address is refused before any socket
+# exists (0.0.0.0 would only reach this machine anyway).
+expect 2 "is not on 127.0.0.0/8 or ::1, and TIERWISE_LOOPBACK_ONLY is set" -- \
+  "$agent" inventory --imds-url "http://0.0.0.0:$closed"
+expect 2 "unexpected argument" -- "$agent" inventory extra
+expect 2 "\"--frobnicate\" is an unknown option" -- "$agent" inventory --frobnicate
+expect 2 "\"--imds-url\" is an unknown option or lacks its value" -- "$agent" inventory --imds-url
+expect 2 "leave out --imds-url" -- "$agent" inventory --inventory-file x --imds-url "$imds_closed"
+
+# Fixture /dev and sysfs trees: LUN 0 and 1 linked by WALinuxAgent's rules,
+# the OS disk by azure-vm-utils', and an LVM volume over both data disks.
+sys=$scratch/sys dev=$scratch/dev
+mkdir -p "$sys/block/sda" "$sys/block/sdc" "$sys/block/sdd" "$dev/disk/azure/scsi1"
+ln -s ../../sda "$dev/disk/azure/os"
+ln -s ../../../sdc "$dev/disk/azure/scsi1/lun0"
+ln -s ../../../sdd "$dev/disk/azure/scsi1/lun1"
+mkdir -p "$sys/devices/virtual/block/dm-2/slaves" "$sys/devices/virtual/block/dm-2/dm" "$sys/dev/block"
+echo "253:2" > "$sys/devices/virtual/block/dm-2/dev"
+echo "vg_data-lv_stripe" > "$sys/devices/virtual/block/dm-2/dm/name"
+ln -s ../devices/virtual/block/dm-2 "$sys/block/dm-2"
+ln -s ../../devices/virtual/block/dm-2 "$sys/dev/block/253:2"
+ln -s "$sys/block/sdc" "$sys/devices/virtual/block/dm-2/slaves/sdc"
+ln -s "$sys/block/sdd" "$sys/devices/virtual/block/dm-2/slaves/sdd"
+
+# A hand-written inventory (disks without devices): found in the trees.
+cat > "$scratch/inv.json" <<'EOF'
+{"vm": {"name": "db-vm-01", "vm_size": "Standard_E8s_v3", "location": "westeurope",
+        "resource_group": "rg-db", "tags": {"env": "prod"}},
+ "disks": [
+   {"name": "db-vm-01-os", "role": "os", "lun": null, "sku": "Premium_LRS", "size_gib": 64, "caching": "ReadWrite"},
+   {"name": "db-vm-01-data0", "role": "data", "lun": 0, "sku": "Premium_LRS", "size_gib": 1024, "tier": "P30", "caching": "None"},
+   {"name": "db-vm-01-data1", "role": "data", "lun": 1, "sku": "Premium_LRS", "size_gib": 1024, "caching": "None"},
+   {"name": "db-vm-01-log", "role": "data", "lun": 2, "sku": "Premium_LRS", "size_gib": 128, "caching": "None", "write_accelerator": true}
+ ]}
+EOF
+if "$agent" inventory --inventory-file "$scratch/inv.json" --sysfs-root "$sys" --dev-root "$dev" \
+     >"$scratch/out.txt" 2>"$scratch/err"; then
+  grep -Eq '^db-vm-01-data0 +data +0 +Premium_LRS +1024 GiB +P30 +None +/dev/sdc$' "$scratch/out.txt" &&
+    grep -Eq '^db-vm-01-data1 +data +1 .*/dev/sdd$' "$scratch/out.txt" &&
+    grep -Eq '^db-vm-01-os +os +- .*ReadWrite +/dev/sda$' "$scratch/out.txt" &&
+    grep -Eq '^db-vm-01-log +data +2 .*None\+WA +-  \(not found\)$' "$scratch/out.txt" &&
+    grep -q 'env=prod' "$scratch/out.txt" &&
+    grep -q '/dev/dm-2 (vg_data-lv_stripe) over sd[cd] (db-vm-01-data[01], LUN [01]) sd[cd]' "$scratch/out.txt" &&
+    ok || bad "inventory table: $(cat "$scratch/out.txt")"
+  [ -s "$scratch/err" ] && bad "stderr on success: $(cat "$scratch/err")" || ok
+else
+  bad "inventory --inventory-file failed: $(cat "$scratch/err")"
+fi
+# The same through the environment, as JSON; the JSON reads back as it is.
+if TW_SYSFS_ROOT=$sys TW_DEV_ROOT=$dev "$agent" inventory --json --inventory-file "$scratch/inv.json" \
+     >"$scratch/inv2.json" 2>"$scratch/err"; then
+  grep -q '"device": "/dev/sdc"' "$scratch/inv2.json" &&
+    grep -q '"device": null' "$scratch/inv2.json" &&
+    grep -q '"lun": null' "$scratch/inv2.json" &&
+    grep -q '"write_accelerator": true' "$scratch/inv2.json" &&
+    grep -q '"tier": "P30"' "$scratch/inv2.json" && ok || bad "inventory JSON: $(cat "$scratch/inv2.json")"
+  "$agent" inventory --json --inventory-file "$scratch/inv2.json" --sysfs-root "$sys" \
+    --dev-root "$dev" >"$scratch/inv3.json" 2>&1 && cmp -s "$scratch/inv2.json" "$scratch/inv3.json" &&
+    ok || bad "JSON does not read back the same: $(diff "$scratch/inv2.json" "$scratch/inv3.json")"
+else
+  bad "inventory --json --inventory-file failed: $(cat "$scratch/err")"
+fi
+# A whole report is accepted too (its "inventory" member).
+printf '{"schema_version": "tierwise.report/1", "inventory": %s, "results": []}' \
+  "$(cat "$scratch/inv.json")" > "$scratch/report.json"
+"$agent" inventory --inventory-file "$scratch/report.json" --sysfs-root "$sys" --dev-root "$dev" |
+  grep -q 'db-vm-01-data1' && ok || bad "a report as --inventory-file"
+
+# Bad inventory files: exit 2 with the file and the field.
+expect 2 "can't open $scratch/none.json" -- "$agent" inventory --inventory-file "$scratch/none.json"
+: > "$scratch/empty.json"
+expect 2 "is empty" -- "$agent" inventory --inventory-file "$scratch/empty.json"
+printf '{"vm": ' > "$scratch/trunc.json"
+expect 2 "trunc.json: not valid JSON at line 1" -- "$agent" inventory --inventory-file "$scratch/trunc.json"
+printf '{"vm": {"name": "v", "location": "l", "vm_size": "S"}, "disks": [{"name": "d", "role": "data", "lun": "0", "sku": "P", "size_gib": 1}]}' > "$scratch/lun.json"
+expect 2 "disks[0].lun must be an integer" -- "$agent" inventory --inventory-file "$scratch/lun.json"
+printf '{"vm": {"name": "v", "location": "l"}, "disks": []}' > "$scratch/nosize.json"
+expect 2 "vm.vm_size is missing" -- "$agent" inventory --inventory-file "$scratch/nosize.json"
+printf '{"inventory": [], "results": []}' > "$scratch/badreport.json"
+expect 2 "inventory must be an object" -- "$agent" inventory --inventory-file "$scratch/badreport.json"
+expect 2 "is empty" -- "$agent" inventory --inventory-file /dev/null
+
+# Against a real HTTP server on 127.0.0.1 (python3's), serving the
+# documented IMDS sample at /metadata/instance.
+if command -v python3 >/dev/null; then
+  mkdir -p "$scratch/www/metadata"
+  cp "$fixtures/imds/constructed-d2s-v3-two-data-disks.json" "$scratch/www/metadata/instance"
+  python3 -u -m http.server 0 --bind 127.0.0.1 --directory "$scratch/www" \
+    >"$scratch/server.log" 2>&1 &
+  server_pid=$!
+  port=
+  for _ in $(seq 50); do
+    port=$(sed -n 's/.*port \([0-9][0-9]*\).*/\1/p' "$scratch/server.log" | head -n 1)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  if [ -n "$port" ]; then
+    rm -f "$dev/disk/azure/os"   # this VM's OS disk is not in the trees
+    if "$agent" inventory --imds-url "http://127.0.0.1:$port" --sysfs-root "$sys" --dev-root "$dev" \
+         >"$scratch/imds.txt" 2>"$scratch/err"; then
+      grep -q '^VM  *advisor-vm-01$' "$scratch/imds.txt" &&
+        grep -q '^Size  *Standard_D2s_v3$' "$scratch/imds.txt" &&
+        grep -Eq '^advisor-vm-01-data0 +data +0 +Premium_LRS +128 GiB +- +ReadOnly +/dev/sdc$' "$scratch/imds.txt" &&
+        grep -Eq '^advisor-vm-01-data1 +data +1 +StandardSSD_LRS +256 GiB .*/dev/sdd$' "$scratch/imds.txt" &&
+        grep -q 'env=test, owner=advisor' "$scratch/imds.txt" && ok || bad "IMDS table: $(cat "$scratch/imds.txt")"
+    else
+      bad "inventory from the loopback IMDS failed: $(cat "$scratch/err")"
+    fi
+    TIERWISE_IMDS_URL="http://127.0.0.1:$port" "$agent" inventory --json >"$scratch/imds.json" 2>/dev/null &&
+      grep -q '"vm_size": "Standard_D2s_v3"' "$scratch/imds.json" && ok || bad "IMDS JSON: $(cat "$scratch/imds.json")"
+    # An answer that is not an instance document: exit 1 (IMDS failed), not 3.
+    echo '{"compute": {}}' > "$scratch/www/metadata/instance"
+    expect 1 "compute.name is missing" -- "$agent" inventory --imds-url "http://127.0.0.1:$port"
+    rm "$scratch/www/metadata/instance"
+    expect 1 "HTTP 404" -- "$agent" inventory --imds-url "http://127.0.0.1:$port"
+  else
+    bad "the python3 HTTP server did not start: $(cat "$scratch/server.log")"
+  fi
+fi
+
+echo "inventory CLI: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
