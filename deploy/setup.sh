@@ -16,7 +16,7 @@ packages=(
   libsqlite3-dev                           # store and agent spool
   libmicrohttpd-dev                        # REST backend and the Azure simulator
   libcmocka-dev                            # unit tests
-  fio jq                                   # tests/perf: the reference tool, JSON fields
+  fio jq curl                              # tests and tests/perf: reference tool, JSON, HTTP
 )
 
 missing=()
