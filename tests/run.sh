@@ -19,7 +19,12 @@ cmake --build "$build" -j"$(nproc)"
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)"
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" | tee "$build/ctest.log"
+summary=$(grep -E '^[0-9]+% tests passed' "$build/ctest.log" | tail -1)
+total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
+failed=$(sed -E 's/.*, ([0-9]+) tests failed.*/\1/' <<<"$summary")
+skipped=$(grep -c 'Skipped' "$build/ctest.log" || true)
+fuzzed=0
 
 # libFuzzer sessions on copies of the corpora (the committed corpora stay
 # small; new finds are printed, not added).
@@ -44,6 +49,8 @@ if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
     fi
     tail -1 "$work.log"
     rm -rf "$work" "$work.log"
+    fuzzed=$((fuzzed + 1))
   done
 fi
-echo "tests/run.sh: all tests passed"
+# ctest's tests plus one per fuzz session; failures stopped the script above.
+echo "tests/run.sh: $((total - failed - skipped + fuzzed)) passed, $failed failed, $skipped skipped"
