@@ -73,26 +73,7 @@ int tw_agent_cmd_import_fio(int argc, char **argv)
         return tw_app_exit_code(rc);
     }
     tw_agent_new_id(r->id, sizeof(r->id));
-    int status = TW_EXIT_OK;
-    if (json) {
-        char *s = tw_result_to_json(r, JSON_INDENT(2));
-        if (s) {
-            puts(s);
-            free(s);
-        } else {
-            status = TW_EXIT_FAIL;
-        }
-    } else {
-        struct tw_buf out;
-        tw_buf_init(&out, 1 << 20);
-        if (tw_result_format_text(r, &out) == TW_OK)
-            fputs(out.data, stdout);
-        else
-            status = TW_EXIT_FAIL;
-        tw_buf_cleanup(&out);
-    }
-    if (status != TW_EXIT_OK)
-        tw_app_error(TW_AGENT_PROG, "out of memory formatting the result");
+    int status = tw_app_print_result(TW_AGENT_PROG, r, json);
     free(r);
     return status;
 }

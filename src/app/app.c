@@ -1,6 +1,9 @@
 /* app.c - shared helpers of the executables. */
 #include "app/app.h"
 
+#include "core/result.h"
+#include "core/result_text.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -116,4 +119,61 @@ void tw_app_catch_signals(volatile sig_atomic_t *flag)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
+}
+
+static void usage(FILE *f, const char *prog, const char *about, const char *exits,
+                  const struct tw_app_cmd *cmds, size_t ncmds)
+{
+    fprintf(f, "usage: %s COMMAND [OPTIONS]\n\n%s\n\nCommands:\n", prog, about);
+    for (size_t i = 0; i < ncmds; i++)
+        fprintf(f, "  %-12s %s\n", cmds[i].name, cmds[i].summary);
+    fprintf(f, "\n%s COMMAND --help describes a command's options.\n%s\n", prog, exits);
+}
+
+int tw_app_main(const char *prog, const char *about, const char *exits,
+                const struct tw_app_cmd *cmds, size_t ncmds, int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr, prog, about, exits, cmds, ncmds);
+        return TW_EXIT_USAGE;
+    }
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(stdout, prog, about, exits, cmds, ncmds);
+        return TW_EXIT_OK;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("%s %s\n", prog, TW_VERSION);
+        return TW_EXIT_OK;
+    }
+    for (size_t i = 0; i < ncmds; i++) {
+        if (strcmp(argv[1], cmds[i].name) == 0)
+            return cmds[i].run(argc - 1, argv + 1);
+    }
+    tw_app_error(prog, "unknown command \"%s\"; %s --help lists the commands", argv[1], prog);
+    return TW_EXIT_USAGE;
+}
+
+int tw_app_print_result(const char *prog, const struct tw_result *r, bool json)
+{
+    int status = TW_EXIT_OK;
+    if (json) {
+        char *s = tw_result_to_json(r, JSON_INDENT(2));
+        if (s)
+            puts(s);
+        else
+            status = TW_EXIT_FAIL;
+        free(s);
+    } else {
+        struct tw_buf out;
+        tw_buf_init(&out, 1 << 20);
+        if (tw_result_format_text(r, &out) == TW_OK)
+            fputs(out.data, stdout);
+        else
+            status = TW_EXIT_FAIL;
+        tw_buf_cleanup(&out);
+    }
+    if (status != TW_EXIT_OK)
+        tw_app_error(prog, "out of memory formatting the result");
+    return status;
 }

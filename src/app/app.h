@@ -39,6 +39,29 @@ enum tw_err tw_app_read_file(const char *path, struct tw_buf *out,
 enum tw_err tw_app_write_file(const char *path, const char *data, size_t len,
                               struct tw_error *err);
 
+/* One subcommand of an executable. */
+struct tw_app_cmd {
+    const char *name;
+    int (*run)(int argc, char **argv); /* argv[0] is the command's name */
+    const char *summary;               /* one line for --help */
+};
+
+/*
+ * The main() of an executable with subcommands: --help (usage on stdout,
+ * status 0), --version, the command's run(), or a usage error (status 2).
+ * ABOUT is the one-line description, EXITS the exit-status paragraph.
+ */
+int tw_app_main(const char *prog, const char *about, const char *exits,
+                const struct tw_app_cmd *cmds, size_t ncmds, int argc, char **argv);
+
+/*
+ * Prints a result on stdout: indented JSON (tierwise.bench-result/1) or the
+ * text summary.  Returns an exit status (1 when out of memory, with a
+ * message from PROG).
+ */
+struct tw_result;
+int tw_app_print_result(const char *prog, const struct tw_result *r, bool json);
+
 /* Installs SIGINT/SIGTERM handlers that set *FLAG. */
 void tw_app_catch_signals(volatile sig_atomic_t *flag);
 

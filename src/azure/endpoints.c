@@ -1,5 +1,6 @@
 /* endpoints.c - base URLs by flag > environment > config file > default. */
 #include "azure/endpoints.h"
+#include "core/jsonx.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -193,12 +194,11 @@ enum tw_err tw_az_endpoints_parse_config(const char *buf, size_t len, const char
 {
     for (int i = 0; i < TW_AZ_EP_COUNT; i++)
         vals[i][0] = '\0';
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    char what[300];
+    snprintf(what, sizeof(what), "config file %.250s", name);
+    json_t *root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, what, err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "config file %s is not valid JSON at line %d, column %d: %s", name,
-                               je.line, je.column, je.text);
+        return TW_EPARSE;
     enum tw_err rc = TW_OK;
     if (!json_is_object(root)) {
         rc = tw_error_set(err, TW_EPARSE,

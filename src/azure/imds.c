@@ -1,5 +1,6 @@
 /* imds.c - the IMDS instance document: fetch and parse into an inventory. */
 #include "azure/imds.h"
+#include "core/jsonx.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -68,20 +69,9 @@ static enum tw_err get_int(const json_t *o, const char *path, const char *key, b
     if (json_is_integer(v)) {
         *out = json_integer_value(v);
     } else if (json_is_string(v) && json_string_length(v) > 0) {
-        const char *s = json_string_value(v);
-        size_t n = json_string_length(v);
-        int64_t x = 0;
-        bool ok = n <= 18 && strlen(s) == n;
-        for (size_t i = 0; ok && i < n; i++) {
-            if (!isdigit((unsigned char)s[i]))
-                ok = false;
-            else
-                x = x * 10 + (s[i] - '0');
-        }
-        if (!ok)
+        if (!tw_json_decimal(v, out))
             return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s \"%.40s\" is not a whole number",
-                                path, key, s);
-        *out = x;
+                                path, key, json_string_value(v));
     } else if (v && !json_is_null(v) && !json_is_string(v)) {
         return tw_error_set(err, TW_EPARSE,
                             "IMDS answer: %s%s must be a number (IMDS sends it as a string)", path,
@@ -350,12 +340,9 @@ enum tw_err tw_az_imds_parse(const char *buf, size_t len, struct tw_inventory *i
                              struct tw_error *err)
 {
     tw_inventory_init(inv);
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, 0, &je);
+    json_t *root = tw_json_load(buf, len, 0, "IMDS answer", err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "IMDS answer is not valid JSON at line %d, column %d: %s", je.line,
-                               je.column, je.text);
+        return TW_EPARSE;
     enum tw_err rc = parse_root(root, inv, err);
     json_decref(root);
     if (rc != TW_OK)

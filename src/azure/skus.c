@@ -1,5 +1,6 @@
 /* skus.c - Resource SKUs pages into VM uncached disk caps. */
 #include "azure/skus.h"
+#include "core/jsonx.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -14,23 +15,7 @@
 /* A capability value: a decimal string (or, leniently, a JSON integer). */
 static bool whole(const json_t *v, int64_t *out)
 {
-    *out = 0;
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-        return *out >= 0;
-    }
-    if (!json_is_string(v))
-        return false;
-    const char *s = json_string_value(v);
-    size_t n = json_string_length(v);
-    if (n == 0 || n > 18 || strlen(s) != n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return false;
-        *out = *out * 10 + (s[i] - '0');
-    }
-    return true;
+    return tw_json_decimal(v, out);
 }
 
 static enum tw_err entry(const json_t *e, size_t idx, struct tw_vmcap *c, bool *keep,
@@ -99,12 +84,9 @@ enum tw_err tw_az_skus_parse_page(const char *buf, size_t len, struct tw_vmcap_t
 {
     if (next && nextlen)
         next[0] = '\0';
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, 0, &je);
+    json_t *root = tw_json_load(buf, len, 0, "Resource SKUs answer", err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "Resource SKUs: not valid JSON at line %d, column %d: %s", je.line,
-                               je.column, je.text);
+        return TW_EPARSE;
     enum tw_err rc = TW_OK;
     size_t had = t->n;
     const json_t *items = json_is_array(root) ? root : json_object_get(root, "value");

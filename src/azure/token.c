@@ -7,30 +7,16 @@
 #include <jansson.h>
 
 #include "azure/imds.h"
+#include "core/jsonx.h"
 
 /* A decimal string (IMDS) or a number; "" or absent leaves *OUT 0. */
 static bool num(const json_t *o, const char *key, int64_t *out)
 {
     const json_t *v = json_object_get(o, key);
     *out = 0;
-    if (!v || json_is_null(v))
+    if (!v || json_is_null(v) || (json_is_string(v) && json_string_length(v) == 0))
         return true;
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-        return *out >= 0;
-    }
-    if (!json_is_string(v))
-        return false;
-    const char *s = json_string_value(v);
-    size_t n = json_string_length(v);
-    if (n > 18 || strlen(s) != n)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        if (!isdigit((unsigned char)s[i]))
-            return false;
-        *out = *out * 10 + (s[i] - '0');
-    }
-    return true;
+    return tw_json_decimal(v, out);
 }
 
 static bool copy(const json_t *v, char *dst, size_t dstlen)
@@ -46,12 +32,9 @@ enum tw_err tw_az_token_parse(const char *buf, size_t len, struct tw_az_token *t
                               struct tw_error *err)
 {
     memset(t, 0, sizeof(*t));
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, 0, &je);
+    json_t *root = tw_json_load(buf, len, 0, "IMDS token answer", err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "IMDS token answer is not valid JSON at line %d, column %d: %s",
-                               je.line, je.column, je.text);
+        return TW_EPARSE;
     enum tw_err rc = TW_OK;
     const json_t *e = json_object_get(root, "error"), *v;
     if (!json_is_object(root)) {

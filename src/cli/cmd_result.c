@@ -15,7 +15,7 @@ static void usage(FILE *f)
             "Reads bench result records (tierwise.bench-result/1, as written by\n"
             "tierwise-agent bench --json or import-fio --json), checks each against\n"
             "the record's contract and prints it for people. FILE \"-\" is stdin.\n\n"
-            "  --json     print the checked records as JSON, one per line\n"
+            "  --json     print the checked records as JSON\n"
             "  -h, --help this text\n\n"
             "Exit status: 0 all files valid, 1 a file can't be read, 2 a file is not a\n"
             "valid record (the message names the file and the field).\n",
@@ -67,18 +67,8 @@ int tw_cli_cmd_result(int argc, char **argv)
                 status = tw_app_exit_code(rc);
             continue;
         }
-        if (json) {
-            char *s = tw_result_to_json(r, 0);
-            if (s)
-                puts(s);
-            free(s);
-        } else {
-            struct tw_buf out;
-            tw_buf_init(&out, 1 << 20);
-            if (tw_result_format_text(r, &out) == TW_OK)
-                fputs(out.data, stdout);
-            tw_buf_cleanup(&out);
-        }
+        if (tw_app_print_result(TW_CLI_PROG, r, json) != TW_EXIT_OK)
+            status = TW_EXIT_FAIL;
     }
     free(r);
     return status;

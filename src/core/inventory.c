@@ -1,5 +1,6 @@
 /* inventory.c - the VM + disks model and its JSON form. */
 #include "core/inventory.h"
+#include "core/jsonx.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -254,13 +255,10 @@ enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
 enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_inventory *inv,
                                    struct tw_error *err)
 {
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, NULL, err);
     if (!root) {
         tw_inventory_init(inv);
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "not valid JSON at line %d, column %d: %s", je.line, je.column,
-                               je.text);
+        return TW_EPARSE;
     }
     const json_t *v = root;
     const json_t *inner = json_object_get(root, "inventory");

@@ -7,6 +7,7 @@
  * wrong, so a hand-edited or foreign file gets a message a person can act on.
  */
 #include "core/result.h"
+#include "core/jsonx.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -541,12 +542,9 @@ enum tw_err tw_result_from_value(const json_t *root, struct tw_result *r,
 enum tw_err tw_result_from_json(const char *buf, size_t len, struct tw_result *r,
                                 struct tw_error *err)
 {
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, NULL, err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "not valid JSON at line %d, column %d: %s", je.line,
-                               je.column, je.text);
+        return TW_EPARSE;
     enum tw_err rc = tw_result_from_value(root, r, err);
     json_decref(root);
     return rc;

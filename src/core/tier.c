@@ -8,6 +8,7 @@
  * every SKU mapped to a letter that has tiers).
  */
 #include "core/tier.h"
+#include "core/jsonx.h"
 
 #include <ctype.h>
 #include <jansson.h>
@@ -305,12 +306,9 @@ enum tw_err tw_tier_catalog_parse(const char *buf, size_t len, struct tw_tier_ca
                                   struct tw_error *err)
 {
     memset(cat, 0, sizeof(*cat));
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, NULL, err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "not valid JSON at line %d, column %d: %s", je.line, je.column,
-                               je.text);
+        return TW_EPARSE;
     enum tw_err rc = parse_root(root, cat, err);
     json_decref(root);
     if (rc != TW_OK)

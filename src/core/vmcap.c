@@ -8,6 +8,7 @@
  * ratings, so the verdict compares like with like.
  */
 #include "core/vmcap.h"
+#include "core/jsonx.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -119,12 +120,9 @@ enum tw_err tw_vmcap_table_parse(const char *buf, size_t len, struct tw_vmcap_ta
 {
     t->n = 0;
     t->caps = NULL;
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, NULL, err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "not valid JSON at line %d, column %d: %s", je.line, je.column,
-                               je.text);
+        return TW_EPARSE;
     enum tw_err rc = table_from_root(root, t, err);
     json_decref(root);
     if (rc != TW_OK)
@@ -202,12 +200,9 @@ enum tw_err tw_vmcap_from_resource_skus(const char *buf, size_t len, const char 
     memset(out, 0, sizeof(*out));
     if (!vm_size || !*vm_size || strlen(vm_size) >= sizeof(out->vm_size))
         return tw_error_set(err, TW_EINVAL, "no VM size to look up in the Resource SKUs");
-    json_error_t je;
-    json_t *root = json_loadb(buf, len, 0, &je);
+    json_t *root = tw_json_load(buf, len, 0, "Resource SKUs answer", err);
     if (!root)
-        return tw_error_set_at(err, TW_EPARSE, je.line, je.column,
-                               "Resource SKUs: not valid JSON at line %d, column %d: %s",
-                               je.line, je.column, je.text);
+        return TW_EPARSE;
     const json_t *items = json_is_array(root) ? root : json_object_get(root, "value");
     enum tw_err rc;
     if (!json_is_array(items)) {

@@ -1,0 +1,31 @@
+/*
+ * jsonx.h - small jansson helpers every parser of outside input shares.
+ */
+#ifndef TW_CORE_JSONX_H
+#define TW_CORE_JSONX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/err.h"
+
+/*
+ * Parses LEN bytes at BUF with jansson FLAGS.  Returns a new reference, or
+ * NULL with TW_EPARSE, the line and column in ERR, and the message
+ * "WHAT is not valid JSON at line L, column C: ..." (WHAT NULL: the
+ * message starts at "not valid JSON").
+ */
+json_t *tw_json_load(const char *buf, size_t len, size_t flags, const char *what,
+                     struct tw_error *err);
+
+/*
+ * A whole number >= 0 given as a JSON integer or as a string of decimal
+ * digits (IMDS and ARM send numbers as strings), at most 18 digits.  False
+ * for anything else ("", "12a", "-1", 1.5, null); *OUT is then 0.
+ */
+bool tw_json_decimal(const json_t *v, int64_t *out);
+
+#endif
