@@ -17,14 +17,12 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
+. "$(dirname "$0")/../helpers/testlib.sh"
 truncate -s 64M "$img"
 if ! loop=$(losetup -f --show --direct-io=on "$img" 2>/dev/null) &&
    ! loop=$(losetup -f --show "$img" 2>/dev/null); then
   echo "no loop device available: skipped"; exit 77
 fi
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
 dd if=/dev/urandom of="$loop" bs=1M count=64 oflag=direct status=none
 before=$(md5sum <"$img")

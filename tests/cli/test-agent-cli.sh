@@ -9,24 +9,9 @@ fixtures=${TW_FIXTURES:?}
 tierwise=${TW_CLI:?}
 scratch=$(mktemp -d "${TMPDIR:-/var/tmp}/tw-cli-XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-pass=0 fail=0
+. "$(dirname "$0")/../helpers/testlib.sh"
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# expect STATUS WORDS -- CMD...: exit status and a stderr line containing WORDS,
-# nothing on stdout.
-expect() {
-  local want=$1 words=$2; shift 3
-  local out err st
-  out=$("$@" 2>"$scratch/err"); st=$?
-  err=$(cat "$scratch/err")
-  if [ "$st" != "$want" ]; then bad "$* -> exit $st, want $want ($err)"; return; fi
-  if ! grep -qF -- "$words" <<<"$err"; then bad "$* -> stderr lacks '$words': $err"; return; fi
-  if [ -n "$out" ]; then bad "$* -> wrote to stdout on failure: $out"; return; fi
-  if [ "$(wc -l <<<"$err")" -gt 2 ]; then bad "$* -> more than one message: $err"; return; fi
-  ok
-}
 
 probe="$scratch/probe"
 if ! dd if=/dev/zero of="$probe" bs=4096 count=1 oflag=direct 2>/dev/null; then

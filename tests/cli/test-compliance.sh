@@ -8,24 +8,9 @@ tierwise=${TW_CLI:?run through ctest, or set TW_CLI and TW_FIXTURES}
 fx=${TW_FIXTURES:?}/compliance
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-compliance-XXXXXX")
 trap 'rm -rf "$scratch"' EXIT
-pass=0 fail=0
+. "$(dirname "$0")/../helpers/testlib.sh"
 
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
 
-# expect STATUS WORDS -- CMD...: exit status and a one-line stderr message
-# containing WORDS, nothing on stdout.
-expect() {
-  local want=$1 words=$2; shift 3
-  local out err st
-  out=$("$@" 2>"$scratch/err"); st=$?
-  err=$(cat "$scratch/err")
-  if [ "$st" != "$want" ]; then bad "$* -> exit $st, want $want ($err)"; return; fi
-  if ! grep -qF -- "$words" <<<"$err"; then bad "$* -> stderr lacks '$words': $err"; return; fi
-  if [ -n "$out" ]; then bad "$* -> wrote to stdout on failure: $out"; return; fi
-  if [ "$(wc -l <<<"$err")" -gt 1 ]; then bad "$* -> more than one message: $err"; return; fi
-  ok
-}
 
 # verdict FILE VERDICT WORDS [OPTIONS...]: the JSON verdict of one result.
 verdict() {

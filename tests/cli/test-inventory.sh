@@ -16,9 +16,7 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/../helpers/testlib.sh"
 
 # Nothing in this script may reach a real endpoint: the HTTP client refuses
 # any address outside 127.0.0.0/8 and ::1, and no inherited setting counts.
@@ -26,19 +24,6 @@ export TIERWISE_LOOPBACK_ONLY=1
 unset TIERWISE_IMDS_URL TIERWISE_ARM_URL TIERWISE_LOGIN_URL TIERWISE_PRICES_URL TIERWISE_CONFIG
 unset TW_SYSFS_ROOT TW_DEV_ROOT http_proxy HTTP_PROXY https_proxy HTTPS_PROXY all_proxy ALL_PROXY
 
-# expect STATUS WORDS -- CMD...: exit status, a stderr line containing WORDS,
-# nothing on stdout, one message.
-expect() {
-  local want=$1 words=$2; shift 3
-  local out err st
-  out=$("$@" 2>"$scratch/err"); st=$?
-  err=$(cat "$scratch/err")
-  if [ "$st" != "$want" ]; then bad "$* -> exit $st, want $want ($err)"; return; fi
-  if ! grep -qF -- "$words" <<<"$err"; then bad "$* -> stderr lacks '$words': $err"; return; fi
-  if [ -n "$out" ]; then bad "$* -> wrote to stdout on failure: $out"; return; fi
-  if [ "$(wc -l <<<"$err")" -gt 1 ]; then bad "$* -> more than one line: $err"; return; fi
-  ok
-}
 
 # A 127.0.0.1 port nothing listens on.
 closed=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()' 2>/dev/null) || closed=9

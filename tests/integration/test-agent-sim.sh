@@ -20,9 +20,7 @@ cleanup() {
   rm -rf "$scratch"
 }
 trap cleanup EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+. "$(dirname "$0")/../helpers/testlib.sh"
 
 "$azsim" --scenario "$src/deploy/demo-scenario.json" --port-file "$scratch/port" \
   >/dev/null 2>"$scratch/azsim.err" &

@@ -1,0 +1,30 @@
+# testlib.sh - what the shell tests share; sourced after `scratch` is set.
+#
+#   ok                    count a passed check
+#   bad MESSAGE           count a failed check and say why
+#   expect STATUS WORDS -- CMD...
+#                         CMD exits STATUS, prints one line on stderr that
+#                         contains WORDS, and nothing on stdout
+#   finish NAME           print "NAME: N passed, N failed"; status 1 on failures
+
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*"; }
+
+expect() {
+  local want=$1 words=$2; shift 3
+  local out err st
+  out=$("$@" 2>"$scratch/expect.err"); st=$?
+  err=$(cat "$scratch/expect.err")
+  if [ "$st" != "$want" ]; then bad "$* -> exit $st, want $want ($err)"; return; fi
+  if ! grep -qF -- "$words" <<<"$err"; then bad "$* -> stderr lacks '$words': $err"; return; fi
+  if [ -n "$out" ]; then bad "$* -> wrote to stdout on failure: $out"; return; fi
+  if [ "$(wc -l <<<"$err")" -gt 1 ]; then bad "$* -> more than one message: $err"; return; fi
+  ok
+}
+
+finish() {
+  echo "$1: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+}
