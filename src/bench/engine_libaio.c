@@ -20,9 +20,11 @@ struct aio_state {
     struct iocb **pending;     /* queued, not yet submitted: pending[0..npending) */
     unsigned npending;
     struct io_event *events;   /* filled by io_getevents */
-    struct tw_io **failed;     /* units io_submit rejected: completed with an error */
+    struct tw_io **failed;     /* units io_submit refused: completed with an error */
     unsigned nfailed;
-    unsigned nready;           /* failed units handed out by the last getevents */
+    struct tw_io **ready;      /* refused units handed out by the last getevents */
+    unsigned nready;
+    unsigned inkernel;         /* submitted and not yet reaped */
 };
 
 static enum tw_err aio_init(struct tw_engine_ctx *c, struct tw_error *err)
@@ -35,7 +37,8 @@ static enum tw_err aio_init(struct tw_engine_ctx *c, struct tw_error *err)
     s->pending = calloc(c->depth, sizeof(*s->pending));
     s->events = calloc(c->depth, sizeof(*s->events));
     s->failed = calloc(c->depth, sizeof(*s->failed));
-    if (!s->iocbs || !s->pending || !s->events || !s->failed)
+    s->ready = calloc(c->depth, sizeof(*s->ready));
+    if (!s->iocbs || !s->pending || !s->events || !s->failed || !s->ready)
         return tw_error_set(err, TW_ENOMEM, "out of memory for %u libaio units",
                             c->depth);
     int r = io_setup((int)c->depth, &s->ctx);
@@ -74,11 +77,12 @@ static int aio_commit(struct tw_engine_ctx *c)
         int r = io_submit(s->ctx, (long)(s->npending - done), s->pending + done);
         if (r > 0) {
             done += (unsigned)r;
+            s->inkernel += (unsigned)r;
             continue;
         }
         if (r == -EINTR)
             continue;
-        if (r == -EAGAIN && s->npending - done > 0) {
+        if (r == -EAGAIN && s->inkernel > 0) {
             /* The kernel is out of request slots; what was not taken is
              * retried on the next commit, after completions were reaped. */
             memmove(s->pending, s->pending + done,
@@ -87,7 +91,8 @@ static int aio_commit(struct tw_engine_ctx *c)
             return 0;
         }
         /* The first remaining unit was refused (EINVAL for a misaligned
-         * buffer, EBADF ...): complete it with that error and go on. */
+         * buffer, EBADF ..., or EAGAIN with nothing in the kernel that
+         * could free a slot): complete it with that error and go on. */
         struct tw_io *io = s->pending[done]->data;
         io->res = r < 0 ? r : -EIO;
         s->failed[s->nfailed++] = io;
@@ -102,8 +107,14 @@ static int aio_getevents(struct tw_engine_ctx *c, unsigned min, unsigned max,
 {
     struct aio_state *s = c->priv;
     if (s->nfailed) {
-        /* Hand out the refused units first, as completions of their own. */
+        /* Hand out the refused units first, as completions of their own.
+         * They move to READY at once: the caller may refill and submit
+         * them before it has read them all, and a second refusal must
+         * find room in FAILED. */
         s->nready = s->nfailed < max ? s->nfailed : max;
+        memcpy(s->ready, s->failed, s->nready * sizeof(*s->ready));
+        memmove(s->failed, s->failed + s->nready, (s->nfailed - s->nready) * sizeof(*s->failed));
+        s->nfailed -= s->nready;
         return (int)s->nready;
     }
     s->nready = 0;
@@ -114,21 +125,16 @@ static int aio_getevents(struct tw_engine_ctx *c, unsigned min, unsigned max,
     do {
         r = io_getevents(s->ctx, min, max, s->events, &ts);
     } while (r == -EINTR);
+    if (r > 0)
+        s->inkernel -= (unsigned)r;
     return r;
 }
 
 static struct tw_io *aio_event(struct tw_engine_ctx *c, unsigned i)
 {
     struct aio_state *s = c->priv;
-    if (s->nready) {
-        struct tw_io *io = s->failed[i];
-        if (i + 1 == s->nready) {
-            memmove(s->failed, s->failed + s->nready,
-                    (s->nfailed - s->nready) * sizeof(*s->failed));
-            s->nfailed -= s->nready;
-        }
-        return io;
-    }
+    if (s->nready)
+        return s->ready[i];
     struct io_event *ev = &s->events[i];
     struct tw_io *io = ev->data;
     /* res is the byte count or a negative errno; res2 is unused by most
@@ -148,6 +154,7 @@ static void aio_cleanup(struct tw_engine_ctx *c)
     free(s->pending);
     free(s->events);
     free(s->failed);
+    free(s->ready);
     free(s);
     c->priv = NULL;
 }

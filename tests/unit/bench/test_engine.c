@@ -114,6 +114,37 @@ static void test_libaio_misaligned_counts_errors(void **state)
     assert_non_null(strstr(r.errors.first, "Invalid argument"));
 }
 
+static void test_libaio_refused_large_writes(void **state)
+{
+    (void)state;
+    /* Writes on a read-only descriptor are refused by io_submit itself
+     * (EBADF).  With 256 KiB I/Os every unit is submitted on its own, so
+     * refused units are refilled and refused again within one batch: each
+     * must be counted once, with no overflow and no hang. */
+    int fd = open(scratch, O_RDONLY | O_DIRECT);
+    assert_true(fd >= 0);
+    struct tw_job_params p = {0};
+    p.engine = &tw_engine_libaio;
+    p.fd = fd;
+    p.region_size = 4 << 20;
+    p.align = 512;
+    p.pattern = TW_PAT_WRITE;
+    p.block_size = 256 << 10;
+    p.queue_depth = 4;
+    p.jobs = 1;
+    p.read_pct = 0;
+    p.seed = 1;
+    p.io_limit_bytes = (uint64_t)(256 << 10) * 40;
+    struct tw_result r;
+    struct tw_error err = {0};
+    tw_result_init(&r);
+    assert_int_equal(tw_job_run(&p, &r, &err), TW_OK);
+    close(fd);
+    assert_int_equal(r.errors.count, 40);
+    assert_int_equal(r.write.ios, 0);
+    assert_non_null(strstr(r.errors.first, "Bad file descriptor"));
+}
+
 int main(void)
 {
     scratch_dir = th_tmpdir();
@@ -139,6 +170,7 @@ int main(void)
         cmocka_unit_test(test_libaio_seq_read),
         cmocka_unit_test(test_psync_qd_is_one),
         cmocka_unit_test(test_libaio_misaligned_counts_errors),
+        cmocka_unit_test(test_libaio_refused_large_writes),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     th_rmtree(scratch_dir);
