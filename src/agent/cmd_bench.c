@@ -34,7 +34,9 @@ static void usage(FILE *f)
             "                       device such as /dev/sdc (read-only by default)\n"
             "  --size SIZE          bytes of the target to use; a new file defaults to 1G\n"
             "  --allow-destructive  allow write profiles on a block device (never on one\n"
-            "                       that is mounted or part of LVM/MD)\n"
+            "                       that is mounted or part of LVM/MD), and laying out\n"
+            "                       random data over an existing file that isn't fully\n"
+            "                       written (sparse, or shorter than --size)\n"
             "  --buffered           no O_DIRECT (the page cache is measured too; the\n"
             "                       result says direct=false)\n\n"
             "Method:\n"
@@ -55,8 +57,8 @@ static void usage(FILE *f)
             "Output:\n"
             "  --json               the result as JSON (tierwise.bench-result/1) on stdout\n"
             "  -h, --help           this text\n\n"
-            "Exit status: 0 done, 1 the run failed, 2 bad input (the message says what\n"
-            "to change), 130 interrupted.\n",
+            "Exit status: 0 done, 1 the run failed (also when every I/O failed), 2 bad\n"
+            "input (the message says what to change), 130 interrupted.\n",
             TW_AGENT_PROG, TW_AGENT_PROG, TW_AGENT_PROG);
 }
 
@@ -350,6 +352,10 @@ int tw_agent_cmd_bench(int argc, char **argv)
     if (r->errors.count)
         fprintf(stderr, "%s: %lld I/O errors during the run; the first: %s\n", TW_AGENT_PROG,
                 (long long)r->errors.count, r->errors.first);
+    /* A run in which no I/O succeeded measured nothing: the record is
+     * printed for the errors it holds, but the run failed. */
+    if (status == TW_EXIT_OK && r->errors.count && r->read.ios + r->write.ios == 0)
+        status = TW_EXIT_FAIL;
     free(r);
     fflush(stdout);
     return status;

@@ -22,7 +22,7 @@ static void usage(FILE *f)
             "  -h, --help this text\n\n"
             "Several jobs are summed (IOPS, bandwidth) and their latencies combined.\n"
             "A sync engine (psync, sync) is recorded with effective queue depth 1.\n"
-            "Exit status: 0 done, 1 read error, 2 not an fio output.\n",
+            "Exit status: 0 done, 1 a read error, 2 a missing file or not an fio output.\n",
             TW_AGENT_PROG);
 }
 

@@ -271,7 +271,8 @@ static void run_sync(struct job *j, struct run *run)
 {
     int local = PH_RAMP;
     struct tw_io *io = &j->units[0];
-    follow_phase(j, run, &local, tw_now_ns());
+    if (!follow_phase(j, run, &local, tw_now_ns()))
+        return; /* stopped before it began (another job failed to start) */
     unsigned n = 0;
     for (;;) {
         if (!prep(j, io))
@@ -515,9 +516,9 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
     unsigned started = 0;
     for (unsigned i = 0; i < p->jobs; i++) {
         jobs[i].eng.priv = &run; /* handed to job_main, which clears it */
-        if (pthread_create(&jobs[i].thread, NULL, job_main, &jobs[i]) != 0) {
-            tw_error_set(err, TW_EIO, "can't start job thread %u: %s", i,
-                         strerror(errno));
+        int prc = pthread_create(&jobs[i].thread, NULL, job_main, &jobs[i]);
+        if (prc != 0) {
+            tw_error_set(err, TW_EIO, "can't start job thread %u: %s", i, strerror(prc));
             atomic_store(&run.phase, PH_STOP);
             break;
         }
@@ -597,10 +598,14 @@ enum tw_err tw_job_run(const struct tw_job_params *p, struct tw_result *r,
             nap = 100000000ULL;
         sleep_ns(nap);
     }
-    bool never_measured = atomic_load(&run.phase) == PH_RAMP;
     atomic_store_explicit(&run.phase, PH_STOP, memory_order_release);
     for (unsigned i = 0; i < started; i++)
         pthread_join(jobs[i].thread, NULL);
+    /* Measured only if some job saw the measured phase begin: a size-based
+     * job can finish during the ramp even when the switch came just after. */
+    bool never_measured = true;
+    for (unsigned i = 0; i < started; i++)
+        never_measured = never_measured && !jobs[i].t_start_ns;
     tw_sys_cpu(&cpu_u1, &cpu_s1);
 
     if (started != p->jobs) {

@@ -337,6 +337,18 @@ static enum tw_err open_file(const char *path, const struct tw_target_opts *o,
         return rc;
     }
     if (!laid_out(fd, size)) {
+        /* Laying out writes random data over [0, size): only ever over a
+         * file this call created, an empty one, or with permission. */
+        struct stat cur;
+        if (!fresh && !o->allow_destructive && fstat(fd, &cur) == 0 && cur.st_size > 0) {
+            close(fd);
+            return tw_error_set(err, TW_EPERM,
+                                "%s exists but is not fully written over the first %llu "
+                                "bytes (it is sparse, preallocated or shorter), so it would "
+                                "have to be overwritten with random data first; give a new "
+                                "file name, or pass --allow-destructive to overwrite it",
+                                path, (unsigned long long)size);
+        }
         rc = layout(fd, path, size, o, err);
         if (rc != TW_OK) {
             close(fd);

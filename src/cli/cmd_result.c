@@ -17,8 +17,8 @@ static void usage(FILE *f)
             "the record's contract and prints it for people. FILE \"-\" is stdin.\n\n"
             "  --json     print the checked records as JSON\n"
             "  -h, --help this text\n\n"
-            "Exit status: 0 all files valid, 1 a file can't be read, 2 a file is not a\n"
-            "valid record (the message names the file and the field).\n",
+            "Exit status: 0 all files valid, 1 a read error, 2 a missing file or one that\n"
+            "is not a valid record (the message names the file and the field).\n",
             TW_CLI_PROG);
 }
 

@@ -86,6 +86,20 @@ if "$agent" bench --target "$f" --engine null --rw randread --bs 4k --qd 4 --run
 else
   bad "null engine run failed: $(cat "$scratch/err")"
 fi
+# Every I/O failed: the record is printed, but the run failed (exit 1).
+"$agent" bench --target "$f" --engine null --rw randread --bs 4k --qd 4 --runtime 0 --io-size 40k \
+  --ramp 0 --null-fail-every 1 --json >"$scratch/allfail.json" 2>"$scratch/err"
+st=$?
+[ $st -eq 1 ] && grep -q '"count": 10' "$scratch/allfail.json" && ok || bad "all I/O failed: exit $st"
+# A size-based run used up during the ramp measured nothing: exit 2, no record.
+expect 2 "during the" -- "$agent" bench --target "$f" --engine null --rw randread --bs 4k \
+  --runtime 0 --io-size 1M --ramp 300ms
+# An existing file that isn't fully written is not overwritten without permission.
+sparse="$scratch/sparse.db"
+truncate -s 4M "$sparse"
+expect 2 "--allow-destructive" -- "$agent" bench --target "$sparse" --profile rated-iops --runtime 1 --ramp 0
+[ "$(du -k "$sparse" | cut -f1)" -lt 100 ] && ok || bad "the sparse file was written"
+
 # import-fio of every real fixture: JSON that the reader accepts.
 for fx in "$fixtures"/fio/*.json "$fixtures"/fio/*.txt; do
   case "$(basename "$fx")" in constructed-truncated*|constructed-foreign*) continue ;; esac

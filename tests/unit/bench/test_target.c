@@ -56,6 +56,13 @@ static void test_new_file_laid_out_then_reused(void **state)
     assert_int_equal(tw_target_open(p, &o, &t, &err), TW_OK);
     assert_false(t.laid_out);
     tw_target_close(&t);
+    /* A larger --size would mean writing over it: refused without
+     * permission, and the file is left as it was. */
+    o.size = 8 << 20;
+    assert_int_equal(tw_target_open(p, &o, &t, &err), TW_EPERM);
+    assert_int_equal(stat(p, &st), 0);
+    assert_int_equal(st.st_size, 4 << 20);
+    o.size = 4 << 20;
     /* Without --size an existing file is used whole. */
     o.size = 0;
     assert_int_equal(tw_target_open(p, &o, &t, &err), TW_OK);
@@ -76,6 +83,10 @@ static void test_sparse_and_fallocated_files_are_laid_out(void **state)
     struct tw_target_opts o = {.size = 2 << 20};
     struct tw_target t;
     struct tw_error err = {0};
+    /* Someone else's sparse file is not overwritten without permission. */
+    assert_int_equal(tw_target_open(p, &o, &t, &err), TW_EPERM);
+    assert_non_null(strstr(err.msg, "--allow-destructive"));
+    o.allow_destructive = true;
     assert_int_equal(tw_target_open(p, &o, &t, &err), TW_OK);
     assert_true(t.laid_out);
     tw_target_close(&t);
