@@ -300,7 +300,7 @@ static bool setup(struct tw_az_http *h, const char *method, const char *url,
     /* IMDS must not go through a proxy (Azure's rule), and a loopback test
      * server must not either: an inherited http_proxy would otherwise carry
      * the request off this machine. */
-    if (h->o.no_proxy || tw_az_url_is_loopback(url))
+    if (h->o.no_proxy || h->o.loopback_only || tw_az_url_is_loopback(url))
         ok = ok && curl_easy_setopt(c, CURLOPT_NOPROXY, "*") == CURLE_OK;
     if (strcmp(method, "GET") == 0) {
         ok = ok && curl_easy_setopt(c, CURLOPT_HTTPGET, 1L) == CURLE_OK;
@@ -504,6 +504,18 @@ enum tw_err tw_az_http_request(struct tw_az_http *h, const char *method, const c
         }
     }
 
+    /* Loopback-only mode refuses a URL whose host is not a loopback
+     * address before anything is sent: checking only the socket would let
+     * a host name be resolved (a DNS query off the machine) first. */
+    if (h->o.loopback_only && !tw_az_url_is_loopback(url)) {
+        curl_slist_free_all(hdrs);
+        resp->net = TW_AZ_NET_BLOCKED;
+        return tw_error_set(err, TW_EPERM,
+                            "%s %s: refusing a host outside 127.0.0.0/8 and ::1: loopback-only "
+                            "mode (TIERWISE_LOOPBACK_ONLY)",
+                            method, url);
+    }
+
     uint64_t start = now_ms();
     enum tw_err rc = TW_EIO;
     bool said = false; /* ERR already holds the final message */
@@ -555,6 +567,11 @@ enum tw_err tw_az_http_request(struct tw_az_http *h, const char *method, const c
         }
         bool retry =
             cc == CURLE_OK ? status_retryable(&h->o, status) : resp->net != TW_AZ_NET_OTHER;
+        /* A POST (start, deallocate) whose connection broke may have been
+         * carried out: sending it again could act twice.  Only a failure
+         * to connect is safe to retry for it. */
+        if (cc != CURLE_OK && resp->net == TW_AZ_NET_DROPPED && strcmp(method, "POST") == 0)
+            retry = false;
         if (!retry || attempt >= h->o.max_attempts)
             break;
         long wait = backoff(h, attempt);

@@ -140,6 +140,10 @@ int64_t tw_vmcap_arm_bytes_per_s(int64_t raw)
 {
     if (raw <= 0)
         return 0;
+    /* A whole number of 10^6 is the newer encoding: MB x 2^20 only divides
+     * by 10^6 when MB is a multiple of 15,625, far above any VM's cap. */
+    if (raw % 1000000 == 0)
+        return raw;
     /* MB x 2^20 with MB a multiple of 1/4: exact in quarters of 10^6. */
     if (raw % (1LL << 18) == 0)
         return raw / (1LL << 18) * 250000;

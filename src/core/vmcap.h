@@ -45,9 +45,10 @@ enum tw_err tw_vmcap_table_builtin(struct tw_vmcap_table *t, struct tw_error *er
  * (10^6 bytes = 1 MB, as the VM size pages count).  The API is not
  * consistent: older sizes encode MB x 2^20 (Standard_E64s_v3's 1,200 MBps is
  * 1,258,291,200), newer ones MB x 10^6 (Standard_B2as_v2 85,000,000).  A
- * value that is a multiple of 2^18 (a quarter MiB/s) is read as the first
- * and converted; anything else is taken as it is.  The readings only collide
- * at 4,096 MB/s x 10^6 and its multiples.  Negative values give 0.
+ * whole number of 10^6 is taken as it is; otherwise a multiple of 2^18 (a
+ * quarter MiB/s) is read as MB x 2^20 and converted; anything else is taken
+ * as it is.  (MB x 2^20 is a whole number of 10^6 only from 15,625 MB/s
+ * on.)  Negative values give 0.
  */
 int64_t tw_vmcap_arm_bytes_per_s(int64_t raw);
 

@@ -10,6 +10,8 @@
  */
 #include "sim/sim_int.h"
 
+#include "core/buf.h"
+
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -139,7 +141,9 @@ static json_t *build_instance(const struct tw_sim *sim, long vi)
 {
     const struct tw_sim_scenario *sc = sim->sc;
     const struct tw_sim_vm *vm = &sc->vms[vi];
-    char rid[400], tags[4096] = "";
+    char rid[400];
+    struct tw_buf tags; /* 50 tags of 512 + 256 bytes fit; more is cut at a tag */
+    tw_buf_init(&tags, 64 * 1024);
     snprintf(rid, sizeof(rid),
              "/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/virtualMachines/%s",
              vm->subscription_id, vm->resource_group, vm->name);
@@ -152,10 +156,19 @@ static json_t *build_instance(const struct tw_sim *sim, long vi)
     size_t tl = 0;
     json_object_foreach(vm->tags, k, v)
     {
-        tl += (size_t)snprintf(tags + tl, tl < sizeof(tags) ? sizeof(tags) - tl : 0, "%s%s:%s",
-                               tl ? ";" : "", k, json_string_value(v));
+        size_t before = tags.len;
+        if ((tl && tw_buf_puts(&tags, ";") != TW_OK) || tw_buf_puts(&tags, k) != TW_OK ||
+            tw_buf_puts(&tags, ":") != TW_OK ||
+            tw_buf_puts(&tags, json_string_value(v)) != TW_OK) {
+            tags.len = before; /* keep whole tags only */
+            if (tags.data)
+                tags.data[before] = '\0';
+        }
+        tl = tags.len;
         json_array_append_new(tags_list, json_pack("{s:s, s:O}", "name", k, "value", v));
     }
+    json_t *tags_str = json_string(tags.data ? tags.data : "");
+    tw_buf_cleanup(&tags);
 
     json_t *data = json_array();
     const struct tw_sim_disk *os = NULL;
@@ -192,10 +205,11 @@ static json_t *build_instance(const struct tw_sim *sim, long vi)
         "publicKeys", "publisher", vm->image_publisher, "resourceGroupName", vm->resource_group,
         "resourceId", rid, "securityProfile", "secureBootEnabled", "true", "virtualTpmEnabled",
         "true", "encryptionAtHost", "false", "securityType", "TrustedLaunch", "sku", vm->image_sku);
-    if (!compute || !tags_list || !data) {
+    if (!compute || !tags_list || !data || !tags_str) {
         json_decref(compute);
         json_decref(tags_list);
         json_decref(data);
+        json_decref(tags_str);
         return NULL;
     }
     json_object_set_new(compute, "storageProfile",
@@ -205,7 +219,7 @@ static json_t *build_instance(const struct tw_sim *sim, long vi)
                                   vm->image_version, "osDisk", os_disk(vm, os), "resourceDisk",
                                   "size", "16384"));
     json_object_set_new(compute, "subscriptionId", json_string(vm->subscription_id));
-    json_object_set_new(compute, "tags", json_string(tags));
+    json_object_set_new(compute, "tags", tags_str);
     json_object_set_new(compute, "tagsList", tags_list);
     json_object_set_new(compute, "userData", json_string(""));
     json_object_set_new(compute, "version", json_string("22.04.202401010"));

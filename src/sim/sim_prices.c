@@ -17,6 +17,7 @@
  */
 #include "sim/sim_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +88,10 @@ static enum MHD_Result link_arg(void *cls, enum MHD_ValueKind kind, const char *
     }
     k[o] = '\0';
     sim_url_encode(value ? value : "", v, sizeof(v));
-    l->len +=
-        (size_t)snprintf(l->out + l->len, l->len < l->cap ? l->cap - l->len : 0, "%s=%s&", k, v);
+    if (l->len >= l->cap)
+        return MHD_YES; /* already full: the caller answers 400 */
+    int n = snprintf(l->out + l->len, l->cap - l->len, "%s=%s&", k, v);
+    l->len = n < 0 || (size_t)n >= l->cap - l->len ? l->cap : l->len + (size_t)n;
     return MHD_YES;
 }
 
@@ -121,8 +124,11 @@ void sim_prices(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *r
     const char *sk = sim_arg(rq, "$skip");
     if (sk) {
         char *end;
+        errno = 0;
         skip = strtol(sk, &end, 10);
-        if (!*sk || *end || skip < 0) {
+        /* No store holds more than a few hundred thousand prices: a larger
+         * $skip is refused rather than summed into an overflow. */
+        if (!*sk || *end || errno || skip < 0 || skip > 100000000L) {
             bad_request(rs, "Invalid OData parameters supplied");
             return;
         }
@@ -172,8 +178,17 @@ void sim_prices(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *r
         if (l.out) {
             l.len = (size_t)snprintf(l.out, l.cap, "%s/api/retail/prices?", sim->url);
             MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, link_arg, &l);
-            if (l.len < l.cap)
-                snprintf(l.out + l.len, l.cap - l.len, "$skip=%ld", skip + page);
+            int n = l.len < l.cap ? snprintf(l.out + l.len, l.cap - l.len, "$skip=%ld",
+                                             skip + page)
+                                  : -1;
+            if (n < 0 || (size_t)n >= l.cap - l.len) {
+                /* A link without its $skip would send clients back to the
+                 * first page forever: refuse the query instead. */
+                free(l.out);
+                json_decref(items);
+                bad_request(rs, "Invalid OData parameters supplied");
+                return;
+            }
             next = json_string(l.out);
             free(l.out);
         }
