@@ -91,6 +91,9 @@ code=$(get -X PATCH -H "Authorization: Bearer $tok" -H 'Content-Type: applicatio
 page=$(get "$base/api/retail/prices?\$filter=serviceName%20eq%20%27Storage%27")
 [ "$(jq -r .Count <<<"$page")" = 12 ] && ok || bad "prices Count: $(jq -c '{Count,NextPageLink}' <<<"$page")"
 [ "$(jq -r .BillingCurrency <<<"$page")" = USD ] && ok || bad "BillingCurrency"
+# A $skip past any sane count is refused, and the simulator lives on.
+[ "$(status "$base/api/retail/prices?\$skip=9223372036854775807")" = 400 ] && ok || bad "huge \$skip"
+[ "$(status "$base/_sim/state")" = 200 ] && ok || bad "simulator gone after a huge \$skip"
 
 # The admin surface saw it all.
 [ "$(get "$base/_sim/requests" | jq -r .total)" -ge 8 ] && ok || bad "request log"
