@@ -173,7 +173,12 @@ int tw_app_print_result(const char *prog, const struct tw_result *r, bool json)
             status = TW_EXIT_FAIL;
         tw_buf_cleanup(&out);
     }
-    if (status != TW_EXIT_OK)
+    if (status != TW_EXIT_OK) {
         tw_app_error(prog, "out of memory formatting the result");
+    } else if (fflush(stdout) != 0 || ferror(stdout)) {
+        /* A full disk behind a redirect must not pass for a saved result. */
+        tw_app_error(prog, "writing the result to standard output failed: %s", strerror(errno));
+        status = TW_EXIT_FAIL;
+    }
     return status;
 }

@@ -329,7 +329,7 @@ static enum tw_err open_file(const char *path, const struct tw_target_opts *o,
     }
     int fd;
     rc = open_direct(path, O_RDWR, !o->buffered, &fd, err);
-    if (rc != TW_OK && !fresh && !o->write && errno == EACCES)
+    if (rc == TW_EPERM && !fresh && !o->write) /* read-only file: reading is enough */
         rc = open_direct(path, O_RDONLY, !o->buffered, &fd, err);
     if (rc != TW_OK) {
         if (fresh)

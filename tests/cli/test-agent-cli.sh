@@ -100,6 +100,14 @@ truncate -s 4M "$sparse"
 expect 2 "--allow-destructive" -- "$agent" bench --target "$sparse" --profile rated-iops --runtime 1 --ramp 0
 [ "$(du -k "$sparse" | cut -f1)" -lt 100 ] && ok || bad "the sparse file was written"
 
+# A result that can't be written out (a full disk behind stdout) is a failure.
+if [ -w /dev/full ]; then
+  "$agent" bench --target "$f" --engine null --rw randread --bs 4k --runtime 0 --io-size 40k \
+    --ramp 0 --json >/dev/full 2>"$scratch/err"
+  st=$?
+  [ $st -eq 1 ] && grep -q "standard output" "$scratch/err" && ok || bad "stdout full: exit $st"
+fi
+
 # import-fio of every real fixture: JSON that the reader accepts.
 for fx in "$fixtures"/fio/*.json "$fixtures"/fio/*.txt; do
   case "$(basename "$fx")" in constructed-truncated*|constructed-foreign*) continue ;; esac
