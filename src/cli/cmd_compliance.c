@@ -18,6 +18,10 @@
 #include "core/tier.h"
 #include "core/verdict.h"
 #include "core/vmcap.h"
+#include "azure/endpoints.h"
+#include "azure/http.h"
+#include "azure/imds.h"
+#include "azure/skus.h"
 
 #define MAX_INPUT (16u << 20)  /* ceiling on each input file */
 
@@ -39,6 +43,10 @@ static void usage(FILE *f)
             "                    (pricing/azure-disk-tiers.json)\n"
             "  --vm-caps FILE    a VM caps table instead of the built-in one\n"
             "                    (pricing/azure-vm-disk-caps.json)\n"
+            "  --caps-from-arm   take the VM size's caps from ARM's Resource SKUs instead\n"
+            "                    (token from the managed identity, through IMDS)\n"
+            "  --imds-url URL, --arm-url URL, --config FILE\n"
+            "                    Azure endpoints (README \"Azure endpoints\")\n"
             "  --json            print {\"verdicts\": [...]} on stdout\n"
             "  -h, --help        this text\n\n"
             "Verdicts: delivers (>= 90 %% of expected), under, vm-capped (the VM's cap binds\n"
@@ -110,6 +118,50 @@ static void print_text(const struct tw_verdict *v)
     printf("] result %s: %s\n", v->result_id, v->reason);
 }
 
+/*
+ * The uncached caps of VM size SIZE from ARM's Resource SKUs, for the
+ * inventory's subscription and region, with a managed-identity token from
+ * IMDS (so this runs on an Azure VM, or against the simulator).
+ */
+static enum tw_err caps_from_arm(const struct tw_az_ep_args *args, const struct tw_inventory *inv,
+                                 const char *size, struct tw_vmcap *out, struct tw_error *err)
+{
+    struct tw_az_endpoints ep;
+    enum tw_err rc = tw_az_endpoints_resolve(args, &ep, err);
+    if (rc != TW_OK)
+        return rc;
+    if (!inv->vm.subscription_id[0] || !inv->vm.location[0] || !size[0])
+        return tw_error_set(err, TW_EINVAL,
+                            "--caps-from-arm needs the inventory's subscription, location and "
+                            "VM size");
+    struct tw_az_token *tok = malloc(sizeof(*tok));
+    if (!tok)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    struct tw_az_http_opts imds_o, arm_o;
+    tw_az_http_opts_imds(&imds_o);
+    tw_az_http_opts_default(&arm_o);
+    rc = tw_az_token_fetch(&imds_o, ep.url[TW_AZ_EP_IMDS], "https://management.azure.com/", NULL,
+                           tok, err);
+    struct tw_vmcap_table t = {0};
+    if (rc == TW_OK)
+        rc = tw_az_skus_fetch(&arm_o, ep.url[TW_AZ_EP_ARM], inv->vm.subscription_id,
+                              inv->vm.location, tok->access_token, size, &t, err);
+    free(tok);
+    if (rc != TW_OK)
+        return rc;
+    const struct tw_vmcap *c = tw_vmcap_find(&t, size);
+    if (!c) {
+        tw_vmcap_table_cleanup(&t);
+        return tw_error_set(err, TW_ENOENT,
+                            "ARM's Resource SKUs for %s list no VM size %s: check the "
+                            "inventory's location and size",
+                            inv->vm.location, size);
+    }
+    *out = *c;
+    tw_vmcap_table_cleanup(&t);
+    return TW_OK;
+}
+
 int tw_cli_cmd_compliance(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -118,12 +170,18 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         {"vm-size", required_argument, NULL, 's'},
         {"catalog", required_argument, NULL, 'c'},
         {"vm-caps", required_argument, NULL, 'v'},
+        {"caps-from-arm", no_argument, NULL, 'A'},
+        {"imds-url", required_argument, NULL, 'I'},
+        {"arm-url", required_argument, NULL, 'M'},
+        {"config", required_argument, NULL, 'C'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *inv_path = NULL, *vm_size = NULL, *cat_path = NULL, *caps_path = NULL;
-    bool json = false;
+    struct tw_az_ep_args ep_args = {.only = (1u << TW_AZ_EP_IMDS) | (1u << TW_AZ_EP_ARM)};
+    bool json = false, from_arm = false;
+    struct tw_vmcap arm_cap;
     size_t n_results = 0;
     const char **results = calloc((size_t)argc + 1, sizeof(*results));
     struct tw_tier_catalog cat = {0};
@@ -148,6 +206,10 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         case 's': vm_size = optarg; break;
         case 'c': cat_path = optarg; break;
         case 'v': caps_path = optarg; break;
+        case 'A': from_arm = true; break;
+        case 'I': ep_args.url[TW_AZ_EP_IMDS] = optarg; break;
+        case 'M': ep_args.url[TW_AZ_EP_ARM] = optarg; break;
+        case 'C': ep_args.config_path = optarg; break;
         case 'j': json = true; break;
         case 'h':
             usage(stdout);
@@ -184,6 +246,12 @@ int tw_cli_cmd_compliance(int argc, char **argv)
      * not be (then the verdict says the cap was not applied). */
     const char *size = vm_size ? vm_size : inv->vm.vm_size;
     const struct tw_vmcap *cap = tw_vmcap_find(&caps, size);
+    if (from_arm) {
+        rc = caps_from_arm(&ep_args, inv, size, &arm_cap, &err);
+        if (rc != TW_OK)
+            goto fail;
+        cap = &arm_cap;
+    }
     if (!cap && vm_size) {
         rc = tw_error_set(&err, TW_EINVAL, "--vm-size %s is not in the VM caps table (%zu "
                           "sizes); give its caps with --vm-caps FILE", vm_size, caps.n);

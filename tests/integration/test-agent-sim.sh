@@ -82,6 +82,15 @@ if dd if=/dev/zero of="$scratch/probe" bs=4096 count=1 oflag=direct 2>/dev/null;
     else
       bad "compliance: $(cat "$scratch/err")"
     fi
+    # The VM's caps from the simulated ARM (token from the simulated IMDS).
+    if TIERWISE_ARM_URL=$base "$cli" compliance --caps-from-arm --inventory "$scratch/inv0.json" \
+         --result "$scratch/r.json" --json >"$scratch/va.json" 2>"$scratch/err"; then
+      jq -e '.verdicts[0].vm.size == "Standard_D8s_v3" and .verdicts[0].vm.iops == 12800 and
+             .verdicts[0].vm.mbps == 192' "$scratch/va.json" >/dev/null &&
+        ok || bad "caps from ARM: $(jq -c '.verdicts[0].vm' "$scratch/va.json")"
+    else
+      bad "compliance --caps-from-arm: $(cat "$scratch/err")"
+    fi
   else
     echo "note: $scratch is on no block device in sysfs; the mapped benchmark is not run"
   fi
