@@ -1,5 +1,4 @@
 /* cmd_import.c - tierwise-agent import-fio FILE [--json]. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,27 +27,10 @@ static void usage(FILE *f)
 
 int tw_agent_cmd_import_fio(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    bool json = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return TW_EXIT_OK;
-        default:
-            usage(stderr);
-            return TW_EXIT_USAGE;
-        }
-    }
+    bool json;
+    int st = tw_app_json_options(argc, argv, usage, &json);
+    if (st >= 0)
+        return st;
     if (optind != argc - 1) {
         tw_app_error(TW_AGENT_PROG, "import-fio takes one FILE (fio's output); see --help");
         return TW_EXIT_USAGE;

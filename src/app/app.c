@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -181,4 +182,28 @@ int tw_app_print_result(const char *prog, const struct tw_result *r, bool json)
         status = TW_EXIT_FAIL;
     }
     return status;
+}
+
+int tw_app_json_options(int argc, char **argv, void (*help)(FILE *f), bool *json)
+{
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    *json = false;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        if (c == 'j') {
+            *json = true;
+        } else if (c == 'h') {
+            help(stdout);
+            return TW_EXIT_OK;
+        } else {
+            help(stderr);
+            return TW_EXIT_USAGE;
+        }
+    }
+    return -1;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "core/buf.h"
 #include "core/err.h"
@@ -61,6 +62,14 @@ int tw_app_main(const char *prog, const char *about, const char *exits,
  */
 struct tw_result;
 int tw_app_print_result(const char *prog, const struct tw_result *r, bool json);
+
+/*
+ * Parses the options of a command whose only ones are --json and --help
+ * (-h).  Returns -1 to go on (files start at optind, *JSON set), or the exit
+ * status to return: 0 after --help (HELP on stdout), 2 for an unknown
+ * option (HELP on stderr).
+ */
+int tw_app_json_options(int argc, char **argv, void (*help)(FILE *f), bool *json);
 
 /* Installs SIGINT/SIGTERM handlers that set *FLAG. */
 void tw_app_catch_signals(volatile sig_atomic_t *flag);

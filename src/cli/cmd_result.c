@@ -1,5 +1,4 @@
 /* cmd_result.c - tierwise result FILE...: check result records, print them. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -24,25 +23,10 @@ static void usage(FILE *f)
 
 int tw_cli_cmd_result(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    bool json = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'j') {
-            json = true;
-        } else if (c == 'h') {
-            usage(stdout);
-            return TW_EXIT_OK;
-        } else {
-            usage(stderr);
-            return TW_EXIT_USAGE;
-        }
-    }
+    bool json;
+    int st = tw_app_json_options(argc, argv, usage, &json);
+    if (st >= 0)
+        return st;
     if (optind >= argc) {
         tw_app_error(TW_CLI_PROG, "result needs at least one FILE; see result --help");
         return TW_EXIT_USAGE;
