@@ -15,8 +15,10 @@ packages=(
   libcurl4-openssl-dev                     # Azure clients
   libsqlite3-dev                           # store and agent spool
   libmicrohttpd-dev                        # REST backend and the Azure simulator
+  libgnutls28-dev                          # SHA-256 of API tokens (and MHD's TLS)
   libcmocka-dev                            # unit tests
-  fio jq curl                              # tests and tests/perf: reference tool, JSON, HTTP
+  fio jq curl sqlite3                      # tests and tests/perf: reference tool, JSON, HTTP, db checks
+  wrk                                      # tests/perf/ingest-load.sh: HTTP load generator
 )
 
 missing=()

@@ -16,6 +16,7 @@ static const struct tw_app_cmd cmds[] = {
     {"bench", tw_agent_cmd_bench, "benchmark a disk, a file or a device with a named profile"},
     {"import-fio", tw_agent_cmd_import_fio, "turn fio output (JSON or text) into a result record"},
     {"inventory", tw_agent_cmd_inventory, "this VM's managed disks (IMDS) and their Linux devices"},
+    {"run", tw_agent_cmd_run, "inventory + benchmarks of the data disks, reported to the backend"},
 };
 
 void tw_agent_new_id(char *id, unsigned long idlen)

@@ -6,5 +6,8 @@
 
 int tw_cli_cmd_result(int argc, char **argv);
 int tw_cli_cmd_compliance(int argc, char **argv);
+int tw_cli_cmd_serve(int argc, char **argv);
+int tw_cli_cmd_token(int argc, char **argv);
+int tw_cli_cmd_prices(int argc, char **argv);
 
 #endif

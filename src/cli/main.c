@@ -13,6 +13,9 @@
 static const struct tw_app_cmd cmds[] = {
     {"result", tw_cli_cmd_result, "check bench result files and print them for people"},
     {"compliance", tw_cli_cmd_compliance, "judge results against the disks' rated tiers"},
+    {"serve", tw_cli_cmd_serve, "run the REST backend (SQLite store, /api/v1, dashboard)"},
+    {"token", tw_cli_cmd_token, "create, list and revoke the backend's API tokens"},
+    {"prices", tw_cli_cmd_prices, "refresh, import and show disk prices (Azure Retail Prices)"},
 };
 
 int main(int argc, char **argv)

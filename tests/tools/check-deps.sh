@@ -20,6 +20,7 @@ declare -A allowed=(
 declare -A libs=(
   [core]="jansson.h"
   [bench]="jansson.h libaio.h"
+  [store]="jansson.h sqlite3.h"
 )
 bad=0
 for dir in "$src"/*/; do

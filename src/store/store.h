@@ -1,0 +1,143 @@
+/*
+ * store.h - where the backend keeps everything: agents' tokens, VMs, disks
+ * (with their SKU history), reports, results, power-state observations,
+ * price books, and (for the planner) plans and actions.
+ *
+ * The functions below are the whole interface.  They dispatch through a
+ * table of operations (struct tw_store_ops, store_int.h) so that a second
+ * implementation (PostgreSQL, for several stateless backends behind a
+ * load balancer) can stand beside the SQLite one without its callers
+ * changing.  This module knows nothing of HTTP or Azure.
+ *
+ * A handle is used by one thread at a time; open one per thread that needs
+ * one (WAL mode lets readers run beside the one writer).  Every function
+ * returns TW_OK or an error code with one sentence in ERR.
+ */
+#ifndef TW_STORE_STORE_H
+#define TW_STORE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <jansson.h>
+
+#include "core/err.h"
+#include "core/inventory.h"
+#include "core/report.h"
+#include "core/result.h"
+
+struct tw_store;
+
+enum tw_role { TW_ROLE_AGENT, TW_ROLE_READER, TW_ROLE_ADMIN };
+const char *tw_role_name(enum tw_role r);
+/* "agent", "reader", "admin"; TW_EINVAL otherwise. */
+enum tw_err tw_role_parse(const char *s, enum tw_role *out);
+
+/*
+ * Opens (creating if needed) the SQLite database at PATH: WAL mode,
+ * foreign keys on, a busy timeout, and the schema migrated to this
+ * binary's version (PRAGMA user_version) in one transaction.  A database
+ * written by a newer tierwise (user_version above ours) is refused with
+ * TW_EUNSUPPORTED and a message naming both versions.  A file that is not
+ * a database fails with TW_EINVAL naming the path.
+ */
+enum tw_err tw_store_open(const char *path, struct tw_store **out, struct tw_error *err);
+void tw_store_close(struct tw_store *st);   /* NULL allowed */
+
+/* The schema version this binary writes. */
+int tw_store_schema_version(void);
+
+/* ---- tokens ---------------------------------------------------------- */
+
+/* Stores a token by the SHA-256 of its secret (the secret itself is never
+ * stored).  NAME may be "".  A repeated hash fails with TW_EINVAL. */
+enum tw_err tw_store_token_add(struct tw_store *st, const char *name, enum tw_role role,
+                               const uint8_t sha256[32], int64_t *id_out,
+                               struct tw_error *err);
+/* The role and name of the token whose secret hashes to SHA256; TW_ENOENT
+ * when there is none or it was revoked.  NAME_OUT may be NULL. */
+enum tw_err tw_store_token_lookup(struct tw_store *st, const uint8_t sha256[32],
+                                  enum tw_role *role_out, char *name_out, size_t name_len,
+                                  struct tw_error *err);
+/* All tokens (id, name, role, created_at, revoked), never their hashes;
+ * *OUT is a new JSON array. */
+enum tw_err tw_store_token_list(struct tw_store *st, json_t **out, struct tw_error *err);
+/* Revokes token ID; TW_ENOENT when there is no such token. */
+enum tw_err tw_store_token_revoke(struct tw_store *st, int64_t id, struct tw_error *err);
+
+/* ---- reports --------------------------------------------------------- */
+
+enum tw_put_status {
+    TW_PUT_STORED,    /* new: stored with its VM, disks, results, power state */
+    TW_PUT_REPEAT,    /* this id was stored before; nothing changed */
+    TW_PUT_FAILED     /* not stored; see the error of that report */
+};
+
+/*
+ * Stores N reports in one transaction, each inside its own savepoint: a
+ * report that fails (STATUS[i] = TW_PUT_FAILED, ERRS[i] set) is rolled
+ * back alone and the others are kept.  RAW[i]/RAW_LEN[i] is the body as
+ * received (kept for audit); RECEIVED_AT is RFC 3339 UTC.  The function
+ * returns an error only when the transaction as a whole could not be
+ * committed; then no report of the batch is stored.
+ */
+enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *const *reps,
+                                 const char *const *raw, const size_t *raw_len, size_t n,
+                                 const char *received_at, enum tw_put_status *status,
+                                 struct tw_error *errs, struct tw_error *err);
+
+/* ---- queries (new JSON values; numeric ids are the store's own) ------ */
+
+/* [{"id", "name", "resource_id", "subscription_id", "resource_group",
+ *   "location", "vm_size", "tags", "power_state", "power_state_at",
+ *   "last_report_at", "disks": count}] ordered by name. */
+enum tw_err tw_store_vms(struct tw_store *st, json_t **out, struct tw_error *err);
+/* One VM as above with "disks" as the disk list below; TW_ENOENT if none. */
+enum tw_err tw_store_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+/* [{"id", "vm_id", "vm_name", "name", "role", "lun", "sku", "size_gib",
+ *   "tier", "caching", "managed_disk_id", "write_accelerator", "device",
+ *   "last_seen_at"}] ordered by VM name, then LUN. */
+enum tw_err tw_store_disks(struct tw_store *st, json_t **out, struct tw_error *err);
+/* One disk as above plus "sku_history": [{"observed_at", "sku", "tier",
+ * "size_gib"}] and "results": the latest result (tierwise.bench-result/1)
+ * per profile that covered it; TW_ENOENT if none. */
+enum tw_err tw_store_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+
+/* For compliance: the VM's inventory as last reported, and the latest
+ * result per (target, profile) from that VM (*RESULTS malloc'd, caller
+ * frees).  TW_ENOENT if there is no such VM. */
+enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
+                               struct tw_result **results, size_t *n_results,
+                               struct tw_error *err);
+/* The ids of all VMs, ascending (*IDS malloc'd). */
+enum tw_err tw_store_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+
+/* Counters for /metrics. */
+struct tw_store_stats {
+    int64_t reports, vms, disks, results;
+    int64_t db_bytes;     /* page_count * page_size */
+};
+enum tw_err tw_store_stats(struct tw_store *st, struct tw_store_stats *out,
+                           struct tw_error *err);
+
+/* ---- price books ----------------------------------------------------- */
+
+/* Replaces the price book of (REGION, CURRENCY) in one transaction: ITEMS
+ * is a JSON array of Retail Prices API items as text, SOURCE says where it
+ * came from ("api https://prices.azure.com", "snapshot FILE"), FETCHED_AT
+ * is RFC 3339 UTC. */
+enum tw_err tw_store_pricebook_put(struct tw_store *st, const char *region, const char *currency,
+                                   const char *source, const char *fetched_at,
+                                   const char *items, size_t items_len, struct tw_error *err);
+/* The stored book of (REGION, CURRENCY): ITEMS malloc'd NUL-terminated
+ * text (caller frees), SOURCE and FETCHED_AT copied; TW_ENOENT if none. */
+enum tw_err tw_store_pricebook_get(struct tw_store *st, const char *region, const char *currency,
+                                   char **items, size_t *items_len, char *source,
+                                   size_t source_len, char *fetched_at, size_t fetched_len,
+                                   struct tw_error *err);
+
+/* Runs PRAGMA integrity_check; TW_EIO with its first message unless "ok". */
+enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err);
+
+#endif
