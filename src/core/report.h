@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <jansson.h>
 
@@ -21,6 +22,7 @@
 
 #define TW_REPORT_SCHEMA "tierwise.report/1"
 #define TW_REPORT_MAX_RESULTS 256   /* more in one report is refused */
+#define TW_REPORT_MAX_DEPTH 10      /* JSON nesting: the schema needs 6 */
 
 struct tw_report {
     char id[40];              /* UUID, canonical lower-case 8-4-4-4-12 */
@@ -60,5 +62,10 @@ char *tw_report_to_json(const struct tw_report *r, size_t flags);
 
 /* Whether S is a canonical UUID string (36 chars, hex and dashes). */
 bool tw_uuid_valid(const char *s);
+
+/* Milliseconds since 1970 of an RFC 3339 time ("2026-11-29T10:00:00Z",
+ * fractions and +hh:mm offsets allowed); false when S is not one.  Reports
+ * are ordered by it, since such strings don't sort as text. */
+bool tw_rfc3339_ms(const char *s, int64_t *ms);
 
 #endif

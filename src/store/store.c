@@ -1,0 +1,205 @@
+/*
+ * store.c - the store's public functions: argument checks, then the
+ * implementation's operation (store_int.h).  Which implementation opens a
+ * given location is decided here, and only here.
+ */
+#include "store/store_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const role_names[] = {
+    [TW_ROLE_AGENT] = "agent",
+    [TW_ROLE_READER] = "reader",
+    [TW_ROLE_ADMIN] = "admin",
+};
+
+const char *tw_role_name(enum tw_role r)
+{
+    return (unsigned)r < 3 ? role_names[r] : "unknown";
+}
+
+enum tw_err tw_role_parse(const char *s, enum tw_role *out)
+{
+    for (int i = 0; s && i < 3; i++) {
+        if (strcmp(s, role_names[i]) == 0) {
+            *out = (enum tw_role)i;
+            return TW_OK;
+        }
+    }
+    return TW_EINVAL;
+}
+
+int tw_store_schema_version(void)
+{
+    return TW_STORE_SQLITE_VERSION;
+}
+
+enum tw_err tw_store_open(const char *path, struct tw_store **out, struct tw_error *err)
+{
+    tw_error_clear(err);
+    *out = NULL;
+    if (!path || !*path)
+        return tw_error_set(err, TW_EINVAL, "no database path given");
+    if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0)
+        return tw_error_set(err, TW_EUNSUPPORTED,
+                            "this tierwise has no PostgreSQL store; give the path of a "
+                            "SQLite file instead of %s", path);
+    return tw_store_sqlite_open(path, out, err);
+}
+
+void tw_store_close(struct tw_store *st)
+{
+    if (st)
+        st->ops->close(st);
+}
+
+/* Every operation below: a NULL handle is a caller's bug, named as such. */
+#define CHECK_ST(st, err)                                                              \
+    do {                                                                               \
+        tw_error_clear(err);                                                           \
+        if (!(st))                                                                     \
+            return tw_error_set(err, TW_EINVAL, "%s: the store is not open", __func__); \
+    } while (0)
+
+enum tw_err tw_store_token_add(struct tw_store *st, const char *name, enum tw_role role,
+                               const uint8_t sha256[32], int64_t *id_out,
+                               struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if ((unsigned)role > TW_ROLE_ADMIN || !sha256)
+        return tw_error_set(err, TW_EINVAL, "a token needs a role and a SHA-256 hash");
+    return st->ops->token_add(st, name ? name : "", role, sha256, id_out, err);
+}
+
+enum tw_err tw_store_token_lookup(struct tw_store *st, const uint8_t sha256[32],
+                                  enum tw_role *role_out, char *name_out, size_t name_len,
+                                  struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (name_out && name_len)
+        name_out[0] = '\0';
+    return st->ops->token_lookup(st, sha256, role_out, name_out, name_len, err);
+}
+
+enum tw_err tw_store_token_list(struct tw_store *st, json_t **out, struct tw_error *err)
+{
+    *out = NULL;
+    CHECK_ST(st, err);
+    return st->ops->token_list(st, out, err);
+}
+
+enum tw_err tw_store_token_revoke(struct tw_store *st, int64_t id, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->token_revoke(st, id, err);
+}
+
+enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *const *reps,
+                                 const char *const *raw, const size_t *raw_len, size_t n,
+                                 const char *received_at, enum tw_put_status *status,
+                                 struct tw_error *errs, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (n == 0)
+        return TW_OK;
+    if (!reps || !status || !received_at)
+        return tw_error_set(err, TW_EINVAL, "storing reports needs the reports, a status "
+                                            "array and the time they were received");
+    for (size_t i = 0; i < n; i++) {
+        status[i] = TW_PUT_FAILED;
+        if (errs)
+            tw_error_clear(&errs[i]);
+    }
+    return st->ops->put_reports(st, reps, raw, raw_len, n, received_at, status, errs, err);
+}
+
+enum tw_err tw_store_vms(struct tw_store *st, json_t **out, struct tw_error *err)
+{
+    *out = NULL;
+    CHECK_ST(st, err);
+    return st->ops->vms(st, out, err);
+}
+
+enum tw_err tw_store_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+{
+    *out = NULL;
+    CHECK_ST(st, err);
+    return st->ops->vm(st, id, out, err);
+}
+
+enum tw_err tw_store_disks(struct tw_store *st, json_t **out, struct tw_error *err)
+{
+    *out = NULL;
+    CHECK_ST(st, err);
+    return st->ops->disks(st, out, err);
+}
+
+enum tw_err tw_store_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+{
+    *out = NULL;
+    CHECK_ST(st, err);
+    return st->ops->disk(st, id, out, err);
+}
+
+enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
+                               struct tw_result **results, size_t *n_results,
+                               struct tw_error *err)
+{
+    *results = NULL;
+    *n_results = 0;
+    CHECK_ST(st, err);
+    return st->ops->vm_latest(st, vm_id, inv, results, n_results, err);
+}
+
+enum tw_err tw_store_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    return st->ops->vm_ids(st, ids, n, err);
+}
+
+enum tw_err tw_store_stats(struct tw_store *st, struct tw_store_stats *out,
+                           struct tw_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    CHECK_ST(st, err);
+    return st->ops->stats(st, out, err);
+}
+
+enum tw_err tw_store_pricebook_put(struct tw_store *st, const char *region, const char *currency,
+                                   const char *source, const char *fetched_at,
+                                   const char *items, size_t items_len, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!region || !*region || !currency || !*currency || !items)
+        return tw_error_set(err, TW_EINVAL, "a price book needs a region, a currency and items");
+    return st->ops->pricebook_put(st, region, currency, source ? source : "",
+                                  fetched_at ? fetched_at : "", items, items_len, err);
+}
+
+enum tw_err tw_store_pricebook_get(struct tw_store *st, const char *region, const char *currency,
+                                   char **items, size_t *items_len, char *source,
+                                   size_t source_len, char *fetched_at, size_t fetched_len,
+                                   struct tw_error *err)
+{
+    *items = NULL;
+    if (items_len)
+        *items_len = 0;
+    if (source && source_len)
+        source[0] = '\0';
+    if (fetched_at && fetched_len)
+        fetched_at[0] = '\0';
+    CHECK_ST(st, err);
+    if (!region || !currency)
+        return tw_error_set(err, TW_EINVAL, "a price book is found by region and currency");
+    return st->ops->pricebook_get(st, region, currency, items, items_len, source, source_len,
+                                  fetched_at, fetched_len, err);
+}
+
+enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->check(st, err);
+}

@@ -1,0 +1,804 @@
+/*
+ * store_ingest.c - storing reports in the SQLite store.
+ *
+ * A batch is one write transaction (one fsync of the WAL at COMMIT), each
+ * report inside it a savepoint, so a report that fails is rolled back
+ * alone.  A report carries the whole VM as the agent saw it at created_at:
+ * the current VM and disk rows follow the newest report only (agents spool
+ * reports and deliver them late), while results, power states and the SKU
+ * history keep every report, late ones put in their place in time.
+ */
+#include "store/store_int.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct span {
+    const char *p;
+    size_t n;
+    int64_t at, chars;   /* the same in characters, from 1 (SQL's substr) */
+};
+
+struct ingest {
+    struct tw_sqlite *s;
+    const struct tw_report *r;
+    const char *body;           /* the raw report, or our own rendering of it */
+    size_t body_len;
+    const char *received_at;
+    int64_t ms;                 /* created_at */
+    int64_t vm_id;
+    bool vm_existed, newest;    /* newest: not older than what the VM row shows */
+    int64_t prev_ms;            /* the VM's newest report before this one */
+    char prev_at[32];
+    int64_t disk_ids[TW_INV_MAX_DISKS];
+    struct span *records;       /* each result's text in BODY, or NULL */
+};
+
+#define STMT(q, s, id, err)                                  \
+    sqlite3_stmt *q = tw_sq_stmt((s), (id), (err));          \
+    if (!q)                                                  \
+        return (err) && (err)->code ? (err)->code : TW_EIO
+
+/* Steps Q to its end and resets it. */
+static enum tw_err run(struct tw_sqlite *s, sqlite3_stmt *q, const char *what,
+                       struct tw_error *err)
+{
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, what);
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
+static void lower_into(char *dst, size_t len, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < len; i++)
+        dst[i] = (char)tolower((unsigned char)src[i]);
+    dst[i] = '\0';
+}
+
+/* A VM is its ARM resource id (any case) when the agent knows it, else
+ * subscription, resource group and name (Azure names ignore case too). */
+static void vm_identity(const struct tw_vm *vm, char *out, size_t len)
+{
+    char a[sizeof(vm->subscription_id)], b[sizeof(vm->resource_group)], c[sizeof(vm->name)];
+    if (vm->resource_id[0]) {
+        char rid[sizeof(vm->resource_id)];
+        lower_into(rid, sizeof(rid), vm->resource_id);
+        snprintf(out, len, "id:%s", rid);
+        return;
+    }
+    lower_into(a, sizeof(a), vm->subscription_id);
+    lower_into(b, sizeof(b), vm->resource_group);
+    lower_into(c, sizeof(c), vm->name);
+    snprintf(out, len, "vm:%s/%s/%s", a, b, c);
+}
+
+/* A disk is its managed disk id when known, else its name on its VM. */
+static void disk_identity(const struct tw_disk *d, int64_t vm_id, char *out, size_t len)
+{
+    if (d->managed_disk_id[0]) {
+        char mid[sizeof(d->managed_disk_id)];
+        lower_into(mid, sizeof(mid), d->managed_disk_id);
+        snprintf(out, len, "id:%s", mid);
+        return;
+    }
+    char name[sizeof(d->name)];
+    lower_into(name, sizeof(name), d->name);
+    snprintf(out, len, "vm:%lld/%s", (long long)vm_id, name);
+}
+
+static char *tags_json(const struct tw_vm *vm)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < vm->n_tags; i++)
+        json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
+    char *s = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
+                                                : NULL;
+    json_decref(o);
+    return s;
+}
+
+/* ---- each result's text, cut from the body ---- */
+
+/*
+ * Rendering a result record again costs more than storing the rest of the
+ * report (printing doubles is slow), and the body already holds each
+ * record as the agent sent it.  These find the elements of the top-level
+ * "results" array in a body the parser has accepted (so it is valid JSON);
+ * anything unexpected makes them give up, and the records are rendered.
+ */
+static size_t skip_ws(const char *b, size_t n, size_t i)
+{
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* Past the string starting at B[I] (a quote); N when unterminated.  A
+ * quote ends it unless an odd run of backslashes comes before it. */
+static size_t skip_string(const char *b, size_t n, size_t i)
+{
+    size_t from = i + 1;
+    while (from < n) {
+        const char *q = memchr(b + from, '"', n - from);
+        if (!q)
+            return n;
+        size_t k = (size_t)(q - b), bs = 0;
+        while (k - bs > from && b[k - bs - 1] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            return k + 1;
+        from = k + 1;
+    }
+    return n;
+}
+
+/* Past the value starting at B[I]. */
+static size_t skip_value(const char *b, size_t n, size_t i)
+{
+    if (i >= n)
+        return n;
+    if (b[i] == '"')
+        return skip_string(b, n, i);
+    if (b[i] == '{' || b[i] == '[') {
+        int depth = 0;
+        while (i < n) {
+            char c = b[i];
+            if (c == '"') {
+                i = skip_string(b, n, i);
+                continue;
+            }
+            if (c == '{' || c == '[')
+                depth++;
+            else if ((c == '}' || c == ']') && --depth == 0)
+                return i + 1;
+            i++;
+        }
+        return n;
+    }
+    while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' &&
+           b[i] != '\n' && b[i] != '\r')
+        i++;
+    return i;
+}
+
+/* Fills OUT[0..want) with the "results" elements; false if they aren't
+ * exactly WANT objects. */
+static bool find_records(const char *b, size_t n, struct span *out, size_t want)
+{
+    size_t i = skip_ws(b, n, 0);
+    if (i >= n || b[i] != '{')
+        return false;
+    i++;
+    for (;;) {
+        i = skip_ws(b, n, i);
+        if (i >= n || b[i] != '"')
+            return false;
+        size_t key = i;
+        i = skip_string(b, n, i);
+        bool results = i - key == 9 && memcmp(b + key, "\"results\"", 9) == 0;
+        i = skip_ws(b, n, i);
+        if (i >= n || b[i] != ':')
+            return false;
+        i = skip_ws(b, n, i + 1);
+        if (!results) {
+            i = skip_ws(b, n, skip_value(b, n, i));
+            if (i >= n || b[i] != ',')
+                return false;
+            i++;
+            continue;
+        }
+        if (i >= n || b[i] != '[')
+            return false;
+        size_t got = 0;
+        i = skip_ws(b, n, i + 1);
+        if (i < n && b[i] == ']')
+            return want == 0;
+        while (i < n && got < want) {
+            if (b[i] != '{')
+                return false;
+            size_t end = skip_value(b, n, i);
+            out[got].p = b + i;
+            out[got].n = end - i;
+            got++;
+            i = skip_ws(b, n, end);
+            if (i < n && b[i] == ']')
+                return got == want;
+            if (i >= n || b[i] != ',')
+                return false;
+            i = skip_ws(b, n, i + 1);
+        }
+        return false;
+    }
+}
+
+/* Where each span starts and how long it is in UTF-8 characters (the
+ * body is valid UTF-8: the parser accepted it). */
+static void count_chars(const char *body, struct span *sp, size_t n)
+{
+    const char *p = body;
+    int64_t chars = 0;
+    for (size_t k = 0; k < n; k++) {
+        for (; p < sp[k].p; p++)
+            chars += ((unsigned char)*p & 0xc0) != 0x80;
+        sp[k].at = chars + 1;
+        int64_t len = 0;
+        for (; p < sp[k].p + sp[k].n; p++)
+            len += ((unsigned char)*p & 0xc0) != 0x80;
+        sp[k].chars = len;
+        chars += len;
+    }
+}
+
+/* ---- the VM ---- */
+
+static enum tw_err bind_vm(sqlite3_stmt *q, const struct ingest *in, const char *tags)
+{
+    const struct tw_vm *vm = &in->r->inv.vm;
+    tw_sq_text(q, 2, vm->name, false);
+    tw_sq_text(q, 3, vm->resource_id, false);
+    tw_sq_text(q, 4, vm->subscription_id, false);
+    tw_sq_text(q, 5, vm->resource_group, false);
+    tw_sq_text(q, 6, vm->location, false);
+    tw_sq_text(q, 7, vm->vm_size, false);
+    tw_sq_text(q, 8, tags, false);
+    tw_sq_text(q, 9, in->r->id, false);
+    tw_sq_text(q, 10, in->r->created_at, false);
+    sqlite3_bind_int64(q, 11, in->ms);
+    tw_sq_text(q, 12, in->r->power_state, true);
+    return TW_OK;
+}
+
+static enum tw_err put_vm(struct ingest *in, struct tw_error *err)
+{
+    struct tw_sqlite *s = in->s;
+    char identity[1024];
+    vm_identity(&in->r->inv.vm, identity, sizeof(identity));
+    STMT(find, s, SQ_VM_FIND, err);
+    tw_sq_text(find, 1, identity, false);
+    int rc = sqlite3_step(find);
+    if (rc == SQLITE_ROW) {
+        in->vm_existed = true;
+        in->vm_id = sqlite3_column_int64(find, 0);
+        in->prev_ms = sqlite3_column_int64(find, 1);
+        snprintf(in->prev_at, sizeof(in->prev_at), "%s",
+                 (const char *)sqlite3_column_text(find, 2));
+        in->newest = in->ms >= in->prev_ms;
+    } else if (rc != SQLITE_DONE) {
+        return tw_sq_fail(s, find, err, "finding the report's VM");
+    }
+    sqlite3_reset(find);
+    if (in->vm_existed && !in->newest)
+        return TW_OK;
+    in->newest = true;
+
+    char *tags = tags_json(&in->r->inv.vm);
+    if (!tags)
+        return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
+    enum tw_err e;
+    if (in->vm_existed) {
+        STMT(up, s, SQ_VM_UPDATE, err);
+        sqlite3_bind_int64(up, 1, in->vm_id);
+        bind_vm(up, in, tags);
+        e = run(s, up, "updating the VM", err);
+    } else {
+        STMT(ins, s, SQ_VM_INSERT, err);
+        tw_sq_text(ins, 1, identity, false);
+        bind_vm(ins, in, tags);
+        e = run(s, ins, "storing a new VM", err);
+        in->vm_id = sqlite3_last_insert_rowid(s->db);
+    }
+    free(tags);
+    return e;
+}
+
+/* ---- disks and their SKU history ---- */
+
+struct sku_obs {
+    const char *sku, *tier;
+    int64_t size;
+};
+
+static bool text_is(sqlite3_stmt *q, int col, const char *want)
+{
+    const char *t = (const char *)sqlite3_column_text(q, col);
+    return strcmp(t ? t : "", want) == 0;
+}
+
+static bool same_obs(sqlite3_stmt *q, int col, const struct sku_obs *o)
+{
+    return text_is(q, col, o->sku) && text_is(q, col + 1, o->tier) &&
+           sqlite3_column_int64(q, col + 2) == o->size;
+}
+
+static enum tw_err hist_insert(struct ingest *in, int64_t disk_id, const struct sku_obs *o,
+                               struct tw_error *err)
+{
+    STMT(q, in->s, SQ_HIST_INSERT, err);
+    sqlite3_bind_int64(q, 1, disk_id);
+    tw_sq_text(q, 2, in->r->created_at, false);
+    sqlite3_bind_int64(q, 3, in->ms);
+    tw_sq_text(q, 4, o->sku, false);
+    tw_sq_text(q, 5, o->tier, true);
+    sqlite3_bind_int64(q, 6, o->size);
+    tw_sq_text(q, 7, in->r->id, false);
+    return run(in->s, q, "recording a disk's SKU", err);
+}
+
+/*
+ * A late report's observation goes where it belongs in time: a row only
+ * if it differs from the observation before it, and the row after it
+ * removed if that one no longer records a change.
+ */
+static enum tw_err hist_late(struct ingest *in, int64_t disk_id, const struct sku_obs *o,
+                             struct tw_error *err)
+{
+    struct tw_sqlite *s = in->s;
+    STMT(prev, s, SQ_HIST_PREV, err);
+    sqlite3_bind_int64(prev, 1, disk_id);
+    sqlite3_bind_int64(prev, 2, in->ms);
+    int rc = sqlite3_step(prev);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return tw_sq_fail(s, prev, err, "reading a disk's SKU history");
+    bool same = rc == SQLITE_ROW && same_obs(prev, 0, o);
+    sqlite3_reset(prev);
+    if (same)
+        return TW_OK;
+    enum tw_err e = hist_insert(in, disk_id, o, err);
+    if (e != TW_OK)
+        return e;
+    STMT(next, s, SQ_HIST_NEXT, err);
+    sqlite3_bind_int64(next, 1, disk_id);
+    sqlite3_bind_int64(next, 2, in->ms);
+    rc = sqlite3_step(next);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return tw_sq_fail(s, next, err, "reading a disk's SKU history");
+    int64_t next_id = rc == SQLITE_ROW && same_obs(next, 1, o) ? sqlite3_column_int64(next, 0)
+                                                               : 0;
+    sqlite3_reset(next);
+    if (!next_id)
+        return TW_OK;
+    STMT(del, s, SQ_HIST_DELETE, err);
+    sqlite3_bind_int64(del, 1, next_id);
+    return run(s, del, "tidying a disk's SKU history", err);
+}
+
+static void bind_disk(sqlite3_stmt *q, const struct ingest *in, const struct tw_disk *d)
+{
+    sqlite3_bind_int64(q, 2, in->vm_id);
+    tw_sq_text(q, 3, d->name, false);
+    tw_sq_text(q, 4, d->role == TW_DISK_OS ? "os" : "data", false);
+    if (d->lun >= 0)
+        sqlite3_bind_int(q, 5, d->lun);
+    else
+        sqlite3_bind_null(q, 5);
+    tw_sq_text(q, 6, d->sku, false);
+    sqlite3_bind_int64(q, 7, d->size_gib);
+    tw_sq_text(q, 8, d->tier, true);
+    tw_sq_text(q, 9, tw_caching_name(d->caching), false);
+    tw_sq_text(q, 10, d->managed_disk_id, false);
+    sqlite3_bind_int(q, 11, d->write_accelerator);
+    tw_sq_text(q, 12, d->device, true);
+    tw_sq_text(q, 13, in->r->created_at, false);
+    sqlite3_bind_int64(q, 14, in->ms);
+}
+
+/* Whether the stored row (SQ_DISK_FIND, columns 4..13) says what D says. */
+static bool disk_same(sqlite3_stmt *q, const struct tw_disk *d)
+{
+    bool lun_null = sqlite3_column_type(q, 6) == SQLITE_NULL;
+    return text_is(q, 4, d->name) && text_is(q, 5, d->role == TW_DISK_OS ? "os" : "data") &&
+           (d->lun < 0 ? lun_null : !lun_null && sqlite3_column_int(q, 6) == d->lun) &&
+           text_is(q, 7, d->sku) && sqlite3_column_int64(q, 8) == d->size_gib &&
+           text_is(q, 9, d->tier) && text_is(q, 10, tw_caching_name(d->caching)) &&
+           text_is(q, 11, d->managed_disk_id) &&
+           sqlite3_column_int(q, 12) == (int)d->write_accelerator && text_is(q, 13, d->device);
+}
+
+/* What the stored row of a report's disk says, against the report. */
+struct disk_state {
+    bool found;      /* a row with this identity exists */
+    int64_t id;
+    bool newer;      /* the report is newer than what the row shows */
+    bool same;       /* the row, attached to this VM, says what the report says */
+    bool same_sku;   /* (sku, tier, size) as in the row */
+};
+
+/* Judges row Q (SQ_DISK_FIND's columns) against disk D of the report. */
+static void judge(const struct ingest *in, sqlite3_stmt *q, const struct tw_disk *d,
+                  struct disk_state *ds)
+{
+    int64_t vm_id = sqlite3_column_int64(q, 1);
+    bool attached = sqlite3_column_type(q, 2) == SQLITE_NULL;
+    ds->found = true;
+    ds->id = sqlite3_column_int64(q, 0);
+    /* Newer than what the row shows: for a disk of this VM, whether this
+     * is the VM's newest report; else the time of the row's own facts
+     * (its VM's newest report, or when it was detached). */
+    if (attached && vm_id == in->vm_id)
+        ds->newer = in->newest;
+    else
+        ds->newer = in->ms >= sqlite3_column_int64(q, attached ? 3 : 2);
+    ds->same = attached && vm_id == in->vm_id && disk_same(q, d);
+    ds->same_sku = text_is(q, 7, d->sku) && text_is(q, 9, d->tier) &&
+                   sqlite3_column_int64(q, 8) == d->size_gib;
+}
+
+/*
+ * A disk row is written only when something about it changes: most
+ * reports repeat what the last one said, and rewriting every disk of every
+ * report would cost more than the rest of the report.  Which disks are
+ * attached now is what the VM's newest report lists.
+ */
+static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
+                              struct disk_state *ds, struct tw_error *err)
+{
+    struct tw_sqlite *s = in->s;
+    const struct tw_disk *d = &in->r->inv.disks[i];
+    const struct sku_obs obs = {d->sku, d->tier, d->size_gib};
+    if (!ds->found) {
+        /* Not one of the VM's disks: a new disk, or one that moved here. */
+        STMT(find, s, SQ_DISK_FIND, err);
+        tw_sq_text(find, 1, identity, false);
+        int rc = sqlite3_step(find);
+        if (rc == SQLITE_ROW)
+            judge(in, find, d, ds);
+        else if (rc != SQLITE_DONE)
+            return tw_sq_fail(s, find, err, "finding a disk");
+        sqlite3_reset(find);
+    }
+    if (!ds->found) {
+        STMT(ins, s, SQ_DISK_INSERT, err);
+        tw_sq_text(ins, 1, identity, false);
+        bind_disk(ins, in, d);
+        /* First seen in a late report: not in the VM's newest one, so
+         * not attached now as far as anyone knows. */
+        if (in->newest) {
+            sqlite3_bind_null(ins, 15);
+            sqlite3_bind_null(ins, 16);
+        } else {
+            tw_sq_text(ins, 15, in->prev_at, false);
+            sqlite3_bind_int64(ins, 16, in->prev_ms);
+        }
+        enum tw_err e = run(s, ins, "storing a new disk", err);
+        if (e != TW_OK)
+            return e;
+        in->disk_ids[i] = sqlite3_last_insert_rowid(s->db);
+        return hist_insert(in, in->disk_ids[i], &obs, err);
+    }
+    in->disk_ids[i] = ds->id;
+    if (!ds->newer)
+        return hist_late(in, ds->id, &obs, err);
+    enum tw_err e = TW_OK;
+    if (!ds->same) {
+        STMT(up, s, SQ_DISK_UPDATE, err);
+        sqlite3_bind_int64(up, 1, ds->id);
+        bind_disk(up, in, d);
+        e = run(s, up, "updating a disk", err);
+    }
+    if (e == TW_OK && !ds->same_sku)
+        e = hist_insert(in, ds->id, &obs, err);
+    return e;
+}
+
+/*
+ * The report's disks against the VM's stored ones, read in one query:
+ * each is matched by identity and judged, the VM's attached disks that the
+ * (newest) report lacks are detached, last seen in the VM's previous
+ * newest report.
+ */
+static enum tw_err put_disks(struct ingest *in, struct tw_error *err)
+{
+    struct tw_sqlite *s = in->s;
+    const struct tw_inventory *inv = &in->r->inv;
+    enum { IDLEN = 600 };
+    char *idents = malloc(inv->n_disks ? inv->n_disks * IDLEN : 1);
+    if (!idents)
+        return tw_error_set(err, TW_ENOMEM, "out of memory storing disks");
+    struct disk_state ds[TW_INV_MAX_DISKS];
+    memset(ds, 0, sizeof(ds));
+    for (size_t i = 0; i < inv->n_disks; i++)
+        disk_identity(&inv->disks[i], in->vm_id, idents + i * IDLEN, IDLEN);
+
+    int64_t gone[TW_INV_MAX_DISKS];
+    size_t n_gone = 0;
+    enum tw_err e = TW_OK;
+    if (in->vm_existed) {
+        sqlite3_stmt *q = tw_sq_stmt(s, SQ_VM_DISKS_ALL, err);
+        if (!q) {
+            free(idents);
+            return err && err->code ? err->code : TW_EIO;
+        }
+        sqlite3_bind_int64(q, 1, in->vm_id);
+        int rc;
+        while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+            const char *ident = (const char *)sqlite3_column_text(q, 14);
+            size_t j = 0;
+            while (j < inv->n_disks && (ds[j].found || strcmp(idents + j * IDLEN, ident) != 0))
+                j++;
+            if (j < inv->n_disks)
+                judge(in, q, &inv->disks[j], &ds[j]);
+            else if (in->newest && sqlite3_column_type(q, 2) == SQLITE_NULL &&
+                     n_gone < TW_INV_MAX_DISKS)
+                gone[n_gone++] = sqlite3_column_int64(q, 0);
+        }
+        if (rc != SQLITE_DONE)
+            e = tw_sq_fail(s, q, err, "reading the VM's disks");
+        else
+            sqlite3_reset(q);
+    }
+    for (size_t i = 0; i < inv->n_disks && e == TW_OK; i++)
+        e = apply_disk(in, i, idents + i * IDLEN, &ds[i], err);
+    free(idents);
+    for (size_t k = 0; k < n_gone && e == TW_OK; k++) {
+        STMT(det, s, SQ_DISK_DETACH, err);
+        sqlite3_bind_int64(det, 1, gone[k]);
+        tw_sq_text(det, 2, in->r->created_at, false);
+        sqlite3_bind_int64(det, 3, in->ms);
+        tw_sq_text(det, 4, in->prev_at, false);
+        sqlite3_bind_int64(det, 5, in->prev_ms);
+        e = run(s, det, "marking a detached disk", err);
+    }
+    return e;
+}
+
+/* ---- results ---- */
+
+static void bind_real_or_null(sqlite3_stmt *q, int i, bool present, double v)
+{
+    if (present)
+        sqlite3_bind_double(q, i, v);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+static enum tw_err link_disk(struct ingest *in, int64_t result_id, const char *dev,
+                             struct tw_error *err)
+{
+    const struct tw_disk *d = tw_inventory_disk_by_device(&in->r->inv, dev);
+    if (!d)
+        return TW_OK;   /* a device the inventory doesn't map: kept, unlinked */
+    STMT(q, in->s, SQ_RESULT_DISK, err);
+    sqlite3_bind_int64(q, 1, in->disk_ids[d - in->r->inv.disks]);
+    sqlite3_bind_int64(q, 2, result_id);
+    return run(in->s, q, "linking a result to its disk", err);
+}
+
+static enum tw_err put_result(struct ingest *in, size_t i, struct tw_error *err)
+{
+    struct tw_sqlite *s = in->s;
+    const struct tw_result *x = &in->r->results[i];
+    int64_t started_ms;
+    if (!x->started_at[0] || !tw_rfc3339_ms(x->started_at, &started_ms))
+        started_ms = in->ms;
+    char *record = NULL;
+    if (!in->records) {
+        record = tw_result_to_json(x, JSON_COMPACT);
+        if (!record)
+            return tw_error_set(err, TW_ENOMEM, "out of memory storing result %s", x->id);
+    }
+    STMT(q, s, SQ_RESULT_INSERT, err);
+    tw_sq_text(q, 1, in->r->id, false);
+    sqlite3_bind_int64(q, 2, in->vm_id);
+    tw_sq_text(q, 3, x->id, false);
+    tw_sq_text(q, 4, x->profile, false);
+    tw_sq_text(q, 5, x->target.device[0] ? x->target.device : x->target.path, false);
+    tw_sq_text(q, 6, x->target.path, false);
+    tw_sq_text(q, 7, x->target.device, true);
+    tw_sq_text(q, 8, x->started_at, false);
+    sqlite3_bind_int64(q, 9, started_ms);
+    tw_sq_text(q, 10, tw_source_name(x->source), false);
+    tw_sq_text(q, 11, x->method.engine, false);
+    tw_sq_text(q, 12, tw_pattern_name(x->method.pattern), false);
+    sqlite3_bind_int64(q, 13, x->method.block_size_bytes);
+    sqlite3_bind_int(q, 14, x->method.queue_depth);
+    sqlite3_bind_int(q, 15, x->method.jobs);
+    sqlite3_bind_int(q, 16, x->method.direct);
+    sqlite3_bind_int64(q, 17, x->method.runtime_ms);
+    bind_real_or_null(q, 18, x->read.present, x->read.iops);
+    bind_real_or_null(q, 19, x->read.present, x->read.mbps);
+    bind_real_or_null(q, 20, x->read.present, x->read.lat.mean_ns);
+    bind_real_or_null(q, 21, x->write.present, x->write.iops);
+    bind_real_or_null(q, 22, x->write.present, x->write.mbps);
+    bind_real_or_null(q, 23, x->write.present, x->write.lat.mean_ns);
+    sqlite3_bind_int64(q, 24, x->errors.count);
+    /* A record cut from the body is stored as its place in the body: the
+     * text is there already, and writing it twice costs a third more. */
+    if (record) {
+        sqlite3_bind_text(q, 25, record, -1, SQLITE_STATIC);
+        sqlite3_bind_null(q, 26);
+        sqlite3_bind_null(q, 27);
+    } else {
+        sqlite3_bind_null(q, 25);
+        sqlite3_bind_int64(q, 26, in->records[i].at);
+        sqlite3_bind_int64(q, 27, in->records[i].chars);
+    }
+    enum tw_err e = run(s, q, "storing a result", err);
+    free(record);
+    if (e != TW_OK)
+        return e;
+    int64_t result_id = sqlite3_last_insert_rowid(s->db);
+    /* The disks it covered: the members of a stripe, else the device. */
+    if (x->target.n_members) {
+        for (size_t k = 0; k < x->target.n_members && e == TW_OK; k++)
+            e = link_disk(in, result_id, x->target.members[k], err);
+        return e;
+    }
+    return link_disk(in, result_id, x->target.device, err);
+}
+
+/* ---- one report ---- */
+
+static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, struct tw_error *err)
+{
+    struct tw_sqlite *s = in->s;
+    const struct tw_report *r = in->r;
+    if (!tw_uuid_valid(r->id))
+        return tw_error_set(err, TW_EINVAL, "report id \"%s\" is not a UUID", r->id);
+    if (!tw_rfc3339_ms(r->created_at, &in->ms))
+        return tw_error_set(err, TW_EINVAL, "report %s: created_at \"%s\" is not an RFC 3339 "
+                            "time", r->id, r->created_at);
+    if (r->inv.n_disks > TW_INV_MAX_DISKS)
+        return tw_error_set(err, TW_EINVAL, "report %s has too many disks", r->id);
+
+    STMT(ex, s, SQ_REPORT_EXISTS, err);
+    tw_sq_text(ex, 1, r->id, false);
+    int rc = sqlite3_step(ex);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return tw_sq_fail(s, ex, err, "looking for an earlier copy of the report");
+    sqlite3_reset(ex);
+    if (rc == SQLITE_ROW) {
+        *status = TW_PUT_REPEAT;
+        return TW_OK;
+    }
+
+    enum tw_err e = put_vm(in, err);
+    if (e != TW_OK)
+        return e;
+
+    STMT(rep, s, SQ_REPORT_INSERT, err);
+    tw_sq_text(rep, 1, r->id, false);
+    tw_sq_text(rep, 2, r->created_at, false);
+    sqlite3_bind_int64(rep, 3, in->ms);
+    tw_sq_text(rep, 4, in->received_at, false);
+    sqlite3_bind_int64(rep, 5, in->vm_id);
+    tw_sq_text(rep, 6, r->agent_version, false);
+    tw_sq_text(rep, 7, r->agent_hostname, false);
+    tw_sq_text(rep, 8, r->power_state, true);
+    sqlite3_bind_text(rep, 9, in->body, (int)in->body_len, SQLITE_STATIC);
+    if ((e = run(s, rep, "storing the report", err)) != TW_OK)
+        return e;
+
+    if ((e = put_disks(in, err)) != TW_OK)
+        return e;
+    for (size_t i = 0; i < r->n_results; i++) {
+        if ((e = put_result(in, i, err)) != TW_OK)
+            return e;
+    }
+    if (r->power_state[0]) {
+        STMT(ps, s, SQ_POWER_INSERT, err);
+        sqlite3_bind_int64(ps, 1, in->vm_id);
+        tw_sq_text(ps, 2, r->created_at, false);
+        sqlite3_bind_int64(ps, 3, in->ms);
+        tw_sq_text(ps, 4, r->power_state, false);
+        tw_sq_text(ps, 5, r->id, false);
+        if ((e = run(s, ps, "storing the power state", err)) != TW_OK)
+            return e;
+    }
+    if (r->power_state[0] && !in->newest) {
+        /* The VM row took the newest report's state with its other fields;
+         * a late report's state counts only if no later one is known. */
+        STMT(vp, s, SQ_VM_POWER, err);
+        sqlite3_bind_int64(vp, 1, in->vm_id);
+        tw_sq_text(vp, 2, r->power_state, false);
+        tw_sq_text(vp, 3, r->created_at, false);
+        sqlite3_bind_int64(vp, 4, in->ms);
+        if ((e = run(s, vp, "updating the VM's power state", err)) != TW_OK)
+            return e;
+    }
+    *status = TW_PUT_STORED;
+    return TW_OK;
+}
+
+static enum tw_err step_simple(struct tw_sqlite *s, enum tw_sq_id id, const char *what,
+                               struct tw_error *err)
+{
+    STMT(q, s, id, err);
+    return run(s, q, what, err);
+}
+
+/* The batch failed as a whole: nothing of it is stored. */
+static enum tw_err fail_batch(struct tw_sqlite *s, size_t n, enum tw_put_status *status,
+                              struct tw_error *errs, struct tw_error *err)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    for (size_t i = 0; i < n; i++) {
+        status[i] = TW_PUT_FAILED;
+        if (errs && err)
+            errs[i] = *err;
+    }
+    return err && err->code ? err->code : TW_EIO;
+}
+
+enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const *reps,
+                              const char *const *raw, const size_t *raw_len, size_t n,
+                              const char *received_at, enum tw_put_status *status,
+                              struct tw_error *errs, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    struct tw_error local;
+    if (!err)
+        err = &local;
+    if (step_simple(s, SQ_BEGIN, "starting to store reports", err) != TW_OK)
+        return fail_batch(s, n, status, errs, err);
+    for (size_t i = 0; i < n; i++) {
+        struct tw_error one = {0};
+        const struct tw_report *r = reps[i];
+        status[i] = TW_PUT_FAILED;
+        if (!r) {
+            tw_error_set(&one, TW_EINVAL, "report %zu of the batch is missing", i);
+            if (errs)
+                errs[i] = one;
+            continue;
+        }
+        if (step_simple(s, SQ_SAVEPOINT, "starting a report", err) != TW_OK)
+            return fail_batch(s, n, status, errs, err);
+        struct ingest in = {.s = s, .r = r, .received_at = received_at};
+        char *own = NULL;
+        if (raw && raw[i]) {
+            in.body = raw[i];
+            in.body_len = raw_len ? raw_len[i] : strlen(raw[i]);
+        } else {
+            own = tw_report_to_json(r, JSON_COMPACT);
+            in.body = own;
+            in.body_len = own ? strlen(own) : 0;
+        }
+        /* The records as sent when the body is the report's own text. */
+        struct span spans[16];
+        struct span *many = NULL;
+        if (own == NULL && in.body && r->n_results) {
+            struct span *sp = spans;
+            if (r->n_results > 16)
+                sp = many = malloc(r->n_results * sizeof(*many));
+            if (sp && find_records(in.body, in.body_len, sp, r->n_results)) {
+                in.records = sp;
+                count_chars(in.body, sp, r->n_results);
+            }
+        }
+        enum tw_err e;
+        if (!in.body)
+            e = tw_error_set(&one, TW_ENOMEM, "out of memory rendering report %s", r->id);
+        else if (in.body_len > 0x7fffffff)
+            e = tw_error_set(&one, TW_ERANGE, "report %s is too large to store", r->id);
+        else
+            e = put_one(&in, &status[i], &one);
+        free(own);
+        free(many);
+        if (e == TW_OK) {
+            if (step_simple(s, SQ_RELEASE, "finishing a report", err) != TW_OK)
+                return fail_batch(s, n, status, errs, err);
+            continue;
+        }
+        status[i] = TW_PUT_FAILED;
+        if (errs)
+            errs[i] = one;
+        /* Some failures (a full disk, an I/O error) end the transaction
+         * itself: then the whole batch is lost and says so. */
+        if (sqlite3_get_autocommit(s->db)) {
+            *err = one;
+            return fail_batch(s, n, status, errs, err);
+        }
+        if (step_simple(s, SQ_ROLLBACK_TO, "undoing a failed report", err) != TW_OK ||
+            step_simple(s, SQ_RELEASE, "undoing a failed report", err) != TW_OK)
+            return fail_batch(s, n, status, errs, err);
+    }
+    if (step_simple(s, SQ_COMMIT, "committing the reports", err) != TW_OK)
+        return fail_batch(s, n, status, errs, err);
+    return TW_OK;
+}

@@ -1,0 +1,231 @@
+/*
+ * store_int.h - what the store's implementations share (src/store only).
+ *
+ * A store is a struct whose first member is a struct tw_store, which
+ * points at the implementation's table of operations.  store.c holds the
+ * public functions; each checks its arguments, clears the error and calls
+ * the operation.  An implementation fills every slot of its table.
+ */
+#ifndef TW_STORE_STORE_INT_H
+#define TW_STORE_STORE_INT_H
+
+#include "store/store.h"
+
+struct tw_store_ops {
+    const char *name;   /* "sqlite", later "postgresql" */
+    void (*close)(struct tw_store *st);
+
+    enum tw_err (*token_add)(struct tw_store *st, const char *name, enum tw_role role,
+                             const uint8_t sha256[32], int64_t *id_out, struct tw_error *err);
+    enum tw_err (*token_lookup)(struct tw_store *st, const uint8_t sha256[32],
+                                enum tw_role *role_out, char *name_out, size_t name_len,
+                                struct tw_error *err);
+    enum tw_err (*token_list)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*token_revoke)(struct tw_store *st, int64_t id, struct tw_error *err);
+
+    enum tw_err (*put_reports)(struct tw_store *st, const struct tw_report *const *reps,
+                               const char *const *raw, const size_t *raw_len, size_t n,
+                               const char *received_at, enum tw_put_status *status,
+                               struct tw_error *errs, struct tw_error *err);
+
+    enum tw_err (*vms)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*vm)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+    enum tw_err (*disks)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*disk)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+    enum tw_err (*vm_latest)(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
+                             struct tw_result **results, size_t *n_results,
+                             struct tw_error *err);
+    enum tw_err (*vm_ids)(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+    enum tw_err (*stats)(struct tw_store *st, struct tw_store_stats *out, struct tw_error *err);
+
+    enum tw_err (*pricebook_put)(struct tw_store *st, const char *region, const char *currency,
+                                 const char *source, const char *fetched_at, const char *items,
+                                 size_t items_len, struct tw_error *err);
+    enum tw_err (*pricebook_get)(struct tw_store *st, const char *region, const char *currency,
+                                 char **items, size_t *items_len, char *source,
+                                 size_t source_len, char *fetched_at, size_t fetched_len,
+                                 struct tw_error *err);
+
+    enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
+};
+
+struct tw_store {
+    const struct tw_store_ops *ops;
+};
+
+/* ---- the SQLite store (store_sqlite.c, store_ingest.c, store_query.c) ---- */
+
+#include <sqlite3.h>
+
+#define TW_STORE_SQLITE_VERSION 1
+/* PRAGMA application_id of a tierwise database: "TWSD". */
+#define TW_STORE_APP_ID 0x54575344
+
+enum tw_err tw_store_sqlite_open(const char *path, struct tw_store **out,
+                                 struct tw_error *err);
+
+/* An attached disk was last seen in its VM's newest report; a detached
+ * one keeps the time of the last report that had it. */
+#define TW_SQ_LAST_SEEN \
+    "CASE WHEN d.detached_ms IS NULL THEN v.last_report_at ELSE d.last_seen_at END"
+
+/* A result's record: its own text when the store rendered it, else the
+ * span of its report's body that holds it (in characters, as substr counts). */
+#define TW_SQ_RECORD "coalesce(r.record, substr(p.body, r.record_at, r.record_len))"
+
+/*
+ * Every statement the SQLite store runs, prepared once per handle on first
+ * use and kept.  X(id, sql).
+ */
+#define TW_SQ_STATEMENTS(X)                                                                  \
+    X(SQ_BEGIN, "BEGIN IMMEDIATE")                                                           \
+    X(SQ_COMMIT, "COMMIT")                                                                   \
+    X(SQ_ROLLBACK, "ROLLBACK")                                                               \
+    X(SQ_SAVEPOINT, "SAVEPOINT report")                                                      \
+    X(SQ_RELEASE, "RELEASE report")                                                          \
+    X(SQ_ROLLBACK_TO, "ROLLBACK TO report")                                                  \
+    X(SQ_TOKEN_ADD, "INSERT INTO tokens(sha256, name, role, created_at) "                    \
+                    "VALUES (?1, ?2, ?3, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))")            \
+    X(SQ_TOKEN_LOOKUP, "SELECT role, name FROM tokens WHERE sha256 = ?1 AND revoked_at IS NULL") \
+    X(SQ_TOKEN_LIST, "SELECT id, name, role, created_at, revoked_at FROM tokens ORDER BY id") \
+    X(SQ_TOKEN_REVOKE, "UPDATE tokens SET revoked_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now') " \
+                       "WHERE id = ?1 AND revoked_at IS NULL")                              \
+    X(SQ_TOKEN_EXISTS, "SELECT 1 FROM tokens WHERE id = ?1")                                 \
+    X(SQ_REPORT_EXISTS, "SELECT 1 FROM reports WHERE id = ?1")                               \
+    X(SQ_VM_FIND, "SELECT id, last_report_ms, last_report_at FROM vms WHERE identity = ?1")  \
+    X(SQ_VM_INSERT, "INSERT INTO vms(identity, name, resource_id, subscription_id, "         \
+                    "resource_group, location, vm_size, tags, last_report_id, last_report_at, " \
+                    "last_report_ms, power_state, power_state_at, power_state_ms) "          \
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "            \
+                    "CASE WHEN ?12 IS NULL THEN NULL ELSE ?10 END, "                          \
+                    "CASE WHEN ?12 IS NULL THEN NULL ELSE ?11 END)")                          \
+    X(SQ_VM_UPDATE, "UPDATE vms SET name = ?2, resource_id = ?3, subscription_id = ?4, "     \
+                    "resource_group = ?5, location = ?6, vm_size = ?7, tags = ?8, "          \
+                    "last_report_id = ?9, last_report_at = ?10, last_report_ms = ?11, "      \
+                    "power_state = coalesce(?12, power_state), "                             \
+                    "power_state_at = CASE WHEN ?12 IS NULL THEN power_state_at ELSE ?10 END, " \
+                    "power_state_ms = CASE WHEN ?12 IS NULL THEN power_state_ms ELSE ?11 END " \
+                    "WHERE id = ?1")                                                         \
+    X(SQ_VM_POWER, "UPDATE vms SET power_state = ?2, power_state_at = ?3, power_state_ms = ?4 " \
+                   "WHERE id = ?1 AND (power_state_ms IS NULL OR power_state_ms <= ?4)")     \
+    X(SQ_REPORT_INSERT, "INSERT INTO reports(id, created_at, created_ms, received_at, vm_id, " \
+                        "agent_version, agent_hostname, power_state, body) "                 \
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")                       \
+    X(SQ_DISK_FIND, "SELECT d.id, d.vm_id, d.detached_ms, v.last_report_ms, d.name, d.role, " \
+                    "d.lun, d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, "       \
+                    "d.write_accelerator, d.device FROM disks d JOIN vms v ON v.id = d.vm_id " \
+                    "WHERE d.identity = ?1")                                                 \
+    X(SQ_DISK_INSERT, "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, "  \
+                      "tier, caching, managed_disk_id, write_accelerator, device, "          \
+                      "last_seen_at, last_seen_ms, detached_at, detached_ms) "               \
+                      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, " \
+                      "?15, ?16)")                                                           \
+    X(SQ_DISK_UPDATE, "UPDATE disks SET vm_id = ?2, name = ?3, role = ?4, lun = ?5, "        \
+                      "sku = ?6, size_gib = ?7, tier = ?8, caching = ?9, "                   \
+                      "managed_disk_id = ?10, write_accelerator = ?11, device = ?12, "       \
+                      "last_seen_at = ?13, last_seen_ms = ?14, detached_at = NULL, "         \
+                      "detached_ms = NULL WHERE id = ?1")                                    \
+    X(SQ_VM_DISKS_ALL, "SELECT id, vm_id, detached_ms, NULL, name, role, lun, sku, size_gib, " \
+                       "tier, caching, managed_disk_id, write_accelerator, device, identity "  \
+                       "FROM disks WHERE vm_id = ?1")                                          \
+    X(SQ_DISK_DETACH, "UPDATE disks SET detached_at = ?2, detached_ms = ?3, "                \
+                      "last_seen_at = ?4, last_seen_ms = ?5 WHERE id = ?1")                  \
+    X(SQ_HIST_INSERT, "INSERT INTO disk_sku_history(disk_id, observed_at, observed_ms, sku, " \
+                      "tier, size_gib, report_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")      \
+    X(SQ_HIST_PREV, "SELECT sku, tier, size_gib FROM disk_sku_history WHERE disk_id = ?1 "   \
+                    "AND observed_ms <= ?2 ORDER BY observed_ms DESC, id DESC LIMIT 1")      \
+    X(SQ_HIST_NEXT, "SELECT id, sku, tier, size_gib FROM disk_sku_history WHERE disk_id = ?1 " \
+                    "AND observed_ms > ?2 ORDER BY observed_ms, id LIMIT 1")                 \
+    X(SQ_HIST_DELETE, "DELETE FROM disk_sku_history WHERE id = ?1")                          \
+    X(SQ_RESULT_INSERT, "INSERT INTO results(report_id, vm_id, result_uuid, profile, target, " \
+                        "target_path, target_device, started_at, started_ms, source, engine, " \
+                        "pattern, block_size_bytes, queue_depth, jobs, direct, runtime_ms, "  \
+                        "read_iops, read_mbps, read_lat_mean_ns, write_iops, write_mbps, "    \
+                        "write_lat_mean_ns, errors, record, record_at, record_len) VALUES " \
+                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, " \
+                        "?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)")         \
+    X(SQ_RESULT_DISK, "INSERT OR IGNORE INTO result_disks(disk_id, result_id) VALUES (?1, ?2)") \
+    X(SQ_POWER_INSERT, "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, "   \
+                       "report_id) VALUES (?1, ?2, ?3, ?4, ?5)")                             \
+    X(SQ_VMS, "SELECT v.id, v.name, v.resource_id, v.subscription_id, v.resource_group, "    \
+              "v.location, v.vm_size, v.tags, v.power_state, v.power_state_at, "             \
+              "v.last_report_at, (SELECT count(*) FROM disks d WHERE d.vm_id = v.id AND "    \
+              "d.detached_ms IS NULL) FROM vms v WHERE ?1 IS NULL OR v.id = ?1 "             \
+              "ORDER BY v.name, v.id")                                                       \
+    X(SQ_DISKS, "SELECT d.id, d.vm_id, v.name, d.name, d.role, d.lun, d.sku, d.size_gib, "   \
+                "d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "      \
+                TW_SQ_LAST_SEEN ", d.detached_at FROM disks d JOIN vms v ON v.id = d.vm_id " \
+                "WHERE (?1 IS NULL AND d.detached_ms IS NULL) OR d.id = ?1 "                 \
+                "ORDER BY v.name, v.id, d.lun, d.name")                                      \
+    X(SQ_VM_DISKS, "SELECT d.id, d.vm_id, v.name, d.name, d.role, d.lun, d.sku, d.size_gib, " \
+                   "d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "   \
+                   TW_SQ_LAST_SEEN ", d.detached_at FROM disks d JOIN vms v ON v.id = d.vm_id " \
+                   "WHERE d.vm_id = ?1 AND d.detached_ms IS NULL ORDER BY d.lun, d.name")    \
+    X(SQ_DISK_HISTORY, "SELECT observed_at, sku, tier, size_gib FROM disk_sku_history "      \
+                       "WHERE disk_id = ?1 ORDER BY observed_ms, id")                        \
+    X(SQ_DISK_RESULTS, "SELECT " TW_SQ_RECORD " FROM (SELECT r.id, r.profile, row_number() " \
+                       "OVER (PARTITION BY r.profile ORDER BY r.started_ms DESC, r.id DESC) " \
+                       "AS n FROM result_disks rd JOIN results r ON r.id = rd.result_id "    \
+                       "WHERE rd.disk_id = ?1) x JOIN results r ON r.id = x.id "             \
+                       "JOIN reports p ON p.id = r.report_id WHERE x.n = 1 ORDER BY x.profile") \
+    X(SQ_VM_LAST_BODY, "SELECT r.body FROM vms v JOIN reports r ON r.id = v.last_report_id " \
+                       "WHERE v.id = ?1")                                                    \
+    X(SQ_VM_LATEST_RESULTS, "SELECT " TW_SQ_RECORD " FROM (SELECT id, target, profile, "     \
+                            "row_number() OVER (PARTITION BY target, profile ORDER BY "       \
+                            "started_ms DESC, id DESC) AS n FROM results WHERE vm_id = ?1) x " \
+                            "JOIN results r ON r.id = x.id JOIN reports p ON p.id = r.report_id " \
+                            "WHERE x.n = 1 ORDER BY x.target, x.profile")                    \
+    X(SQ_VM_IDS, "SELECT id FROM vms ORDER BY id")                                           \
+    X(SQ_STATS, "SELECT (SELECT count(*) FROM reports), (SELECT count(*) FROM vms), "        \
+                "(SELECT count(*) FROM disks WHERE detached_ms IS NULL), "                   \
+                "(SELECT count(*) FROM results), "                                           \
+                "(SELECT page_count FROM pragma_page_count()) * "                            \
+                "(SELECT page_size FROM pragma_page_size())")                                \
+    X(SQ_PRICE_PUT, "INSERT OR REPLACE INTO price_books(region, currency, source, fetched_at, " \
+                    "items) VALUES (?1, ?2, ?3, ?4, ?5)")                                    \
+    X(SQ_PRICE_GET, "SELECT source, fetched_at, items FROM price_books "                     \
+                    "WHERE region = ?1 AND currency = ?2")                                   \
+    X(SQ_CHECK, "PRAGMA integrity_check(1)")
+
+#define TW_SQ_ENUM(id, sql) id,
+enum tw_sq_id { TW_SQ_STATEMENTS(TW_SQ_ENUM) SQ_COUNT };
+#undef TW_SQ_ENUM
+
+struct tw_sqlite {
+    struct tw_store base;
+    sqlite3 *db;
+    char path[4096];
+    sqlite3_stmt *stmt[SQ_COUNT];
+};
+
+/* The prepared statement ID (reset, ready to bind), or NULL with ERR set. */
+sqlite3_stmt *tw_sq_stmt(struct tw_sqlite *s, enum tw_sq_id id, struct tw_error *err);
+
+/* Turns the handle's last SQLite error into a tw_err with a message naming
+ * the database and WHAT was being done; resets STMT (NULL allowed). */
+enum tw_err tw_sq_fail(struct tw_sqlite *s, sqlite3_stmt *stmt, struct tw_error *err,
+                       const char *what);
+
+/* Binds S as text (static: it must outlive the step); "" binds as NULL
+ * when EMPTY_NULL. */
+int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null);
+
+/* A column as a JSON value: text or null / integer or null. */
+json_t *tw_sq_json_text(sqlite3_stmt *st, int col);
+json_t *tw_sq_json_int(sqlite3_stmt *st, int col);
+
+/* Operations of store_ingest.c and store_query.c. */
+enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const *reps,
+                              const char *const *raw, const size_t *raw_len, size_t n,
+                              const char *received_at, enum tw_put_status *status,
+                              struct tw_error *errs, struct tw_error *err);
+enum tw_err tw_sq_vms(struct tw_store *st, json_t **out, struct tw_error *err);
+enum tw_err tw_sq_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+enum tw_err tw_sq_disks(struct tw_store *st, json_t **out, struct tw_error *err);
+enum tw_err tw_sq_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
+                            struct tw_result **results, size_t *n_results,
+                            struct tw_error *err);
+enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+
+#endif

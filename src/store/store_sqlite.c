@@ -1,0 +1,654 @@
+/*
+ * store_sqlite.c - the SQLite store: opening, the schema and its
+ * migrations, the statement cache, tokens, price books and checks.
+ * Storing reports is in store_ingest.c, the read queries in store_query.c.
+ *
+ * Durability: WAL with synchronous=FULL, so a transaction that COMMIT
+ * returned for is on disk (the WAL is fsynced) and survives a crash or a
+ * power loss.  Reports come in batches (one transaction, one fsync, for
+ * dozens of reports), which is what keeps that affordable.
+ */
+#include "store/store_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- schema ---------------------------------------------------------- */
+
+/*
+ * MIGRATIONS[i] brings a database from user_version i to i + 1.  A step,
+ * once released, is never edited: a change is a new step.
+ */
+static const char *const migrations[] = {
+    /* 0 -> 1: the first schema. */
+    "CREATE TABLE tokens ("
+    "  id INTEGER PRIMARY KEY,"
+    "  sha256 BLOB NOT NULL UNIQUE CHECK (length(sha256) = 32),"
+    "  name TEXT NOT NULL DEFAULT '',"
+    "  role TEXT NOT NULL CHECK (role IN ('agent', 'reader', 'admin')),"
+    "  created_at TEXT NOT NULL,"
+    "  revoked_at TEXT);"
+    "CREATE TABLE vms ("
+    "  id INTEGER PRIMARY KEY,"
+    "  identity TEXT NOT NULL UNIQUE,"
+    "  name TEXT NOT NULL,"
+    "  resource_id TEXT NOT NULL DEFAULT '',"
+    "  subscription_id TEXT NOT NULL DEFAULT '',"
+    "  resource_group TEXT NOT NULL DEFAULT '',"
+    "  location TEXT NOT NULL,"
+    "  vm_size TEXT NOT NULL,"
+    "  tags TEXT NOT NULL DEFAULT '{}',"
+    "  power_state TEXT,"
+    "  power_state_at TEXT,"
+    "  power_state_ms INTEGER,"
+    "  last_report_id TEXT NOT NULL,"
+    "  last_report_at TEXT NOT NULL,"
+    "  last_report_ms INTEGER NOT NULL);"
+    "CREATE INDEX vms_name ON vms(name);"
+    "CREATE TABLE reports ("
+    "  id TEXT PRIMARY KEY,"
+    "  created_at TEXT NOT NULL,"
+    "  created_ms INTEGER NOT NULL,"
+    "  received_at TEXT NOT NULL,"
+    "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
+    "  agent_version TEXT NOT NULL,"
+    "  agent_hostname TEXT NOT NULL,"
+    "  power_state TEXT,"
+    "  body TEXT NOT NULL);"
+    "CREATE TABLE disks ("
+    "  id INTEGER PRIMARY KEY,"
+    "  identity TEXT NOT NULL UNIQUE,"
+    "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
+    "  name TEXT NOT NULL,"
+    "  role TEXT NOT NULL CHECK (role IN ('os', 'data')),"
+    "  lun INTEGER,"
+    "  sku TEXT NOT NULL,"
+    "  size_gib INTEGER NOT NULL,"
+    "  tier TEXT,"
+    "  caching TEXT NOT NULL,"
+    "  managed_disk_id TEXT NOT NULL DEFAULT '',"
+    "  write_accelerator INTEGER NOT NULL DEFAULT 0,"
+    "  device TEXT,"
+    "  last_seen_at TEXT NOT NULL,"
+    "  last_seen_ms INTEGER NOT NULL,"
+    "  detached_at TEXT,"
+    "  detached_ms INTEGER);"
+    "CREATE INDEX disks_vm ON disks(vm_id, lun);"
+    "CREATE TABLE disk_sku_history ("
+    "  id INTEGER PRIMARY KEY,"
+    "  disk_id INTEGER NOT NULL REFERENCES disks(id),"
+    "  observed_at TEXT NOT NULL,"
+    "  observed_ms INTEGER NOT NULL,"
+    "  sku TEXT NOT NULL,"
+    "  tier TEXT,"
+    "  size_gib INTEGER NOT NULL,"
+    "  report_id TEXT NOT NULL REFERENCES reports(id));"
+    "CREATE INDEX disk_sku_history_disk ON disk_sku_history(disk_id, observed_ms);"
+    "CREATE TABLE results ("
+    "  id INTEGER PRIMARY KEY,"
+    "  report_id TEXT NOT NULL REFERENCES reports(id),"
+    "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
+    "  result_uuid TEXT NOT NULL,"
+    "  profile TEXT NOT NULL,"
+    "  target TEXT NOT NULL,"
+    "  target_path TEXT NOT NULL,"
+    "  target_device TEXT,"
+    "  started_at TEXT NOT NULL,"
+    "  started_ms INTEGER NOT NULL,"
+    "  source TEXT NOT NULL,"
+    "  engine TEXT NOT NULL,"
+    "  pattern TEXT NOT NULL,"
+    "  block_size_bytes INTEGER NOT NULL,"
+    "  queue_depth INTEGER NOT NULL,"
+    "  jobs INTEGER NOT NULL,"
+    "  direct INTEGER NOT NULL,"
+    "  runtime_ms INTEGER NOT NULL,"
+    "  read_iops REAL,"
+    "  read_mbps REAL,"
+    "  read_lat_mean_ns REAL,"
+    "  write_iops REAL,"
+    "  write_mbps REAL,"
+    "  write_lat_mean_ns REAL,"
+    "  errors INTEGER NOT NULL,"
+    "  record TEXT,"
+    "  record_at INTEGER,"
+    "  record_len INTEGER,"
+    "  CHECK (record IS NOT NULL OR (record_at > 0 AND record_len > 0)));"
+    "CREATE INDEX results_vm ON results(vm_id, target, profile, started_ms);"
+    "CREATE TABLE result_disks ("
+    "  disk_id INTEGER NOT NULL REFERENCES disks(id),"
+    "  result_id INTEGER NOT NULL REFERENCES results(id),"
+    "  PRIMARY KEY (disk_id, result_id)) WITHOUT ROWID;"
+    "CREATE TABLE power_states ("
+    "  id INTEGER PRIMARY KEY,"
+    "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
+    "  observed_at TEXT NOT NULL,"
+    "  observed_ms INTEGER NOT NULL,"
+    "  state TEXT NOT NULL,"
+    "  report_id TEXT REFERENCES reports(id));"
+    "CREATE INDEX power_states_vm ON power_states(vm_id, observed_ms);"
+    "CREATE TABLE price_books ("
+    "  region TEXT NOT NULL,"
+    "  currency TEXT NOT NULL,"
+    "  source TEXT NOT NULL,"
+    "  fetched_at TEXT NOT NULL,"
+    "  items TEXT NOT NULL,"
+    "  PRIMARY KEY (region, currency));"
+    "CREATE TABLE plans ("
+    "  id INTEGER PRIMARY KEY,"
+    "  policy TEXT NOT NULL,"
+    "  created_at TEXT NOT NULL,"
+    "  body TEXT NOT NULL);"
+    "CREATE TABLE actions ("
+    "  id INTEGER PRIMARY KEY,"
+    "  plan_id INTEGER REFERENCES plans(id),"
+    "  disk_id INTEGER REFERENCES disks(id),"
+    "  kind TEXT NOT NULL,"
+    "  from_sku TEXT,"
+    "  to_sku TEXT,"
+    "  state TEXT NOT NULL,"
+    "  requested_at TEXT NOT NULL,"
+    "  finished_at TEXT,"
+    "  dry_run INTEGER NOT NULL DEFAULT 1,"
+    "  detail TEXT);"
+    "CREATE INDEX actions_disk ON actions(disk_id, requested_at);",
+};
+
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TW_STORE_SQLITE_VERSION,
+               "one migration step per schema version");
+
+/* ---- helpers shared by the SQLite files ------------------------------ */
+
+static const char *const sq_sql[SQ_COUNT] = {
+#define TW_SQ_TEXT(id, sql) [id] = sql,
+    TW_SQ_STATEMENTS(TW_SQ_TEXT)
+#undef TW_SQ_TEXT
+};
+
+enum tw_err tw_sq_fail(struct tw_sqlite *s, sqlite3_stmt *stmt, struct tw_error *err,
+                       const char *what)
+{
+    int rc = sqlite3_extended_errcode(s->db);
+    char msg[256];
+    snprintf(msg, sizeof(msg), "%s", sqlite3_errmsg(s->db));
+    if (stmt)
+        sqlite3_reset(stmt);
+    enum tw_err code = TW_EIO;
+    const char *hint = "";
+    switch (rc & 0xff) {
+    case SQLITE_NOMEM:
+        code = TW_ENOMEM;
+        break;
+    case SQLITE_CONSTRAINT:
+        code = TW_EINVAL;
+        break;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+        hint = "; another process holds the database for longer than the busy timeout";
+        break;
+    case SQLITE_FULL:
+        hint = "; free some disk space";
+        break;
+    case SQLITE_READONLY:
+    case SQLITE_PERM:
+    case SQLITE_CANTOPEN:
+        hint = "; check the permissions of the file and its folder";
+        break;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        hint = "; restore the database from a backup";
+        break;
+    default:
+        break;
+    }
+    return tw_error_set(err, code, "%s: %s: %s%s", s->path, what, msg, hint);
+}
+
+sqlite3_stmt *tw_sq_stmt(struct tw_sqlite *s, enum tw_sq_id id, struct tw_error *err)
+{
+    if (!s->stmt[id] &&
+        sqlite3_prepare_v3(s->db, sq_sql[id], -1, SQLITE_PREPARE_PERSISTENT, &s->stmt[id],
+                           NULL) != SQLITE_OK) {
+        tw_sq_fail(s, NULL, err, "preparing a statement");
+        s->stmt[id] = NULL;
+        return NULL;
+    }
+    return s->stmt[id];
+}
+
+int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null)
+{
+    if (!s || (empty_null && !s[0]))
+        return sqlite3_bind_null(st, i);
+    return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+json_t *tw_sq_json_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    if (!t)
+        return json_null();
+    return json_stringn((const char *)t, (size_t)sqlite3_column_bytes(st, col));
+}
+
+json_t *tw_sq_json_int(sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        return json_null();
+    return json_integer(sqlite3_column_int64(st, col));
+}
+
+/* Runs one statement (or several) that return nothing worth reading. */
+static enum tw_err exec(struct tw_sqlite *s, const char *sql, const char *what,
+                        struct tw_error *err)
+{
+    if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        return tw_sq_fail(s, NULL, err, what);
+    return TW_OK;
+}
+
+/* The integer a one-value statement (a PRAGMA) answers. */
+static enum tw_err query_int(struct tw_sqlite *s, const char *sql, int64_t *out,
+                             struct tw_error *err)
+{
+    sqlite3_stmt *st;
+    *out = 0;
+    if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tw_sq_fail(s, NULL, err, "reading the database header");
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW)
+        *out = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE) {
+        enum tw_err e = tw_sq_fail(s, NULL, err, "reading the database header");
+        sqlite3_finalize(st);
+        return e;
+    }
+    sqlite3_finalize(st);
+    return TW_OK;
+}
+
+/* ---- open, migrate, close -------------------------------------------- */
+
+static void sq_close(struct tw_store *st)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    for (int i = 0; i < SQ_COUNT; i++)
+        sqlite3_finalize(s->stmt[i]);
+    sqlite3_close(s->db);
+    free(s);
+}
+
+/* Whether the file is one of ours, someone else's, or newer than us. */
+static enum tw_err check_identity(struct tw_sqlite *s, int64_t *version, struct tw_error *err)
+{
+    int64_t app_id = 0, tables = 0;
+    enum tw_err rc = query_int(s, "PRAGMA user_version", version, err);
+    if (rc == TW_OK)
+        rc = query_int(s, "PRAGMA application_id", &app_id, err);
+    if (rc != TW_OK) {
+        int sq = sqlite3_extended_errcode(s->db) & 0xff;
+        if (sq == SQLITE_NOTADB)
+            return tw_error_set(err, TW_EINVAL,
+                                "%s is not a tierwise database (not an SQLite file at all); "
+                                "give --db the path of a tierwise database or of a new file",
+                                s->path);
+        return rc;
+    }
+    if (app_id != 0 && app_id != TW_STORE_APP_ID)
+        return tw_error_set(err, TW_EINVAL,
+                            "%s is an SQLite database of another application "
+                            "(application_id 0x%08llx); give --db a tierwise database or a "
+                            "new file", s->path, (unsigned long long)app_id);
+    if (*version > TW_STORE_SQLITE_VERSION)
+        return tw_error_set(err, TW_EUNSUPPORTED,
+                            "%s has schema version %lld, written by a newer tierwise; this "
+                            "one knows versions up to %d: upgrade tierwise to open it",
+                            s->path, (long long)*version, TW_STORE_SQLITE_VERSION);
+    if (*version == 0 && app_id == 0) {
+        rc = query_int(s, "SELECT count(*) FROM sqlite_master", &tables, err);
+        if (rc != TW_OK)
+            return rc;
+        if (tables > 0)
+            return tw_error_set(err, TW_EINVAL,
+                                "%s is an SQLite database but not a tierwise one (tables of "
+                                "its own, no tierwise schema version); give --db a tierwise "
+                                "database or a new file",
+                                s->path);
+    }
+    return TW_OK;
+}
+
+/* Brings the schema to our version in one write transaction; another
+ * handle opening at the same time waits, then finds the work done. */
+static enum tw_err migrate(struct tw_sqlite *s, struct tw_error *err)
+{
+    enum tw_err rc = exec(s, "BEGIN IMMEDIATE", "starting the schema migration", err);
+    if (rc != TW_OK)
+        return rc;
+    int64_t version;
+    rc = check_identity(s, &version, err);
+    for (int64_t v = version; rc == TW_OK && v < TW_STORE_SQLITE_VERSION; v++) {
+        char what[64];
+        snprintf(what, sizeof(what), "migrating the schema from version %lld", (long long)v);
+        rc = exec(s, migrations[v], what, err);
+    }
+    if (rc == TW_OK && version < TW_STORE_SQLITE_VERSION) {
+        char sql[96];
+        snprintf(sql, sizeof(sql), "PRAGMA user_version = %d; PRAGMA application_id = %d",
+                 TW_STORE_SQLITE_VERSION, TW_STORE_APP_ID);
+        rc = exec(s, sql, "recording the schema version", err);
+    }
+    if (rc == TW_OK)
+        rc = exec(s, "COMMIT", "committing the schema migration", err);
+    if (rc != TW_OK && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+static const struct tw_store_ops sqlite_ops;
+
+enum tw_err tw_store_sqlite_open(const char *path, struct tw_store **out, struct tw_error *err)
+{
+    struct tw_sqlite *s = calloc(1, sizeof(*s));
+    if (!s)
+        return tw_error_set(err, TW_ENOMEM, "out of memory opening %s", path);
+    s->base.ops = &sqlite_ops;
+    snprintf(s->path, sizeof(s->path), "%s", path);
+    /* One thread uses a handle at a time (store.h): no per-call mutex. */
+    int rc = sqlite3_open_v2(path, &s->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+    if (rc != SQLITE_OK) {
+        enum tw_err e = s->db ? tw_sq_fail(s, NULL, err, "can't open the database")
+                              : tw_error_set(err, TW_ENOMEM, "out of memory opening %s", path);
+        sq_close(&s->base);
+        return e;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    sqlite3_busy_timeout(s->db, 5000);
+
+    /* Look before touching anything: a foreign or newer file is left as
+     * it is (switching it to WAL would already change it). */
+    int64_t version = 0;
+    enum tw_err e = check_identity(s, &version, err);
+    /* 4 KiB pages for a new file: larger ones hold a report body without
+     * an overflow page, but every small change (an index entry, a VM row)
+     * then writes a larger page to the WAL, and ingest measured slower. */
+    if (e == TW_OK && version == 0)
+        e = exec(s, "PRAGMA page_size = 4096", "choosing the page size", err);
+    if (e == TW_OK) {
+        sqlite3_stmt *st;
+        if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
+            e = tw_sq_fail(s, NULL, err, "switching to WAL mode");
+        else {
+            rc = sqlite3_step(st);
+            const unsigned char *mode = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
+            if (rc != SQLITE_ROW)
+                e = tw_sq_fail(s, NULL, err, "switching to WAL mode");
+            else if (!mode || strcmp((const char *)mode, "wal") != 0)
+                e = tw_error_set(err, TW_EUNSUPPORTED,
+                                 "%s: the database stays in journal mode \"%s\" instead of WAL; "
+                                 "put it on a local filesystem", path,
+                                 mode ? (const char *)mode : "?");
+            sqlite3_finalize(st);
+        }
+    }
+    if (e == TW_OK)
+        /* A checkpoint (WAL pages copied into the database, fsynced) every
+         * ~40 MiB of WAL rather than SQLite's 4 MiB: batches of reports
+         * touch many pages, and a page changed by several batches is then
+         * copied once.  The WAL file is cut back to 64 MiB afterwards. */
+        e = exec(s, "PRAGMA foreign_keys = ON; PRAGMA synchronous = FULL; "
+                    "PRAGMA cache_size = -16384; PRAGMA temp_store = MEMORY; "
+                    "PRAGMA wal_autocheckpoint = 10000; PRAGMA journal_size_limit = 67108864",
+                 "setting the connection up", err);
+    if (e == TW_OK && version < TW_STORE_SQLITE_VERSION)
+        e = migrate(s, err);
+    if (e != TW_OK) {
+        sq_close(&s->base);
+        return e;
+    }
+    *out = &s->base;
+    return TW_OK;
+}
+
+/* ---- tokens ---------------------------------------------------------- */
+
+static enum tw_err sq_token_add(struct tw_store *st, const char *name, enum tw_role role,
+                                const uint8_t sha256[32], int64_t *id_out, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_TOKEN_ADD, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    sqlite3_bind_blob(q, 1, sha256, 32, SQLITE_STATIC);
+    tw_sq_text(q, 2, name, false);
+    tw_sq_text(q, 3, tw_role_name(role), false);
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_DONE) {
+        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE) {
+            sqlite3_reset(q);
+            return tw_error_set(err, TW_EINVAL,
+                                "a token with this secret is already stored; create a new one");
+        }
+        return tw_sq_fail(s, q, err, "storing a token");
+    }
+    sqlite3_reset(q);
+    if (id_out)
+        *id_out = sqlite3_last_insert_rowid(s->db);
+    return TW_OK;
+}
+
+static enum tw_err sq_token_lookup(struct tw_store *st, const uint8_t sha256[32],
+                                   enum tw_role *role_out, char *name_out, size_t name_len,
+                                   struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_TOKEN_LOOKUP, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    sqlite3_bind_blob(q, 1, sha256, 32, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_ENOENT, "no such token, or it was revoked");
+    }
+    if (rc != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "looking a token up");
+    enum tw_role role;
+    if (tw_role_parse((const char *)sqlite3_column_text(q, 0), &role) != TW_OK) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_EIO, "%s: a token has an unknown role", s->path);
+    }
+    if (role_out)
+        *role_out = role;
+    if (name_out && name_len)
+        snprintf(name_out, name_len, "%s", (const char *)sqlite3_column_text(q, 1));
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
+static enum tw_err sq_token_list(struct tw_store *st, json_t **out, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_TOKEN_LIST, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    json_t *arr = json_array();
+    if (!arr)
+        return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        json_t *o = json_object();
+        if (!o || json_array_append_new(arr, o) != 0) {
+            sqlite3_reset(q);
+            json_decref(arr);
+            return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+        }
+        json_object_set_new(o, "id", json_integer(sqlite3_column_int64(q, 0)));
+        json_object_set_new(o, "name", tw_sq_json_text(q, 1));
+        json_object_set_new(o, "role", tw_sq_json_text(q, 2));
+        json_object_set_new(o, "created_at", tw_sq_json_text(q, 3));
+        json_object_set_new(o, "revoked", json_boolean(sqlite3_column_type(q, 4) != SQLITE_NULL));
+        json_object_set_new(o, "revoked_at", tw_sq_json_text(q, 4));
+        if (json_object_size(o) != 6) {
+            sqlite3_reset(q);
+            json_decref(arr);
+            return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+        }
+    }
+    if (rc != SQLITE_DONE) {
+        json_decref(arr);
+        return tw_sq_fail(s, q, err, "listing tokens");
+    }
+    sqlite3_reset(q);
+    *out = arr;
+    return TW_OK;
+}
+
+static enum tw_err sq_token_revoke(struct tw_store *st, int64_t id, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_TOKEN_REVOKE, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    sqlite3_bind_int64(q, 1, id);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, "revoking a token");
+    sqlite3_reset(q);
+    if (sqlite3_changes(s->db) > 0)
+        return TW_OK;
+    /* Revoking twice is fine; revoking what never existed is not. */
+    q = tw_sq_stmt(s, SQ_TOKEN_EXISTS, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return TW_OK;
+    if (rc != SQLITE_DONE)
+        return tw_sq_fail(s, NULL, err, "revoking a token");
+    return tw_error_set(err, TW_ENOENT, "there is no token %lld", (long long)id);
+}
+
+/* ---- price books ----------------------------------------------------- */
+
+static enum tw_err sq_pricebook_put(struct tw_store *st, const char *region, const char *currency,
+                                    const char *source, const char *fetched_at,
+                                    const char *items, size_t items_len, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_PRICE_PUT, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    if (items_len > 0x7fffffff)
+        return tw_error_set(err, TW_ERANGE, "a price book of %zu bytes is too large", items_len);
+    /* One statement is one transaction: the old book stays until the new
+     * one is wholly written. */
+    tw_sq_text(q, 1, region, false);
+    tw_sq_text(q, 2, currency, false);
+    tw_sq_text(q, 3, source, false);
+    tw_sq_text(q, 4, fetched_at, false);
+    sqlite3_bind_text(q, 5, items, (int)items_len, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, "storing a price book");
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
+static enum tw_err sq_pricebook_get(struct tw_store *st, const char *region, const char *currency,
+                                    char **items, size_t *items_len, char *source,
+                                    size_t source_len, char *fetched_at, size_t fetched_len,
+                                    struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_PRICE_GET, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    tw_sq_text(q, 1, region, false);
+    tw_sq_text(q, 2, currency, false);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_ENOENT, "no price book for %s in %s is stored", region,
+                            currency);
+    }
+    if (rc != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "reading a price book");
+    const char *t = (const char *)sqlite3_column_text(q, 2);
+    size_t n = (size_t)sqlite3_column_bytes(q, 2);
+    char *copy = malloc(n + 1);
+    if (!copy) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading a price book of %zu bytes", n);
+    }
+    memcpy(copy, t ? t : "", t ? n : 0);
+    copy[t ? n : 0] = '\0';
+    if (source && source_len)
+        snprintf(source, source_len, "%s", (const char *)sqlite3_column_text(q, 0));
+    if (fetched_at && fetched_len)
+        snprintf(fetched_at, fetched_len, "%s", (const char *)sqlite3_column_text(q, 1));
+    sqlite3_reset(q);
+    *items = copy;
+    if (items_len)
+        *items_len = t ? n : 0;
+    return TW_OK;
+}
+
+/* ---- counters and checks --------------------------------------------- */
+
+static enum tw_err sq_stats(struct tw_store *st, struct tw_store_stats *out, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_STATS, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    if (sqlite3_step(q) != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "counting what is stored");
+    out->reports = sqlite3_column_int64(q, 0);
+    out->vms = sqlite3_column_int64(q, 1);
+    out->disks = sqlite3_column_int64(q, 2);
+    out->results = sqlite3_column_int64(q, 3);
+    out->db_bytes = sqlite3_column_int64(q, 4);
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
+static enum tw_err sq_check(struct tw_store *st, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_CHECK, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    if (sqlite3_step(q) != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "checking the database's integrity");
+    const char *msg = (const char *)sqlite3_column_text(q, 0);
+    enum tw_err rc = TW_OK;
+    if (!msg || strcmp(msg, "ok") != 0)
+        rc = tw_error_set(err, TW_EIO, "%s fails its integrity check: %s", s->path,
+                          msg ? msg : "(no answer)");
+    sqlite3_reset(q);
+    return rc;
+}
+
+static const struct tw_store_ops sqlite_ops = {
+    .name = "sqlite",
+    .close = sq_close,
+    .token_add = sq_token_add,
+    .token_lookup = sq_token_lookup,
+    .token_list = sq_token_list,
+    .token_revoke = sq_token_revoke,
+    .put_reports = tw_sq_put_reports,
+    .vms = tw_sq_vms,
+    .vm = tw_sq_vm,
+    .disks = tw_sq_disks,
+    .disk = tw_sq_disk,
+    .vm_latest = tw_sq_vm_latest,
+    .vm_ids = tw_sq_vm_ids,
+    .stats = sq_stats,
+    .pricebook_put = sq_pricebook_put,
+    .pricebook_get = sq_pricebook_get,
+    .check = sq_check,
+};
