@@ -1,0 +1,597 @@
+/*
+ * pricebook.c - Retail Prices pages into items, items into a price book
+ * (see pricebook.h for the meter rules).
+ */
+#include "core/pricebook.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- items ------------------------------------------------------------ */
+
+void tw_price_items_cleanup(struct tw_price_items *l)
+{
+    free(l->v);
+    l->v = NULL;
+    l->n = l->cap = 0;
+}
+
+static const char *const currencies[] = {"USD", "AUD", "BRL", "CAD", "CHF", "CNY",
+                                         "DKK", "EUR", "GBP", "INR", "JPY", "KRW",
+                                         "NOK", "NZD", "RUB", "SEK", "TWD"};
+
+bool tw_pb_currency_ok(const char *s)
+{
+    for (size_t i = 0; i < sizeof(currencies) / sizeof(currencies[0]); i++)
+        if (strcmp(s, currencies[i]) == 0)
+            return true;
+    return false;
+}
+
+bool tw_pb_region_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n < 2 || n > 47)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9')))
+            return false;
+    return true;
+}
+
+char *tw_price_items_dump(const struct tw_price_item *items, size_t n, size_t *len)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) {
+        const struct tw_price_item *it = &items[i];
+        json_t *o = json_object();
+        if (!o || json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+        /* The API's own key order (retail-prices.md 3). */
+        json_object_set_new(o, "currencyCode", json_string(it->currency));
+        json_object_set_new(o, "tierMinimumUnits", json_real(it->tier_min));
+        if (it->term[0])
+            json_object_set_new(o, "reservationTerm", json_string(it->term));
+        json_object_set_new(o, "retailPrice", json_real(it->price));
+        json_object_set_new(o, "armRegionName", json_string(it->region));
+        if (it->start[0])
+            json_object_set_new(o, "effectiveStartDate", json_string(it->start));
+        if (it->end[0])
+            json_object_set_new(o, "effectiveEndDate", json_string(it->end));
+        if (it->meter_id[0])
+            json_object_set_new(o, "meterId", json_string(it->meter_id));
+        json_object_set_new(o, "meterName", json_string(it->meter));
+        json_object_set_new(o, "productName", json_string(it->product));
+        if (it->sku_name[0])
+            json_object_set_new(o, "skuName", json_string(it->sku_name));
+        json_object_set_new(o, "unitOfMeasure", json_string(it->unit));
+        json_object_set_new(o, "type", json_string(it->type));
+        if (it->seen[0])
+            json_object_set_new(o, "_date_seen", json_string(it->seen));
+        if (json_object_size(o) < 8) { /* a set_new failed */
+            json_decref(a);
+            return NULL;
+        }
+    }
+    if (!a)
+        return NULL;
+    /* 17 significant digits give back every double as it was read. */
+    char *s = json_dumps(a, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    json_decref(a);
+    if (s && len)
+        *len = strlen(s);
+    return s;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static const char *const sku_names[TW_PB_FAMILY_COUNT][2] = {{"Premium_LRS", "Premium_ZRS"},
+                                                             {"StandardSSD_LRS", "StandardSSD_ZRS"},
+                                                             {"Standard_LRS", "Standard_ZRS"},
+                                                             {"PremiumV2_LRS", "PremiumV2_ZRS"},
+                                                             {"UltraSSD_LRS", "UltraSSD_ZRS"}};
+
+const char *tw_pb_sku_name(enum tw_pb_family f, enum tw_pb_redundancy r)
+{
+    return f < TW_PB_FAMILY_COUNT ? sku_names[f][r == TW_PB_ZRS] : "?";
+}
+
+bool tw_pb_sku_parse(const char *sku, enum tw_pb_family *f, enum tw_pb_redundancy *r)
+{
+    for (int i = 0; i < TW_PB_FAMILY_COUNT; i++)
+        for (int j = 0; j < 2; j++)
+            if (strcmp(sku, sku_names[i][j]) == 0) {
+                *f = (enum tw_pb_family)i;
+                *r = j ? TW_PB_ZRS : TW_PB_LRS;
+                return true;
+            }
+    return false;
+}
+
+const char *tw_pb_redundancy_name(enum tw_pb_redundancy r)
+{
+    return r == TW_PB_ZRS ? "ZRS" : "LRS";
+}
+
+const char *tw_pb_kind_name(enum tw_pb_kind k)
+{
+    static const char *const n[TW_PB_KIND_COUNT] = {"per month",
+                                                    "per VM mount per month (shared disk)",
+                                                    "per 10,000 transactions",
+                                                    "per GiB per hour",
+                                                    "per IOPS per hour",
+                                                    "per MB/s per hour",
+                                                    "for a 1-year reservation",
+                                                    "for a 3-year reservation"};
+    return k < TW_PB_KIND_COUNT ? n[k] : "?";
+}
+
+const char *tw_pb_family_name(enum tw_pb_family f)
+{
+    static const char *const n[TW_PB_FAMILY_COUNT] = {"Premium SSD", "Standard SSD", "Standard HDD",
+                                                      "Premium SSD v2", "Ultra"};
+    return f < TW_PB_FAMILY_COUNT ? n[f] : "?";
+}
+
+/* ---- meter mapping ---------------------------------------------------- */
+
+/* The products, by their exact names in the API. */
+static const struct {
+    const char *product;
+    enum tw_pb_family family;
+    char letter; /* tier letter; 0 for the provisioned families */
+} products[] = {
+    {"Premium SSD Managed Disks", TW_PB_PREMIUM_SSD, 'P'},
+    {"Standard SSD Managed Disks", TW_PB_STANDARD_SSD, 'E'},
+    {"Standard HDD Managed Disks", TW_PB_STANDARD_HDD, 'S'},
+    {"Azure Premium SSD v2", TW_PB_PREMIUM_V2, 0},
+    {"Ultra Disks", TW_PB_ULTRA, 0},
+};
+
+/* "P10", "E1", "S80": the letter and 1-2 digits without a leading zero. */
+static bool tier_word(const char *s, size_t n, char letter)
+{
+    if (n < 2 || n > 3 || s[0] != letter || s[1] < '1' || s[1] > '9')
+        return false;
+    return n == 2 || (s[2] >= '0' && s[2] <= '9');
+}
+
+/* Maps one item; false when no rule matches.  Out: family, tier, red, kind. */
+static bool map_item(const struct tw_price_item *it, enum tw_pb_family *fam, char tier[8],
+                     enum tw_pb_redundancy *red, enum tw_pb_kind *kind)
+{
+    size_t p;
+    for (p = 0; p < sizeof(products) / sizeof(products[0]); p++)
+        if (strcmp(it->product, products[p].product) == 0)
+            break;
+    if (p == sizeof(products) / sizeof(products[0]))
+        return false;
+    *fam = products[p].family;
+    const char *m = it->meter;
+    tier[0] = '\0';
+    bool reservation = strcmp(it->type, "Reservation") == 0;
+    if (!reservation && strcmp(it->type, "Consumption") != 0)
+        return false;
+    if (products[p].letter) {
+        /* "<tier> <LRS|ZRS> Disk[ Mount| Operations]" */
+        const char *sp = strchr(m, ' ');
+        if (!sp || !tier_word(m, (size_t)(sp - m), products[p].letter))
+            return false;
+        memcpy(tier, m, (size_t)(sp - m));
+        tier[sp - m] = '\0';
+        const char *r = sp + 1;
+        if (strncmp(r, "LRS ", 4) == 0)
+            *red = TW_PB_LRS;
+        else if (strncmp(r, "ZRS ", 4) == 0)
+            *red = TW_PB_ZRS;
+        else
+            return false;
+        const char *rest = r + 4;
+        if (strcmp(rest, "Disk") == 0 && strcmp(it->unit, "1/Month") == 0) {
+            if (!reservation) {
+                *kind = TW_PB_MONTH;
+                return true;
+            }
+            if (strcmp(it->term, "1 Year") == 0) {
+                *kind = TW_PB_RESERVED_1Y;
+                return true;
+            }
+            if (strcmp(it->term, "3 Years") == 0) {
+                *kind = TW_PB_RESERVED_3Y;
+                return true;
+            }
+            return false;
+        }
+        if (reservation)
+            return false;
+        if (strcmp(rest, "Disk Mount") == 0 && strcmp(it->unit, "1/Month") == 0) {
+            *kind = TW_PB_MOUNT;
+            return true;
+        }
+        if (strcmp(rest, "Disk Operations") == 0 && strcmp(it->unit, "10K") == 0 &&
+            *fam != TW_PB_PREMIUM_SSD) {
+            *kind = TW_PB_OPS_10K;
+            return true;
+        }
+        return false;
+    }
+    if (reservation)
+        return false;
+    /* "<Premium|Ultra> <LRS|ZRS> Provisioned <Capacity|IOPS|Throughput (MBps)>" */
+    const char *word = *fam == TW_PB_PREMIUM_V2 ? "Premium " : "Ultra ";
+    size_t wl = strlen(word);
+    if (strncmp(m, word, wl) != 0)
+        return false;
+    m += wl;
+    if (strncmp(m, "LRS ", 4) == 0)
+        *red = TW_PB_LRS;
+    else if (strncmp(m, "ZRS ", 4) == 0)
+        *red = TW_PB_ZRS;
+    else
+        return false;
+    m += 4;
+    if (strcmp(m, "Provisioned Capacity") == 0 && strcmp(it->unit, "1 GiB/Hour") == 0)
+        *kind = TW_PB_GIB_HOUR;
+    else if (strcmp(m, "Provisioned IOPS") == 0 && strcmp(it->unit, "1/Hour") == 0)
+        *kind = TW_PB_IOPS_HOUR;
+    else if (strcmp(m, "Provisioned Throughput (MBps)") == 0 && strcmp(it->unit, "1/Hour") == 0)
+        *kind = TW_PB_MBPS_HOUR;
+    else
+        return false;
+    return true;
+}
+
+/* ---- the hash table --------------------------------------------------- */
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    h ^= 0xff; /* a separator, so "ab"+"c" and "a"+"bc" differ */
+    h *= 1099511628211ULL;
+    return h;
+}
+
+static uint64_t key_hash(const char *region, const char *currency, unsigned family,
+                         const char *tier, unsigned red, unsigned kind)
+{
+    uint64_t h = 14695981039346656037ULL;
+    h = fnv(h, region);
+    h = fnv(h, currency);
+    h = fnv(h, tier);
+    h ^= (uint64_t)(family | red << 4 | kind << 8);
+    h *= 1099511628211ULL;
+    h ^= h >> 29;
+    return h ? h : 1;
+}
+
+static bool entry_is(const struct tw_price_entry *e, uint64_t h, const char *region,
+                     const char *currency, unsigned family, const char *tier, unsigned red,
+                     unsigned kind)
+{
+    return e->hash == h && e->family == family && e->redundancy == red && e->kind == kind &&
+           strcmp(e->tier, tier) == 0 && strcmp(e->region, region) == 0 &&
+           strcmp(e->currency, currency) == 0;
+}
+
+const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, const char *region,
+                                               const char *currency, enum tw_pb_family family,
+                                               const char *tier, enum tw_pb_redundancy red,
+                                               enum tw_pb_kind kind)
+{
+    if (!b || !b->nslots)
+        return NULL;
+    uint64_t h = key_hash(region, currency, family, tier, red, kind);
+    size_t mask = b->nslots - 1;
+    for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+        const struct tw_price_entry *e = &b->slots[i];
+        if (!e->hash)
+            return NULL;
+        if (entry_is(e, h, region, currency, family, tier, red, kind))
+            return e;
+    }
+}
+
+enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
+                               const char *currency, enum tw_pb_family family, const char *tier,
+                               enum tw_pb_redundancy red, enum tw_pb_kind kind, double *out,
+                               struct tw_error *err)
+{
+    const struct tw_price_entry *e =
+        tw_pricebook_find(b, region, currency, family, tier, red, kind);
+    if (e) {
+        *out = e->price;
+        return TW_OK;
+    }
+    *out = NAN;
+    return tw_error_set(err, TW_ENOENT,
+                        "no price %s for %s%s%s (%s) in %s %s in the price book (%s); refresh "
+                        "the prices (tierwise prices refresh) or choose another region or "
+                        "currency",
+                        tw_pb_kind_name(kind), tier, tier[0] ? " " : "", tw_pb_redundancy_name(red),
+                        tw_pb_sku_name(family, red), region, currency,
+                        b && b->source[0] ? b->source : "empty");
+}
+
+enum tw_err tw_pricebook_price_sku(const struct tw_pricebook *b, const char *region,
+                                   const char *currency, const char *sku, const char *tier,
+                                   enum tw_pb_kind kind, double *out, struct tw_error *err)
+{
+    enum tw_pb_family f;
+    enum tw_pb_redundancy r;
+    if (!tw_pb_sku_parse(sku, &f, &r)) {
+        *out = NAN;
+        return tw_error_set(err, TW_EINVAL, "\"%.40s\" is not a managed-disk SKU name", sku);
+    }
+    return tw_pricebook_price(b, region, currency, f, tier, r, kind, out, err);
+}
+
+static void add_unused(struct tw_pricebook *b, size_t idx, enum tw_pb_unused why)
+{
+    b->unused[b->n_unused] = idx;
+    b->unused_why[b->n_unused++] = (uint8_t)why;
+}
+
+/* Compares the date part "YYYY-MM-DDTHH:MM:SS" of two RFC 3339 UTC times. */
+static int date_cmp(const char *a, const char *b)
+{
+    return strncmp(a, b, 19);
+}
+
+enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
+                               const char *currency, const char *source, const char *fetched_at,
+                               const char *now, struct tw_pricebook **out, struct tw_error *err)
+{
+    *out = NULL;
+    struct tw_pricebook *b = calloc(1, sizeof(*b));
+    if (!b) {
+        tw_price_items_cleanup(items);
+        return tw_error_set(err, TW_ENOMEM, "out of memory for a price book");
+    }
+    snprintf(b->source, sizeof(b->source), "%s", source ? source : "");
+    snprintf(b->fetched_at, sizeof(b->fetched_at), "%s", fetched_at ? fetched_at : "");
+    /* Keep the wanted region and currency only. */
+    size_t k = 0;
+    for (size_t i = 0; i < items->n; i++) {
+        const struct tw_price_item *it = &items->v[i];
+        if ((region && strcmp(it->region, region) != 0) ||
+            (currency && strcmp(it->currency, currency) != 0))
+            continue;
+        items->v[k++] = *it;
+    }
+    items->n = k;
+    b->items = *items;
+    memset(items, 0, sizeof(*items));
+    size_t n = b->items.n;
+    b->nslots = 16;
+    while (b->nslots < n * 2 + 1)
+        b->nslots *= 2;
+    b->slots = calloc(b->nslots, sizeof(*b->slots));
+    b->unused = malloc((n ? n : 1) * sizeof(*b->unused));
+    b->unused_why = malloc(n ? n : 1);
+    if (!b->slots || !b->unused || !b->unused_why) {
+        tw_pricebook_free(b);
+        return tw_error_set(err, TW_ENOMEM, "out of memory for a price book of %zu items", n);
+    }
+    size_t mask = b->nslots - 1;
+    for (size_t i = 0; i < n; i++) {
+        const struct tw_price_item *it = &b->items.v[i];
+        enum tw_pb_family fam;
+        enum tw_pb_redundancy red;
+        enum tw_pb_kind kind;
+        char tier[8];
+        if (!map_item(it, &fam, tier, &red, &kind)) {
+            add_unused(b, i, TW_PB_UNUSED_UNKNOWN);
+            continue;
+        }
+        if (it->price == 0) {
+            add_unused(b, i, TW_PB_UNUSED_ZERO);
+            continue;
+        }
+        if (now && it->end[0] && date_cmp(it->end, now) < 0) {
+            add_unused(b, i, TW_PB_UNUSED_EXPIRED);
+            continue;
+        }
+        if (now && it->start[0] && date_cmp(it->start, now) > 0) {
+            add_unused(b, i, TW_PB_UNUSED_NOT_YET);
+            continue;
+        }
+        uint64_t h = key_hash(it->region, it->currency, fam, tier, red, kind);
+        size_t s = (size_t)h & mask;
+        while (b->slots[s].hash &&
+               !entry_is(&b->slots[s], h, it->region, it->currency, fam, tier, red, kind))
+            s = (s + 1) & mask;
+        struct tw_price_entry *e = &b->slots[s];
+        if (e->hash) {
+            /* The same price twice: the later start date is the one in
+             * force; on a tie the first one read stays. */
+            const struct tw_price_item *old = &b->items.v[e->item];
+            if (date_cmp(it->start, old->start) <= 0) {
+                add_unused(b, i, TW_PB_UNUSED_SUPERSEDED);
+                continue;
+            }
+            add_unused(b, e->item, TW_PB_UNUSED_SUPERSEDED);
+        } else {
+            b->n++;
+        }
+        e->hash = h;
+        memcpy(e->region, it->region, sizeof(e->region));
+        memcpy(e->currency, it->currency, sizeof(e->currency));
+        memcpy(e->tier, tier, sizeof(e->tier));
+        e->family = (uint8_t)fam;
+        e->redundancy = (uint8_t)red;
+        e->kind = (uint8_t)kind;
+        e->price = it->price;
+        e->from_units = it->tier_min;
+        e->item = i;
+    }
+    *out = b;
+    return TW_OK;
+}
+
+void tw_pricebook_free(struct tw_pricebook *b)
+{
+    if (!b)
+        return;
+    tw_price_items_cleanup(&b->items);
+    free(b->slots);
+    free(b->unused);
+    free(b->unused_why);
+    free(b);
+}
+
+/* ---- JSON ------------------------------------------------------------- */
+
+static int tier_num(const char *t)
+{
+    return atoi(t + 1);
+}
+
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const struct tw_price_entry *a = *(const struct tw_price_entry *const *)pa;
+    const struct tw_price_entry *b = *(const struct tw_price_entry *const *)pb;
+    if (a->family != b->family)
+        return a->family - b->family;
+    if (a->redundancy != b->redundancy)
+        return a->redundancy - b->redundancy;
+    return tier_num(a->tier) - tier_num(b->tier);
+}
+
+static json_t *price_or_null(const struct tw_price_entry *e)
+{
+    return e ? json_real(e->price) : json_null();
+}
+
+static const char *unused_name(uint8_t why)
+{
+    switch (why) {
+    case TW_PB_UNUSED_ZERO: return "zero_price";
+    case TW_PB_UNUSED_EXPIRED: return "expired";
+    case TW_PB_UNUSED_NOT_YET: return "not_yet_effective";
+    case TW_PB_UNUSED_SUPERSEDED: return "superseded";
+    default: return "unknown_meter";
+    }
+}
+
+enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
+                              const char *currency, const char *sku, json_t **out,
+                              struct tw_error *err)
+{
+    *out = NULL;
+    enum tw_pb_family sf = TW_PB_PREMIUM_SSD;
+    enum tw_pb_redundancy sr = TW_PB_LRS;
+    bool by_sku = sku && tw_pb_sku_parse(sku, &sf, &sr);
+    const struct tw_price_entry **rows = malloc((b->n ? b->n : 1) * sizeof(*rows));
+    json_t *o = json_object(), *prices = json_array(), *prov = json_array(),
+           *unknown = json_array(), *unused = json_object();
+    if (!rows || !o || !prices || !prov || !unknown || !unused)
+        goto nomem;
+    size_t nr = 0;
+    for (size_t i = 0; i < b->nslots; i++) {
+        const struct tw_price_entry *e = &b->slots[i];
+        if (!e->hash || strcmp(e->region, region) != 0 || strcmp(e->currency, currency) != 0)
+            continue;
+        if (sku && by_sku && (e->family != sf || e->redundancy != sr))
+            continue;
+        if (sku && !by_sku && strcmp(e->tier, sku) != 0)
+            continue;
+        if (e->kind == TW_PB_MONTH || e->kind == TW_PB_GIB_HOUR)
+            rows[nr++] = e;
+    }
+    qsort(rows, nr, sizeof(*rows), cmp_entry);
+    for (size_t i = 0; i < nr; i++) {
+        const struct tw_price_entry *e = rows[i];
+        enum tw_pb_family f = (enum tw_pb_family)e->family;
+        enum tw_pb_redundancy r = (enum tw_pb_redundancy)e->redundancy;
+        const struct tw_price_item *it = &b->items.v[e->item];
+        json_t *row;
+        if (e->kind == TW_PB_MONTH) {
+            row = json_pack(
+                "{s:s, s:s, s:s, s:f, s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "tier", e->tier, "sku",
+                tw_pb_sku_name(f, r), "redundancy", tw_pb_redundancy_name(r), "per_month", e->price,
+                "per_10k_transactions",
+                price_or_null(tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_OPS_10K)),
+                "shared_mount_per_month",
+                price_or_null(tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_MOUNT)),
+                "reserved_1y",
+                price_or_null(
+                    tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_RESERVED_1Y)),
+                "reserved_3y",
+                price_or_null(
+                    tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_RESERVED_3Y)),
+                "meter_id", it->meter_id, "effective_from", it->start, "seen", it->seen);
+            if (!row || json_array_append_new(prices, row) != 0)
+                goto nomem;
+        } else {
+            const struct tw_price_entry *io =
+                tw_pricebook_find(b, region, currency, f, "", r, TW_PB_IOPS_HOUR);
+            const struct tw_price_entry *mb =
+                tw_pricebook_find(b, region, currency, f, "", r, TW_PB_MBPS_HOUR);
+            row = json_pack("{s:s, s:s, s:f, s:o, s:o, s:f, s:f}", "sku", tw_pb_sku_name(f, r),
+                            "redundancy", tw_pb_redundancy_name(r), "per_gib_hour", e->price,
+                            "per_iops_hour", price_or_null(io), "per_mbps_hour", price_or_null(mb),
+                            "iops_priced_from", io ? io->from_units : 0.0, "mbps_priced_from",
+                            mb ? mb->from_units : 0.0);
+            if (!row || json_array_append_new(prov, row) != 0)
+                goto nomem;
+        }
+    }
+    free(rows);
+    rows = NULL;
+    if (sku && nr == 0) {
+        json_decref(o);
+        json_decref(prices);
+        json_decref(prov);
+        json_decref(unknown);
+        json_decref(unused);
+        return tw_error_set(err, TW_ENOENT,
+                            "no price for %s in %s %s in the price book (%s); a tier the book "
+                            "lacks is missing, not free",
+                            sku, region, currency, b->source);
+    }
+    json_int_t counts[5] = {0};
+    for (size_t i = 0; i < b->n_unused; i++) {
+        const struct tw_price_item *it = &b->items.v[b->unused[i]];
+        if (strcmp(it->region, region) != 0 || strcmp(it->currency, currency) != 0)
+            continue;
+        counts[b->unused_why[i] < 5 ? b->unused_why[i] : 0]++;
+        /* Filtered by a SKU, the answer is about that SKU's prices only. */
+        if (b->unused_why[i] != TW_PB_UNUSED_UNKNOWN || sku)
+            continue;
+        json_t *u = json_pack("{s:s, s:s, s:s, s:s, s:f}", "product", it->product, "meter",
+                              it->meter, "unit", it->unit, "type", it->type, "price", it->price);
+        if (!u || json_array_append_new(unknown, u) != 0)
+            goto nomem;
+    }
+    for (int i = 0; i < 5; i++)
+        json_object_set_new(unused, unused_name((uint8_t)i), json_integer(counts[i]));
+    json_object_set_new(o, "region", json_string(region));
+    json_object_set_new(o, "currency", json_string(currency));
+    json_object_set_new(o, "source", json_string(b->source));
+    json_object_set_new(o, "fetched_at", json_string(b->fetched_at));
+    json_object_set_new(o, "prices", prices);
+    json_object_set_new(o, "provisioned", prov);
+    json_object_set_new(o, "unknown_meters", unknown);
+    json_object_set_new(o, "unused_items", unused);
+    if (json_object_size(o) != 8) {
+        json_decref(o);
+        return tw_error_set(err, TW_ENOMEM, "out of memory for the prices JSON");
+    }
+    *out = o;
+    return TW_OK;
+nomem:
+    free(rows);
+    json_decref(o);
+    json_decref(prices);
+    json_decref(prov);
+    json_decref(unknown);
+    json_decref(unused);
+    return tw_error_set(err, TW_ENOMEM, "out of memory for the prices JSON");
+}

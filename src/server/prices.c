@@ -1,0 +1,351 @@
+/*
+ * prices.c - refresh, import, load and show price books (see prices.h).
+ */
+#include "server/prices.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+void tw_srv_prices_now(char out[32])
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+enum tw_err tw_srv_prices_key(const char *region, const char *currency, char reg[48], char cur[4],
+                              struct tw_error *err)
+{
+    if (!region || !*region)
+        return tw_error_set(err, TW_EINVAL, "no region given (e.g. westeurope)");
+    if (!currency || !*currency)
+        return tw_error_set(err, TW_EINVAL, "no currency given (e.g. USD)");
+    size_t n = strlen(region);
+    if (n >= 48)
+        n = 47;
+    for (size_t i = 0; i < n; i++)
+        reg[i] = (char)(region[i] >= 'A' && region[i] <= 'Z' ? region[i] + 32 : region[i]);
+    reg[n] = '\0';
+    if (!tw_pb_region_ok(reg) || strlen(region) >= 48)
+        return tw_error_set(err, TW_EINVAL,
+                            "region \"%.60s\" is not an Azure region name (letters and digits, "
+                            "e.g. westeurope)",
+                            region);
+    n = strlen(currency);
+    for (size_t i = 0; i < 3 && i < n; i++)
+        cur[i] = (char)(currency[i] >= 'a' && currency[i] <= 'z' ? currency[i] - 32 : currency[i]);
+    cur[n < 3 ? n : 3] = '\0';
+    if (n != 3 || !tw_pb_currency_ok(cur))
+        return tw_error_set(err, TW_EINVAL,
+                            "currency \"%.20s\" is not one the Retail Prices API offers (USD AUD "
+                            "BRL CAD CHF CNY DKK EUR GBP INR JPY KRW NOK NZD RUB SEK TWD)",
+                            currency);
+    return TW_OK;
+}
+
+/* The bundled snapshot, parsed once per process. */
+static pthread_once_t snap_once = PTHREAD_ONCE_INIT;
+static struct tw_price_items snap_items;
+static struct tw_price_page snap_page;
+static enum tw_err snap_rc;
+static struct tw_error snap_err;
+
+static void snap_load(void)
+{
+    snap_rc =
+        tw_price_page_parse((const char *)tw_builtin_disk_prices_json,
+                            tw_builtin_disk_prices_json_len, &snap_items, &snap_page, &snap_err);
+}
+
+/* A copy of the snapshot's items of REGION and CURRENCY. */
+static enum tw_err snapshot_items(const char *region, const char *currency,
+                                  struct tw_price_items *out, char fetched_at[32],
+                                  struct tw_error *err)
+{
+    pthread_once(&snap_once, snap_load);
+    if (snap_rc != TW_OK)
+        return tw_error_set(err, snap_rc, "the bundled price snapshot is damaged: %s",
+                            snap_err.msg);
+    size_t n = 0;
+    for (size_t i = 0; i < snap_items.n; i++)
+        n += strcmp(snap_items.v[i].region, region) == 0 &&
+             strcmp(snap_items.v[i].currency, currency) == 0;
+    out->v = malloc((n ? n : 1) * sizeof(*out->v));
+    if (!out->v)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    out->cap = n ? n : 1;
+    out->n = 0;
+    for (size_t i = 0; i < snap_items.n; i++)
+        if (strcmp(snap_items.v[i].region, region) == 0 &&
+            strcmp(snap_items.v[i].currency, currency) == 0)
+            out->v[out->n++] = snap_items.v[i];
+    snprintf(fetched_at, 32, "%s", snap_page.fetched_at);
+    return TW_OK;
+}
+
+enum tw_err tw_srv_prices_load(struct tw_store *st, const char *region, const char *currency,
+                               struct tw_pricebook **out, struct tw_error *err)
+{
+    *out = NULL;
+    char reg[48], cur[4], now[32], source[256] = "", fetched[32] = "";
+    enum tw_err rc = tw_srv_prices_key(region, currency, reg, cur, err);
+    if (rc != TW_OK)
+        return rc;
+    tw_srv_prices_now(now);
+    struct tw_price_items items = {0};
+    char *text = NULL;
+    size_t len = 0;
+    rc = st ? tw_store_pricebook_get(st, reg, cur, &text, &len, source, sizeof(source), fetched,
+                                     sizeof(fetched), err)
+            : TW_ENOENT;
+    if (rc == TW_OK) {
+        struct tw_error perr = {0};
+        rc = tw_price_page_parse(text, len, &items, NULL, &perr);
+        free(text);
+        if (rc != TW_OK) {
+            tw_price_items_cleanup(&items);
+            return tw_error_set(err, rc,
+                                "the stored price book of %s %s does not parse (%s); refresh or "
+                                "import it again",
+                                reg, cur, perr.msg);
+        }
+    } else if (rc == TW_ENOENT) {
+        tw_error_clear(err);
+        if ((rc = snapshot_items(reg, cur, &items, fetched, err)) != TW_OK)
+            return rc;
+        snprintf(source, sizeof(source), "snapshot %s (bundled; no refreshed prices for %s %s)",
+                 TW_PB_SNAPSHOT_NAME, reg, cur);
+    } else {
+        return rc;
+    }
+    return tw_pricebook_build(&items, reg, cur, source, fetched, now, out, err);
+}
+
+enum tw_err tw_srv_prices_show(struct tw_store *st, const char *region, const char *currency,
+                               const char *sku, json_t **out, struct tw_error *err)
+{
+    *out = NULL;
+    char reg[48], cur[4];
+    struct tw_pricebook *b = NULL;
+    enum tw_err rc = tw_srv_prices_key(region, currency, reg, cur, err);
+    if (rc == TW_OK && sku && (!*sku || strlen(sku) > 32))
+        rc = tw_error_set(err, TW_EINVAL,
+                          "sku \"%.40s\" is not a tier (P10) or SKU name "
+                          "(Premium_LRS)",
+                          sku);
+    if (rc == TW_OK)
+        rc = tw_srv_prices_load(st, reg, cur, &b, err);
+    if (rc == TW_OK)
+        rc = tw_pricebook_json(b, reg, cur, sku, out, err);
+    tw_pricebook_free(b);
+    return rc;
+}
+
+/* Counts the prices ITEMS would give for (REGION, CURRENCY). */
+static enum tw_err count_prices(const struct tw_price_items *items, const char *region,
+                                const char *currency, size_t *n, struct tw_error *err)
+{
+    struct tw_price_items copy = {0};
+    char now[32];
+    *n = 0;
+    copy.v = malloc((items->n ? items->n : 1) * sizeof(*copy.v));
+    if (!copy.v)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    if (items->n)
+        memcpy(copy.v, items->v, items->n * sizeof(*copy.v));
+    copy.n = copy.cap = items->n;
+    tw_srv_prices_now(now);
+    struct tw_pricebook *b;
+    enum tw_err rc = tw_pricebook_build(&copy, region, currency, "", "", now, &b, err);
+    if (rc == TW_OK)
+        *n = b->n;
+    tw_pricebook_free(b);
+    return rc;
+}
+
+/* Stores ITEMS as the book of (REGION, CURRENCY) in one transaction. */
+static enum tw_err put_book(struct tw_store *st, const char *region, const char *currency,
+                            const char *source, const char *fetched_at,
+                            const struct tw_price_item *items, size_t n, struct tw_error *err)
+{
+    size_t len;
+    char *text = tw_price_items_dump(items, n, &len);
+    if (!text)
+        return tw_error_set(err, TW_ENOMEM, "out of memory for %zu price items", n);
+    enum tw_err rc =
+        tw_store_pricebook_put(st, region, currency, source, fetched_at, text, len, err);
+    free(text);
+    return rc;
+}
+
+enum tw_err tw_srv_prices_refresh(struct tw_store *st, const struct tw_srv_refresh *rq,
+                                  struct tw_srv_refresh_result *res, struct tw_error *err)
+{
+    struct tw_srv_refresh_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof(*res));
+    char reg[48], cur[4];
+    enum tw_err rc = tw_srv_prices_key(rq->region, rq->currency, reg, cur, err);
+    if (rc != TW_OK)
+        return rc;
+    struct tw_az_prices_req frq = {.base = rq->prices_url,
+                                   .region = reg,
+                                   .currency = cur,
+                                   .http = rq->http,
+                                   .deadline_ms = rq->deadline_ms,
+                                   .log = rq->log,
+                                   .log_arg = rq->log_arg};
+    struct tw_price_items items = {0};
+    if ((rc = tw_az_prices_fetch(&frq, &items, &res->fetch, err)) != TW_OK)
+        goto out;
+    if ((rc = count_prices(&items, reg, cur, &res->prices, err)) != TW_OK)
+        goto out;
+    if (res->prices == 0) {
+        rc = tw_error_set(err, TW_ENOENT,
+                          "the Retail Prices API at %s answered %zu items but no managed-disk "
+                          "price for %s %s; the stored book is left as it was",
+                          rq->prices_url, items.n, reg, cur);
+        goto out;
+    }
+    tw_srv_prices_now(res->fetched_at);
+    snprintf(res->source, sizeof(res->source), "api %.200s", rq->prices_url);
+    if ((rc = put_book(st, reg, cur, res->source, res->fetched_at, items.v, items.n, err)) !=
+        TW_OK) {
+        res->store_failed = true;
+        goto out;
+    }
+    res->items = items.n;
+    res->books = 1;
+out:
+    tw_price_items_cleanup(&items);
+    return rc;
+}
+
+static int cmp_item_key(const void *pa, const void *pb)
+{
+    const struct tw_price_item *a = pa, *b = pb;
+    int c = strcmp(a->region, b->region);
+    return c ? c : strcmp(a->currency, b->currency);
+}
+
+enum tw_err tw_srv_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
+                                 struct tw_srv_refresh_result *res, struct tw_error *err)
+{
+    struct tw_srv_refresh_result local;
+    if (!res)
+        res = &local;
+    memset(res, 0, sizeof(*res));
+    struct tw_price_items items = {0};
+    struct tw_price_page page;
+    struct tw_error perr = {0};
+    enum tw_err rc = tw_price_page_parse(buf, len, &items, &page, &perr);
+    if (rc != TW_OK) {
+        tw_price_items_cleanup(&items);
+        return tw_error_set(err, rc, "%s: %s", name, perr.msg);
+    }
+    tw_srv_prices_now(res->fetched_at);
+    snprintf(res->source, sizeof(res->source), "%s %.200s",
+             page.fetched_at[0] ? "snapshot" : "import", name);
+    /* A snapshot says when its prices were taken; a saved page does not,
+     * so the import's own time stands for it. */
+    const char *fetched = page.fetched_at[0] ? page.fetched_at : res->fetched_at;
+    snprintf(res->fetched_at, sizeof(res->fetched_at), "%s", fetched);
+    qsort(items.v, items.n, sizeof(*items.v), cmp_item_key);
+    size_t books = 0;
+    for (size_t i = 0; i < items.n;) {
+        size_t j = i;
+        while (j < items.n && cmp_item_key(&items.v[i], &items.v[j]) == 0)
+            j++;
+        /* "Global" and other pseudo-regions hold no usable disk price. */
+        if (tw_pb_region_ok(items.v[i].region) && tw_pb_currency_ok(items.v[i].currency))
+            books++;
+        i = j;
+    }
+    if (books == 0) {
+        rc = tw_error_set(err, TW_EPARSE,
+                          "%s holds no price item of an Azure region in a supported currency; "
+                          "nothing imported",
+                          name);
+        goto out;
+    }
+    for (size_t i = 0; i < items.n;) {
+        size_t j = i;
+        while (j < items.n && cmp_item_key(&items.v[i], &items.v[j]) == 0)
+            j++;
+        if (tw_pb_region_ok(items.v[i].region) && tw_pb_currency_ok(items.v[i].currency)) {
+            size_t np;
+            if ((rc = count_prices(&items, items.v[i].region, items.v[i].currency, &np, err)) !=
+                    TW_OK ||
+                (rc = put_book(st, items.v[i].region, items.v[i].currency, res->source, fetched,
+                               items.v + i, j - i, err)) != TW_OK) {
+                res->store_failed = true;
+                goto out;
+            }
+            res->prices += np;
+            res->items += j - i;
+            res->books++;
+        }
+        i = j;
+    }
+out:
+    tw_price_items_cleanup(&items);
+    return rc;
+}
+
+unsigned tw_srv_prices_status(enum tw_err rc, const char **code)
+{
+    const char *c;
+    unsigned s;
+    switch (rc) {
+    case TW_OK:
+        c = "ok";
+        s = 200;
+        break;
+    case TW_EINVAL:
+        c = "bad_request";
+        s = 400;
+        break;
+    case TW_ERANGE:
+        c = "bad_request";
+        s = 400;
+        break;
+    case TW_ENOENT:
+        c = "price_missing";
+        s = 404;
+        break;
+    case TW_EPARSE:
+        c = "upstream_invalid";
+        s = 502;
+        break;
+    case TW_EPERM:
+        c = "upstream_refused";
+        s = 502;
+        break;
+    case TW_EIO:
+        c = "upstream_failed";
+        s = 502;
+        break;
+    default:
+        c = "internal";
+        s = 500;
+        break;
+    }
+    if (code)
+        *code = c;
+    return s;
+}
+
+unsigned tw_srv_prices_import_status(enum tw_err rc, const char **code)
+{
+    if (rc == TW_EPARSE) {
+        if (code)
+            *code = "bad_request";
+        return 400;
+    }
+    return tw_srv_prices_status(rc, code);
+}

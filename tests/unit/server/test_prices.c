@@ -1,0 +1,187 @@
+/* test_prices.c - price books for the backend: refresh into the store
+ * (one transaction: a failure midway leaves the stored book as it was),
+ * import, the snapshot fallback, the JSON of GET /api/v1/prices, and the
+ * HTTP statuses of the failures. */
+#include "testhelp.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../azure/fakesrv.h"
+#include "server/prices.h"
+
+struct env {
+    char *dir;
+    char path[512];
+    struct tw_store *st;
+};
+
+static int setup(void **state)
+{
+    struct env *e = calloc(1, sizeof(*e));
+    if (!e)
+        return -1;
+    e->dir = th_tmpdir();
+    snprintf(e->path, sizeof(e->path), "%s/tw.db", e->dir);
+    struct tw_error err = {0};
+    if (tw_store_open(e->path, &e->st, &err) != TW_OK) {
+        fprintf(stderr, "%s\n", err.msg);
+        return -1;
+    }
+    *state = e;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct env *e = *state;
+    tw_store_close(e->st);
+    th_rmtree(e->dir);
+    free(e->dir);
+    free(e);
+    return 0;
+}
+
+static struct tw_az_http_opts http_opts(void)
+{
+    struct tw_az_http_opts o;
+    tw_az_http_opts_default(&o);
+    o.loopback_only = true;
+    o.max_attempts = 1;
+    return o;
+}
+
+static double p15(json_t *j)
+{
+    json_t *p = json_array_get(json_object_get(j, "prices"), 0);
+    return json_real_value(json_object_get(p, "per_month"));
+}
+
+static void test_refresh_is_one_transaction(void **state)
+{
+    struct env *e = *state;
+    size_t len;
+    char *page = th_fixture("prices/real-p15-eastus-usd.json", &len);
+    struct fakesrv *s = fs_start((struct fs_reply[]){{200, page, NULL, 0}, {0}});
+    assert_non_null(s);
+    struct tw_az_http_opts o = http_opts();
+    struct tw_srv_refresh rq = {
+        .prices_url = s->base, .region = "EastUS", .currency = "usd", .http = &o};
+    struct tw_srv_refresh_result res;
+    struct tw_error err = {0};
+    if (tw_srv_prices_refresh(e->st, &rq, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(res.items, 2);
+    assert_int_equal(res.prices, 2);
+    json_t *j;
+    assert_int_equal(tw_srv_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
+    char want[128];
+    snprintf(want, sizeof(want), "api %s", s->base);
+    assert_string_equal(json_string_value(json_object_get(j, "source")), want);
+    char fetched[32];
+    snprintf(fetched, sizeof(fetched), "%s", json_string_value(json_object_get(j, "fetched_at")));
+    assert_true(p15(j) == 38.012142);
+    json_decref(j);
+
+    /* Page 1 fine, page 2 not JSON: an error, and the book stays. */
+    char link[256];
+    snprintf(link, sizeof(link), "%s/api/retail/prices?$skip=2", s->base);
+    char *p1 = malloc(len + 256);
+    assert_non_null(p1);
+    snprintf(p1, len + 256, "%s", page);
+    char *nl = strstr(p1, "\"NextPageLink\": null");
+    assert_non_null(nl);
+    snprintf(nl, len + 256 - (size_t)(nl - p1), "\"NextPageLink\": \"%s\", \"Count\": 2}", link);
+    fs_script(s, (struct fs_reply[]){{200, p1, NULL, 0}, {200, "{\"Items\": [", NULL, 0}, {0}});
+    assert_int_equal(tw_srv_prices_refresh(e->st, &rq, &res, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "page 2"));
+    unsigned st = tw_srv_prices_status(TW_EPARSE, NULL);
+    assert_int_equal(st, 502);
+    /* The API failing outright: the same. */
+    fs_script(s, (struct fs_reply[]){
+                     {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0}, {0}});
+    assert_int_equal(tw_srv_prices_refresh(e->st, &rq, &res, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "X: down"));
+    /* Nothing usable in the answer: nothing stored. */
+    fs_script(s,
+              (struct fs_reply[]){{200, "{\"Items\": [], \"NextPageLink\": null}", NULL, 0}, {0}});
+    assert_int_equal(tw_srv_prices_refresh(e->st, &rq, &res, &err), TW_ENOENT);
+    assert_int_equal(tw_srv_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
+    assert_string_equal(json_string_value(json_object_get(j, "fetched_at")), fetched);
+    assert_true(p15(j) == 38.012142);
+    /* The Mount meter stayed the shared-disk fee. */
+    json_t *p = json_array_get(json_object_get(j, "prices"), 0);
+    assert_true(json_real_value(json_object_get(p, "shared_mount_per_month")) == 1.825);
+    json_decref(j);
+    free(p1);
+    free(page);
+    fs_stop(s);
+}
+
+static void test_import_and_fallback(void **state)
+{
+    struct env *e = *state;
+    struct tw_error err = {0};
+    json_t *j;
+    /* No stored book: the snapshot, and it says so. */
+    assert_int_equal(tw_srv_prices_show(e->st, "uksouth", "GBP", NULL, &j, &err), TW_OK);
+    const char *src = json_string_value(json_object_get(j, "source"));
+    assert_non_null(strstr(src, "snapshot pricing/azure-disk-prices.json"));
+    json_decref(j);
+    assert_int_equal(tw_srv_prices_show(NULL, "westeurope", "USD", "P10", &j, &err), TW_OK);
+    json_decref(j);
+    /* Import a real GBP answer: it takes over from the snapshot. */
+    size_t len;
+    char *doc = th_fixture("prices/real-p6-uksouth-gbp.json", &len);
+    struct tw_srv_refresh_result res;
+    assert_int_equal(tw_srv_prices_import(e->st, doc, len, "p6.json", &res, &err), TW_OK);
+    free(doc);
+    assert_int_equal(res.books, 1);
+    assert_int_equal(tw_srv_prices_show(e->st, "uksouth", "GBP", NULL, &j, &err), TW_OK);
+    assert_string_equal(json_string_value(json_object_get(j, "source")), "import p6.json");
+    assert_int_equal(json_array_size(json_object_get(j, "prices")), 1);
+    json_decref(j);
+    /* The P10 of the snapshot is not in the imported book: missing, 404. */
+    enum tw_err rc = tw_srv_prices_show(e->st, "uksouth", "GBP", "P10", &j, &err);
+    assert_int_equal(rc, TW_ENOENT);
+    const char *code;
+    assert_int_equal(tw_srv_prices_status(rc, &code), 404);
+    assert_string_equal(code, "price_missing");
+    /* An error body is not prices: 400 for an import. */
+    doc = th_fixture("prices/real-error-odata.json", &len);
+    rc = tw_srv_prices_import(e->st, doc, len, "err.json", &res, &err);
+    free(doc);
+    assert_int_not_equal(rc, TW_OK);
+    assert_int_equal(tw_srv_prices_import_status(rc, &code), 400);
+    rc = tw_srv_prices_import(e->st, "[1]", 3, "bad.json", &res, &err);
+    assert_int_equal(rc, TW_EPARSE);
+    assert_int_equal(tw_srv_prices_import_status(rc, &code), 400);
+    assert_string_equal(code, "bad_request");
+}
+
+static void test_bad_parameters(void **state)
+{
+    struct env *e = *state;
+    struct tw_error err = {0};
+    json_t *j;
+    const char *code;
+    assert_int_equal(tw_srv_prices_show(e->st, "west europe", "USD", NULL, &j, &err), TW_EINVAL);
+    assert_int_equal(tw_srv_prices_status(TW_EINVAL, &code), 400);
+    assert_int_equal(tw_srv_prices_show(e->st, "westeurope", "EURO", NULL, &j, &err), TW_EINVAL);
+    assert_int_equal(tw_srv_prices_show(e->st, "westeurope", NULL, NULL, &j, &err), TW_EINVAL);
+    assert_int_equal(tw_srv_prices_show(e->st, "westeurope", "USD", "", &j, &err), TW_EINVAL);
+    assert_int_equal(tw_srv_prices_status(TW_EPERM, &code), 502);
+    assert_string_equal(code, "upstream_refused");
+    assert_int_equal(tw_srv_prices_status(TW_ENOMEM, &code), 500);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_refresh_is_one_transaction, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_import_and_fallback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_parameters, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
