@@ -1,12 +1,395 @@
-/* Placeholder until this command is written (being built in parallel). */
+/*
+ * cmd_serve.c - tierwise serve: runs the REST backend until SIGTERM or
+ * SIGINT.
+ *
+ * Options come from the flags and from a JSON --config file with the same
+ * keys (flags win).  The port goes to --port-file (atomically) so scripts
+ * can start it on port 0.  A stop signal stops gracefully: no new
+ * connections, requests in flight finish, the writer commits what is
+ * queued, the database is closed.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "app/app.h"
 #include "cli/cli.h"
+#include "core/jsonx.h"
+#include "core/size.h"
+#include "azure/endpoints.h"
+#include "server/server.h"
+
+#define MAX_CONFIG (1u << 20)
+#define MAX_PEM (1u << 20)
+#define LOG_EVERY_S 60
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s serve --db FILE [--listen HOST:PORT] [--web DIR] [--config FILE]\n"
+            "                [--tls-cert FILE --tls-key FILE] [--port-file FILE]\n"
+            "                [--threads N] [--body-max BYTES] [--log-requests]\n"
+            "                [--prices-url URL]\n\n"
+            "Runs the backend: the REST API /api/v1 (agents post reports, readers read),\n"
+            "/healthz, /metrics (Prometheus) and the dashboard, over one SQLite database.\n\n"
+            "  --db FILE          the SQLite database (created and migrated if needed)\n"
+            "  --listen HOST:PORT where to listen (default %s; [::1]:PORT for IPv6;\n"
+            "                     port 0 picks a free one)\n"
+            "  --web DIR          the dashboard's files (default: ../share/tierwise/web next\n"
+            "                     to the executable, else the source tree's web/ when run\n"
+            "                     from a build directory inside it; none found: no dashboard)\n"
+            "  --config FILE      a JSON object with the same keys as these flags (\"db\",\n"
+            "                     \"listen\", \"web\", \"tls-cert\", \"tls-key\", \"port-file\",\n"
+            "                     \"threads\", \"body-max\", \"log-requests\"); flags win\n"
+            "  --tls-cert FILE    serve HTTPS with this PEM certificate (chain) ...\n"
+            "  --tls-key FILE     ... and its PEM private key (both or neither)\n"
+            "  --port-file FILE   write the port listened on there (atomically)\n"
+            "  --threads N        request threads (default: the number of CPUs, at least 2)\n"
+            "  --body-max BYTES   the largest request body (default 1MiB; 413 beyond)\n"
+            "  --log-requests     one line per request on stderr (default: one line a minute)\n"
+            "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
+            "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
+            "  -h, --help         this text\n\n"
+            "Tokens: tierwise token create --db FILE --role agent|reader|admin.\n"
+            "SIGTERM or SIGINT stops it gracefully.\n"
+            "Exit status: 0 stopped by a signal, 1 can't open the database or listen,\n"
+            "2 bad usage or configuration.\n",
+            TW_CLI_PROG, TW_SERVER_DEFAULT_LISTEN);
+}
+
+struct serve_opts {
+    const char *db, *listen, *web, *tls_cert, *tls_key, *port_file;
+    const char *threads, *body_max;
+    const char *prices_url;
+    int log_requests; /* -1 unset */
+};
+
+/* Copies the config file's keys into O where the flags left them unset.
+ * The strings point into CFG (kept alive by the caller). */
+static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts *o,
+                                char *num_buf[2], struct tw_error *err)
+{
+    static const char *const keys[] = {"db",        "listen",  "web",      "tls-cert",    "tls-key",
+                                       "port-file", "threads", "body-max", "log-requests"};
+    if (!json_is_object(cfg))
+        return tw_error_set(err, TW_EINVAL, "%s: the configuration must be a JSON object", path);
+    const char *key;
+    json_t *v;
+    json_object_foreach(cfg, key, v)
+    {
+        size_t k = 0;
+        while (k < sizeof(keys) / sizeof(keys[0]) && strcmp(keys[k], key) != 0)
+            k++;
+        /* The Azure endpoints' keys ("prices_url", ...) are read by
+         * tw_az_endpoints_resolve from the same file. */
+        bool endpoint = false;
+        for (int e = 0; e < TW_AZ_EP_COUNT; e++)
+            if (strcmp(key, tw_az_ep_key((enum tw_az_ep)e)) == 0)
+                endpoint = true;
+        if (endpoint)
+            continue;
+        if (k == sizeof(keys) / sizeof(keys[0]))
+            return tw_error_set(err, TW_EINVAL,
+                                "%s: unknown key \"%s\"; the keys are the serve flags (db, "
+                                "listen, web, tls-cert, tls-key, port-file, threads, body-max, "
+                                "log-requests) and the Azure endpoints (prices_url, ...)",
+                                path, key);
+        if (k == 8) {
+            if (!json_is_boolean(v))
+                return tw_error_set(err, TW_EINVAL, "%s: \"log-requests\" must be true or false",
+                                    path);
+            if (o->log_requests < 0)
+                o->log_requests = json_is_true(v);
+            continue;
+        }
+        const char *s = NULL;
+        if (json_is_string(v)) {
+            s = json_string_value(v);
+        } else if ((k == 6 || k == 7) && json_is_integer(v) && json_integer_value(v) >= 0) {
+            int n = asprintf(&num_buf[k - 6], "%lld", (long long)json_integer_value(v));
+            if (n < 0)
+                return tw_error_set(err, TW_ENOMEM, "out of memory");
+            s = num_buf[k - 6];
+        } else {
+            return tw_error_set(err, TW_EINVAL, "%s: \"%s\" must be a %s", path, key,
+                                k == 6 || k == 7 ? "number or a string" : "string");
+        }
+        const char **slot[] = {&o->db,      &o->listen,    &o->web,     &o->tls_cert,
+                               &o->tls_key, &o->port_file, &o->threads, &o->body_max};
+        if (!*slot[k])
+            *slot[k] = s;
+    }
+    return TW_OK;
+}
+
+/* The default web directory: installed share/, or the source tree's web/
+ * when the executable is in a build directory inside it. */
+static bool default_web(char *out, size_t outlen)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0)
+        return false;
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    char dir[PATH_MAX + 64], probe[PATH_MAX + 64];
+    struct stat sb;
+    int w = snprintf(dir, sizeof(dir), "%s/../share/tierwise/web", exe);
+    int w2 = snprintf(probe, sizeof(probe), "%s/../share/tierwise/web/index.html", exe);
+    if (w < 0 || w2 < 0 || (size_t)w2 >= sizeof(probe) || stat(probe, &sb) != 0) {
+        /* Up to five levels: build/<dir>/src/tierwise is three below. */
+        dir[0] = '\0';
+        for (int up = 0; up < 5 && !dir[0]; up++) {
+            char src[PATH_MAX + 64];
+            int a = snprintf(probe, sizeof(probe), "%s/web/index.html", exe);
+            int b = snprintf(src, sizeof(src), "%s/src/server/server.h", exe);
+            if (a > 0 && b > 0 && (size_t)a < sizeof(probe) && (size_t)b < sizeof(src) &&
+                stat(probe, &sb) == 0 && stat(src, &sb) == 0)
+                snprintf(dir, sizeof(dir), "%s/web", exe);
+            slash = strrchr(exe, '/');
+            if (!slash || slash == exe)
+                break;
+            *slash = '\0';
+        }
+    }
+    if (!dir[0] || strlen(dir) >= outlen)
+        return false;
+    memcpy(out, dir, strlen(dir) + 1);
+    return true;
+}
+
+static enum tw_err read_text(const char *path, const char *what, char **out, struct tw_error *err)
+{
+    struct tw_buf b;
+    tw_buf_init(&b, MAX_PEM);
+    enum tw_err rc = tw_app_read_file(path, &b, err);
+    if (rc == TW_OK && b.len == 0)
+        rc = tw_error_set(err, TW_EINVAL, "%s %s is empty", what, path);
+    if (rc != TW_OK) {
+        tw_buf_cleanup(&b);
+        return rc;
+    }
+    *out = b.data;
+    return TW_OK;
+}
+
+static void wipe_free(char *s)
+{
+    if (s) {
+        memset(s, 0, strlen(s));
+        free(s);
+    }
+}
 
 int tw_cli_cmd_serve(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fputs("not built yet\n", stderr);
-    return 1;
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},
+        {"listen", required_argument, NULL, 'l'},
+        {"web", required_argument, NULL, 'w'},
+        {"config", required_argument, NULL, 'C'},
+        {"tls-cert", required_argument, NULL, 'c'},
+        {"tls-key", required_argument, NULL, 'k'},
+        {"port-file", required_argument, NULL, 'p'},
+        {"threads", required_argument, NULL, 't'},
+        {"body-max", required_argument, NULL, 'b'},
+        {"log-requests", no_argument, NULL, 'L'},
+        {"prices-url", required_argument, NULL, 'P'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    struct serve_opts o = {.log_requests = -1};
+    const char *config = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o.db = optarg; break;
+        case 'l': o.listen = optarg; break;
+        case 'w': o.web = optarg; break;
+        case 'C': config = optarg; break;
+        case 'c': o.tls_cert = optarg; break;
+        case 'k': o.tls_key = optarg; break;
+        case 'p': o.port_file = optarg; break;
+        case 't': o.threads = optarg; break;
+        case 'b': o.body_max = optarg; break;
+        case 'L': o.log_requests = 1; break;
+        case 'P': o.prices_url = optarg; break;
+        case 'h': usage(stdout); return TW_EXIT_OK;
+        default: usage(stderr); return TW_EXIT_USAGE;
+        }
+    }
+    if (optind < argc) {
+        tw_app_error(TW_CLI_PROG, "serve: unexpected argument \"%s\"; see serve --help",
+                     argv[optind]);
+        return TW_EXIT_USAGE;
+    }
+
+    struct tw_error err = {0};
+    enum tw_err rc = TW_OK;
+    json_t *cfg = NULL;
+    char *num_buf[2] = {NULL, NULL};
+    char *cert = NULL, *key = NULL;
+    char web_buf[PATH_MAX];
+    struct tw_server *srv = NULL;
+    int status = TW_EXIT_OK;
+    if (config) {
+        struct tw_buf b;
+        tw_buf_init(&b, MAX_CONFIG);
+        rc = tw_app_read_file(config, &b, &err);
+        if (rc == TW_OK) {
+            cfg = tw_json_load(b.data ? b.data : "", b.len, 0, config, &err);
+            if (!cfg)
+                rc = TW_EINVAL;
+        }
+        tw_buf_cleanup(&b);
+        if (rc == TW_OK)
+            rc = apply_config(config, cfg, &o, num_buf, &err);
+        if (rc != TW_OK) {
+            status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+    }
+    if (!o.db) {
+        rc = tw_error_set(&err, TW_EINVAL, "serve needs --db FILE (or \"db\" in --config)");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    struct tw_server_options so = {
+        .db_path = o.db, .listen = o.listen, .log_requests = o.log_requests > 0};
+    if (o.threads) {
+        char *end;
+        errno = 0;
+        long t = strtol(o.threads, &end, 10);
+        if (!*o.threads || *end || errno || t < 1 || t > TW_SERVER_MAX_THREADS) {
+            rc = tw_error_set(&err, TW_EINVAL, "--threads \"%s\" must be 1..%d", o.threads,
+                              TW_SERVER_MAX_THREADS);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.threads = (unsigned)t;
+    }
+    if (o.body_max) {
+        uint64_t b;
+        if (tw_size_parse(o.body_max, &b, &err) != TW_OK || b < 1024 || b > (1ull << 30)) {
+            rc = tw_error_set(&err, TW_EINVAL,
+                              "--body-max \"%s\" must be a size from 1KiB to 1GiB (e.g. 1MiB)",
+                              o.body_max);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.body_max = (size_t)b;
+    }
+    if (!o.tls_cert != !o.tls_key) {
+        rc = tw_error_set(&err, TW_EINVAL,
+                          "HTTPS needs both --tls-cert FILE and --tls-key FILE (got only %s)",
+                          o.tls_cert ? "--tls-cert" : "--tls-key");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    if (o.tls_cert) {
+        if ((rc = read_text(o.tls_cert, "certificate", &cert, &err)) != TW_OK ||
+            (rc = read_text(o.tls_key, "key", &key, &err)) != TW_OK) {
+            status = rc == TW_ENOENT || rc == TW_EINVAL ? TW_EXIT_USAGE : TW_EXIT_FAIL;
+            goto fail_msg;
+        }
+        so.tls_cert_pem = cert;
+        so.tls_key_pem = key;
+    }
+    /* The Retail Prices API: flag, environment, config file, default. */
+    struct tw_az_ep_args ep_args = {.only = 1u << TW_AZ_EP_PRICES, .config_path = config};
+    ep_args.url[TW_AZ_EP_PRICES] = o.prices_url;
+    struct tw_az_endpoints ep;
+    if ((rc = tw_az_endpoints_resolve(&ep_args, &ep, &err)) != TW_OK) {
+        status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    so.prices_url = ep.url[TW_AZ_EP_PRICES];
+    if (o.web)
+        so.web_dir = o.web;
+    else if (default_web(web_buf, sizeof(web_buf)))
+        so.web_dir = web_buf;
+
+    /* Block the stop signals before the server's threads start, so they
+     * inherit the mask and only the wait below sees them. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    rc = tw_server_start(&so, &srv, &err);
+    wipe_free(key);
+    key = NULL;
+    if (rc != TW_OK) {
+        status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : tw_app_exit_code(rc);
+        goto fail_msg;
+    }
+    if (o.port_file) {
+        char line[16];
+        int n = snprintf(line, sizeof(line), "%u\n", tw_server_port(srv));
+        if ((rc = tw_app_write_file(o.port_file, line, (size_t)n, &err)) != TW_OK) {
+            status = TW_EXIT_FAIL;
+            goto fail_msg;
+        }
+    }
+    fprintf(stderr, "%s serve: listening on %s (database %s; dashboard %s%s); SIGTERM stops it\n",
+            TW_CLI_PROG, tw_server_url(srv), o.db, so.web_dir ? so.web_dir : "not served",
+            so.web_dir ? "" : ": give --web DIR");
+    if (!cert && o.listen && strncmp(o.listen, "127.", 4) != 0 &&
+        strncmp(o.listen, "localhost", 9) != 0 && strncmp(o.listen, "[::1]", 5) != 0)
+        fprintf(stderr,
+                "%s serve: note: listening beyond loopback without TLS sends tokens "
+                "in clear; give --tls-cert and --tls-key\n",
+                TW_CLI_PROG);
+
+    struct tw_server_counts last = {0};
+    int sig = 0;
+    for (;;) {
+        struct timespec ts = {LOG_EVERY_S, 0};
+        sig = sigtimedwait(&stop, NULL, &ts);
+        if (sig == SIGTERM || sig == SIGINT)
+            break;
+        if (sig < 0 && errno == EAGAIN && !so.log_requests) {
+            struct tw_server_counts now;
+            tw_server_counts(srv, &now);
+            if (now.requests != last.requests)
+                fprintf(stderr,
+                        "%s serve: last %d s: %llu requests, %llu reports stored, %llu "
+                        "repeated, %llu answered 5xx\n",
+                        TW_CLI_PROG, LOG_EVERY_S,
+                        (unsigned long long)(now.requests - last.requests),
+                        (unsigned long long)(now.reports_stored - last.reports_stored),
+                        (unsigned long long)(now.reports_repeat - last.reports_repeat),
+                        (unsigned long long)(now.errors - last.errors));
+            last = now;
+        }
+    }
+    fprintf(stderr, "%s serve: %s: stopping (requests in flight finish)\n", TW_CLI_PROG,
+            sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    tw_server_stop(srv, 10000);
+    fprintf(stderr, "%s serve: stopped by %s\n", TW_CLI_PROG,
+            sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    goto out;
+fail_msg:
+    tw_app_error(TW_CLI_PROG, "serve: %s", err.msg[0] ? err.msg : tw_strerror(rc));
+out:
+    json_decref(cfg);
+    free(num_buf[0]);
+    free(num_buf[1]);
+    wipe_free(cert);
+    wipe_free(key);
+    return status;
 }

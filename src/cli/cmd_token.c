@@ -1,12 +1,221 @@
-/* Placeholder until this command is written (being built in parallel). */
+/*
+ * cmd_token.c - tierwise token: the backend's API tokens.
+ *
+ *   tierwise token create --db F --role agent|reader|admin [--name N]
+ *   tierwise token list --db F [--json]
+ *   tierwise token revoke --db F ID
+ *
+ * create prints the new token once on stdout (and nothing else there); the
+ * database keeps only its SHA-256, so a lost token can't be shown again:
+ * revoke it and make another.
+ */
+#include <errno.h>
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "app/app.h"
 #include "cli/cli.h"
+#include "server/auth.h"
+#include "store/store.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: %s token create --db FILE --role agent|reader|admin [--name NAME]\n"
+            "       %s token list --db FILE [--json]\n"
+            "       %s token revoke --db FILE ID\n\n"
+            "Manages the API tokens of tierwise serve.  Roles: agent (posts reports only),\n"
+            "reader (reads the API and the dashboard), admin (everything).\n\n"
+            "  create   makes a random token (\"tw_\" and 43 base64url characters), stores its\n"
+            "           SHA-256 and prints the token once on stdout; keep it (it can't be\n"
+            "           shown again)\n"
+            "  list     id, name, role, creation time and revocation of every token; never\n"
+            "           the tokens themselves\n"
+            "  revoke   refuses token ID from now on (a running server within 5 s)\n\n"
+            "  --db FILE     the backend's SQLite database (created if needed)\n"
+            "  --role ROLE   agent, reader or admin\n"
+            "  --name NAME   a label for the token (e.g. the VM or person it is for)\n"
+            "  --json        list as a JSON array\n"
+            "  -h, --help    this text\n\n"
+            "Exit status: 0 done, 1 the database failed, 2 bad usage or no such token.\n",
+            TW_CLI_PROG, TW_CLI_PROG, TW_CLI_PROG);
+}
+
+static int fail(enum tw_err rc, const struct tw_error *err)
+{
+    tw_app_error(TW_CLI_PROG, "token: %s", err->msg[0] ? err->msg : tw_strerror(rc));
+    return rc == TW_ENOENT || rc == TW_EINVAL ? TW_EXIT_USAGE : tw_app_exit_code(rc);
+}
+
+static const char *str(const json_t *o, const char *k)
+{
+    const json_t *v = json_object_get(o, k);
+    return json_is_string(v) ? json_string_value(v) : "";
+}
+
+static void print_list(const json_t *list)
+{
+    printf("%-6s %-8s %-24s %-22s %s\n", "ID", "ROLE", "NAME", "CREATED", "REVOKED");
+    size_t i;
+    const json_t *t;
+    json_array_foreach(list, i, t)
+    {
+        const json_t *rv = json_object_get(t, "revoked");
+        const char *revoked = json_is_string(rv) ? json_string_value(rv)
+                              : json_is_true(rv) ? "yes"
+                              : json_is_integer(rv) && json_integer_value(rv) ? "yes"
+                                                                              : "-";
+        printf("%-6lld %-8s %-24s %-22s %s\n",
+               (long long)json_integer_value(json_object_get(t, "id")), str(t, "role"),
+               str(t, "name")[0] ? str(t, "name") : "-", str(t, "created_at"), revoked);
+    }
+}
 
 int tw_cli_cmd_token(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fputs("not built yet\n", stderr);
-    return 1;
+    static const struct option opts[] = {
+        {"db", required_argument, NULL, 'd'},   {"role", required_argument, NULL, 'r'},
+        {"name", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    if (argc < 2) {
+        usage(stderr);
+        return TW_EXIT_USAGE;
+    }
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+        usage(stdout);
+        return TW_EXIT_OK;
+    }
+    if (strcmp(sub, "create") != 0 && strcmp(sub, "list") != 0 && strcmp(sub, "revoke") != 0) {
+        tw_app_error(TW_CLI_PROG, "token: unknown action \"%s\"; use create, list or revoke", sub);
+        return TW_EXIT_USAGE;
+    }
+    const char *db = NULL, *role_s = NULL, *name = NULL;
+    bool json = false;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc - 1, argv + 1, "h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': db = optarg; break;
+        case 'r': role_s = optarg; break;
+        case 'n': name = optarg; break;
+        case 'j': json = true; break;
+        case 'h': usage(stdout); return TW_EXIT_OK;
+        default: usage(stderr); return TW_EXIT_USAGE;
+        }
+    }
+    int rest = argc - 1 - optind;
+    char **args = argv + 1 + optind;
+    bool create = strcmp(sub, "create") == 0, list = strcmp(sub, "list") == 0;
+    if (!db) {
+        tw_app_error(TW_CLI_PROG, "token %s needs --db FILE", sub);
+        return TW_EXIT_USAGE;
+    }
+    if ((create || list) && rest > 0) {
+        tw_app_error(TW_CLI_PROG, "token %s: unexpected argument \"%s\"", sub, args[0]);
+        return TW_EXIT_USAGE;
+    }
+    if (!create && (role_s || name)) {
+        tw_app_error(TW_CLI_PROG, "token %s takes no --role or --name", sub);
+        return TW_EXIT_USAGE;
+    }
+    if (!list && json) {
+        tw_app_error(TW_CLI_PROG, "token %s takes no --json", sub);
+        return TW_EXIT_USAGE;
+    }
+    enum tw_role role = TW_ROLE_READER;
+    struct tw_error err = {0};
+    if (create) {
+        if (!role_s) {
+            tw_app_error(TW_CLI_PROG, "token create needs --role agent, reader or admin");
+            return TW_EXIT_USAGE;
+        }
+        if (tw_role_parse(role_s, &role) != TW_OK) {
+            tw_app_error(TW_CLI_PROG, "token create: --role \"%s\" is not agent, reader or admin",
+                         role_s);
+            return TW_EXIT_USAGE;
+        }
+        if (name && strlen(name) > 200) {
+            tw_app_error(TW_CLI_PROG, "token create: --name is longer than 200 characters");
+            return TW_EXIT_USAGE;
+        }
+    }
+    int64_t id = 0;
+    if (!create && !list) {
+        if (rest != 1) {
+            tw_app_error(TW_CLI_PROG, "token revoke needs one token ID (token list shows them)");
+            return TW_EXIT_USAGE;
+        }
+        char *end;
+        errno = 0;
+        long long v = strtoll(args[0], &end, 10);
+        if (!args[0][0] || *end || errno || v < 1) {
+            tw_app_error(TW_CLI_PROG,
+                         "token revoke: \"%s\" is not a token ID (token list "
+                         "shows them)",
+                         args[0]);
+            return TW_EXIT_USAGE;
+        }
+        id = v;
+    }
+
+    struct tw_store *st = NULL;
+    enum tw_err rc = tw_store_open(db, &st, &err);
+    if (rc != TW_OK)
+        return fail(rc, &err);
+    int status = TW_EXIT_OK;
+    if (create) {
+        char tok[TW_TOKEN_LEN + 1];
+        uint8_t hash[32];
+        int64_t new_id = 0;
+        rc = tw_auth_token_new(tok, &err);
+        if (rc == TW_OK)
+            rc = tw_auth_hash(tok, strlen(tok), hash, &err);
+        if (rc == TW_OK)
+            rc = tw_store_token_add(st, name ? name : "", role, hash, &new_id, &err);
+        if (rc == TW_OK) {
+            printf("%s\n", tok);
+            if (fflush(stdout) != 0 || ferror(stdout)) {
+                tw_app_error(TW_CLI_PROG,
+                             "token create: can't write the token on stdout; "
+                             "revoke token %lld",
+                             (long long)new_id);
+                status = TW_EXIT_FAIL;
+            } else {
+                fprintf(stderr,
+                        "%s token: created %s token %lld%s%s; it is shown only "
+                        "this once\n",
+                        TW_CLI_PROG, tw_role_name(role), (long long)new_id, name ? " " : "",
+                        name ? name : "");
+            }
+        }
+        memset(tok, 0, sizeof(tok));
+    } else if (list) {
+        json_t *all = NULL;
+        rc = tw_store_token_list(st, &all, &err);
+        if (rc == TW_OK) {
+            if (json) {
+                char *s = json_dumps(all, JSON_INDENT(2));
+                if (s)
+                    puts(s);
+                else
+                    rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
+                free(s);
+            } else {
+                print_list(all);
+            }
+        }
+        json_decref(all);
+    } else {
+        rc = tw_store_token_revoke(st, id, &err);
+        if (rc == TW_OK)
+            fprintf(stderr, "%s token: revoked token %lld\n", TW_CLI_PROG, (long long)id);
+    }
+    tw_store_close(st);
+    if (rc != TW_OK)
+        return fail(rc, &err);
+    return status;
 }

@@ -1,0 +1,377 @@
+/*
+ * api.c - the route table of /api/v1 and its handlers.
+ *
+ * Handlers answer through tw_req_json / tw_req_error (server_int.h).
+ * Reads take a store handle from the pool for the length of the request.
+ * Verdicts are computed on the fly with src/core/verdict.h, from each VM's
+ * latest inventory and results, against the built-in catalog and VM caps.
+ */
+#include "server/server_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/verdict.h"
+#include "server/static.h"
+
+/* ---- verdicts ---- */
+
+/*
+ * Appends a verdict for each latest result of VM VM_ID to VERDICTS (with
+ * "vm_id" and "vm_name"), and {"vm_id", "vm_name", "result_id", "message"}
+ * for each result that can't be judged to ERRORS.  TW_ENOENT when there is
+ * no such VM; other store errors in ERR.
+ */
+static enum tw_err vm_verdicts(struct tw_server *srv, struct tw_store *st, int64_t vm_id,
+                               json_t *verdicts, json_t *errors, struct tw_error *err)
+{
+    struct tw_inventory *inv = malloc(sizeof(*inv));
+    struct tw_verdict *v = malloc(sizeof(*v));
+    struct tw_result *results = NULL;
+    size_t n = 0;
+    enum tw_err rc = TW_ENOMEM;
+    if (!inv || !v) {
+        tw_error_set(err, TW_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = tw_store_vm_latest(st, vm_id, inv, &results, &n, err);
+    if (rc != TW_OK)
+        goto out;
+    const struct tw_vmcap *cap = tw_vmcap_find(&srv->caps, inv->vm.vm_size);
+    for (size_t i = 0; i < n; i++) {
+        struct tw_error e = {0};
+        json_t *o;
+        if (tw_verdict_check(&results[i], inv, &srv->cat, cap, v, &e) == TW_OK) {
+            o = tw_verdict_to_value(v);
+            if (o) {
+                json_object_set_new(o, "profile", json_string(results[i].profile));
+                json_object_set_new(o, "started_at", json_string(results[i].started_at));
+            }
+        } else {
+            o = json_pack("{s:s, s:s, s:s}", "result_id", results[i].id, "profile",
+                          results[i].profile, "message", e.msg);
+        }
+        if (!o) {
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+            goto out;
+        }
+        json_object_set_new(o, "vm_id", json_integer(vm_id));
+        json_object_set_new(o, "vm_name", json_string(inv->vm.name));
+        json_array_append_new(json_object_get(o, "message") ? errors : verdicts, o);
+    }
+out:
+    free(results);
+    free(inv);
+    free(v);
+    return rc;
+}
+
+/* Whether verdict V covers disk NAME of VM VM_ID. */
+static bool verdict_covers(const json_t *v, int64_t vm_id, const char *name)
+{
+    if (json_integer_value(json_object_get(v, "vm_id")) != vm_id)
+        return false;
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(v, "disks"), i, d)
+    {
+        const char *s = json_is_string(d) ? json_string_value(d)
+                                          : json_string_value(json_object_get(d, "name"));
+        if (s && name && strcmp(s, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Sets "verdicts" on each disk object of DISKS: those of ALL covering it. */
+static void attach_disk_verdicts(json_t *disks, const json_t *all)
+{
+    size_t i, k;
+    json_t *disk;
+    const json_t *v;
+    json_array_foreach(disks, i, disk)
+    {
+        json_t *mine = json_array();
+        int64_t vm_id = json_integer_value(json_object_get(disk, "vm_id"));
+        const char *name = json_string_value(json_object_get(disk, "name"));
+        json_array_foreach(all, k, v)
+        {
+            if (verdict_covers(v, vm_id, name))
+                json_array_append(mine, (json_t *)v);
+        }
+        json_object_set_new(disk, "verdicts", mine);
+    }
+}
+
+/* ---- handlers ---- */
+
+static void h_healthz(struct tw_req *rq)
+{
+    tw_req_json(rq, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+static void h_metrics(struct tw_req *rq)
+{
+    struct tw_server *srv = rq->srv;
+    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1};
+    struct tw_error err = {0};
+    struct tw_store *st = tw_srv_store_get(srv, &err);
+    struct tw_store_stats ss;
+    if (st && tw_store_stats(st, &ss, &err) == TW_OK) {
+        ms.reports = ss.reports;
+        ms.vms = ss.vms;
+        ms.disks = ss.disks;
+        ms.results = ss.results;
+        ms.db_bytes = ss.db_bytes;
+    }
+    tw_srv_store_put(srv, st);
+    ms.queue_depth = (int64_t)tw_ingest_depth(srv->ingest);
+    struct tw_buf out;
+    tw_buf_init(&out, 4u << 20);
+    if (tw_metrics_render(srv->metrics, &ms, &out) != TW_OK || !out.data) {
+        tw_buf_cleanup(&out);
+        tw_req_error(rq, 500, "internal", "out of memory rendering the metrics");
+        return;
+    }
+    tw_req_body(rq, 200, "text/plain; version=0.0.4; charset=utf-8", out.data, out.len);
+}
+
+static void h_post_report(struct tw_req *rq)
+{
+    struct tw_error err = {0};
+    if (!rq->body.len) {
+        tw_req_error(rq, 400, "invalid_report",
+                     "the body is empty; POST a tierwise.report/1 document");
+        return;
+    }
+    rq->job.rep = tw_report_new();
+    if (!rq->job.rep) {
+        tw_req_error(rq, 500, "internal", "out of memory");
+        return;
+    }
+    enum tw_err rc = tw_report_from_json(rq->body.data, rq->body.len, rq->job.rep, &err);
+    if (rc != TW_OK) {
+        tw_req_error_at(rq, rc == TW_ENOMEM ? 500 : 400,
+                        rc == TW_ENOMEM ? "internal" : "invalid_report", err.line, err.column,
+                        err.msg[0] ? err.msg : tw_strerror(rc));
+        return;
+    }
+    tw_req_submit_report(rq);
+}
+
+void tw_api_report_done(struct tw_req *rq)
+{
+    const struct tw_ingest_job *j = &rq->job;
+    const char *id = j->rep ? j->rep->id : "";
+    const char *msg = j->err.msg[0] ? j->err.msg : tw_strerror(j->err.code);
+    if (!j->committed) {
+        tw_req_error(rq, 503, "store_unavailable",
+                     "report %s was not stored (%s); send it again later", id, msg);
+        return;
+    }
+    switch (j->status) {
+    case TW_PUT_STORED:
+        tw_req_json(rq, 201, json_pack("{s:s, s:s}", "id", id, "status", "stored"));
+        if (rq->resp) {
+            char loc[80];
+            snprintf(loc, sizeof(loc), "/api/v1/reports/%s", id);
+            MHD_add_response_header(rq->resp, MHD_HTTP_HEADER_LOCATION, loc);
+        }
+        return;
+    case TW_PUT_REPEAT:
+        tw_req_json(rq, 200, json_pack("{s:s, s:s}", "id", id, "status", "already stored"));
+        return;
+    case TW_PUT_FAILED:
+    default:
+        /* The parser has checked the report already, so a failure here is
+         * the store's (a constraint is a bug or an inconsistency, not the
+         * agent's fault): 500, and the agent keeps the report and retries.
+         * Only a report too large or malformed for the store is refused. */
+        if (j->err.code == TW_EPARSE || j->err.code == TW_ERANGE)
+            tw_req_error(rq, 400, "report_rejected", "report %s was refused: %s", id, msg);
+        else
+            tw_req_error(rq, 500, "store_failed", "report %s was not stored: %s", id, msg);
+        return;
+    }
+}
+
+/* Runs FN with a pooled store handle, answering the store's errors. */
+#define WITH_STORE(rq, st, err)                                                                    \
+    struct tw_error err = {0};                                                                     \
+    struct tw_store *st = tw_srv_store_get((rq)->srv, &err);                                       \
+    if (!st) {                                                                                     \
+        tw_req_store_error((rq), err.code ? err.code : TW_EIO, &err);                              \
+        return;                                                                                    \
+    }
+
+static void h_vms(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    json_t *vms = NULL;
+    enum tw_err rc = tw_store_vms(st, &vms, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        tw_req_store_error(rq, rc, &err);
+        return;
+    }
+    tw_req_json(rq, 200, json_pack("{s:o}", "vms", vms));
+}
+
+static void h_vm(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    json_t *vm = NULL, *verdicts = json_array(), *errors = json_array();
+    enum tw_err rc = tw_store_vm(st, rq->id, &vm, &err);
+    if (rc == TW_OK)
+        rc = vm_verdicts(rq->srv, st, rq->id, verdicts, errors, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        json_decref(vm);
+        json_decref(verdicts);
+        json_decref(errors);
+        tw_req_store_error(rq, rc, &err);
+        return;
+    }
+    json_object_set_new(vm, "verdicts", verdicts);
+    json_object_set_new(vm, "verdict_errors", errors);
+    tw_req_json(rq, 200, vm);
+}
+
+/* Verdicts of every VM into VERDICTS/ERRORS; *N_VMS counts the VMs. */
+static enum tw_err all_verdicts(struct tw_server *srv, struct tw_store *st, json_t *verdicts,
+                                json_t *errors, size_t *n_vms, struct tw_error *err)
+{
+    int64_t *ids = NULL;
+    size_t n = 0;
+    enum tw_err rc = tw_store_vm_ids(st, &ids, &n, err);
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        rc = vm_verdicts(srv, st, ids[i], verdicts, errors, err);
+        if (rc == TW_ENOENT) /* gone since the list was read */
+            rc = TW_OK;
+    }
+    free(ids);
+    if (n_vms)
+        *n_vms = n;
+    return rc;
+}
+
+static void h_disks(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    json_t *disks = NULL, *verdicts = json_array(), *errors = json_array();
+    enum tw_err rc = tw_store_disks(st, &disks, &err);
+    if (rc == TW_OK)
+        rc = all_verdicts(rq->srv, st, verdicts, errors, NULL, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        json_decref(disks);
+        json_decref(verdicts);
+        json_decref(errors);
+        tw_req_store_error(rq, rc == TW_ENOENT ? TW_EIO : rc, &err);
+        return;
+    }
+    attach_disk_verdicts(disks, verdicts);
+    json_decref(verdicts);
+    json_decref(errors);
+    tw_req_json(rq, 200, json_pack("{s:o}", "disks", disks));
+}
+
+static void h_disk(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    json_t *disk = NULL, *verdicts = json_array(), *errors = json_array();
+    enum tw_err rc = tw_store_disk(st, rq->id, &disk, &err);
+    if (rc == TW_OK)
+        rc = vm_verdicts(rq->srv, st, json_integer_value(json_object_get(disk, "vm_id")), verdicts,
+                         errors, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        json_decref(disk);
+        json_decref(verdicts);
+        json_decref(errors);
+        tw_req_store_error(rq, rc, &err);
+        return;
+    }
+    json_t *one = json_array();
+    json_array_append(one, disk);
+    attach_disk_verdicts(one, verdicts);
+    json_decref(one);
+    json_decref(verdicts);
+    json_decref(errors);
+    tw_req_json(rq, 200, disk);
+}
+
+static void h_compliance(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    json_t *verdicts = json_array(), *errors = json_array();
+    size_t n_vms = 0;
+    enum tw_err rc = all_verdicts(rq->srv, st, verdicts, errors, &n_vms, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        json_decref(verdicts);
+        json_decref(errors);
+        tw_req_store_error(rq, rc == TW_ENOENT ? TW_EIO : rc, &err);
+        return;
+    }
+    tw_req_json(rq, 200,
+                json_pack("{s:I, s:o, s:o}", "vms", (json_int_t)n_vms, "verdicts", verdicts,
+                          "errors", errors));
+}
+
+void tw_api_static(struct tw_req *rq)
+{
+    int fd;
+    size_t size;
+    const char *type;
+    struct tw_error err = {0};
+    enum tw_err rc = tw_static_open(rq->srv->web_root, rq->path, &fd, &size, &type, &err);
+    if (rc == TW_ENOENT) {
+        tw_req_error(rq, 404, "not_found", "no such file: %s", rq->path);
+        return;
+    }
+    if (rc != TW_OK) {
+        tw_req_error(rq, 500, "internal", "%s", err.msg);
+        return;
+    }
+    struct MHD_Response *r = MHD_create_response_from_fd(size, fd);
+    if (!r) {
+        close(fd);
+        tw_req_error(rq, 500, "internal", "out of memory");
+        return;
+    }
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "Content-Security-Policy",
+                            "default-src 'self'; connect-src 'self'; img-src 'self' data:; "
+                            "frame-ancestors 'none'");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    if (rq->resp)
+        MHD_destroy_response(rq->resp);
+    rq->resp = r;
+    rq->status = 200;
+}
+
+/*
+ * The routes.  Roles: agents post reports, readers read, admins may do
+ * everything (tw_auth_role_allowed); PUBLIC answers without a token.
+ * Dashboard files (GET outside /api/) are not in the table: they carry
+ * no data and answer without a token.
+ */
+const struct tw_route tw_api_routes[] = {
+    {"GET", "/healthz", TW_AUTH_PUBLIC, h_healthz, false},
+    {"GET", "/metrics", TW_AUTH_PUBLIC, h_metrics, false},
+    {"POST", "/api/v1/reports", TW_AUTH_AGENT, h_post_report, true},
+    {"GET", "/api/v1/vms", TW_AUTH_READER, h_vms, false},
+    {"GET", "/api/v1/vms/{id}", TW_AUTH_READER, h_vm, false},
+    {"GET", "/api/v1/disks", TW_AUTH_READER, h_disks, false},
+    {"GET", "/api/v1/disks/{id}", TW_AUTH_READER, h_disk, false},
+    {"GET", "/api/v1/compliance", TW_AUTH_READER, h_compliance, false},
+    {"GET", "/api/v1/prices", TW_AUTH_READER, tw_api_prices, false},
+    {"POST", "/api/v1/prices/refresh", TW_AUTH_ADMIN, tw_api_prices_refresh, true},
+};
+const size_t tw_api_n_routes = sizeof(tw_api_routes) / sizeof(tw_api_routes[0]);

@@ -1,0 +1,73 @@
+/*
+ * server.h - tierwise's REST backend: /api/v1 over libmicrohttpd, the
+ * SQLite store behind it, the dashboard's files.
+ *
+ * Requests run on libmicrohttpd's internal thread pool (epoll).  Reads use
+ * store handles from a small pool, one thread per handle at a time.
+ * Reports go to one writer thread that commits whatever is queued in one
+ * transaction; the posting request is suspended meanwhile and answered
+ * after the commit, so a 2xx always means stored.  README "tierwise serve:
+ * the backend" lists the routes, roles and statuses.
+ */
+#ifndef TW_SERVER_SERVER_H
+#define TW_SERVER_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+
+#define TW_SERVER_DEFAULT_LISTEN "127.0.0.1:8080"
+#define TW_SERVER_DEFAULT_BODY_MAX (1u << 20)
+#define TW_SERVER_MAX_THREADS 256
+
+struct tw_server_options {
+    const char *db_path;      /* required */
+    const char *listen;       /* "HOST:PORT" (IPv4, [IPv6]); NULL: 127.0.0.1:8080 */
+    const char *web_dir;      /* the dashboard's files; NULL: none served */
+    const char *tls_cert_pem; /* PEM text of the certificate (chain) and key: */
+    const char *tls_key_pem;  /* both for HTTPS, or neither */
+    unsigned threads;         /* request threads; 0: the number of CPUs, at least 2 */
+    size_t body_max;          /* the largest request body; 0: 1 MiB */
+    bool log_requests;        /* one line per request on stderr */
+    const char *prices_url;   /* the Retail Prices API's base URL (prices routes); NULL: none */
+};
+
+struct tw_server;
+
+/*
+ * Parses "HOST:PORT", "[V6]:PORT" or "HOST" (port 8080) into a numeric
+ * HOST ("localhost" becomes 127.0.0.1) and PORT (0 picks a free one).
+ * TW_EINVAL with a message naming the spec.
+ */
+enum tw_err tw_server_parse_listen(const char *spec, char *host, size_t hostlen, unsigned *port,
+                                   struct tw_error *err);
+
+/* Opens the database (migrating it), starts the writer and listens.
+ * TW_EIO when it can't listen (the message says why). */
+enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_server **out,
+                            struct tw_error *err);
+
+/* The port listened on (the real one when 0 was asked). */
+unsigned tw_server_port(const struct tw_server *srv);
+/* "http://127.0.0.1:8080" or "https://..." */
+const char *tw_server_url(const struct tw_server *srv);
+
+/* What the server has done so far, for the periodic log line. */
+struct tw_server_counts {
+    uint64_t requests;       /* answered */
+    uint64_t reports_stored; /* committed by the writer, new ids */
+    uint64_t reports_repeat; /* repeated ids */
+    uint64_t errors;         /* answers with a 5xx status */
+};
+void tw_server_counts(const struct tw_server *srv, struct tw_server_counts *out);
+
+/*
+ * Stops gracefully: no new connections, requests in flight finish (for at
+ * most GRACE_MS; 0: 10 s), the writer commits what is queued, then the
+ * daemon stops and the database is closed.  NULL allowed.
+ */
+void tw_server_stop(struct tw_server *srv, unsigned grace_ms);
+
+#endif

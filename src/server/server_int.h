@@ -1,0 +1,133 @@
+/*
+ * server_int.h - what server.c and api.c share: the server's state, the
+ * per-request context and the helpers handlers answer with.
+ */
+#ifndef TW_SERVER_INT_H
+#define TW_SERVER_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <microhttpd.h>
+
+#include "core/buf.h"
+#include "core/tier.h"
+#include "core/vmcap.h"
+#include "server/auth.h"
+#include "server/ingest.h"
+#include "server/metrics.h"
+#include "server/route.h"
+#include "server/server.h"
+#include "store/store.h"
+
+#define TW_AUTH_CACHE 64          /* tokens remembered ... */
+#define TW_AUTH_CACHE_TTL_MS 5000 /* ... for this long (a revocation takes at most this) */
+
+struct auth_entry {
+    uint8_t hash[32];
+    enum tw_role role;
+    int64_t expires_ms; /* 0: empty slot */
+};
+
+struct tw_server {
+    struct MHD_Daemon *daemon;
+    unsigned port;
+    char url[128];
+    char db_path[PATH_MAX];
+    bool have_web;
+    char web_root[PATH_MAX];
+    size_t body_max;
+    bool log_requests;
+    unsigned threads;
+    char prices_url[256]; /* for the prices routes; "" when not configured */
+
+    const struct tw_route *routes;
+    size_t n_routes;
+    size_t route_static, route_unmatched; /* metrics rows beyond the table */
+    struct tw_metrics *metrics;
+    struct tw_ingest *ingest;
+
+    /* store handles for reads, each used by one thread at a time */
+    pthread_mutex_t pool_lock;
+    pthread_cond_t pool_cond;
+    struct tw_store **pool;
+    size_t pool_free, pool_open, pool_max;
+
+    pthread_mutex_t auth_lock;
+    struct auth_entry auth[TW_AUTH_CACHE];
+
+    struct tw_tier_catalog cat;
+    struct tw_vmcap_table caps;
+
+    atomic_bool stopping;
+    atomic_long active;             /* requests with a context */
+    atomic_uint_fast64_t errors5xx; /* for the log line */
+    pthread_mutex_t log_lock;
+};
+
+enum req_phase { REQ_NEW, REQ_BODY, REQ_SUSPENDED, REQ_RESUMED, REQ_ANSWERED };
+
+struct tw_req {
+    struct tw_server *srv;
+    struct MHD_Connection *conn;
+    const char *method;
+    const char *path;
+    struct timespec start;
+    enum req_phase phase;
+
+    const struct tw_route *route;
+    size_t metric_row;
+    int64_t id;        /* the {id} of the path */
+    enum tw_role role; /* when the route needs a token */
+
+    struct tw_buf body;
+    bool too_big;
+
+    struct tw_ingest_job job; /* POST /reports */
+
+    /* the answer, queued by server.c after the handler returns */
+    struct MHD_Response *resp;
+    unsigned status;
+};
+
+/* ---- answers (server.c) ---- */
+
+/* Answers V (stolen) as JSON with STATUS. */
+void tw_req_json(struct tw_req *rq, unsigned status, json_t *v);
+/* Answers {"error":{"code":CODE,"message":...}} with STATUS. */
+void tw_req_error(struct tw_req *rq, unsigned status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* As tw_req_error, with "line" and "column" of a parse error (when > 0). */
+void tw_req_error_at(struct tw_req *rq, unsigned status, const char *code, long line, long column,
+                     const char *msg);
+/* Answers LEN bytes of BODY (malloc'd, stolen) with TYPE and STATUS. */
+void tw_req_body(struct tw_req *rq, unsigned status, const char *type, char *body, size_t len);
+/* A store failure: 404 for TW_ENOENT, else 500 with the message. */
+void tw_req_store_error(struct tw_req *rq, enum tw_err rc, const struct tw_error *err);
+
+/* A read handle from the pool (NULL with ERR set when none can be
+ * opened); give it back with tw_srv_store_put. */
+struct tw_store *tw_srv_store_get(struct tw_server *srv, struct tw_error *err);
+void tw_srv_store_put(struct tw_server *srv, struct tw_store *st);
+
+/* Suspends RQ until its job is committed (POST /reports). */
+void tw_req_submit_report(struct tw_req *rq);
+
+/* ---- handlers (api.c) ---- */
+
+extern const struct tw_route tw_api_routes[];
+extern const size_t tw_api_n_routes;
+
+/* The answer of a resumed POST /reports, from its job. */
+void tw_api_report_done(struct tw_req *rq);
+/* GET /api/v1/prices and POST /api/v1/prices/refresh (api_prices.c). */
+void tw_api_prices(struct tw_req *rq);
+void tw_api_prices_refresh(struct tw_req *rq);
+/* GET of a dashboard file (anything outside /api/ with no route). */
+void tw_api_static(struct tw_req *rq);
+
+#endif

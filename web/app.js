@@ -1,0 +1,173 @@
+// tierwise dashboard: reads /api/v1 with a reader token kept in
+// sessionStorage (this tab only). No framework, no build step, no CDN.
+'use strict';
+
+const KEY = 'tierwise.token';
+const $ = (sel) => document.querySelector(sel);
+
+function token() { return sessionStorage.getItem(KEY); }
+
+// GET an API path; rejects with a message (the API's error text when given).
+async function api(path) {
+  const r = await fetch(path, {
+    headers: { 'Authorization': 'Bearer ' + token(), 'Accept': 'application/json' },
+    cache: 'no-store',
+  });
+  let body = null;
+  try { body = await r.json(); } catch (e) { body = null; }
+  if (!r.ok) {
+    const msg = body && body.error ? body.error.message : r.status + ' ' + r.statusText;
+    const err = new Error(msg);
+    err.status = r.status;
+    throw err;
+  }
+  return body;
+}
+
+// A table cell with text (never HTML: values come from agents).
+function cell(tr, text, cls) {
+  const td = document.createElement('td');
+  td.textContent = text === null || text === undefined || text === '' ? '-' : String(text);
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+
+function fmt(n, unit) {
+  if (n === null || n === undefined) return '-';
+  const v = Number(n);
+  const s = v >= 100 ? Math.round(v).toLocaleString() : v.toFixed(1);
+  return unit ? s + ' ' + unit : s;
+}
+
+function figure(pair, judged) {
+  if (!pair) return '-';
+  return judged === 'mbps' ? fmt(pair.mbps, 'MB/s') : fmt(pair.iops, 'IOPS');
+}
+
+function verdictCell(tr, v) {
+  cell(tr, v, 'verdict v-' + v);
+}
+
+function fill(id, rows, render) {
+  const tbody = $(id + ' tbody');
+  tbody.textContent = '';
+  for (const row of rows) {
+    const tr = document.createElement('tr');
+    render(tr, row);
+    tbody.appendChild(tr);
+  }
+  if (!rows.length) {
+    const tr = document.createElement('tr');
+    const td = cell(tr, 'nothing reported yet');
+    td.colSpan = $(id + ' thead tr').children.length;
+    tbody.appendChild(tr);
+  }
+}
+
+async function loadCompliance() {
+  const c = await api('/api/v1/compliance');
+  const counts = {};
+  for (const v of c.verdicts) counts[v.verdict] = (counts[v.verdict] || 0) + 1;
+  $('#compliance-summary').textContent = c.vms + ' VMs, ' + c.verdicts.length + ' verdicts' +
+    Object.keys(counts).map((k) => ', ' + counts[k] + ' ' + k).join('');
+  fill('#compliance-table', c.verdicts, (tr, v) => {
+    verdictCell(tr, v.verdict);
+    cell(tr, v.vm_name);
+    cell(tr, (v.disks || []).map((d) => (typeof d === 'string' ? d : d.name)).join(', '));
+    cell(tr, v.profile);
+    cell(tr, v.judged);
+    cell(tr, figure(v.measured, v.judged), 'num');
+    cell(tr, figure(v.expected, v.judged), 'num');
+    cell(tr, v.reason);
+  });
+  const box = $('#compliance-errors');
+  box.textContent = '';
+  for (const e of c.errors) {
+    const p = document.createElement('p');
+    p.className = 'error';
+    p.textContent = e.vm_name + ', result ' + e.result_id + ': ' + e.message;
+    box.appendChild(p);
+  }
+}
+
+async function loadVms() {
+  const r = await api('/api/v1/vms');
+  fill('#vms-table', r.vms, (tr, vm) => {
+    cell(tr, vm.name);
+    cell(tr, vm.vm_size);
+    cell(tr, vm.location);
+    cell(tr, vm.resource_group);
+    cell(tr, vm.power_state);
+    cell(tr, vm.disks, 'num');
+    cell(tr, vm.last_report_at);
+  });
+}
+
+async function loadDisks() {
+  const r = await api('/api/v1/disks');
+  fill('#disks-table', r.disks, (tr, d) => {
+    cell(tr, d.vm_name);
+    cell(tr, d.name);
+    cell(tr, d.lun, 'num');
+    cell(tr, d.sku);
+    cell(tr, d.tier);
+    cell(tr, d.size_gib === null || d.size_gib === undefined ? null : d.size_gib + ' GiB', 'num');
+    cell(tr, d.caching);
+    cell(tr, d.device);
+    cell(tr, (d.verdicts || []).map((v) => v.verdict + (v.profile ? ' (' + v.profile + ')' : ''))
+      .join(', '));
+  });
+}
+
+const loaders = { compliance: loadCompliance, vms: loadVms, disks: loadDisks };
+let current = 'compliance';
+
+async function show(tab) {
+  current = tab;
+  for (const b of document.querySelectorAll('nav button[data-tab]'))
+    b.classList.toggle('active', b.dataset.tab === tab);
+  for (const s of document.querySelectorAll('.tab'))
+    s.hidden = s.id !== 'tab-' + tab;
+  $('#main-error').textContent = '';
+  $('#status').textContent = 'loading...';
+  try {
+    await loaders[tab]();
+    $('#status').textContent = 'updated ' + new Date().toLocaleTimeString();
+  } catch (e) {
+    if (e.status === 401) { logout('The token was refused: ' + e.message); return; }
+    $('#status').textContent = '';
+    $('#main-error').textContent = e.message;
+  }
+}
+
+function logout(message) {
+  sessionStorage.removeItem(KEY);
+  $('#main').hidden = true;
+  $('#logout').hidden = true;
+  $('#login').hidden = false;
+  $('#login-error').textContent = message || '';
+  $('#status').textContent = '';
+}
+
+function start() {
+  $('#login').hidden = true;
+  $('#main').hidden = false;
+  $('#logout').hidden = false;
+  show(current);
+}
+
+$('#login-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const t = $('#token').value.trim();
+  if (!t) return;
+  sessionStorage.setItem(KEY, t);
+  $('#token').value = '';
+  start();
+});
+$('#logout').addEventListener('click', () => logout());
+$('#refresh').addEventListener('click', () => show(current));
+for (const b of document.querySelectorAll('nav button[data-tab]'))
+  b.addEventListener('click', () => show(b.dataset.tab));
+
+if (token()) start(); else logout();
