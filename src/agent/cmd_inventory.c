@@ -23,7 +23,6 @@
 #include "azure/imds.h"
 #include "core/inventory.h"
 
-#define EXIT_OFF_AZURE 3 /* IMDS unreachable: not an Azure VM */
 #define INVENTORY_FILE_MAX (4u << 20)
 #define MAX_STACKS 32
 
@@ -145,7 +144,7 @@ static int print_json(const struct tw_inventory *inv)
     return TW_EXIT_OK;
 }
 
-static int from_file(const char *path, struct tw_inventory *inv)
+int tw_agent_inventory_file(const char *path, struct tw_inventory *inv)
 {
     struct tw_buf b;
     struct tw_error err = {0};
@@ -166,7 +165,8 @@ static int from_file(const char *path, struct tw_inventory *inv)
     return rc == TW_OK ? TW_EXIT_OK : rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
 }
 
-static int from_imds(const char *imds_flag, const char *config, struct tw_inventory *inv)
+int tw_agent_inventory_imds(const char *imds_flag, const char *config,
+                            struct tw_inventory *inv)
 {
     struct tw_error err = {0};
     struct tw_az_ep_args args = {.config_path = config, .only = 1u << TW_AZ_EP_IMDS};
@@ -196,7 +196,7 @@ static int from_imds(const char *imds_flag, const char *config, struct tw_invent
                      "not an Azure VM? the Instance Metadata Service did not answer (%s; "
                      "URL from %s); give --inventory-file to describe the disks by hand",
                      err.msg, tw_az_ep_source_name(&ep, TW_AZ_EP_IMDS));
-        return EXIT_OFF_AZURE;
+        return TW_AGENT_EXIT_OFF_AZURE;
     }
     tw_app_error(TW_AGENT_PROG, "%s", err.msg);
     return TW_EXIT_FAIL;
@@ -258,7 +258,8 @@ int tw_agent_cmd_inventory(int argc, char **argv)
         goto out;
     }
     tw_inventory_init(inv);
-    status = file ? from_file(file, inv) : from_imds(imds, config, inv);
+    status = file ? tw_agent_inventory_file(file, inv)
+                  : tw_agent_inventory_imds(imds, config, inv);
     if (status != TW_EXIT_OK)
         goto out;
 
