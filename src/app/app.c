@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int tw_app_exit_code(enum tw_err code)
@@ -206,4 +207,67 @@ int tw_app_json_options(int argc, char **argv, void (*help)(FILE *f), bool *json
         }
     }
     return -1;
+}
+
+enum tw_err tw_app_read_token(const char *path, char *tok, size_t toklen,
+                              struct tw_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0)
+        return tw_error_set(err, TW_EINVAL,
+                            "--token-file %s: %s; give the file holding the token (tierwise "
+                            "token create)",
+                            path, strerror(errno));
+    /* systemd's LoadCredential= puts the token in a directory only the
+     * service can enter and grants read through an ACL, which shows in the
+     * group bits: there the file's mode says nothing about others. */
+    const char *cred = getenv("CREDENTIALS_DIRECTORY");
+    size_t cl = cred ? strlen(cred) : 0;
+    bool credential = cl > 1 && strncmp(path, cred, cl) == 0 && path[cl] == '/' &&
+                      !strstr(path + cl, "/../");
+    struct stat st;
+    enum tw_err rc = TW_EINVAL;
+    ssize_t n = 0;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        tw_error_set(err, rc, "--token-file %s is not a regular file", path);
+    } else if (!credential && (st.st_mode & (S_IRWXG | S_IRWXO))) {
+        tw_error_set(err, rc,
+                     "--token-file %s: permissions %04o are too open: others than its owner "
+                     "may read or change the token; chmod 600 %s",
+                     path, (unsigned)(st.st_mode & 07777), path);
+    } else if (!credential && st.st_uid != geteuid() && st.st_uid != 0) {
+        tw_error_set(err, rc,
+                     "--token-file %s belongs to uid %u, not to this user (uid %u) nor root; "
+                     "chown it to the user this runs as",
+                     path, (unsigned)st.st_uid, (unsigned)geteuid());
+    } else if ((n = read(fd, tok, toklen)) < 0) {
+        rc = tw_error_set(err, TW_EIO, "--token-file %s: %s", path, strerror(errno));
+    } else if ((size_t)n >= toklen) {
+        tw_error_set(err, rc, "--token-file %s is larger than %zu bytes: that is not a token",
+                     path, toklen - 1);
+    } else {
+        tok[n] = '\0';
+        while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' ||
+                         tok[n - 1] == '\t'))
+            tok[--n] = '\0';
+        bool clean = n > 0;
+        for (ssize_t i = 0; i < n && clean; i++)
+            clean = tok[i] > ' ' && tok[i] < 0x7f;
+        if (n == 0)
+            tw_error_set(err, rc,
+                         "--token-file %s is empty; put the token printed by tierwise token "
+                         "create in it",
+                         path);
+        else if (!clean)
+            tw_error_set(err, rc,
+                         "--token-file %s holds more than one word or line, or control "
+                         "characters; a token is one line of printable characters",
+                         path);
+        else
+            rc = TW_OK;
+    }
+    close(fd);
+    if (rc != TW_OK)
+        memset(tok, 0, toklen);
+    return rc;
 }

@@ -71,6 +71,18 @@ int tw_app_print_result(const char *prog, const struct tw_result *r, bool json);
  */
 int tw_app_json_options(int argc, char **argv, void (*help)(FILE *f), bool *json);
 
+/*
+ * Reads an API token from PATH into TOK (TOKLEN bytes with the NUL).  Like
+ * ssh with a private key, a file others may read or change is refused, and
+ * so is one owned by another user than this one or root; a file under
+ * $CREDENTIALS_DIRECTORY (systemd's LoadCredential=, access by ACL) is
+ * exempt.  One line of printable characters; a trailing newline is fine.
+ * TW_EINVAL (the file is wrong: the message says how to fix it) or TW_EIO;
+ * messages start with "--token-file PATH".  TOK is zeroed on failure.
+ */
+enum tw_err tw_app_read_token(const char *path, char *tok, size_t toklen,
+                              struct tw_error *err);
+
 /* Installs SIGINT/SIGTERM handlers that set *FLAG. */
 void tw_app_catch_signals(volatile sig_atomic_t *flag);
 

@@ -29,10 +29,12 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s compliance --inventory FILE --result FILE [--result FILE ...]\n"
-            "                [--vm-size SIZE] [--catalog FILE] [--vm-caps FILE] [--json]\n\n"
+            "                [--vm-size SIZE] [--catalog FILE] [--vm-caps FILE] [--json]\n"
+            "       %s compliance --server URL --token-file FILE [--json]\n\n"
             "Judges bench results against the rated tier of the Azure disks they ran on:\n"
             "expected = min(sum of the member disks' rated figures, the VM's uncached cap),\n"
-            "IOPS for random I/O, MB/s for sequential I/O. Works offline on files.\n\n"
+            "IOPS for random I/O, MB/s for sequential I/O. Works offline on files, or reads\n"
+            "the verdicts of every VM's latest results from a tierwise backend.\n\n"
             "  --inventory FILE  the VM and its disks with their devices (tierwise-agent\n"
             "                    inventory --json, or a report holding an inventory)\n"
             "  --result FILE     a result record (tierwise-agent bench --json or import-fio\n"
@@ -47,7 +49,11 @@ static void usage(FILE *f)
             "                    (token from the managed identity, through IMDS)\n"
             "  --imds-url URL, --arm-url URL, --config FILE\n"
             "                    Azure endpoints (README \"Azure endpoints\")\n"
-            "  --json            print {\"verdicts\": [...]} on stdout\n"
+            "  --server URL      the backend (tierwise serve), e.g. http://127.0.0.1:8080:\n"
+            "                    GET URL/api/v1/compliance instead of files\n"
+            "  --token-file FILE a reader (or admin) token, in a file only you can read\n"
+            "  --json            print {\"verdicts\": [...]} on stdout (with --server: the\n"
+            "                    backend's answer, with \"vms\" and \"errors\")\n"
             "  -h, --help        this text\n\n"
             "Verdicts: delivers (>= 90 %% of expected), under, vm-capped (the VM's cap binds\n"
             "and is reached), burst (above the rating, within burst figures), cached (host\n"
@@ -56,8 +62,9 @@ static void usage(FILE *f)
             "provisioned disk whose figures the inventory lacks).\n\n"
             "Exit status: 0 verdicts printed, whatever they say; 1 a file can't be read or\n"
             "out of memory; 2 bad input (a malformed file, an unknown SKU, a size beyond the\n"
-            "largest tier, a result that matches no disk): the message says which.\n",
-            TW_CLI_PROG);
+            "largest tier, a result that matches no disk): the message says which; with\n"
+            "--server, 1 also when the backend can't be reached or refuses the token.\n",
+            TW_CLI_PROG, TW_CLI_PROG);
 }
 
 /* Reads PATH into OUT (initialised here); "PATH: why" in ERR on failure. */
@@ -118,6 +125,115 @@ static void print_text(const struct tw_verdict *v)
     printf("] result %s: %s\n", v->result_id, v->reason);
 }
 
+/* One verdict of the backend's answer as a line (the same as print_text). */
+static void print_served(const json_t *v, const char *profile)
+{
+    const json_t *disks = json_object_get(v, "disks"), *tiers = json_object_get(v, "tiers");
+    const char *kind = json_string_value(json_object_get(v, "verdict"));
+    const char *target = json_string_value(json_object_get(v, "target"));
+    const char *id = json_string_value(json_object_get(v, "result_id"));
+    const char *reason = json_string_value(json_object_get(v, "reason"));
+    printf("  %-12s %s [", kind ? kind : "?", target ? target : "?");
+    for (size_t i = 0; i < json_array_size(disks); i++) {
+        const char *name = json_string_value(json_array_get(disks, i));
+        const char *tier = json_string_value(json_array_get(tiers, i));
+        printf("%s%s%s%s", i ? ", " : "", name ? name : "?", tier ? " " : "", tier ? tier : "");
+    }
+    printf("] %s%sresult %s: %s\n", profile && profile[0] ? profile : "",
+           profile && profile[0] ? " " : "", id ? id : "?", reason ? reason : "");
+}
+
+/*
+ * GET SERVER/api/v1/compliance with the token in TOKEN_FILE, printed as
+ * text (grouped by VM) or as the backend's JSON.  Returns an exit status.
+ */
+static int from_server(const char *server, const char *token_file, bool json)
+{
+    char token[512], url[2048], auth[600];
+    struct tw_error err = {0};
+    enum tw_err rc = tw_app_read_token(token_file, token, sizeof(token), &err);
+    if (rc != TW_OK) {
+        tw_app_error(TW_CLI_PROG, "%s", err.msg);
+        return tw_app_exit_code(rc);
+    }
+    size_t n = strlen(server);
+    while (n > 0 && server[n - 1] == '/')
+        n--;
+    if ((strncmp(server, "http://", 7) != 0 && strncmp(server, "https://", 8) != 0) ||
+        n + sizeof("/api/v1/compliance") > sizeof(url)) {
+        memset(token, 0, sizeof(token));
+        tw_app_error(TW_CLI_PROG, "--server \"%s\": give the backend's http:// or https:// URL, "
+                     "e.g. http://127.0.0.1:8080", server);
+        return TW_EXIT_USAGE;
+    }
+    snprintf(url, sizeof(url), "%.*s/api/v1/compliance", (int)n, server);
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+    memset(token, 0, sizeof(token));
+    const char *headers[] = {auth, "Accept: application/json", NULL};
+    struct tw_az_http_opts o;
+    tw_az_http_opts_default(&o);
+    struct tw_az_http *h = tw_az_http_new(&o, &err);
+    struct tw_az_http_resp resp;
+    memset(&resp, 0, sizeof(resp));
+    rc = h ? tw_az_http_request(h, "GET", url, headers, NULL, 0, &resp, &err) : TW_ENOMEM;
+    memset(auth, 0, sizeof(auth));
+    tw_az_http_free(h);
+    int status = TW_EXIT_OK;
+    json_t *doc = NULL;
+    if (rc != TW_OK) {
+        tw_app_error(TW_CLI_PROG, "compliance from %s: %s", url,
+                     err.msg[0] ? err.msg : tw_strerror(rc));
+        status = TW_EXIT_FAIL;
+        goto out;
+    }
+    doc = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
+    const json_t *verdicts = json_object_get(doc, "verdicts");
+    const json_t *errors = json_object_get(doc, "errors");
+    if (!json_is_array(verdicts)) {
+        tw_app_error(TW_CLI_PROG, "compliance from %s: the answer is not the backend's "
+                     "{\"verdicts\": [...]}; is --server a tierwise backend?", url);
+        status = TW_EXIT_FAIL;
+        goto out;
+    }
+    if (json) {
+        char *s = json_dumps(doc, JSON_INDENT(2));
+        if (!s || puts(s) == EOF)
+            status = TW_EXIT_FAIL;
+        free(s);
+        goto out;
+    }
+    printf("%lld VM(s) at %.*s, %zu verdict(s)\n",
+           (long long)json_integer_value(json_object_get(doc, "vms")), (int)n, server,
+           json_array_size(verdicts));
+    const char *last = NULL;
+    for (size_t i = 0; i < json_array_size(verdicts); i++) {
+        const json_t *v = json_array_get(verdicts, i);
+        const char *vm = json_string_value(json_object_get(v, "vm_name"));
+        const char *profile = json_string_value(json_object_get(v, "profile"));
+        if (vm && (!last || strcmp(vm, last) != 0)) {
+            const json_t *cap = json_object_get(v, "vm");
+            const char *size = json_string_value(json_object_get(cap, "size"));
+            printf("VM %s%s%s%s\n", vm, size ? " (" : "", size ? size : "", size ? ")" : "");
+            last = vm;
+        }
+        print_served(v, profile);
+    }
+    for (size_t i = 0; i < json_array_size(errors); i++) {
+        const json_t *e = json_array_get(errors, i);
+        const char *vm = json_string_value(json_object_get(e, "vm_name"));
+        const char *id = json_string_value(json_object_get(e, "result_id"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        printf("not judged: VM %s result %s: %s\n", vm ? vm : "?", id ? id : "?",
+               msg ? msg : "");
+    }
+    if (fflush(stdout) != 0)
+        status = TW_EXIT_FAIL;
+out:
+    json_decref(doc);
+    tw_az_http_resp_cleanup(&resp);
+    return status;
+}
+
 /*
  * The uncached caps of VM size SIZE from ARM's Resource SKUs, for the
  * inventory's subscription and region, with a managed-identity token from
@@ -174,11 +290,15 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         {"imds-url", required_argument, NULL, 'I'},
         {"arm-url", required_argument, NULL, 'M'},
         {"config", required_argument, NULL, 'C'},
+        {"server", required_argument, NULL, 'S'},
+        {"token-file", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *inv_path = NULL, *vm_size = NULL, *cat_path = NULL, *caps_path = NULL;
+    const char *server = NULL, *token_file = NULL;
+    bool file_opts = false;
     struct tw_az_ep_args ep_args = {.only = (1u << TW_AZ_EP_IMDS) | (1u << TW_AZ_EP_ARM)};
     bool json = false, from_arm = false;
     struct tw_vmcap arm_cap;
@@ -210,6 +330,8 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         case 'I': ep_args.url[TW_AZ_EP_IMDS] = optarg; break;
         case 'M': ep_args.url[TW_AZ_EP_ARM] = optarg; break;
         case 'C': ep_args.config_path = optarg; break;
+        case 'S': server = optarg; break;
+        case 'T': token_file = optarg; break;
         case 'j': json = true; break;
         case 'h':
             usage(stdout);
@@ -224,6 +346,18 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "compliance: unexpected argument \"%s\"; give results with "
                      "--result FILE", argv[optind]);
         status = TW_EXIT_USAGE;
+        goto out;
+    }
+    file_opts = inv_path || n_results || vm_size || cat_path || caps_path || from_arm;
+    if (server || token_file) {
+        if (!server || !token_file || file_opts) {
+            tw_app_error(TW_CLI_PROG, "compliance from a backend needs --server URL and "
+                         "--token-file FILE, and no --inventory, --result or catalog options; "
+                         "see compliance --help");
+            status = TW_EXIT_USAGE;
+        } else {
+            status = from_server(server, token_file, json);
+        }
         goto out;
     }
     if (!inv_path || !n_results) {
