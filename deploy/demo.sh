@@ -3,23 +3,30 @@
 #
 #  1. set up and build;
 #  2. start tierwise-azsim with deploy/demo-scenario.json (a Standard_D8s_v3
-#     VM in westeurope with a P10, a P40 and an E10 data disk);
+#     VM in westeurope with a P10, a P40 and an E10 data disk) and the
+#     backend, tierwise serve, with a fresh database; create an agent, a
+#     reader and an admin token;
 #  3. read the VM's inventory from the simulated Instance Metadata Service,
 #     with this machine's own disk standing in for data disk LUN 0;
-#  4. benchmark a scratch file on that disk with the rated-iops and
-#     rated-throughput profiles, and run fio the same way for comparison;
-#  5. judge the results against the disk's tier (tierwise compliance), then
-#     judge a constructed field example (an LVM stripe over three P40s).
+#  4. run the agent once: the rated-iops and rated-throughput profiles on a
+#     scratch file on that disk, reported to the backend; then fio the same
+#     way for comparison;
+#  5. read the verdicts back from the backend (tierwise compliance --server);
+#  6. refresh westeurope's disk prices from the (simulated) Retail Prices
+#     API through the backend, and show what the disks cost;
+#  7. judge a constructed field example (an LVM stripe over three P40s).
 #
 #   ./deploy/demo.sh
 #   TW_DEMO_DIR=/mnt/data TW_DEMO_SECONDS=30 ./deploy/demo.sh
+#   TW_DEMO_STAY=1 ./deploy/demo.sh     keep the backend up afterwards (Ctrl-C stops it)
 #
 # Settings: TW_DEMO_DIR (folder on the disk to measure, default /var/tmp),
 # TW_DEMO_SIZE (scratch file, default 512M), TW_DEMO_SECONDS (measured
 # seconds per profile, default 10: shorter runs are judged inconclusive),
-# TW_DEMO_KEEP=1 keeps the scratch file.  The records are kept under
-# build/demo-results/.  Every Azure endpoint points at the simulator and the
-# HTTP client refuses any address outside 127.0.0.0/8.
+# TW_DEMO_KEEP=1 keeps the scratch file, TW_DEMO_PORT (the backend's port,
+# default: any free one), TW_DEMO_STAY=1.  The records, the database and the
+# tokens are kept under build/demo-results/.  Every Azure endpoint points at
+# the simulator and the HTTP client refuses any address outside 127.0.0.0/8.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -38,13 +45,15 @@ target="$dir/tierwise-demo.bench"
 out=build/demo-results
 mkdir -p "$out"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tierwise-demo-XXXXXX")
-sim_pid=""
+sim_pid="" srv_pid=""
 cleanup() {
+  [ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
   [ -n "$sim_pid" ] && kill -TERM "$sim_pid" 2>/dev/null && wait "$sim_pid" 2>/dev/null
   [ "${TW_DEMO_KEEP:-0}" = 1 ] || rm -f "$target"
   rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 step() { printf '\n== %s\n' "$*"; }
 
 step "starting the Azure simulator (tierwise-azsim) on 127.0.0.1"
@@ -57,6 +66,22 @@ export TIERWISE_IMDS_URL="http://127.0.0.1:$port" TIERWISE_ARM_URL="http://127.0
 export TIERWISE_LOGIN_URL="http://127.0.0.1:$port" TIERWISE_PRICES_URL="http://127.0.0.1:$port"
 export TIERWISE_LOOPBACK_ONLY=1
 echo "   IMDS, ARM, login and Retail Prices at http://127.0.0.1:$port"
+
+step "starting the backend (tierwise serve) on 127.0.0.1 with a fresh database"
+db="$out/tierwise.db"
+rm -f "$db" "$db-wal" "$db-shm"
+(umask 077
+ "$tierwise" token create --db "$db" --role agent --name demo-agent >"$out/agent.tok"
+ "$tierwise" token create --db "$db" --role reader --name demo-reader >"$out/reader.tok"
+ "$tierwise" token create --db "$db" --role admin --name demo-admin >"$out/admin.tok")
+"$tierwise" serve --db "$db" --listen "127.0.0.1:${TW_DEMO_PORT:-0}" --port-file "$work/srv.port" \
+  --web web --prices-url "$TIERWISE_PRICES_URL" 2>"$out/serve.log" &
+srv_pid=$!
+for _ in $(seq 100); do [ -s "$work/srv.port" ] && break; sleep 0.1; done
+[ -s "$work/srv.port" ] || { cat "$out/serve.log" >&2; exit 1; }
+api="http://127.0.0.1:$(cat "$work/srv.port")"
+echo "   API at $api/api/v1, dashboard at $api/ (log: $out/serve.log)"
+echo "   tokens (agent, reader, admin) in $out/*.tok, readable by you only"
 
 # The disk under TW_DEMO_DIR plays data disk LUN 0: a /dev/disk/azure link
 # to it in a scratch /dev tree, as udev makes on an Azure VM.
@@ -75,12 +100,19 @@ echo "   ($dir is on /dev/$disk, which stands in for data disk LUN 0)"
 "$agent" inventory
 "$agent" inventory --json >"$out/inventory.json"
 
-step "benchmark profiles"
-"$agent" bench --list-profiles
+step "the agent, once: rated-iops and rated-throughput on $target ($size),"
+echo "   ${secs}s each after a 1s ramp, reported to the backend"
+"$agent" run --once --server "$api" --token-file "$out/agent.tok" --spool "$work/spool.db" \
+  --file-target "0=$target" --file-size "$size" --profiles rated-iops,rated-throughput \
+  --runtime "$secs" --ramp 1
+reader=$(cat "$out/reader.tok")
+curl -s --noproxy '*' -H "Authorization: Bearer $reader" "$api/api/v1/disks" >"$out/disks.json"
+lun0=$(jq -r '[.disks[] | select(.lun == 0)][0].id' "$out/disks.json")
+curl -s --noproxy '*' -H "Authorization: Bearer $reader" "$api/api/v1/disks/$lun0" >"$out/disk-lun0.json"
 for profile in rated-iops rated-throughput; do
-  step "$profile on $target ($size), ${secs}s after a 1s ramp"
-  "$agent" bench --target "$target" --size "$size" --profile "$profile" \
-           --runtime "$secs" --ramp 1 --json >"$out/$profile.json"
+  step "$profile as the backend stored it (GET /api/v1/disks/$lun0)"
+  jq --arg p "$profile" '[.results[] | select(.profile == $p)][0]' "$out/disk-lun0.json" \
+    >"$out/$profile.json"
   "$tierwise" result "$out/$profile.json"
 done
 
@@ -94,11 +126,18 @@ if command -v fio >/dev/null; then
   "$tierwise" result "$out/fio-rated-iops.record.json"
 fi
 
-step "compliance: does data disk LUN 0 (Premium_LRS 128 GiB = P10: 500 IOPS, 100 MB/s) deliver?"
-echo "   (this machine's disk is not a P10, so expect the verdict to say the figures came"
-echo "    from somewhere else than the disk the inventory names)"
-"$tierwise" compliance --inventory "$out/inventory.json" \
-  --result "$out/rated-iops.json" --result "$out/rated-throughput.json"
+step "compliance, read back from the backend: does data disk LUN 0 (Premium_LRS 128 GiB"
+echo "   = P10: 500 IOPS, 100 MB/s) deliver?  (this machine's disk is not a P10, so expect"
+echo "   the verdict to say the figures came from somewhere else than the disk named)"
+"$tierwise" compliance --server "$api" --token-file "$out/reader.tok"
+
+step "prices: westeurope's disk prices from the (simulated) Retail Prices API, through the backend"
+curl -s --noproxy '*' -X POST -H "Authorization: Bearer $(cat "$out/admin.tok")" \
+  -H 'Content-Type: application/json' -d '{"region":"westeurope","currency":"USD"}' \
+  "$api/api/v1/prices/refresh" | jq -c '{items, prices, pages, source, fetched_at}'
+"$tierwise" prices show --db "$db" --region westeurope --currency USD --sku P10
+"$tierwise" prices show --db "$db" --region westeurope --currency USD --sku E10
+"$tierwise" prices show --db "$db" --region westeurope --currency USD --sku P40
 
 step "compliance on a constructed field example: an SAP database VM (Standard_E16ds_v5)"
 echo "   with an LVM stripe over three P40s (3 x 7,500 IOPS, 3 x 250 MB/s), see"
@@ -110,5 +149,13 @@ fx=tests/fixtures/compliance
   --result "$fx/apps-burst.json"
 
 step "done"
-echo "The records (inventory, results, fio's output) are in $out/."
+echo "The records, the database and the tokens are in $out/."
 echo "'$agent --help' and '$tierwise --help' list the commands."
+if [ "${TW_DEMO_STAY:-0}" = 1 ]; then
+  echo
+  echo "The backend stays up: API $api/api/v1, dashboard $api/ (sign in with the reader"
+  echo "token in $out/reader.tok). Ctrl-C stops it and the simulator."
+  wait "$srv_pid"
+else
+  echo "The backend stops now; TW_DEMO_STAY=1 ./deploy/demo.sh keeps it (and the dashboard) up."
+fi
