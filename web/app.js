@@ -86,7 +86,9 @@ async function loadCompliance() {
   for (const e of c.errors) {
     const p = document.createElement('p');
     p.className = 'error';
-    p.textContent = e.vm_name + ', result ' + e.result_id + ': ' + e.message;
+    // A VM whose stored report can't be read has no name or result here.
+    p.textContent = (e.vm_name || 'VM ' + e.vm_id) +
+      (e.result_id ? ', result ' + e.result_id : '') + ': ' + e.message;
     box.appendChild(p);
   }
 }
@@ -120,7 +122,42 @@ async function loadDisks() {
   });
 }
 
-const loaders = { compliance: loadCompliance, vms: loadVms, disks: loadDisks };
+// The price book of each region the VMs are in (USD), and where it comes
+// from: prices refreshed from the Retail Prices API, or the bundled snapshot.
+async function loadPrices() {
+  const r = await api('/api/v1/vms');
+  const regions = [...new Set(r.vms.map((vm) => vm.location).filter(Boolean))].sort();
+  const rows = [];
+  const box = $('#prices-sources');
+  box.textContent = '';
+  for (const region of regions) {
+    const p = document.createElement('p');
+    box.appendChild(p);
+    try {
+      const book = await api('/api/v1/prices?region=' + encodeURIComponent(region));
+      p.textContent = book.region + ' (' + book.currency + '): ' + book.source +
+        ', fetched ' + book.fetched_at;
+      for (const x of book.prices) rows.push(Object.assign({ currency: book.currency,
+        region: book.region }, x));
+    } catch (e) {
+      p.className = 'error';
+      p.textContent = region + ': ' + e.message;
+    }
+  }
+  fill('#prices-table', rows, (tr, x) => {
+    cell(tr, x.region);
+    cell(tr, x.tier);
+    cell(tr, x.sku);
+    cell(tr, x.redundancy);
+    cell(tr, x.per_month === null || x.per_month === undefined ? null
+      : x.per_month + ' ' + x.currency, 'num');
+    cell(tr, x.per_10k_transactions === null || x.per_10k_transactions === undefined ? null
+      : x.per_10k_transactions + ' ' + x.currency, 'num');
+  });
+}
+
+const loaders = { compliance: loadCompliance, vms: loadVms, disks: loadDisks,
+  prices: loadPrices };
 let current = 'compliance';
 
 async function show(tab) {

@@ -99,8 +99,9 @@ static void usage(FILE *f)
         "  3   IMDS unreachable: not an Azure VM\n"
         "  4   the spool is full: this cycle's report was not kept\n"
         "  5   the server rejected a report as bad: it is set aside in the spool\n"
-        "  6   the server refused the token or the URL (401/403/404/405, or a\n"
-        "      redirect): the reports stay in the spool\n"
+        "  6   the server refused the token or the URL (401/403/404/405, a redirect,\n"
+        "      or a 2xx not confirming the report as stored): the reports stay in\n"
+        "      the spool\n"
         "  130 interrupted\n"
         "With several, the first of 130 2 6 4 5 3 1.\n",
         TW_AGENT_PROG, TW_AGENT_PROG, TW_SPOOL_DEFAULT_MAX_REPORTS);
@@ -295,12 +296,22 @@ static enum drain_end post(struct tw_az_http *http, const char *url, const char 
     snprintf(msg, msglen, "%s", err.msg);
     enum drain_end end = DRAIN_EMPTY;
     if (rc == TW_OK || (resp.status >= 200 && resp.status <= 299)) {
-        /* A 2xx is delivered, even with an answer too long to keep. */
-        snprintf(how, howlen, "%s", resp.status == 201 ? "stored" : "delivered");
+        /* Delivered only when the backend says so: 201 "stored" or 200
+         * "already stored".  Any other 2xx (a proxy's page, another
+         * service at that URL) did not store anything: the report stays,
+         * as for a wrong URL. */
         json_t *j = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
         const char *s = json_string_value(json_object_get(j, "status"));
-        if (s)
+        if (s && ((resp.status == 201 && strcmp(s, "stored") == 0) ||
+                  (resp.status == 200 && strcmp(s, "already stored") == 0))) {
             snprintf(how, howlen, "%s", s);
+        } else {
+            snprintf(msg, msglen,
+                     "POST %s answered %ld without confirming that report %s is stored (not "
+                     "a tierwise backend?)",
+                     url, resp.status, e->id);
+            end = DRAIN_REFUSED;
+        }
         json_decref(j);
     } else if (resp.net == TW_AZ_NET_BLOCKED) {
         end = DRAIN_REFUSED;

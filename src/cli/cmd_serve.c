@@ -341,6 +341,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
         char line[16];
         int n = snprintf(line, sizeof(line), "%u\n", tw_server_port(srv));
         if ((rc = tw_app_write_file(o.port_file, line, (size_t)n, &err)) != TW_OK) {
+            /* Nobody would find the port: stop what was started. */
+            tw_server_stop(srv, 1000);
+            srv = NULL;
             status = TW_EXIT_FAIL;
             goto fail_msg;
         }

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "app/app.h"
 #include "cli/cli.h"
@@ -162,6 +163,16 @@ int tw_cli_cmd_token(int argc, char **argv)
         id = v;
     }
 
+    /* Listing or revoking in a file that is not there is a typo in --db:
+     * say so rather than create an empty database. */
+    struct stat sb;
+    if (!create && stat(db, &sb) != 0) {
+        tw_app_error(TW_CLI_PROG,
+                     "token %s: no database at %s (%s); give --db the serve "
+                     "database (token create makes a new one)",
+                     sub, db, strerror(errno));
+        return TW_EXIT_USAGE;
+    }
     struct tw_store *st = NULL;
     enum tw_err rc = tw_store_open(db, &st, &err);
     if (rc != TW_OK)

@@ -37,6 +37,16 @@ static enum tw_err vm_verdicts(struct tw_server *srv, struct tw_store *st, int64
         goto out;
     }
     rc = tw_store_vm_latest(st, vm_id, inv, &results, &n, err);
+    if (rc == TW_EPARSE) {
+        /* A stored report or result this build no longer reads: that VM
+         * can't be judged, and says so; the other VMs still are. */
+        json_t *o = json_pack("{s:I, s:n, s:n, s:n, s:s}", "vm_id", (json_int_t)vm_id, "vm_name",
+                              "result_id", "profile", "message", err->msg);
+        rc = o && json_array_append_new(errors, o) == 0
+                 ? TW_OK
+                 : tw_error_set(err, TW_ENOMEM, "out of memory");
+        goto out;
+    }
     if (rc != TW_OK)
         goto out;
     const struct tw_vmcap *cap = tw_vmcap_find(&srv->caps, inv->vm.vm_size);

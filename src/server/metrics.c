@@ -13,8 +13,8 @@ const double tw_metrics_buckets[TW_METRICS_N_BUCKETS] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
 /* The statuses the server answers with; anything else counts as "other". */
-static const unsigned statuses[] = {200, 201, 204, 304, 400, 401, 403,
-                                    404, 405, 409, 413, 415, 500, 503};
+static const unsigned statuses[] = {200, 201, 204, 304, 400, 401, 403, 404,
+                                    405, 409, 413, 415, 500, 502, 503};
 #define N_STATUS (sizeof(statuses) / sizeof(statuses[0]) + 1)
 
 struct route_counters {

@@ -84,10 +84,49 @@ void tw_req_json(struct tw_req *rq, unsigned status, json_t *v)
     tw_req_body(rq, status, "application/json", s, n);
 }
 
+/* Copies MSG into OUT with every byte that is not part of valid UTF-8
+ * (or is a control character) replaced by '?': messages quote request
+ * paths, headers and query values, and JSON strings must be UTF-8. */
+static void clean_text(const char *msg, char *out, size_t outlen)
+{
+    const unsigned char *s = (const unsigned char *)msg;
+    size_t o = 0;
+    while (*s && o + 5 < outlen) {
+        size_t n = 0;
+        if (*s >= 0x20 && *s < 0x7f)
+            n = 1;
+        else if (*s >= 0xc2 && *s <= 0xdf)
+            n = 2;
+        else if (*s >= 0xe0 && *s <= 0xef)
+            n = 3;
+        else if (*s >= 0xf0 && *s <= 0xf4)
+            n = 4;
+        bool good = n > 0;
+        for (size_t k = 1; good && k < n; k++)
+            good = (s[k] & 0xc0) == 0x80;
+        /* No overlong forms, surrogates or code points past U+10FFFF. */
+        if (good && n == 3)
+            good = !(s[0] == 0xe0 && s[1] < 0xa0) && !(s[0] == 0xed && s[1] >= 0xa0);
+        if (good && n == 4)
+            good = !(s[0] == 0xf0 && s[1] < 0x90) && !(s[0] == 0xf4 && s[1] >= 0x90);
+        if (!good) {
+            out[o++] = '?';
+            s++;
+            continue;
+        }
+        memcpy(out + o, s, n);
+        o += n;
+        s += n;
+    }
+    out[o] = '\0';
+}
+
 void tw_req_error_at(struct tw_req *rq, unsigned status, const char *code, long line, long column,
                      const char *msg)
 {
-    json_t *e = json_pack("{s:s, s:s}", "code", code, "message", msg);
+    char clean[1024];
+    clean_text(msg ? msg : "", clean, sizeof(clean));
+    json_t *e = json_pack("{s:s, s:s}", "code", code, "message", clean);
     if (e && line > 0)
         json_object_set_new(e, "line", json_integer(line));
     if (e && column > 0)
@@ -311,6 +350,19 @@ static bool begin(struct tw_req *rq)
     rq->id = lk.id;
     if (!authenticate(rq))
         return false;
+    if (!lk.route->body) {
+        /* A body announced on a route that takes none is refused before a
+         * byte of it is read. */
+        const char *cl =
+            MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        const char *te = MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND,
+                                                     MHD_HTTP_HEADER_TRANSFER_ENCODING);
+        if ((cl && strspn(cl, "0") != strlen(cl)) || te) {
+            tw_req_error(rq, 400, "unexpected_body", "%s %s takes no request body", rq->method,
+                         rq->path);
+            return false;
+        }
+    }
     if (lk.route->body) {
         const char *ct =
             MHD_lookup_connection_value(rq->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_TYPE);
@@ -357,7 +409,7 @@ static void dispatch(struct tw_req *rq)
         tw_api_static(rq);
         return;
     }
-    if (!rq->route->body && rq->body.len) {
+    if (!rq->route->body && (rq->body.len || rq->stray_body)) {
         tw_req_error(rq, 400, "unexpected_body", "%s %s takes no request body", rq->method,
                      rq->path);
         return;
@@ -404,8 +456,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         return MHD_YES;
     }
     if (*upload_data_size) {
-        if (rq->phase == REQ_BODY && !rq->too_big &&
-            tw_buf_append(&rq->body, upload_data, *upload_data_size) != TW_OK) {
+        /* Only a route that takes a body (and so a token) gets it kept:
+         * a body sent to a dashboard file or to a route that takes none is
+         * counted and dropped, so that requests without a token can't make
+         * the server hold --body-max bytes per connection. */
+        if (rq->phase == REQ_BODY && !(rq->route && rq->route->body))
+            rq->stray_body = true;
+        else if (rq->phase == REQ_BODY && !rq->too_big &&
+                 tw_buf_append(&rq->body, upload_data, *upload_data_size) != TW_OK) {
             rq->too_big = true;
             tw_buf_cleanup(&rq->body);
         }
@@ -465,8 +523,11 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (rq->status >= 500)
         atomic_fetch_add(&srv->errors5xx, 1);
     if (srv->log_requests) {
+        /* The path as decoded may hold a newline: never a forged log line. */
+        char path[512];
+        clean_text(rq->path, path, sizeof(path));
         pthread_mutex_lock(&srv->log_lock);
-        fprintf(stderr, "tierwise serve: %s %s %u %.1f ms%s\n", rq->method, rq->path, rq->status,
+        fprintf(stderr, "tierwise serve: %s %s %u %.1f ms%s\n", rq->method, path, rq->status,
                 secs * 1e3,
                 toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended early)");
         pthread_mutex_unlock(&srv->log_lock);

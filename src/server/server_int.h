@@ -86,6 +86,7 @@ struct tw_req {
 
     struct tw_buf body;
     bool too_big;
+    bool stray_body; /* a body came on a route that takes none (dropped) */
 
     struct tw_ingest_job job; /* POST /reports */
 

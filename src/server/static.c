@@ -105,7 +105,9 @@ enum tw_err tw_static_open(const char *root, const char *url_path, int *fd, size
     /* The resolved file must lie below ROOT (a link may point elsewhere). */
     if (strncmp(real, root, rl) != 0 || (real[rl] != '/' && !(rl == 1 && root[0] == '/')))
         return tw_error_set(err, TW_ENOENT, "no such file");
-    int f = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* O_NONBLOCK: a FIFO left in the directory must not hang the
+     * request's thread in open() (it is refused below as not a file). */
+    int f = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
     if (f < 0)
         return tw_error_set(err, errno == ENOENT || errno == ELOOP ? TW_ENOENT : TW_EIO,
                             "can't open %s: %s", real, strerror(errno));

@@ -271,7 +271,7 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
     sqlite3_reset(q);
     if (e != TW_OK) {
         tw_report_free(rep);
-        return tw_error_set(err, TW_EIO, "%s: the last report of VM %lld no longer reads: %s",
+        return tw_error_set(err, TW_EPARSE, "%s: the last report of VM %lld no longer reads: %s",
                             s->path, (long long)vm_id, perr.msg);
     }
     *inv = rep->inv;
@@ -298,7 +298,8 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
         if (e != TW_OK) {
             sqlite3_reset(r);
             free(arr);
-            return tw_error_set(err, TW_EIO, "%s: a stored result of VM %lld no longer reads: %s",
+            return tw_error_set(err, TW_EPARSE,
+                                "%s: a stored result of VM %lld no longer reads: %s",
                                 s->path, (long long)vm_id, perr.msg);
         }
         n++;

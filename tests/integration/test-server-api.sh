@@ -75,6 +75,17 @@ for f in app.js style.css index.html; do
   cmp -s "$scratch/body" "$srcdir/web/$f" && ok || bad "/$f differs from web/$f"
 done
 ! grep -qE 'https?://' "$srcdir/web/index.html" "$srcdir/web/app.js" && ok || bad "the dashboard loads something from elsewhere"
+# The dashboard says which prices it uses (issue 5): a Prices tab reading
+# /api/v1/prices, whose answer names its source.
+grep -q 'data-tab="prices"' "$srcdir/web/index.html" && grep -q 'id="prices-table"' "$srcdir/web/index.html" &&
+  grep -q "/api/v1/prices?region=" "$srcdir/web/app.js" && grep -q 'book.source' "$srcdir/web/app.js" &&
+  ok || bad "the dashboard has no prices tab showing their source"
+if command -v node >/dev/null; then
+  node --check "$srcdir/web/app.js" && ok || bad "web/app.js does not parse"
+fi
+[ "$(req GET '/api/v1/prices?region=westeurope' "$reader")" = 200 ] &&
+  jq -e '(.source | length > 0) and (.fetched_at | length > 0) and (.prices | length > 0)' "$scratch/body" >/dev/null &&
+  ok || bad "the prices the dashboard shows: $(head -c 300 "$scratch/body")"
 
 stop_server TERM
 [ "$stop_status" = 0 ] && ok || bad "exit status $stop_status after SIGTERM"
@@ -91,6 +102,10 @@ head -c 3000 /dev/zero | tr '\0' ' ' >"$scratch/3k.json"
 healthy && ok || bad "healthz with --config"
 sleep 0.2
 grep -q 'GET /healthz 200' "$scratch/cfg.err" && ok || bad "log-requests from --config: $(cat "$scratch/cfg.err")"
+# A decoded newline in a path does not forge a log line.
+req GET '/nothing%0atierwise%20serve:%20GET%20/forged%20200' - >/dev/null
+sleep 0.2
+grep -q "GET /nothing?tierwise serve: GET /forged 200 404" "$scratch/cfg.err" && ! grep -q "^tierwise serve: GET /forged" "$scratch/cfg.err" && ok || bad "a forged log line: $(tail -3 "$scratch/cfg.err")"
 stop_server INT
 [ "$stop_status" = 0 ] && ok || bad "exit status $stop_status after SIGINT"
 grep -q 'stopped by SIGINT' "$scratch/cfg.err" && ok || bad "no SIGINT message"
@@ -121,5 +136,41 @@ start_server busy
 [ $? = 1 ] && ok || bad "port in use: not exit 1"
 grep -q "in use" "$scratch/busy2.err" && ok || bad "port in use message: $(cat "$scratch/busy2.err")"
 stop_server TERM
+# A port file that can't be written: exit 1, one message, and the server
+# started for it is stopped, its database closed cleanly (no WAL left).
+expect 1 "no/such/dir" -- timeout 20 "$cli" serve --db "$scratch/pf.db" --listen 127.0.0.1:0 \
+  --port-file "$scratch/no/such/dir/port"
+[ -f "$scratch/pf.db" ] && [ ! -e "$scratch/pf.db-wal" ] && ok ||
+  bad "port file failure: the database was not closed ($(ls "$scratch" | grep pf.db))"
+# ---- a stored report this build can no longer read ----
+# (a damaged row, or a parser made stricter since): that VM's verdicts are
+# an error entry; /compliance, /disks and the VM itself still answer 200.
+if command -v sqlite3 >/dev/null; then
+  sqlite3 "$db" "UPDATE reports SET body = '{\"not\": \"a report\"}' WHERE id =
+    (SELECT last_report_id FROM vms WHERE name = 'web-03')" || bad "sqlite3 update"
+  start_server unread
+  [ "$(req GET /api/v1/compliance "$reader")" = 200 ] && ok || bad "compliance with an unreadable report: $(cat "$scratch/body")"
+  jq -e --argjson vm "$vm" '[.errors[] | select(.vm_id == $vm and (.message | test("no longer reads")))] | length == 1' \
+    "$scratch/body" >/dev/null && ok || bad "no error entry for the unreadable VM: $(cat "$scratch/body")"
+  jq -e --argjson vm "$vm" '[.verdicts[] | select(.vm_id != $vm)] | length > 0' "$scratch/body" >/dev/null &&
+    ok || bad "the other VMs lost their verdicts: $(cat "$scratch/body")"
+  [ "$(req GET /api/v1/disks "$reader")" = 200 ] && ok || bad "disks with an unreadable report: $(cat "$scratch/body")"
+  [ "$(req GET "/api/v1/vms/$vm" "$reader")" = 200 ] && ok || bad "the unreadable VM: $(cat "$scratch/body")"
+  jq -e '.verdict_errors | length == 1' "$scratch/body" >/dev/null && ok || bad "verdict_errors: $(cat "$scratch/body")"
+  stop_server TERM
+fi
+# ---- the systemd unit ----
+# The server reads nothing under /etc/tierwise itself: the agent's setup
+# makes that directory root's 0700, so config, certificate and key come
+# through LoadCredential=.
+unit="$srcdir/deploy/tierwise-server.service"
+exec_start=$(sed -n '/^ExecStart=/,/[^\\]$/p' "$unit" | tr -d '\\\n')
+grep -q -- '--config ${CREDENTIALS_DIRECTORY}/' <<<"$exec_start" && ! grep -q '/etc/' <<<"$exec_start" &&
+  ok || bad "the server unit's ExecStart reads /etc directly: $exec_start"
+grep -q '^LoadCredential=server.json:/etc/tierwise/server.json$' "$unit" && ok || bad "no credential for server.json"
+if command -v systemd-analyze >/dev/null; then
+  systemd-analyze verify --man=no "$unit" 2>&1 | grep -v "is not executable" >"$scratch/verify"
+  [ ! -s "$scratch/verify" ] && ok || bad "systemd-analyze verify: $(cat "$scratch/verify")"
+fi
 "$cli" serve --help | grep -q -- "--tls-cert" && ok || bad "serve --help"
 finish "server-api"

@@ -100,6 +100,10 @@ expect 2 "not agent, reader or admin" -- "$cli" token create --db "$db" --role r
 expect 2 "not a token ID" -- "$cli" token revoke --db "$db" abc
 expect 2 "unknown action" -- "$cli" token rotate --db "$db"
 expect 2 "needs --db" -- "$cli" token list
+# A --db that is not there (a typo) is said, not created empty.
+expect 2 "no database at" -- "$cli" token list --db "$scratch/typo.db"
+expect 2 "no database at" -- "$cli" token revoke --db "$scratch/typo.db" 1
+[ ! -e "$scratch/typo.db" ] && ok || bad "token list created $scratch/typo.db"
 "$cli" token revoke --db "$db" 99999 >/dev/null 2>&1; [ $? = 2 ] && ok || bad "revoking a missing token: not exit 2"
 "$cli" token --help | grep -q "token create" && ok || bad "token --help"
 # list never shows a secret or a hash.

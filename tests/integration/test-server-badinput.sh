@@ -133,6 +133,50 @@ grep -qi '^Content-Type: text/html' "$scratch/last_headers" && ok || bad "index.
 check "the script" 200 "" "$(req GET /app.js -)"
 grep -qi '^Content-Type: text/javascript' "$scratch/last_headers" && ok || bad "app.js content type"
 
+# ---- bytes that are not UTF-8 in the path or query: the error, not a 500 ----
+check "invalid UTF-8 in an API path" 404 not_found "$(req GET '/api/%ff%fe' "$reader")"
+check "invalid UTF-8 in a file path" 404 not_found "$(req GET '/%ff.js' -)"
+check "invalid UTF-8, another method" 405 method_not_allowed "$(req DELETE '/healthz%c3' -)"
+got=$(req GET '/api/v1/prices?region=%ff' "$reader")
+[ "$got" -ge 400 ] && [ "$got" -lt 500 ] && ok || bad "invalid UTF-8 in a query: $got $(cat "$scratch/body")"
+
+# ---- bodies no one asked for are not kept ----
+# Without a token, a body sent with a GET of a dashboard file must not make
+# the server hold it: 60 connections each sending 1 MB and waiting would
+# hold 60 MB if it did.  The server's resident memory may not grow by half
+# of that.  (A body announced to /healthz is refused from the headers.)
+spid=$pid
+rss() { awk '/^VmRSS/ {print $2}' "/proc/$spid/status"; }
+if [ -n "$spid" ] && [ -r "/proc/$spid/status" ]; then
+  before=$(rss)
+  head -c 1000000 /dev/zero | tr '\0' x >"$scratch/mb"
+  fds=()
+  for i in $(seq 60); do
+    exec {fd}<>"/dev/tcp/127.0.0.1/$port" || break
+    fds+=("$fd")
+    path=/app.js; [ $((i % 2)) = 0 ] && path=/index.html
+    # (a subshell: a connection closed early must not take the test down)
+    ( printf 'GET %s HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n' "$path"
+      timeout 10 cat "$scratch/mb" ) >&"$fd" 2>/dev/null
+  done
+  sleep 1
+  after=$(rss)
+  for fd in "${fds[@]}"; do exec {fd}>&-; done
+  [ $((after - before)) -lt 30000 ] && ok ||
+    bad "60 unauthenticated bodies of 1 MB grew the server by $((after - before)) KiB"
+else
+  echo "# no /proc/PID/status for the server: memory check skipped"
+fi
+check "a body on healthz" 400 unexpected_body "$(req GET /healthz - -d x)"
+# Refused before it is read: curl reports how much it could upload.
+head -c 20000000 /dev/zero >"$scratch/20mb"
+got=$(curl -s --noproxy '*' -o "$scratch/body" -w '%{http_code} %{size_upload}' -X GET \
+  -H 'Transfer-Encoding: chunked' --data-binary "@$scratch/20mb" "$base/healthz")
+[ "${got% *}" = 400 ] && [ "${got#* }" -lt 10000000 ] && ok ||
+  bad "a chunked 20 MB body on healthz was read before the answer: $got"
+rm -f "$scratch/20mb"
+check "a body on a file is ignored" 200 "" "$(req GET /app.js - -d x)"
+
 # Garbage on the socket: the server stays up.
 if command -v timeout >/dev/null; then
   printf 'GARBAGE\r\n\r\n' | timeout 5 bash -c "cat >/dev/tcp/127.0.0.1/$port" 2>/dev/null

@@ -114,6 +114,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return MHD_NO; /* stored, but the answer never leaves */
     if (act == 401)
         return reply(c, 401, "{\"error\":{\"code\":\"unauthorized\",\"message\":\"bad token\"}}");
+    if (act == 299) /* another service at that URL: a 200 that stores nothing */
+        return reply(c, 200, "<html><body>Welcome</body></html>");
     if (act == 422)
         return reply(c, 422, "{\"error\":{\"code\":\"bad_report\",\"message\":\"results[0]: "
                              "expected an object\"}}");
@@ -354,6 +356,22 @@ static void test_refused(void **state)
     assert_int_equal(f->srv->n_stored, 2);
 }
 
+/* A 2xx that does not say "stored" / "already stored" (a proxy's page, a
+ * different service at the URL) delivered nothing: the report stays in
+ * the spool and the run exits 6, like a wrong URL. */
+static void test_unconfirmed_2xx(void **state)
+{
+    struct fx *f = *state;
+    int other[] = {299};
+    srv_script(f->srv, other, 1);
+    assert_int_equal(run_once(f), 6);
+    assert_int_equal(f->srv->n_stored, 0);
+    assert_int_equal(spool_stats(f).pending, 1);
+    assert_int_equal(run_once(f), 0); /* the real backend back: both go */
+    assert_int_equal(f->srv->n_stored, 2);
+    assert_int_equal(spool_stats(f).pending, 0);
+}
+
 /* The bound: full while the backend is down is exit 4, nothing dropped. */
 static void test_full(void **state)
 {
@@ -467,6 +485,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_answer, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unconfirmed_2xx, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_target, setup, teardown),

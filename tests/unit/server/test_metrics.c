@@ -18,10 +18,11 @@ static void test_render(void **state)
     tw_metrics_observe(m, 1, 400, 0.0004);
     tw_metrics_observe(m, 1, 418, 20.0); /* an unlisted status, beyond the last bucket */
     tw_metrics_observe(m, 2, 404, 0.001);
+    tw_metrics_observe(m, 2, 502, 0.001); /* the prices refresh's upstream failure */
     tw_metrics_observe(m, 9, 200, 0.001); /* no such route: ignored */
     tw_metrics_batch(m, 3, 2, 1, 0);
     tw_metrics_batch(m, 64, 64, 0, 0);
-    assert_int_equal(tw_metrics_requests(m), 6);
+    assert_int_equal(tw_metrics_requests(m), 7);
     uint64_t stored, repeat;
     tw_metrics_ingest_counts(m, &stored, &repeat);
     assert_int_equal(stored, 66);
@@ -38,6 +39,7 @@ static void test_render(void **state)
         strstr(t, "tierwise_http_requests_total{route=\"GET /healthz\",status=\"200\"} 2\n"));
     assert_non_null(strstr(
         t, "tierwise_http_requests_total{route=\"POST /api/v1/reports\",status=\"other\"} 1\n"));
+    assert_non_null(strstr(t, "route=\"odd \\\"label\\\"\\\\\",status=\"502\"} 1\n"));
     /* Label values escaped. */
     assert_non_null(strstr(t, "route=\"odd \\\"label\\\"\\\\\",status=\"404\"} 1\n"));
     /* Cumulative buckets, +Inf = count. */

@@ -74,6 +74,10 @@ static void test_open(void **state)
     assert_int_equal(symlink("sub/a.css", q), 0);
     snprintf(q, sizeof(q), "%s/up", web);
     assert_int_equal(symlink("..", q), 0);
+    /* A FIFO: refused at once (opening it for reading would wait for a
+     * writer forever). */
+    snprintf(q, sizeof(q), "%s/pipe.js", web);
+    assert_int_equal(mkfifo(q, 0644), 0);
 
     struct tw_error err = {0};
     assert_int_equal(tw_static_root(web, root, sizeof(root), &err), TW_OK);
@@ -89,8 +93,8 @@ static void test_open(void **state)
     close(fd);
     assert_int_equal(tw_static_open(root, "/in.css", &fd, &size, &type, &err), TW_OK);
     close(fd);
-    static const char *const refused[] = {"/out.txt", "/up/secret.txt", "/../secret.txt",
-                                          "/sub",     "/missing.js",    "/sub/"};
+    static const char *const refused[] = {"/out.txt",    "/up/secret.txt", "/../secret.txt", "/sub",
+                                          "/missing.js", "/sub/",          "/pipe.js"};
     for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
         fd = -1;
         assert_int_equal(tw_static_open(root, refused[i], &fd, &size, &type, &err), TW_ENOENT);
