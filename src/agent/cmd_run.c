@@ -172,67 +172,16 @@ static bool make_url(const char *in, char *out, size_t outlen)
     return true;
 }
 
-/*
- * Reads the token from PATH into TOK.  Like ssh with a private key, a file
- * that others may read (or write) is refused: the token lets anyone post
- * reports in this VM's name.  One line; a trailing newline is fine.
- */
+/* Reads the token (tw_app_read_token: a file only its owner may read, like
+ * ssh's private keys, since the token lets anyone post in this VM's name). */
 static int read_token(const char *path, char *tok, size_t toklen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        say("--token-file %s: %s; give the file holding the agent token (tierwise token "
-            "create --role agent)",
-            path, strerror(errno));
-        return TW_EXIT_USAGE;
-    }
-    /* systemd's LoadCredential= puts the token in a directory only this
-     * service can enter and grants read through an ACL, which shows in the
-     * group bits: there the file's mode says nothing about others. */
-    const char *cred = getenv("CREDENTIALS_DIRECTORY");
-    size_t cl = cred ? strlen(cred) : 0;
-    bool credential = cl > 1 && strncmp(path, cred, cl) == 0 && path[cl] == '/' &&
-                      !strstr(path + cl, "/../");
-    struct stat st;
-    int status = TW_EXIT_USAGE;
-    ssize_t n = 0;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        say("--token-file %s is not a regular file", path);
-    } else if (!credential && (st.st_mode & (S_IRWXG | S_IRWXO))) {
-        say("--token-file %s: permissions %04o are too open: others than its owner may read "
-            "or change the token; chmod 600 %s",
-            path, (unsigned)(st.st_mode & 07777), path);
-    } else if (!credential && st.st_uid != geteuid() && st.st_uid != 0) {
-        say("--token-file %s belongs to uid %u, not to this user (uid %u) nor root; chown it "
-            "to the user the agent runs as",
-            path, (unsigned)st.st_uid, (unsigned)geteuid());
-    } else if ((n = read(fd, tok, toklen)) < 0) {
-        say("--token-file %s: %s", path, strerror(errno));
-        status = TW_EXIT_FAIL;
-    } else if ((size_t)n >= toklen) {
-        say("--token-file %s is larger than %zu bytes: that is not a token", path, toklen - 1);
-    } else {
-        tok[n] = '\0';
-        while (n > 0 && (tok[n - 1] == '\n' || tok[n - 1] == '\r' || tok[n - 1] == ' ' ||
-                         tok[n - 1] == '\t'))
-            tok[--n] = '\0';
-        bool clean = n > 0;
-        for (ssize_t i = 0; i < n && clean; i++)
-            clean = tok[i] > ' ' && tok[i] < 0x7f;
-        if (n == 0)
-            say("--token-file %s is empty; put the token printed by tierwise token create in it",
-                path);
-        else if (!clean)
-            say("--token-file %s holds more than one word or line, or control characters; a "
-                "token is one line of printable characters",
-                path);
-        else
-            status = TW_EXIT_OK;
-    }
-    close(fd);
-    if (status != TW_EXIT_OK)
-        memset(tok, 0, toklen);
-    return status;
+    struct tw_error err = {0};
+    enum tw_err rc = tw_app_read_token(path, tok, toklen, &err);
+    if (rc == TW_OK)
+        return TW_EXIT_OK;
+    say("%s", err.msg);
+    return rc == TW_EINVAL ? TW_EXIT_USAGE : TW_EXIT_FAIL;
 }
 
 static bool parse_count(const char *opt, const char *s, long long lo, long long hi,

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/verdict.h"
@@ -115,6 +116,9 @@ static void attach_disk_verdicts(json_t *disks, const json_t *all)
     }
 }
 
+/* How long /metrics may reuse the store's counts when no report came. */
+#define METRICS_STATS_TTL_S 5
+
 /* ---- handlers ---- */
 
 static void h_healthz(struct tw_req *rq)
@@ -127,16 +131,43 @@ static void h_metrics(struct tw_req *rq)
     struct tw_server *srv = rq->srv;
     struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1};
     struct tw_error err = {0};
-    struct tw_store *st = tw_srv_store_get(srv, &err);
+    /* The counts are whole-table scans: they are taken again only after
+     * the writer stored a new report, or after METRICS_STATS_TTL_S (the
+     * database size also moves with other writers), so a scraper polling
+     * without a token can't make the server count a large table on every
+     * request. */
     struct tw_store_stats ss;
-    if (st && tw_store_stats(st, &ss, &err) == TW_OK) {
+    bool have = false;
+    uint64_t commits = tw_ingest_commits(srv->ingest);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    pthread_mutex_lock(&srv->stats_lock);
+    if (srv->stats_valid && srv->stats_commits == commits &&
+        now.tv_sec - srv->stats_at < METRICS_STATS_TTL_S) {
+        ss = srv->stats;
+        have = true;
+    }
+    pthread_mutex_unlock(&srv->stats_lock);
+    if (!have) {
+        struct tw_store *st = tw_srv_store_get(srv, &err);
+        if (st && tw_store_stats(st, &ss, &err) == TW_OK) {
+            have = true;
+            pthread_mutex_lock(&srv->stats_lock);
+            srv->stats = ss;
+            srv->stats_commits = commits;
+            srv->stats_at = now.tv_sec;
+            srv->stats_valid = true;
+            pthread_mutex_unlock(&srv->stats_lock);
+        }
+        tw_srv_store_put(srv, st);
+    }
+    if (have) {
         ms.reports = ss.reports;
         ms.vms = ss.vms;
         ms.disks = ss.disks;
         ms.results = ss.results;
         ms.db_bytes = ss.db_bytes;
     }
-    tw_srv_store_put(srv, st);
     ms.queue_depth = (int64_t)tw_ingest_depth(srv->ingest);
     struct tw_buf out;
     tw_buf_init(&out, 4u << 20);
@@ -184,11 +215,6 @@ void tw_api_report_done(struct tw_req *rq)
     switch (j->status) {
     case TW_PUT_STORED:
         tw_req_json(rq, 201, json_pack("{s:s, s:s}", "id", id, "status", "stored"));
-        if (rq->resp) {
-            char loc[80];
-            snprintf(loc, sizeof(loc), "/api/v1/reports/%s", id);
-            MHD_add_response_header(rq->resp, MHD_HTTP_HEADER_LOCATION, loc);
-        }
         return;
     case TW_PUT_REPEAT:
         tw_req_json(rq, 200, json_pack("{s:s, s:s}", "id", id, "status", "already stored"));

@@ -4,6 +4,7 @@
 #include "server/ingest.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@ struct tw_ingest {
     pthread_t thread;
     struct tw_store *st;
     struct tw_metrics *metrics;
+    atomic_uint_fast64_t commits; /* batches committed with a new report */
 };
 
 static void now_rfc3339(char out[32])
@@ -77,6 +79,8 @@ static void commit(struct tw_ingest *in, struct tw_ingest_job **jobs, size_t n)
         fprintf(stderr, "tierwise serve: a batch of %zu reports was not stored: %s\n", n,
                 err.msg[0] ? err.msg : tw_strerror(rc));
     tw_metrics_batch(in->metrics, n, stored, repeat, failed);
+    if (stored)
+        atomic_fetch_add(&in->commits, 1);
     for (size_t i = 0; i < n; i++)
         jobs[i]->done(jobs[i]); /* the job may be gone after this */
 }
@@ -184,4 +188,9 @@ void tw_ingest_free(struct tw_ingest *in)
     pthread_mutex_destroy(&in->lock);
     pthread_cond_destroy(&in->wake);
     free(in);
+}
+
+uint64_t tw_ingest_commits(struct tw_ingest *in)
+{
+    return atomic_load(&in->commits);
 }

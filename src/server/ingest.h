@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/err.h"
 #include "core/report.h"
@@ -52,6 +53,10 @@ enum tw_err tw_ingest_submit(struct tw_ingest *in, struct tw_ingest_job *job);
 
 /* Reports queued and not yet committed. */
 size_t tw_ingest_depth(struct tw_ingest *in);
+
+/* How many committed batches stored at least one new report: the store's
+ * counts change only when this does (for caching them in /metrics). */
+uint64_t tw_ingest_commits(struct tw_ingest *in);
 
 /* Commits what is queued, stops the thread and closes its handle; later
  * submissions fail with TW_EINVAL.  Repeating it does nothing; NULL

@@ -656,6 +656,7 @@ static void server_free(struct tw_server *srv)
     pthread_cond_destroy(&srv->pool_cond);
     pthread_mutex_destroy(&srv->auth_lock);
     pthread_mutex_destroy(&srv->log_lock);
+    pthread_mutex_destroy(&srv->stats_lock);
     free(srv);
 }
 
@@ -685,6 +686,7 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     pthread_cond_init(&srv->pool_cond, NULL);
     pthread_mutex_init(&srv->auth_lock, NULL);
     pthread_mutex_init(&srv->log_lock, NULL);
+    pthread_mutex_init(&srv->stats_lock, NULL);
     snprintf(srv->db_path, sizeof(srv->db_path), "%s", opt->db_path);
     srv->body_max = opt->body_max ? opt->body_max : TW_SERVER_DEFAULT_BODY_MAX;
     srv->log_requests = opt->log_requests;

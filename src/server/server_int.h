@@ -60,6 +60,13 @@ struct tw_server {
     pthread_mutex_t auth_lock;
     struct auth_entry auth[TW_AUTH_CACHE];
 
+    /* /metrics' cached store counts (api.c) */
+    pthread_mutex_t stats_lock;
+    bool stats_valid;
+    uint64_t stats_commits;
+    time_t stats_at;
+    struct tw_store_stats stats;
+
     struct tw_tier_catalog cat;
     struct tw_vmcap_table caps;
 

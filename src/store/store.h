@@ -106,7 +106,9 @@ enum tw_err tw_store_disk(struct tw_store *st, int64_t id, json_t **out, struct 
 
 /* For compliance: the VM's inventory as last reported, and the latest
  * result per (target, profile) from that VM (*RESULTS malloc'd, caller
- * frees).  TW_ENOENT if there is no such VM. */
+ * frees).  TW_ENOENT if there is no such VM; TW_EPARSE when a stored report
+ * or result no longer reads (a damaged row): the caller reports that VM as
+ * not judged and goes on with the others. */
 enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                                struct tw_result **results, size_t *n_results,
                                struct tw_error *err);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# tierwise serve round trip: reports posted (201, Location) and repeated
+# tierwise serve round trip: reports posted (201) and repeated
 # (200 "already stored"), then read back through /vms, /vms/{id}, /disks,
 # /disks/{id} (latest results and verdicts) and /compliance; /metrics
 # counts them; the dashboard's files are served; serve's usage errors and
@@ -24,7 +24,7 @@ for f in "$fixtures"/reports/*.json; do
   id=$(jq -r .id "$f")
   [ "$(post_report "$f" "$agent")" = 201 ] && ok || bad "$f: $(cat "$scratch/body")"
   jq -e --arg id "$id" '.id == $id and .status == "stored"' "$scratch/body" >/dev/null && ok || bad "201 body: $(cat "$scratch/body")"
-  grep -qi "^Location: /api/v1/reports/$id" "$scratch/headers" && ok || bad "no Location"
+  grep -qi "^Location:" "$scratch/headers" && bad "a Location to a route that does not exist" || ok
   [ "$(post_report "$f" "$agent")" = 200 ] && ok || bad "$f again: $(cat "$scratch/body")"
   jq -e --arg id "$id" '.id == $id and .status == "already stored"' "$scratch/body" >/dev/null && ok || bad "200 body: $(cat "$scratch/body")"
   n_results=$((n_results + $(jq '.results | length' "$f")))
