@@ -1,7 +1,9 @@
 /* inventory.c - the VM + disks model and its JSON form. */
 #include "core/inventory.h"
+#include "core/jsonread.h"
 #include "core/jsonx.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -276,4 +278,243 @@ enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_invent
     rc = tw_inventory_from_value(v, inv, err);
     json_decref(root);
     return rc;
+}
+
+/* ---- reading in one pass (the report reader's fast path) ----
+ *
+ * The same rules as from_value above, checked as the members come: a
+ * value of the wrong type is refused where it stands, a missing required
+ * member once its object has ended.  Messages name the field from the
+ * report's root. */
+
+/* Reads a string member into DST (CAP bytes); null gives "" if NULLABLE. */
+static bool rd_str(struct tw_jr *r, const char *path, const char *key, bool nullable, char *dst,
+                   size_t cap)
+{
+    if (nullable && tw_jr_null(r)) {
+        dst[0] = '\0';
+        return true;
+    }
+    if (tw_jr_peek(r) != '"')
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a string", path, key);
+    size_t n;
+    bool over;
+    if (!tw_jr_string(r, dst, cap, &n, &over))
+        return false;
+    if (over)
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s is too long (%zu bytes, at most %zu) or holds NUL",
+                          path, key, n, cap - 1);
+    return true;
+}
+
+/* Reads an integer member in LO..HI; false with no message when it is
+ * something else (the caller words it). */
+static bool rd_int(struct tw_jr *r, int64_t lo, int64_t hi, int64_t *out, bool *ok)
+{
+    char c = tw_jr_peek(r);
+    *ok = false;
+    if (c != '-' && (c < '0' || c > '9'))
+        return true;
+    struct tw_jr_num n;
+    if (!tw_jr_number(r, &n))
+        return false;
+    *ok = n.is_int && n.i >= lo && n.i <= hi;
+    *out = n.i;
+    return true;
+}
+
+enum { D_NAME = 1, D_ROLE = 2, D_SKU = 4, D_SIZE = 8 };
+
+static bool disk_read(struct tw_jr *r, const char *where, size_t idx, struct tw_disk *d)
+{
+    char path[64], role[32] = "", caching[32] = "", key[32];
+    tw_jr_path_at(path, sizeof(path), where, ".disks", idx);
+    if (tw_jr_peek(r) != '{')
+        return tw_jr_fail(r, TW_EPARSE, "%s must be an object", path);
+    memset(d, 0, sizeof(*d));
+    d->lun = -1;
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        bool ok = true;
+        int64_t v = 0;
+        if (strcmp(key, "name") == 0) {
+            seen |= D_NAME;
+            ok = rd_str(r, path, key, false, d->name, sizeof(d->name));
+        } else if (strcmp(key, "role") == 0) {
+            seen |= D_ROLE;
+            ok = rd_str(r, path, key, false, role, sizeof(role));
+        } else if (strcmp(key, "lun") == 0) {
+            if (tw_jr_null(r))
+                continue;
+            bool good;
+            ok = rd_int(r, 0, 255, &v, &good);
+            if (ok && !good)
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.lun must be an integer 0..255 or null", path);
+            d->lun = (int)v;
+        } else if (strcmp(key, "sku") == 0) {
+            seen |= D_SKU;
+            ok = rd_str(r, path, key, false, d->sku, sizeof(d->sku));
+        } else if (strcmp(key, "size_gib") == 0) {
+            seen |= D_SIZE;
+            bool good;
+            ok = rd_int(r, 0, 1048576, &d->size_gib, &good);
+            if (ok && !good)
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.size_gib must be an integer 0..1048576", path);
+        } else if (strcmp(key, "tier") == 0) {
+            ok = rd_str(r, path, key, true, d->tier, sizeof(d->tier));
+        } else if (strcmp(key, "caching") == 0) {
+            ok = rd_str(r, path, key, false, caching, sizeof(caching));
+        } else if (strcmp(key, "managed_disk_id") == 0) {
+            ok = rd_str(r, path, key, false, d->managed_disk_id, sizeof(d->managed_disk_id));
+        } else if (strcmp(key, "device") == 0) {
+            ok = rd_str(r, path, key, true, d->device, sizeof(d->device));
+        } else if (strcmp(key, "write_accelerator") == 0) {
+            char c = tw_jr_peek(r);
+            if (c != 't' && c != 'f')
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.write_accelerator must be a boolean", path);
+            else
+                ok = tw_jr_bool(r, &d->write_accelerator);
+        } else {
+            ok = tw_jr_skip(r);
+        }
+        if (!ok)
+            return false;
+    }
+    if (r->rc != TW_OK)
+        return false;
+    static const char *const names[] = {"name", "role", "sku", "size_gib"};
+    for (int i = 0; i < 4; i++)
+        if (!(seen & (1u << i)))
+            return tw_jr_fail(r, TW_EPARSE, "%s.%s is missing", path, names[i]);
+    if (strcmp(role, "os") == 0)
+        d->role = TW_DISK_OS;
+    else if (strcmp(role, "data") == 0)
+        d->role = TW_DISK_DATA;
+    else
+        return tw_jr_fail(r, TW_EPARSE, "%s.role \"%s\" is neither os nor data", path, role);
+    d->caching = TW_CACHE_NONE;
+    if (caching[0] && tw_caching_parse(caching, &d->caching) != TW_OK)
+        return tw_jr_fail(r, TW_EPARSE, "%s.caching \"%s\" is not None, ReadOnly or ReadWrite",
+                          path, caching);
+    return true;
+}
+
+static bool tags_read(struct tw_jr *r, const char *where, struct tw_vm *m)
+{
+    if (tw_jr_null(r))
+        return true;
+    if (tw_jr_peek(r) != '{')
+        return tw_jr_fail(r, TW_EPARSE, "%s.vm.tags must be an object of strings", where);
+    struct tw_jr_obj o = {0};
+    char path[64], key[sizeof(m->tags[0].key)];
+    tw_jr_path(path, sizeof(path), where, ".vm.tags");
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        if (m->n_tags >= TW_INV_MAX_TAGS)
+            return tw_jr_fail(r, TW_EPARSE, "%s.vm.tags has more than %d tags", where,
+                              TW_INV_MAX_TAGS);
+        if (o.key_over)
+            return tw_jr_fail(r, TW_EPARSE, "%s: a vm.tags key is longer than %zu bytes", where,
+                              sizeof(key) - 1);
+        struct tw_tag *t = &m->tags[m->n_tags];
+        memset(t, 0, sizeof(*t));
+        memcpy(t->key, key, strlen(key) + 1);
+        if (!rd_str(r, path, t->key, false, t->value, sizeof(t->value)))
+            return false;
+        m->n_tags++;
+    }
+    return r->rc == TW_OK;
+}
+
+enum { V_NAME = 1, V_LOCATION = 2, V_SIZE = 4 };
+
+static bool vm_read(struct tw_jr *r, const char *where, struct tw_vm *m)
+{
+    char path[48], key[32];
+    tw_jr_path(path, sizeof(path), where, ".vm");
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        bool ok;
+        if (strcmp(key, "name") == 0) {
+            seen |= V_NAME;
+            ok = rd_str(r, path, key, false, m->name, sizeof(m->name));
+        } else if (strcmp(key, "resource_id") == 0) {
+            ok = rd_str(r, path, key, false, m->resource_id, sizeof(m->resource_id));
+        } else if (strcmp(key, "subscription_id") == 0) {
+            ok = rd_str(r, path, key, false, m->subscription_id, sizeof(m->subscription_id));
+        } else if (strcmp(key, "resource_group") == 0) {
+            ok = rd_str(r, path, key, false, m->resource_group, sizeof(m->resource_group));
+        } else if (strcmp(key, "location") == 0) {
+            seen |= V_LOCATION;
+            ok = rd_str(r, path, key, false, m->location, sizeof(m->location));
+        } else if (strcmp(key, "vm_size") == 0) {
+            seen |= V_SIZE;
+            ok = rd_str(r, path, key, false, m->vm_size, sizeof(m->vm_size));
+        } else if (strcmp(key, "tags") == 0) {
+            ok = tags_read(r, where, m);
+        } else {
+            ok = tw_jr_skip(r);
+        }
+        if (!ok)
+            return false;
+    }
+    if (r->rc != TW_OK)
+        return false;
+    static const char *const names[] = {"name", "location", "vm_size"};
+    for (int i = 0; i < 3; i++)
+        if (!(seen & (1u << i)))
+            return tw_jr_fail(r, TW_EPARSE, "%s.%s is missing", path, names[i]);
+    return true;
+}
+
+bool tw_inventory_read(struct tw_jr *r, struct tw_inventory *inv, const char *where)
+{
+    /* Only what is used is cleared: the disk and tag arrays are most of
+     * the 100 KiB and most reports fill a few entries. */
+    memset(&inv->vm, 0, offsetof(struct tw_vm, tags));
+    inv->n_disks = 0;
+    if (tw_jr_peek(r) != '{')
+        return tw_jr_fail(r, TW_EPARSE, "%s must be a JSON object", where);
+    bool have_vm = false, have_disks = false;
+    char key[16];
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        bool ok;
+        if (strcmp(key, "vm") == 0) {
+            have_vm = true;
+            ok = tw_jr_peek(r) == '{'
+                     ? vm_read(r, where, &inv->vm)
+                     : tw_jr_fail(r, TW_EPARSE, "%s.vm is not an object", where);
+        } else if (strcmp(key, "disks") == 0) {
+            have_disks = true;
+            if (tw_jr_peek(r) != '[') {
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.disks is not an array", where);
+            } else {
+                struct tw_jr_arr a = {0};
+                ok = true;
+                inv->n_disks = 0;
+                while (ok && tw_jr_element(r, &a)) {
+                    if (inv->n_disks >= TW_INV_MAX_DISKS)
+                        ok = tw_jr_fail(r, TW_EPARSE, "%s.disks has more than %d disks", where,
+                                        TW_INV_MAX_DISKS);
+                    else if ((ok = disk_read(r, where, inv->n_disks,
+                                             &inv->disks[inv->n_disks])))
+                        inv->n_disks++;
+                }
+                ok = ok && r->rc == TW_OK;
+            }
+        } else {
+            ok = tw_jr_skip(r);
+        }
+        if (!ok)
+            return false;
+    }
+    if (r->rc != TW_OK)
+        return false;
+    if (!have_vm)
+        return tw_jr_fail(r, TW_EPARSE, "%s.vm is missing", where);
+    if (!have_disks)
+        return tw_jr_fail(r, TW_EPARSE, "%s.disks is missing", where);
+    return true;
 }

@@ -2,14 +2,18 @@
  * report.c - the agent's report (tierwise.report/1) and its JSON form.
  *
  * The body of POST /api/v1/reports comes from the network, so reading is
- * strict: nesting is checked on the raw bytes before jansson builds a tree,
- * every field is checked for presence, type and length, and an error names
- * the field as a path from the root ("results[2].method.queue_depth ...").
- * The inventory and each result are read by their own modules' readers;
- * their messages get the path prefix here.
+ * strict: the one-pass reader (core/jsonread.c) validates the JSON as
+ * jansson with JSON_REJECT_DUPLICATES would (a key repeated in any object
+ * is refused), nesting is limited to TW_REPORT_MAX_DEPTH, and every field
+ * is checked for presence, type and length as it is copied into the
+ * struct, with no tree in between.  An error names the field as a path
+ * from the root ("results[2].method.queue_depth ...").  The inventory and
+ * each result are read by tw_inventory_read and tw_result_read.
+ * tests/fuzz/fuzz_report_diff.c keeps the former jansson reader as the
+ * reference and checks that both accept and refuse the same documents.
  */
 #include "core/report.h"
-#include "core/jsonx.h"
+#include "core/jsonread.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -154,223 +158,254 @@ bool tw_rfc3339_ms(const char *s, int64_t *ms)
     return true;
 }
 
-/* Past the string whose opening quote is at BUF[I]: a quote ends it
- * unless an odd run of backslashes comes before it.  LEN if unterminated. */
-static size_t past_string(const char *buf, size_t len, size_t i)
-{
-    size_t from = i + 1;
-    while (from < len) {
-        const char *q = memchr(buf + from, '"', len - from);
-        if (!q)
-            return len;
-        size_t k = (size_t)(q - buf), bs = 0;
-        while (k - bs > from && buf[k - bs - 1] == '\\')
-            bs++;
-        if (bs % 2 == 0)
-            return k + 1;
-        from = k + 1;
-    }
-    return len;
-}
-
-/*
- * Whether objects and arrays nest at most MAX deep in the raw bytes,
- * found without building anything; if not, the line and column where they
- * go deeper.  Bytes inside strings don't count.  Broken JSON is left to
- * the parser.
- */
-static bool depth_ok(const char *buf, size_t len, int max, long *line, long *col)
-{
-    int depth = 0;
-    for (size_t i = 0; i < len;) {
-        char c = buf[i];
-        if (c == '"') {
-            i = past_string(buf, len, i);
-            continue;
-        }
-        if (c == '{' || c == '[') {
-            if (++depth > max) {
-                *line = 1;
-                *col = 1;
-                for (size_t k = 0; k < i; k++) {
-                    if (buf[k] == '\n') {
-                        ++*line;
-                        *col = 1;
-                    } else {
-                        ++*col;
-                    }
-                }
-                return false;
-            }
-        } else if (c == '}' || c == ']') {
-            depth--;
-        }
-        i++;
-    }
-    return true;
-}
-
 /* ---- reading ---- */
 
-/* Copies string KEY of O (PATH names O) into DST; missing is an error when
- * REQUIRED, null allowed when NULLABLE (DST ""). */
-static bool get_str(const json_t *o, const char *path, const char *key, bool required,
-                    bool nullable, char *dst, size_t dstlen, struct tw_error *err)
+/* Reads a string member of the report's root or agent into DST. */
+static bool rd_str(struct tw_jr *j, const char *path, bool nullable, char *dst, size_t cap)
 {
-    const json_t *v = json_object_get(o, key);
-    dst[0] = '\0';
-    if (!v) {
-        if (required)
-            tw_error_set(err, TW_EPARSE, "%s%s is missing", path, key);
-        return !required;
-    }
-    if (nullable && json_is_null(v))
+    if (nullable && tw_jr_null(j)) {
+        dst[0] = '\0';
         return true;
-    if (!json_is_string(v)) {
-        tw_error_set(err, TW_EPARSE, "%s%s must be a string%s", path, key,
-                     nullable ? " or null" : "");
-        return false;
     }
-    size_t n = json_string_length(v);
-    if (n >= dstlen || strlen(json_string_value(v)) != n) {
-        tw_error_set(err, TW_EPARSE, "%s%s is too long (%zu bytes, at most %zu) or holds NUL",
-                     path, key, n, dstlen - 1);
+    if (tw_jr_peek(j) != '"')
+        return tw_jr_fail(j, TW_EPARSE, "%s must be a string%s", path,
+                          nullable ? " or null" : "");
+    size_t n;
+    bool over;
+    if (!tw_jr_string(j, dst, cap, &n, &over))
         return false;
-    }
-    memcpy(dst, json_string_value(v), n + 1);
+    if (over)
+        return tw_jr_fail(j, TW_EPARSE, "%s is too long (%zu bytes, at most %zu) or holds NUL",
+                          path, n, cap - 1);
     return true;
 }
 
-/*
- * Puts PREFIX in front of the message another reader left in ERR, so it
- * names the field from the report's root: "method.jobs is 0 ..." becomes
- * "results[2].method.jobs is 0 ...", a sentence becomes "results[2]: ...".
- */
-static void prefix_error(struct tw_error *err, const char *prefix)
+static bool agent_read(struct tw_jr *j, struct tw_report *r)
 {
-    if (!err)
-        return;
-    char msg[sizeof(err->msg)];
-    const char *m = err->msg;
-    size_t word = strcspn(m, " ");
-    bool field = word > 0 && strncmp(m, "a ", 2) != 0 && strncmp(m, "the ", 4) != 0 &&
-                 strncmp(m, "not ", 4) != 0;
-    for (size_t i = 0; field && i < word; i++) {
-        char c = m[i];
-        if (!(isalnum((unsigned char)c) || c == '_' || c == '.' || c == '[' || c == ']'))
-            field = false;
+    bool have_version = false, have_host = false;
+    struct tw_jr_obj o = {0};
+    char key[16];
+    while (tw_jr_member(j, &o, key, sizeof(key))) {
+        bool ok;
+        if (strcmp(key, "version") == 0) {
+            have_version = true;
+            ok = rd_str(j, "agent.version", false, r->agent_version, sizeof(r->agent_version));
+        } else if (strcmp(key, "hostname") == 0) {
+            have_host = true;
+            ok = rd_str(j, "agent.hostname", false, r->agent_hostname,
+                        sizeof(r->agent_hostname));
+        } else {
+            ok = tw_jr_skip(j);
+        }
+        if (!ok)
+            return false;
     }
-    if (strncmp(m, prefix, strlen(prefix)) == 0 && m[strlen(prefix)] == '.')
-        return;   /* already named from here */
-    size_t k = (size_t)snprintf(msg, sizeof(msg), "%s%s", prefix, field ? "." : ": ");
-    if (k < sizeof(msg))
-        snprintf(msg + k, sizeof(msg) - k, "%.*s", (int)(sizeof(msg) - k - 1), m);
-    memcpy(err->msg, msg, sizeof(msg));
+    if (j->rc != TW_OK)
+        return false;
+    if (!have_version)
+        return tw_jr_fail(j, TW_EPARSE, "agent.version is missing");
+    if (!have_host)
+        return tw_jr_fail(j, TW_EPARSE, "agent.hostname is missing");
+    return true;
 }
 
-static enum tw_err from_value(const json_t *root, struct tw_report *r, struct tw_error *err)
+/* Reads one entry of "results" (the N-th) into the array, growing it by
+ * the rule of capacity(). */
+static bool result_read(struct tw_jr *j, struct tw_report *r, size_t n)
 {
-    if (!json_is_object(root))
-        return tw_error_set(err, TW_EPARSE, "a report must be a JSON object");
-    char schema[32];
-    if (!get_str(root, "", "schema_version", true, false, schema, sizeof(schema), err))
-        return TW_EPARSE;
-    if (strcmp(schema, TW_REPORT_SCHEMA) != 0)
-        return tw_error_set(err, TW_EPARSE, "schema_version is \"%s\"; this tierwise reads \"%s\"",
-                            schema, TW_REPORT_SCHEMA);
-    if (!get_str(root, "", "id", true, false, r->id, sizeof(r->id), err))
-        return TW_EPARSE;
-    if (!tw_uuid_valid(r->id))
-        return tw_error_set(err, TW_EPARSE,
-                            "id \"%s\" is not a UUID (8-4-4-4-12 hexadecimal digits)", r->id);
-    for (char *p = r->id; *p; p++)
+    char where[32];
+    tw_jr_path_at(where, sizeof(where), "results", "", n);
+    if (tw_jr_peek(j) != '{')
+        return tw_jr_fail(j, TW_EPARSE, "%s must be an object", where);
+    if (n == capacity(n)) {
+        /* Not zeroed: tw_result_read initialises each entry once. */
+        struct tw_result *p = realloc(r->results, capacity(n + 1) * sizeof(*p));
+        if (!p)
+            return tw_jr_fail(j, TW_ENOMEM, "out of memory reading %zu results", n + 1);
+        r->results = p;
+    }
+    struct tw_result *x = &r->results[n];
+    if (!tw_result_read(j, x, where))
+        return false;
+    r->n_results++;
+    if (!tw_uuid_valid(x->id))
+        return tw_jr_fail(j, TW_EPARSE, "%s.id \"%s\" is not a UUID", where, x->id);
+    for (char *p = x->id; *p; p++)
         *p = (char)tolower((unsigned char)*p);
     int64_t ms;
-    if (!get_str(root, "", "created_at", true, false, r->created_at, sizeof(r->created_at), err))
-        return TW_EPARSE;
-    if (!tw_rfc3339_ms(r->created_at, &ms))
-        return tw_error_set(err, TW_EPARSE,
-                            "created_at \"%s\" is not an RFC 3339 time like 2026-11-29T10:00:00Z",
-                            r->created_at);
-
-    const json_t *agent = json_object_get(root, "agent");
-    if (!agent || !json_is_object(agent))
-        return tw_error_set(err, TW_EPARSE, "agent is %s", agent ? "not an object" : "missing");
-    if (!get_str(agent, "agent.", "version", true, false, r->agent_version,
-                 sizeof(r->agent_version), err) ||
-        !get_str(agent, "agent.", "hostname", true, false, r->agent_hostname,
-                 sizeof(r->agent_hostname), err))
-        return TW_EPARSE;
-    if (!get_str(root, "", "power_state", false, true, r->power_state, sizeof(r->power_state),
-                 err))
-        return TW_EPARSE;
-
-    const json_t *inv = json_object_get(root, "inventory");
-    if (!inv || !json_is_object(inv))
-        return tw_error_set(err, TW_EPARSE, "inventory is %s", inv ? "not an object" : "missing");
-    if (tw_inventory_from_value(inv, &r->inv, err) != TW_OK) {
-        prefix_error(err, "inventory");
-        return TW_EPARSE;
-    }
-
-    const json_t *res = json_object_get(root, "results");
-    if (!res || !json_is_array(res))
-        return tw_error_set(err, TW_EPARSE, "results is %s", res ? "not an array" : "missing");
-    size_t n = json_array_size(res);
-    if (n > TW_REPORT_MAX_RESULTS)
-        return tw_error_set(err, TW_EPARSE, "results has %zu entries, at most %d: split the run "
-                            "into several reports", n, TW_REPORT_MAX_RESULTS);
-    if (n) {
-        r->results = calloc(capacity(n), sizeof(*r->results));
-        if (!r->results)
-            return tw_error_set(err, TW_ENOMEM, "out of memory reading %zu results", n);
-    }
-    for (size_t i = 0; i < n; i++) {
-        char prefix[32];
-        snprintf(prefix, sizeof(prefix), "results[%zu]", i);
-        const json_t *v = json_array_get(res, i);
-        if (!json_is_object(v))
-            return tw_error_set(err, TW_EPARSE, "%s must be an object", prefix);
-        struct tw_result *x = &r->results[i];
-        if (tw_result_from_value(v, x, err) != TW_OK) {
-            prefix_error(err, prefix);
-            return TW_EPARSE;
-        }
-        r->n_results++;
-        if (!tw_uuid_valid(x->id))
-            return tw_error_set(err, TW_EPARSE, "%s.id \"%s\" is not a UUID", prefix, x->id);
-        for (char *p = x->id; *p; p++)
-            *p = (char)tolower((unsigned char)*p);
-        if (x->started_at[0] && !tw_rfc3339_ms(x->started_at, &ms))
-            return tw_error_set(err, TW_EPARSE, "%s.started_at \"%s\" is not an RFC 3339 time",
-                                prefix, x->started_at);
-    }
-    return TW_OK;
+    if (x->started_at[0] && !tw_rfc3339_ms(x->started_at, &ms))
+        return tw_jr_fail(j, TW_EPARSE, "%s.started_at \"%s\" is not an RFC 3339 time", where,
+                          x->started_at);
+    return true;
 }
 
+/* Counts the entries of the "results" array of the document, which is
+ * valid JSON; 0 when there is none. */
+static size_t count_results(const char *buf, size_t len)
+{
+    struct tw_jr j;
+    tw_jr_init(&j, buf, len, "the report", 0, TW_REPORT_MAX_DEPTH, NULL);
+    struct tw_jr_obj o = {0};
+    char key[16];
+    size_t n = 0;
+    while (tw_jr_member(&j, &o, key, sizeof(key))) {
+        if (strcmp(key, "results") == 0 && tw_jr_peek(&j) == '[') {
+            struct tw_jr_arr a = {0};
+            while (tw_jr_element(&j, &a) && tw_jr_skip(&j))
+                ;
+            n = a.n;
+            break;
+        }
+        if (!tw_jr_skip(&j))
+            break;
+    }
+    tw_jr_done(&j);
+    return n;
+}
+
+enum { F_SCHEMA, F_ID, F_CREATED, F_AGENT, F_INVENTORY, F_RESULTS, F_POWER, F_COUNT };
+
+/*
+ * The root object, member by member.  *IN_RESULTS tells whether a refusal
+ * came from inside "results" (where a count over the limit is the better
+ * message).
+ */
+static bool root_read(struct tw_jr *j, struct tw_report *r, bool *in_results)
+{
+    static const char *const names[F_COUNT] = {"schema_version", "id",      "created_at",
+                                               "agent",          "inventory", "results",
+                                               "power_state"};
+    char c = tw_jr_peek(j);
+    if (c != '{' && c != '[') /* a bare value is not a document here */
+        return tw_jr_syntax(j, c ? "a report must be a JSON object" : "the body is empty");
+    if (c != '{')
+        return tw_jr_fail(j, TW_EPARSE, "a report must be a JSON object");
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    char key[16], schema[32];
+    int64_t ms;
+    while (tw_jr_member(j, &o, key, sizeof(key))) {
+        int f = -1;
+        for (int i = 0; i < F_COUNT && f < 0; i++)
+            if (key[0] == names[i][0] && strcmp(key, names[i]) == 0)
+                f = i;
+        bool ok;
+        switch (f) {
+        case F_SCHEMA:
+            ok = rd_str(j, "schema_version", false, schema, sizeof(schema));
+            if (ok && strcmp(schema, TW_REPORT_SCHEMA) != 0)
+                ok = tw_jr_fail(j, TW_EPARSE,
+                                "schema_version is \"%s\"; this tierwise reads \"%s\"", schema,
+                                TW_REPORT_SCHEMA);
+            break;
+        case F_ID:
+            ok = rd_str(j, "id", false, r->id, sizeof(r->id));
+            if (ok && !tw_uuid_valid(r->id))
+                ok = tw_jr_fail(j, TW_EPARSE,
+                                "id \"%s\" is not a UUID (8-4-4-4-12 hexadecimal digits)", r->id);
+            for (char *p = r->id; ok && *p; p++)
+                *p = (char)tolower((unsigned char)*p);
+            break;
+        case F_CREATED:
+            ok = rd_str(j, "created_at", false, r->created_at, sizeof(r->created_at));
+            if (ok && !tw_rfc3339_ms(r->created_at, &ms))
+                ok = tw_jr_fail(j, TW_EPARSE,
+                                "created_at \"%s\" is not an RFC 3339 time like "
+                                "2026-11-29T10:00:00Z",
+                                r->created_at);
+            break;
+        case F_AGENT:
+            ok = tw_jr_peek(j) == '{' ? agent_read(j, r)
+                                      : tw_jr_fail(j, TW_EPARSE, "agent is not an object");
+            break;
+        case F_POWER:
+            ok = rd_str(j, "power_state", true, r->power_state, sizeof(r->power_state));
+            break;
+        case F_INVENTORY:
+            ok = tw_jr_peek(j) == '{' ? tw_inventory_read(j, &r->inv, "inventory")
+                                      : tw_jr_fail(j, TW_EPARSE, "inventory is not an object");
+            break;
+        case F_RESULTS:
+            if (tw_jr_peek(j) != '[') {
+                ok = tw_jr_fail(j, TW_EPARSE, "results is not an array");
+                break;
+            }
+            *in_results = true;
+            struct tw_jr_arr a = {0};
+            ok = true;
+            while (ok && tw_jr_element(j, &a)) {
+                if (r->n_results >= TW_REPORT_MAX_RESULTS)
+                    ok = tw_jr_fail(j, TW_EPARSE, "results has more than %d entries",
+                                    TW_REPORT_MAX_RESULTS);
+                else
+                    ok = result_read(j, r, r->n_results);
+            }
+            ok = ok && j->rc == TW_OK;
+            if (ok)
+                *in_results = false;
+            break;
+        default: ok = tw_jr_skip(j); break;
+        }
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    if (j->rc != TW_OK)
+        return false;
+    for (int i = 0; i < F_POWER; i++)
+        if (!(seen & (1u << i)))
+            return tw_jr_fail(j, TW_EPARSE, "%s is missing", names[i]);
+    return tw_jr_finish(j);
+}
+
+/*
+ * One pass over the body fills R directly.  A refusal for the content
+ * (a wrong field) may come before the end of the body has been read; the
+ * body is then checked as JSON once more, so that broken JSON, nesting too
+ * deep and repeated keys are reported as such wherever they are, as they
+ * were when a JSON library read the whole body first.
+ */
 enum tw_err tw_report_from_json(const char *buf, size_t len, struct tw_report *r,
                                 struct tw_error *err)
 {
-    /* Everything but the inventory, which its reader empties first (it is
-     * 100 KiB: clearing it twice per report shows in the ingest rate); a
-     * refusal clears it all. */
+    /* Everything but the inventory, whose reader clears the parts it
+     * fills: the whole is 100 KiB, and clearing it per report shows in
+     * the ingest rate.  A refusal clears it all. */
     free(r->results);
     memset(r, 0, offsetof(struct tw_report, inv));
     r->inv.n_disks = 0;
     r->inv.vm.n_tags = 0;
     r->n_results = 0;
     r->results = NULL;
-    enum tw_err rc = TW_EPARSE;
-    long line = 0, col = 0;
-    json_t *root = NULL;
-    if (!depth_ok(buf, len, TW_REPORT_MAX_DEPTH, &line, &col))
-        tw_error_set_at(err, TW_EPARSE, line, col,
-                        "the report nests deeper than %d levels at line %ld, column %ld; "
-                        "tierwise.report/1 needs at most 6",
-                        TW_REPORT_MAX_DEPTH, line, col);
-    else if ((root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, "the report", err)))
-        rc = from_value(root, r, err);
-    json_decref(root);
+
+    struct tw_jr j;
+    tw_jr_init(&j, buf, len, "the report", TW_JR_STRICT, TW_REPORT_MAX_DEPTH, err);
+    j.depth_hint = "tierwise.report/1 needs at most 6";
+    bool in_results = false;
+    root_read(&j, r, &in_results);
+    tw_jr_done(&j);
+    enum tw_err rc = j.rc;
+    if (rc == TW_EPARSE && !j.syntax) {
+        struct tw_error verr = {0};
+        struct tw_jr v;
+        tw_jr_init(&v, buf, len, "the report", TW_JR_STRICT, TW_REPORT_MAX_DEPTH, &verr);
+        v.depth_hint = j.depth_hint;
+        if (tw_jr_skip(&v))
+            tw_jr_finish(&v);
+        tw_jr_done(&v);
+        size_t n;
+        if (v.rc != TW_OK) {
+            rc = v.rc;
+            if (err)
+                *err = verr;
+        } else if (in_results && (n = count_results(buf, len)) > TW_REPORT_MAX_RESULTS) {
+            rc = tw_error_set(err, TW_EPARSE,
+                              "results has %zu entries, at most %d: split the run into "
+                              "several reports",
+                              n, TW_REPORT_MAX_RESULTS);
+        }
+    }
     /* Nothing half-read survives a refusal. */
     if (rc != TW_OK)
         report_reset(r);

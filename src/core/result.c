@@ -7,6 +7,7 @@
  * wrong, so a hand-edited or foreign file gets a message a person can act on.
  */
 #include "core/result.h"
+#include "core/jsonread.h"
 #include "core/jsonx.h"
 
 #include <math.h>
@@ -548,4 +549,469 @@ enum tw_err tw_result_from_json(const char *buf, size_t len, struct tw_result *r
     enum tw_err rc = tw_result_from_value(root, r, err);
     json_decref(root);
     return rc;
+}
+
+/* ---- reading in one pass (the report reader's fast path) ----
+ *
+ * The rules of tw_result_from_value, checked as the members come.  PATH
+ * names the object being read ("results[2].method"). */
+
+static bool is_num_start(char c)
+{
+    return c == '-' || (c >= '0' && c <= '9');
+}
+
+/* Copies a string member into DST; "too long" names the field as WHAT. */
+static bool rd_copy(struct tw_jr *r, const char *path, const char *key, char *dst, size_t cap)
+{
+    if (tw_jr_peek(r) != '"')
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a string", path, key);
+    size_t n;
+    bool over;
+    if (!tw_jr_string(r, dst, cap, &n, &over))
+        return false;
+    if (over)
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s is too long (%zu bytes, at most %zu)", path, key,
+                          n, cap - 1);
+    return true;
+}
+
+/* As rd_copy when the member is a string; anything else is skipped. */
+static bool rd_copy_if_string(struct tw_jr *r, const char *path, const char *key, char *dst,
+                              size_t cap)
+{
+    if (tw_jr_peek(r) != '"')
+        return tw_jr_skip(r);
+    return rd_copy(r, path, key, dst, cap);
+}
+
+static bool rd_int(struct tw_jr *r, const char *path, const char *key, int64_t lo, int64_t hi,
+                   int64_t *out)
+{
+    if (!is_num_start(tw_jr_peek(r)))
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be an integer", path, key);
+    struct tw_jr_num n;
+    if (!tw_jr_number(r, &n))
+        return false;
+    if (!n.is_int)
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be an integer", path, key);
+    if (n.i < lo || n.i > hi)
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s is %lld, outside %lld..%lld", path, key,
+                          (long long)n.i, (long long)lo, (long long)hi);
+    *out = n.i;
+    return true;
+}
+
+static bool rd_num(struct tw_jr *r, const char *path, const char *key, double *out)
+{
+    if (!is_num_start(tw_jr_peek(r)))
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a number", path, key);
+    struct tw_jr_num n;
+    if (!tw_jr_number(r, &n))
+        return false;
+    *out = n.d;
+    if (!isfinite(*out) || *out < 0)
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a finite number >= 0", path, key);
+    return true;
+}
+
+/* Reads the object member KEY by calling the reader for each of its
+ * members; "must be an object" when it is none. */
+static bool need_object(struct tw_jr *r, const char *path, const char *key)
+{
+    if (tw_jr_peek(r) != '{')
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be an object", path, key);
+    return true;
+}
+
+/* Reports the first name in NAMES whose bit is missing from SEEN. */
+static bool need_all(struct tw_jr *r, const char *path, unsigned seen,
+                     const char *const *names, int n)
+{
+    if (r->rc != TW_OK)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (!(seen & (1u << i)))
+            return tw_jr_fail(r, TW_EPARSE, "%s.%s is missing", path, names[i]);
+    return true;
+}
+
+static int key_index(const char *key, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (key[0] == names[i][0] && strcmp(key, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static bool pct_read(struct tw_jr *r, const char *path, struct tw_lat *lat)
+{
+    struct tw_jr_obj o = {0};
+    char key[32];
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        char *whole = NULL;
+        const char *k = key;
+        if (o.key_over) {
+            if (!(whole = tw_jr_key_dup(r, &o)))
+                return tw_jr_fail(r, TW_ENOMEM, "out of memory reading a percentile key");
+            k = whole;
+        }
+        double p = 0;
+        bool good = parse_pct_key(k, &p) && is_num_start(tw_jr_peek(r));
+        struct tw_jr_num n = {.d = -1};
+        if (good && !tw_jr_number(r, &n)) {
+            free(whole);
+            return false;
+        }
+        if (!good || n.d < 0) {
+            tw_jr_fail(r, TW_EPARSE, "%s.percentiles.%s: want a key like p99.9 and a number >= 0",
+                       path, k);
+            free(whole);
+            return false;
+        }
+        free(whole);
+        tw_lat_add_pct(lat, p, n.d);
+    }
+    return r->rc == TW_OK;
+}
+
+static bool lat_read(struct tw_jr *r, const char *path, struct tw_lat *lat)
+{
+    static const char *const names[] = {"min", "max", "mean", "stdev", "percentiles"};
+    double *dst[] = {&lat->min_ns, &lat->max_ns, &lat->mean_ns, &lat->stdev_ns};
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    char key[16];
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, 5);
+        bool ok;
+        if (f < 0)
+            ok = tw_jr_skip(r);
+        else if (f < 4)
+            ok = rd_num(r, path, key, dst[f]);
+        else
+            ok = need_object(r, path, key) && pct_read(r, path, lat);
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, path, seen, names, 5);
+}
+
+static bool series_read(struct tw_jr *r, const char *path, struct tw_iops_series *s)
+{
+    static const char *const names[] = {"min", "mean", "max", "stdev", "samples"};
+    double *dst[] = {&s->min, &s->mean, &s->max, &s->stdev};
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    char key[16];
+    s->present = true;
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, 5);
+        bool ok;
+        if (f < 0)
+            ok = tw_jr_skip(r);
+        else if (f < 4)
+            ok = rd_num(r, path, key, dst[f]);
+        else
+            ok = rd_int(r, path, key, 0, INT64_MAX, &s->samples);
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, path, seen, names, 5);
+}
+
+/* NAME: ".read" or ".write". */
+static bool dir_read(struct tw_jr *r, const char *where, const char *name, struct tw_dir *d)
+{
+    static const char *const names[] = {"ios",    "bytes",  "iops",      "bw_bytes_per_s",
+                                        "mbps",   "lat_ns", "iops_per_s"};
+    char path[64], sub[80];
+    tw_jr_path(path, sizeof(path), where, name);
+    if (tw_jr_null(r))
+        return true;
+    if (tw_jr_peek(r) != '{')
+        return tw_jr_fail(r, TW_EPARSE, "%s must be an object or null", path);
+    d->present = true;
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    char key[16];
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, 7);
+        bool ok;
+        switch (f) {
+        case 0: ok = rd_int(r, path, key, 0, INT64_MAX, &d->ios); break;
+        case 1: ok = rd_int(r, path, key, 0, INT64_MAX, &d->bytes); break;
+        case 2: ok = rd_num(r, path, key, &d->iops); break;
+        case 3: ok = rd_num(r, path, key, &d->bw_bytes_per_s); break;
+        case 4: ok = rd_num(r, path, key, &d->mbps); break;
+        case 5:
+            tw_jr_path(sub, sizeof(sub), path, ".lat_ns");
+            ok = need_object(r, path, key) && lat_read(r, sub, &d->lat);
+            break;
+        case 6:
+            /* Anything but an object means no per-second figures. */
+            if (tw_jr_peek(r) != '{') {
+                ok = tw_jr_skip(r);
+                break;
+            }
+            tw_jr_path(sub, sizeof(sub), path, ".iops_per_s");
+            ok = series_read(r, sub, &d->iops_per_s);
+            break;
+        default: ok = tw_jr_skip(r); break;
+        }
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, path, seen, names, 6);
+}
+
+static bool members_read(struct tw_jr *r, const char *path, struct tw_result *res)
+{
+    if (tw_jr_peek(r) != '[')
+        return tw_jr_fail(r, TW_EPARSE, "%s.members must be an array", path);
+    struct tw_jr_arr a = {0};
+    while (tw_jr_element(r, &a)) {
+        size_t k = res->target.n_members;
+        if (k >= TW_RESULT_MAX_MEMBERS)
+            return tw_jr_fail(r, TW_EPARSE, "%s.members has more than %d entries", path,
+                              TW_RESULT_MAX_MEMBERS);
+        if (tw_jr_peek(r) != '"')
+            return tw_jr_fail(r, TW_EPARSE, "%s.members[%zu] must be a string", path, k);
+        size_t n;
+        bool over;
+        if (!tw_jr_string(r, res->target.members[k], sizeof(res->target.members[k]), &n, &over))
+            return false;
+        if (over)
+            return tw_jr_fail(r, TW_EPARSE, "%s: a target.members entry is too long (%zu bytes, "
+                              "at most %zu)", path, n, sizeof(res->target.members[k]) - 1);
+        res->target.n_members++;
+    }
+    return r->rc == TW_OK;
+}
+
+static bool target_read(struct tw_jr *r, const char *where, struct tw_result *res)
+{
+    static const char *const names[] = {"path", "kind", "size_bytes", "device", "members"};
+    char path[48], key[16], kind[32];
+    tw_jr_path(path, sizeof(path), where, ".target");
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, 5);
+        bool ok;
+        switch (f) {
+        case 0: ok = rd_copy(r, path, key, res->target.path, sizeof(res->target.path)); break;
+        case 1: {
+            if (tw_jr_peek(r) != '"') {
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.kind must be a string", path);
+                break;
+            }
+            ok = tw_jr_string(r, kind, sizeof(kind), NULL, NULL);
+            int k = key_index(kind, kind_names, 3);
+            if (ok && k < 0)
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.kind \"%s\" is not file, block or unknown",
+                                path, kind);
+            if (ok)
+                res->target.kind = (enum tw_target_kind)k;
+            break;
+        }
+        case 2: ok = rd_int(r, path, key, 0, INT64_MAX, &res->target.size_bytes); break;
+        case 3:
+            ok = rd_copy_if_string(r, path, key, res->target.device, sizeof(res->target.device));
+            break;
+        case 4: ok = members_read(r, path, res); break;
+        default: ok = tw_jr_skip(r); break;
+        }
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, path, seen, names, 2);
+}
+
+static bool method_read(struct tw_jr *r, const char *where, struct tw_method *m)
+{
+    static const char *const names[] = {"engine",   "direct",      "pattern",
+                                        "block_size_bytes", "queue_depth",
+                                        "effective_queue_depth", "jobs", "read_pct",
+                                        "runtime_ms", "ramp_ms"};
+    char path[48], key[32], pat[16];
+    tw_jr_path(path, sizeof(path), where, ".method");
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, 10);
+        int64_t i = 0;
+        bool ok;
+        switch (f) {
+        case 0: ok = rd_copy(r, path, key, m->engine, sizeof(m->engine)); break;
+        case 1: {
+            char c = tw_jr_peek(r);
+            ok = c == 't' || c == 'f'
+                     ? tw_jr_bool(r, &m->direct)
+                     : tw_jr_fail(r, TW_EPARSE, "%s.direct must be a boolean", path);
+            break;
+        }
+        case 2:
+            if (tw_jr_peek(r) != '"') {
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.pattern must be a string", path);
+                break;
+            }
+            ok = tw_jr_string(r, pat, sizeof(pat), NULL, NULL);
+            if (ok && tw_pattern_parse(pat, &m->pattern) != TW_OK)
+                ok = tw_jr_fail(r, TW_EPARSE,
+                                "%s.pattern \"%s\" is not one of randread, randwrite, randrw, "
+                                "read, write, rw",
+                                path, pat);
+            break;
+        case 3: ok = rd_int(r, path, key, 1, INT64_MAX, &m->block_size_bytes); break;
+        case 4:
+            ok = rd_int(r, path, key, 1, 1 << 20, &i);
+            m->queue_depth = (int)i;
+            break;
+        case 5:
+            ok = rd_int(r, path, key, 1, 1 << 20, &i);
+            m->effective_queue_depth = (int)i;
+            break;
+        case 6:
+            ok = rd_int(r, path, key, 1, 1 << 16, &i);
+            m->jobs = (int)i;
+            break;
+        case 7:
+            ok = rd_int(r, path, key, 0, 100, &i);
+            m->read_pct = (int)i;
+            break;
+        case 8: ok = rd_int(r, path, key, 0, INT64_MAX, &m->runtime_ms); break;
+        case 9: ok = rd_int(r, path, key, 0, INT64_MAX, &m->ramp_ms); break;
+        default: ok = tw_jr_skip(r); break;
+        }
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, path, seen, names, 10);
+}
+
+/* Reads the two numbers of "cpu". */
+static bool cpu_read(struct tw_jr *r, const char *where, struct tw_result *res)
+{
+    static const char *const names[] = {"usr_s", "sys_s"};
+    double *dst[] = {&res->cpu.usr_s, &res->cpu.sys_s};
+    char path[48], key[16];
+    tw_jr_path(path, sizeof(path), where, ".cpu");
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, 2);
+        if (!(f < 0 ? tw_jr_skip(r) : rd_num(r, path, key, dst[f])))
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, path, seen, names, 2);
+}
+
+static bool errors_read(struct tw_jr *r, const char *where, struct tw_result *res)
+{
+    char path[48], key[16];
+    tw_jr_path(path, sizeof(path), where, ".errors");
+    bool have_count = false;
+    struct tw_jr_obj o = {0};
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        bool ok;
+        if (strcmp(key, "count") == 0) {
+            have_count = true;
+            ok = rd_int(r, path, key, 0, INT64_MAX, &res->errors.count);
+        } else if (strcmp(key, "first") == 0) {
+            ok = rd_copy_if_string(r, path, key, res->errors.first, sizeof(res->errors.first));
+        } else {
+            ok = tw_jr_skip(r);
+        }
+        if (!ok)
+            return false;
+    }
+    static const char *const names[] = {"count"};
+    return need_all(r, path, have_count ? 1 : 0, names, 1);
+}
+
+enum {
+    R_SCHEMA, R_ID, R_STARTED, R_SOURCE, R_TARGET, R_METHOD, R_CPU, R_ERRORS,
+    R_TOOL, R_PROFILE, R_READ, R_WRITE, R_COUNT
+};
+
+bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *where)
+{
+    static const char *const names[R_COUNT] = {
+        "schema_version", "id",     "started_at",   "source",  "target", "method",
+        "cpu",            "errors", "tool_version", "profile", "read",   "write"};
+    tw_result_init(res);
+    if (tw_jr_peek(r) != '{')
+        return tw_jr_fail(r, TW_EPARSE, "%s: a bench result must be a JSON object", where);
+    unsigned seen = 0;
+    struct tw_jr_obj o = {0};
+    char key[32], word[32];
+    while (tw_jr_member(r, &o, key, sizeof(key))) {
+        int f = key_index(key, names, R_COUNT);
+        bool ok;
+        switch (f) {
+        case R_SCHEMA:
+            if (tw_jr_peek(r) != '"') {
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.schema_version must be a string", where);
+                break;
+            }
+            ok = tw_jr_string(r, word, sizeof(word), NULL, NULL);
+            if (ok && strcmp(word, TW_RESULT_SCHEMA) != 0)
+                ok = tw_jr_fail(r, TW_EPARSE,
+                                "%s.schema_version is \"%s\"; this tierwise reads \"%s\"", where,
+                                word, TW_RESULT_SCHEMA);
+            break;
+        case R_ID: ok = rd_copy(r, where, key, res->id, sizeof(res->id)); break;
+        case R_STARTED:
+            ok = rd_copy(r, where, key, res->started_at, sizeof(res->started_at));
+            break;
+        case R_SOURCE: {
+            if (tw_jr_peek(r) != '"') {
+                ok = tw_jr_fail(r, TW_EPARSE, "%s.source must be a string", where);
+                break;
+            }
+            ok = tw_jr_string(r, word, sizeof(word), NULL, NULL);
+            int k = key_index(word, source_names, 3);
+            if (ok && k < 0)
+                ok = tw_jr_fail(r, TW_EPARSE,
+                                "%s.source \"%s\" is not tierwise, fio-json or fio-text", where,
+                                word);
+            if (ok)
+                res->source = (enum tw_source)k;
+            break;
+        }
+        case R_TARGET: ok = need_object(r, where, key) && target_read(r, where, res); break;
+        case R_METHOD:
+            ok = need_object(r, where, key) && method_read(r, where, &res->method);
+            break;
+        case R_CPU: ok = need_object(r, where, key) && cpu_read(r, where, res); break;
+        case R_ERRORS: ok = need_object(r, where, key) && errors_read(r, where, res); break;
+        case R_TOOL:
+            ok = rd_copy_if_string(r, where, key, res->tool_version, sizeof(res->tool_version));
+            break;
+        case R_PROFILE:
+            ok = rd_copy_if_string(r, where, key, res->profile, sizeof(res->profile));
+            break;
+        case R_READ: ok = dir_read(r, where, ".read", &res->read); break;
+        case R_WRITE: ok = dir_read(r, where, ".write", &res->write); break;
+        default: ok = tw_jr_skip(r); break;
+        }
+        if (!ok)
+            return false;
+        if (f >= 0)
+            seen |= 1u << f;
+    }
+    return need_all(r, where, seen, names, R_TOOL);
 }
