@@ -256,8 +256,8 @@ static enum drain_end post(struct tw_az_http *http, const char *url, const char 
             snprintf(how, howlen, "%s", s);
         } else {
             snprintf(msg, msglen,
-                     "POST %s answered %ld without confirming that report %s is stored (not "
-                     "a tierwise backend?)",
+                     "POST %.300s answered %ld without confirming that report %.40s is stored "
+                     "(not a tierwise backend?)",
                      url, resp.status, e->id);
             end = DRAIN_REFUSED;
         }

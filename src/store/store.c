@@ -203,3 +203,16 @@ enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err)
     CHECK_ST(st, err);
     return st->ops->check(st, err);
 }
+
+enum tw_err tw_store_autocheckpoint(struct tw_store *st, int pages, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->autocheckpoint(st, pages, err);
+}
+
+enum tw_err tw_store_checkpoint(struct tw_store *st, int *log_pages, int *done_pages,
+                                struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->checkpoint(st, log_pages, done_pages, err);
+}

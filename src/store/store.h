@@ -139,6 +139,21 @@ enum tw_err tw_store_pricebook_get(struct tw_store *st, const char *region, cons
                                    size_t source_len, char *fetched_at, size_t fetched_len,
                                    struct tw_error *err);
 
+/*
+ * Write-ahead log housekeeping, for a server with one writer: the writer's
+ * handle turns automatic checkpoints off (PAGES 0; SQLite's default runs
+ * them inside a commit, so one commit in a few thousand waits for a copy of
+ * megabytes), and another thread calls tw_store_checkpoint on its own handle
+ * now and then.  That copies the committed log into the database without
+ * blocking the writer or readers (a passive checkpoint); the log restarts
+ * once it is all copied.  *LOG_PAGES and *DONE_PAGES (may be NULL) get the
+ * log's size and what has been copied, in pages.  Stores without a log
+ * answer TW_OK and zeros.
+ */
+enum tw_err tw_store_autocheckpoint(struct tw_store *st, int pages, struct tw_error *err);
+enum tw_err tw_store_checkpoint(struct tw_store *st, int *log_pages, int *done_pages,
+                                struct tw_error *err);
+
 /* Runs PRAGMA integrity_check; TW_EIO with its first message unless "ok". */
 enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err);
 

@@ -47,6 +47,9 @@ struct tw_store_ops {
                                  struct tw_error *err);
 
     enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
+    enum tw_err (*autocheckpoint)(struct tw_store *st, int pages, struct tw_error *err);
+    enum tw_err (*checkpoint)(struct tw_store *st, int *log_pages, int *done_pages,
+                              struct tw_error *err);
 };
 
 struct tw_store {

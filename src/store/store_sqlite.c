@@ -633,6 +633,32 @@ static enum tw_err sq_check(struct tw_store *st, struct tw_error *err)
     return rc;
 }
 
+static enum tw_err sq_autocheckpoint(struct tw_store *st, int pages, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    if (pages < 0)
+        return tw_error_set(err, TW_EINVAL, "a checkpoint threshold can't be negative");
+    if (sqlite3_wal_autocheckpoint(s->db, pages) != SQLITE_OK)
+        return tw_sq_fail(s, NULL, err, "setting the automatic checkpoint");
+    return TW_OK;
+}
+
+static enum tw_err sq_checkpoint(struct tw_store *st, int *log_pages, int *done_pages,
+                                 struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    int log = 0, done = 0;
+    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
+    /* BUSY: another checkpoint runs; it will do the work. */
+    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
+        return tw_sq_fail(s, NULL, err, "checkpointing the write-ahead log");
+    if (log_pages)
+        *log_pages = log < 0 ? 0 : log;
+    if (done_pages)
+        *done_pages = done < 0 ? 0 : done;
+    return TW_OK;
+}
+
 static const struct tw_store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
@@ -651,4 +677,6 @@ static const struct tw_store_ops sqlite_ops = {
     .pricebook_put = sq_pricebook_put,
     .pricebook_get = sq_pricebook_get,
     .check = sq_check,
+    .autocheckpoint = sq_autocheckpoint,
+    .checkpoint = sq_checkpoint,
 };
