@@ -51,7 +51,7 @@ items=$(jq '.Items | length' "$scratch/items.json")
 printf '{"schema": "tierwise.azsim-scenario/1", "settings": {"prices_page_size": %s}}\n' "$page" \
   >"$scratch/scenario.json"
 "$azsim" --scenario "$scratch/scenario.json" --prices "$scratch/items.json" \
-  --port-file "$scratch/port" 2>"$scratch/sim.err" &
+  --port-file "$scratch/port" >/dev/null 2>"$scratch/sim.err" &
 pid=$!
 for _ in $(seq 100); do [ -s "$scratch/port" ] && break; sleep 0.1; done
 [ -s "$scratch/port" ] || { echo "prices.sh: the simulator did not start: $(cat "$scratch/sim.err")" >&2; exit 1; }
