@@ -1,5 +1,6 @@
 /* spool.c - the agent's undelivered reports, in a SQLite file of its own. */
 #include "agent/spool.h"
+#include "core/report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -425,9 +426,7 @@ enum tw_err tw_spool_stats(struct tw_spool *sp, struct tw_spool_stats *s, struct
 
 static void format_ms(int64_t ms, char *out, size_t outlen)
 {
-    time_t t = (time_t)(ms / 1000);
-    struct tm tm;
-    if (!gmtime_r(&t, &tm) || strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+    if (!tw_rfc3339_format(ms / 1000, out, outlen))
         snprintf(out, outlen, "%lld", (long long)ms);
 }
 

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct tw_report *tw_report_new(void)
 {
@@ -457,4 +458,11 @@ char *tw_report_to_json(const struct tw_report *r, size_t flags)
     char *s = json_dumps(v, flags | JSON_REAL_PRECISION(17));
     json_decref(v);
     return s;
+}
+
+bool tw_rfc3339_format(int64_t unix_s, char *out, size_t outlen)
+{
+    time_t t = (time_t)unix_s;
+    struct tm tm;
+    return gmtime_r(&t, &tm) && strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm) != 0;
 }

@@ -68,4 +68,9 @@ bool tw_uuid_valid(const char *s);
  * are ordered by it, since such strings don't sort as text. */
 bool tw_rfc3339_ms(const char *s, int64_t *ms);
 
+/* Writes UNIX_S (seconds since 1970) as RFC 3339 UTC to the second,
+ * "2026-11-30T01:02:03Z", into OUT (21 bytes or more); false when the
+ * time can't be represented or OUT is too small. */
+bool tw_rfc3339_format(int64_t unix_s, char *out, size_t outlen);
+
 #endif

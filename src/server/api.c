@@ -233,15 +233,6 @@ void tw_api_report_done(struct tw_req *rq)
     }
 }
 
-/* Runs FN with a pooled store handle, answering the store's errors. */
-#define WITH_STORE(rq, st, err)                                                                    \
-    struct tw_error err = {0};                                                                     \
-    struct tw_store *st = tw_srv_store_get((rq)->srv, &err);                                       \
-    if (!st) {                                                                                     \
-        tw_req_store_error((rq), err.code ? err.code : TW_EIO, &err);                              \
-        return;                                                                                    \
-    }
-
 static void h_vms(struct tw_req *rq)
 {
     WITH_STORE(rq, st, err);

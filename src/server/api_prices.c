@@ -44,12 +44,7 @@ void tw_api_prices(struct tw_req *rq)
                      "which region? add ?region=westeurope (and &currency=USD, the default)");
         return;
     }
-    struct tw_error err = {0};
-    struct tw_store *st = tw_srv_store_get(rq->srv, &err);
-    if (!st) {
-        tw_req_store_error(rq, err.code ? err.code : TW_EIO, &err);
-        return;
-    }
+    WITH_STORE(rq, st, err);
     json_t *out = NULL;
     enum tw_err rc =
         tw_srv_prices_show(st, region, currency ? currency : "USD", arg(rq, "sku"), &out, &err);

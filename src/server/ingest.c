@@ -46,15 +46,6 @@ struct tw_ingest {
 #define CHECKPOINT_EVERY_MS 50
 #define CHECKPOINT_WRITER_PAGES 4096
 
-static void now_rfc3339(char out[32])
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    struct tm tm;
-    gmtime_r(&ts.tv_sec, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* Stores one batch and tells every job. */
 static void commit(struct tw_ingest *in, struct tw_ingest_job **jobs, size_t n)
 {
@@ -71,7 +62,7 @@ static void commit(struct tw_ingest *in, struct tw_ingest_job **jobs, size_t n)
         tw_error_clear(&errs[i]);
     }
     char received[32];
-    now_rfc3339(received);
+    tw_rfc3339_format(time(NULL), received, sizeof(received));
     struct tw_error err = {0};
     enum tw_err rc =
         tw_store_put_reports(in->st, reps, raw, raw_len, n, received, status, errs, &err);

@@ -2,6 +2,7 @@
  * prices.c - refresh, import, load and show price books (see prices.h).
  */
 #include "server/prices.h"
+#include "core/report.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -11,10 +12,7 @@
 
 void tw_srv_prices_now(char out[32])
 {
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    tw_rfc3339_format(time(NULL), out, 32);
 }
 
 enum tw_err tw_srv_prices_key(const char *region, const char *currency, char reg[48], char cur[4],

@@ -122,6 +122,16 @@ void tw_req_store_error(struct tw_req *rq, enum tw_err rc, const struct tw_error
 struct tw_store *tw_srv_store_get(struct tw_server *srv, struct tw_error *err);
 void tw_srv_store_put(struct tw_server *srv, struct tw_store *st);
 
+/* In a handler: declares ERR and ST, a pooled store handle, or answers the
+ * store's error and returns.  Give ST back with tw_srv_store_put. */
+#define WITH_STORE(rq, st, err)                                                                    \
+    struct tw_error err = {0};                                                                     \
+    struct tw_store *st = tw_srv_store_get((rq)->srv, &err);                                       \
+    if (!st) {                                                                                     \
+        tw_req_store_error((rq), err.code ? err.code : TW_EIO, &err);                              \
+        return;                                                                                    \
+    }
+
 /* Suspends RQ until its job is committed (POST /reports). */
 void tw_req_submit_report(struct tw_req *rq);
 
