@@ -280,7 +280,7 @@ static void sq_close(struct tw_store *st)
 }
 
 /* Whether the file is one of ours, someone else's, or newer than us. */
-static enum tw_err check_identity(struct tw_sqlite *s, int64_t *version, struct tw_error *err)
+static enum tw_err identity(struct tw_sqlite *s, int64_t *version, struct tw_error *err)
 {
     int64_t app_id = 0, tables = 0;
     enum tw_err rc = query_int(s, "PRAGMA user_version", version, err);
@@ -319,6 +319,20 @@ static enum tw_err check_identity(struct tw_sqlite *s, int64_t *version, struct 
     return TW_OK;
 }
 
+/* The three looks of identity() in one read transaction: read one at a
+ * time, a handle migrating the new file meanwhile could show its version
+ * 0 to the first and its tables to the last, which looks like another
+ * application's database. */
+static enum tw_err check_identity(struct tw_sqlite *s, int64_t *version, struct tw_error *err)
+{
+    enum tw_err rc = exec(s, "BEGIN", "reading the database's identity", err);
+    if (rc != TW_OK)
+        return rc;
+    rc = identity(s, version, err);
+    sqlite3_exec(s->db, rc == TW_OK ? "COMMIT" : "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
 /* Brings the schema to our version in one write transaction; another
  * handle opening at the same time waits, then finds the work done. */
 static enum tw_err migrate(struct tw_sqlite *s, struct tw_error *err)
@@ -327,7 +341,7 @@ static enum tw_err migrate(struct tw_sqlite *s, struct tw_error *err)
     if (rc != TW_OK)
         return rc;
     int64_t version;
-    rc = check_identity(s, &version, err);
+    rc = identity(s, &version, err);
     for (int64_t v = version; rc == TW_OK && v < TW_STORE_SQLITE_VERSION; v++) {
         char what[64];
         snprintf(what, sizeof(what), "migrating the schema from version %lld", (long long)v);
@@ -382,7 +396,14 @@ enum tw_err tw_store_sqlite_open(const char *path, struct tw_store **out, struct
         if (sqlite3_prepare_v2(s->db, "PRAGMA journal_mode = WAL", -1, &st, NULL) != SQLITE_OK)
             e = tw_sq_fail(s, NULL, err, "switching to WAL mode");
         else {
-            rc = sqlite3_step(st);
+            /* Changing the journal mode needs the file to itself, and
+             * SQLite answers BUSY at once, without the busy timeout, while
+             * another handle opening the same new file holds it: retry
+             * for as long as the busy timeout would wait. */
+            for (int tries = 0; (rc = sqlite3_step(st)) == SQLITE_BUSY && tries < 500; tries++) {
+                sqlite3_reset(st);
+                sqlite3_sleep(10);
+            }
             const unsigned char *mode = rc == SQLITE_ROW ? sqlite3_column_text(st, 0) : NULL;
             if (rc != SQLITE_ROW)
                 e = tw_sq_fail(s, NULL, err, "switching to WAL mode");

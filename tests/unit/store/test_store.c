@@ -388,6 +388,8 @@ static void *open_close(void *arg)
     intptr_t rc = tw_store_open(arg, &st, &err);
     if (rc == TW_OK)
         tw_store_close(st);
+    else
+        fprintf(stderr, "open_close: %s\n", err.msg);
     return (void *)rc;
 }
 
