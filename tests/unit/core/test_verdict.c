@@ -257,6 +257,78 @@ static void test_delivers_edges(void **state)
     f->inv.disks[3].tier[0] = '\0';
 }
 
+/*
+ * README: "up to 105 % is still the rating"; above it needs bursting, a
+ * cache or performance plus.  The edge in both places it applies: against
+ * the disks (3 × P40, 22,500) and against a binding VM cap (16,000).
+ */
+static void test_above_rating_edge(void **state)
+{
+    struct fx *f = *state;
+    struct tw_vmcap c;
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 23625); /* exactly 105 % */
+    const struct tw_verdict *v = judge(f, NULL);
+    assert_int_equal(v->kind, TW_VERDICT_DELIVERS);
+    expect_reason(v, "measured 23,625 IOPS is 105 % of 22,500 expected");
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 23626); /* just above */
+    v = judge(f, NULL);
+    assert_int_equal(v->kind, TW_VERDICT_BURST);
+    expect_reason(v, "above the rated 22,500");
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 16800); /* 105 % of the VM's cap */
+    v = judge(f, cap(&c, 16000, 600));
+    assert_int_equal(v->kind, TW_VERDICT_VM_CAPPED);
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 16801);
+    v = judge(f, cap(&c, 16000, 600));
+    assert_int_equal(v->kind, TW_VERDICT_BURST);
+    expect_reason(v, "VM-level bursting");
+}
+
+/* README: vm-capped when measured reaches >= 90 % of the VM's cap; exactly
+ * 90 % is reached, one I/O per second less is not. */
+static void test_vm_capped_edge(void **state)
+{
+    struct fx *f = *state;
+    struct tw_vmcap c;
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 14400); /* exactly 90 % of 16,000 */
+    const struct tw_verdict *v = judge(f, cap(&c, 16000, 600));
+    assert_int_equal(v->bound_by, TW_BOUND_VM);
+    assert_int_equal(v->kind, TW_VERDICT_VM_CAPPED);
+    expect_reason(v, "measured 14,400 IOPS is 90 % of 16,000 expected");
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 14399);
+    v = judge(f, cap(&c, 16000, 600));
+    assert_int_equal(v->kind, TW_VERDICT_UNDER);
+    assert_int_equal(v->bound_by, TW_BOUND_VM);
+    expect_reason(v, "is 89 % of 16,000 expected");
+}
+
+/*
+ * Little's law counts every job's queue: in flight = QD × jobs.  Against
+ * 22,500 expected, 90 % is 20,250 IOPS, which at the 10 ms granted to an
+ * unqueued I/O needs 202.5 I/Os in flight.  26 × 8 = 208 is enough (judged,
+ * though QD 26 alone would not be); 25 × 8 = 200 is not (inconclusive,
+ * though 8 jobs of QD 26 are only 8 more).
+ */
+static void test_littles_law_jobs(void **state)
+{
+    struct fx *f = *state;
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 26, 8, 16300);
+    const struct tw_verdict *v = judge(f, NULL);
+    assert_int_equal(v->kind, TW_VERDICT_UNDER);
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 25, 8, 16300);
+    v = judge(f, NULL);
+    assert_int_equal(v->kind, TW_VERDICT_INCONCLUSIVE);
+    expect_reason(v, "200 I/Os in flight (QD 25 × 8 jobs, libaio) can't exceed 20,000 IOPS even "
+                     "at 10 ms per I/O (the 12.27 ms mean includes queueing)");
+    /* One job per queue: the same 208 in flight as QD 208 × 1 is judged,
+     * 8 jobs at QD 1 (psync) are 8 in flight. */
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 208, 1, 16300);
+    assert_int_equal(judge(f, NULL)->kind, TW_VERDICT_UNDER);
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 1, 8, 700);
+    v = judge(f, NULL);
+    assert_int_equal(v->kind, TW_VERDICT_INCONCLUSIVE);
+    expect_reason(v, "8 I/Os in flight (QD 1 × 8 jobs, psync)");
+}
+
 static void test_burst(void **state)
 {
     struct fx *f = *state;
@@ -508,6 +580,9 @@ int main(void)
         cmocka_unit_test(test_stripe_qd1_inconclusive),
         cmocka_unit_test(test_method_problems),
         cmocka_unit_test(test_delivers_edges),
+        cmocka_unit_test(test_above_rating_edge),
+        cmocka_unit_test(test_vm_capped_edge),
+        cmocka_unit_test(test_littles_law_jobs),
         cmocka_unit_test(test_burst),
         cmocka_unit_test(test_cached),
         cmocka_unit_test(test_throughput_and_block_size),
