@@ -24,27 +24,7 @@ struct tw_ingest {
     struct tw_store *st;
     struct tw_metrics *metrics;
     atomic_uint_fast64_t commits; /* batches committed with a new report */
-
-    /* The checkpointer: copies the write-ahead log into the database on
-     * its own handle, so that no commit waits for it. */
-    pthread_t ckpt_thread;
-    pthread_cond_t ckpt_wake;
-    bool ckpt_running;
-    struct tw_store *ckpt_st;
 };
-
-/*
- * How often the checkpointer copies the log into the database, and the log
- * size at which the writer runs a checkpoint itself after a commit.  The
- * checkpointer does the bulk of the copying beside the writer, but a log
- * only starts over when everything in it has been copied at the moment
- * the writer begins a transaction, which under a steady stream of reports
- * happens only if the writer checkpoints between two of its commits.
- * Then only what came in since the checkpointer's last pass is left to
- * copy, so the pause is short, and the log stays near this size.
- */
-#define CHECKPOINT_EVERY_MS 50
-#define CHECKPOINT_WRITER_PAGES 4096
 
 /* Stores one batch and tells every job. */
 static void commit(struct tw_ingest *in, struct tw_ingest_job **jobs, size_t n)
@@ -123,36 +103,6 @@ static void *writer(void *arg)
     return NULL;
 }
 
-static void *checkpointer(void *arg)
-{
-    struct tw_ingest *in = arg;
-    bool warned = false;
-    pthread_mutex_lock(&in->lock);
-    while (!in->stopping) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += CHECKPOINT_EVERY_MS * 1000000L;
-        until.tv_sec += until.tv_nsec / 1000000000L;
-        until.tv_nsec %= 1000000000L;
-        pthread_cond_timedwait(&in->ckpt_wake, &in->lock, &until);
-        if (in->stopping)
-            break;
-        pthread_mutex_unlock(&in->lock);
-        struct tw_error err = {0};
-        int log = 0, done = 0;
-        if (tw_store_checkpoint(in->ckpt_st, &log, &done, &err) != TW_OK && !warned) {
-            /* The writer's own checkpoints are off; say so once and
-             * leave the log to grow until the server stops (it is
-             * copied then), rather than stop taking reports. */
-            fprintf(stderr, "tierwise serve: checkpointing the database failed: %s\n", err.msg);
-            warned = true;
-        }
-        pthread_mutex_lock(&in->lock);
-    }
-    pthread_mutex_unlock(&in->lock);
-    return NULL;
-}
-
 enum tw_err tw_ingest_start(const char *db_path, struct tw_metrics *metrics, struct tw_ingest **out,
                             struct tw_error *err)
 {
@@ -160,7 +110,10 @@ enum tw_err tw_ingest_start(const char *db_path, struct tw_metrics *metrics, str
     struct tw_ingest *in = calloc(1, sizeof(*in));
     if (!in)
         return tw_error_set(err, TW_ENOMEM, "out of memory");
-    enum tw_err rc = tw_store_open(db_path, &in->st, err);
+    /* The writer's handle: the store keeps its housekeeping (the SQLite
+     * store's checkpoints) out of this handle's commits. */
+    const struct tw_store_open_opts wopts = {.writer = true};
+    enum tw_err rc = tw_store_open_with(db_path, &wopts, &in->st, err);
     if (rc != TW_OK) {
         free(in);
         return rc;
@@ -168,18 +121,6 @@ enum tw_err tw_ingest_start(const char *db_path, struct tw_metrics *metrics, str
     in->metrics = metrics;
     pthread_mutex_init(&in->lock, NULL);
     pthread_cond_init(&in->wake, NULL);
-    pthread_cond_init(&in->ckpt_wake, NULL);
-    /* A second handle checkpoints; without one the writer keeps SQLite's
-     * own checkpoints (slower commits now and then, nothing else). */
-    if (tw_store_open(db_path, &in->ckpt_st, NULL) == TW_OK &&
-        tw_store_autocheckpoint(in->st, CHECKPOINT_WRITER_PAGES, NULL) == TW_OK &&
-        pthread_create(&in->ckpt_thread, NULL, checkpointer, in) == 0) {
-        in->ckpt_running = true;
-    } else {
-        tw_store_autocheckpoint(in->st, 1000, NULL);
-        tw_store_close(in->ckpt_st);
-        in->ckpt_st = NULL;
-    }
     if (pthread_create(&in->thread, NULL, writer, in) != 0) {
         tw_ingest_stop(in);
         tw_ingest_free(in);
@@ -226,12 +167,7 @@ void tw_ingest_stop(struct tw_ingest *in)
     pthread_mutex_lock(&in->lock);
     in->stopping = true;
     pthread_cond_signal(&in->wake);
-    pthread_cond_signal(&in->ckpt_wake);
     pthread_mutex_unlock(&in->lock);
-    if (in->ckpt_running)
-        pthread_join(in->ckpt_thread, NULL);
-    tw_store_close(in->ckpt_st);
-    in->ckpt_st = NULL;
     if (in->writer_running)
         pthread_join(in->thread, NULL);
     in->joined = true;
@@ -247,7 +183,6 @@ void tw_ingest_free(struct tw_ingest *in)
     tw_ingest_stop(in);
     pthread_mutex_destroy(&in->lock);
     pthread_cond_destroy(&in->wake);
-    pthread_cond_destroy(&in->ckpt_wake);
     free(in);
 }
 

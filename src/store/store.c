@@ -1,9 +1,9 @@
 /*
  * store.c - the store's public functions: argument checks, then the
- * implementation's operation (store_int.h).  Which implementation opens a
+ * implementation's operation (store_ops.h).  Which implementation opens a
  * given location is decided here, and only here.
  */
-#include "store/store_int.h"
+#include "store/store_ops.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,13 +30,15 @@ enum tw_err tw_role_parse(const char *s, enum tw_role *out)
     return TW_EINVAL;
 }
 
-int tw_store_schema_version(void)
-{
-    return TW_STORE_SQLITE_VERSION;
-}
-
 enum tw_err tw_store_open(const char *path, struct tw_store **out, struct tw_error *err)
 {
+    return tw_store_open_with(path, NULL, out, err);
+}
+
+enum tw_err tw_store_open_with(const char *path, const struct tw_store_open_opts *opts,
+                               struct tw_store **out, struct tw_error *err)
+{
+    static const struct tw_store_open_opts defaults = {0};
     tw_error_clear(err);
     *out = NULL;
     if (!path || !*path)
@@ -45,7 +47,7 @@ enum tw_err tw_store_open(const char *path, struct tw_store **out, struct tw_err
         return tw_error_set(err, TW_EUNSUPPORTED,
                             "this tierwise has no PostgreSQL store; give the path of a "
                             "SQLite file instead of %s", path);
-    return tw_store_sqlite_open(path, out, err);
+    return tw_store_sqlite_open(path, opts ? opts : &defaults, out, err);
 }
 
 void tw_store_close(struct tw_store *st)
@@ -202,17 +204,4 @@ enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err)
 {
     CHECK_ST(st, err);
     return st->ops->check(st, err);
-}
-
-enum tw_err tw_store_autocheckpoint(struct tw_store *st, int pages, struct tw_error *err)
-{
-    CHECK_ST(st, err);
-    return st->ops->autocheckpoint(st, pages, err);
-}
-
-enum tw_err tw_store_checkpoint(struct tw_store *st, int *log_pages, int *done_pages,
-                                struct tw_error *err)
-{
-    CHECK_ST(st, err);
-    return st->ops->checkpoint(st, log_pages, done_pages, err);
 }

@@ -4,10 +4,12 @@
  * price books, and (for the planner) plans and actions.
  *
  * The functions below are the whole interface.  They dispatch through a
- * table of operations (struct tw_store_ops, store_int.h) so that a second
- * implementation (PostgreSQL, for several stateless backends behind a
- * load balancer) can stand beside the SQLite one without its callers
- * changing.  This module knows nothing of HTTP or Azure.
+ * neutral table of operations (struct tw_store_ops, store_ops.h) so that a
+ * second implementation (PostgreSQL, for several stateless backends behind
+ * a load balancer) can stand beside the SQLite one without its callers
+ * changing: what is SQLite's own (statements, the write-ahead log and its
+ * checkpoints, the integrity check, page counts) stays inside
+ * store_sqlite*.c.  This module knows nothing of HTTP or Azure.
  *
  * A handle is used by one thread at a time; open one per thread that needs
  * one (WAL mode lets readers run beside the one writer).  Every function
@@ -43,6 +45,20 @@ enum tw_err tw_role_parse(const char *s, enum tw_role *out);
  * a database fails with TW_EINVAL naming the path.
  */
 enum tw_err tw_store_open(const char *path, struct tw_store **out, struct tw_error *err);
+
+/* How a handle will be used, for tw_store_open_with. */
+struct tw_store_open_opts {
+    /* The one handle through which a long-running process (the server's
+     * writer) does all its writing.  The implementation may then keep its
+     * housekeeping out of the commits: the SQLite store runs a thread of
+     * its own that copies the write-ahead log into the database beside
+     * the writer, so that no commit waits for a checkpoint.  Stopped and
+     * joined by tw_store_close. */
+    bool writer;
+};
+/* As tw_store_open, with OPTS (NULL: the defaults, as tw_store_open). */
+enum tw_err tw_store_open_with(const char *path, const struct tw_store_open_opts *opts,
+                               struct tw_store **out, struct tw_error *err);
 void tw_store_close(struct tw_store *st);   /* NULL allowed */
 
 /* The schema version this binary writes. */
@@ -118,7 +134,7 @@ enum tw_err tw_store_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struc
 /* Counters for /metrics. */
 struct tw_store_stats {
     int64_t reports, vms, disks, results;
-    int64_t db_bytes;     /* page_count * page_size */
+    int64_t db_bytes;     /* the space the store takes, in bytes */
 };
 enum tw_err tw_store_stats(struct tw_store *st, struct tw_store_stats *out,
                            struct tw_error *err);
@@ -139,22 +155,8 @@ enum tw_err tw_store_pricebook_get(struct tw_store *st, const char *region, cons
                                    size_t source_len, char *fetched_at, size_t fetched_len,
                                    struct tw_error *err);
 
-/*
- * Write-ahead log housekeeping, for a server with one writer: the writer's
- * handle turns automatic checkpoints off (PAGES 0; SQLite's default runs
- * them inside a commit, so one commit in a few thousand waits for a copy of
- * megabytes), and another thread calls tw_store_checkpoint on its own handle
- * now and then.  That copies the committed log into the database without
- * blocking the writer or readers (a passive checkpoint); the log restarts
- * once it is all copied.  *LOG_PAGES and *DONE_PAGES (may be NULL) get the
- * log's size and what has been copied, in pages.  Stores without a log
- * answer TW_OK and zeros.
- */
-enum tw_err tw_store_autocheckpoint(struct tw_store *st, int pages, struct tw_error *err);
-enum tw_err tw_store_checkpoint(struct tw_store *st, int *log_pages, int *done_pages,
-                                struct tw_error *err);
-
-/* Runs PRAGMA integrity_check; TW_EIO with its first message unless "ok". */
+/* Checks the store's own consistency (SQLite: PRAGMA integrity_check);
+ * TW_EIO with the first problem found. */
 enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err);
 
 #endif

@@ -8,7 +8,7 @@
  * reports and deliver them late), while results, power states and the SKU
  * history keep every report, late ones put in their place in time.
  */
-#include "store/store_int.h"
+#include "store/store_sqlite.h"
 
 #include <ctype.h>
 #include <stdio.h>

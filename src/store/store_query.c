@@ -3,7 +3,7 @@
  * history and latest results, and what compliance needs of a VM.  The JSON
  * shapes are the ones store.h documents (and the REST API serves).
  */
-#include "store/store_int.h"
+#include "store/store_sqlite.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,11 +8,12 @@
  * power loss.  Reports come in batches (one transaction, one fsync, for
  * dozens of reports), which is what keeps that affordable.
  */
-#include "store/store_int.h"
+#include "store/store_sqlite.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- schema ---------------------------------------------------------- */
 
@@ -270,9 +271,12 @@ static enum tw_err query_int(struct tw_sqlite *s, const char *sql, int64_t *out,
 
 /* ---- open, migrate, close -------------------------------------------- */
 
+static void ckpt_stop(struct tw_sqlite *s);
+
 static void sq_close(struct tw_store *st)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
+    ckpt_stop(s);
     for (int i = 0; i < SQ_COUNT; i++)
         sqlite3_finalize(s->stmt[i]);
     sqlite3_close(s->db);
@@ -360,9 +364,102 @@ static enum tw_err migrate(struct tw_sqlite *s, struct tw_error *err)
     return rc;
 }
 
+/* ---- the writer's checkpointer ---------------------------------------- */
+
+/*
+ * How often the checkpointer copies the log into the database, and the log
+ * size at which the writer's own commit runs a checkpoint.  The thread does
+ * the bulk of the copying beside the writer (a passive checkpoint blocks
+ * nobody), but a log only starts over when everything in it has been
+ * copied at the moment the writer begins a transaction, which under a
+ * steady stream of reports happens only if the writer checkpoints between
+ * two of its commits.  Then only what came in since the thread's last pass
+ * is left to copy, so the pause is short, and the log stays near this size.
+ * (With the writer's checkpoints off altogether the log never starts over
+ * while reports keep coming.)
+ */
+#define TW_SQ_CHECKPOINT_EVERY_MS 50
+#define TW_SQ_CHECKPOINT_WRITER_PAGES 4096
+
+static void *checkpointer(void *arg)
+{
+    struct tw_sqlite *s = arg;
+    bool warned = false;
+    pthread_mutex_lock(&s->ckpt_lock);
+    while (!s->ckpt_stop) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += TW_SQ_CHECKPOINT_EVERY_MS * 1000000L;
+        until.tv_sec += until.tv_nsec / 1000000000L;
+        until.tv_nsec %= 1000000000L;
+        pthread_cond_timedwait(&s->ckpt_wake, &s->ckpt_lock, &until);
+        if (s->ckpt_stop)
+            break;
+        pthread_mutex_unlock(&s->ckpt_lock);
+        int rc = sqlite3_wal_checkpoint_v2(s->ckpt_db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL,
+                                           NULL);
+        /* BUSY: another checkpoint runs; it does the work.  Anything else
+         * is said once, and the log is left to grow until the handle
+         * closes (it is copied then), rather than stop the writer. */
+        if (rc != SQLITE_OK && rc != SQLITE_BUSY && !warned) {
+            fprintf(stderr, "tierwise: %s: checkpointing the write-ahead log failed: %s\n",
+                    s->path, sqlite3_errmsg(s->ckpt_db));
+            warned = true;
+        }
+        pthread_mutex_lock(&s->ckpt_lock);
+    }
+    pthread_mutex_unlock(&s->ckpt_lock);
+    return NULL;
+}
+
+/* Starts the checkpointer of a writer's handle; without one (a second
+ * connection or the thread can't be had) the writer keeps SQLite's own
+ * checkpoints: slower commits now and then, nothing else. */
+static void ckpt_start(struct tw_sqlite *s)
+{
+    pthread_mutex_init(&s->ckpt_lock, NULL);
+    pthread_cond_init(&s->ckpt_wake, NULL);
+    if (sqlite3_open_v2(s->path, &s->ckpt_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        NULL) == SQLITE_OK) {
+        sqlite3_busy_timeout(s->ckpt_db, 5000);
+        if (pthread_create(&s->ckpt_thread, NULL, checkpointer, s) == 0) {
+            s->ckpt_running = true;
+            sqlite3_wal_autocheckpoint(s->db, TW_SQ_CHECKPOINT_WRITER_PAGES);
+            return;
+        }
+    }
+    sqlite3_close(s->ckpt_db);
+    s->ckpt_db = NULL;
+    sqlite3_wal_autocheckpoint(s->db, 1000);
+}
+
+static void ckpt_stop(struct tw_sqlite *s)
+{
+    if (!s->ckpt_running)
+        return;
+    pthread_mutex_lock(&s->ckpt_lock);
+    s->ckpt_stop = true;
+    pthread_cond_signal(&s->ckpt_wake);
+    pthread_mutex_unlock(&s->ckpt_lock);
+    pthread_join(s->ckpt_thread, NULL);
+    s->ckpt_running = false;
+    /* Closed first: the last connection to close copies the rest of the
+     * log, and that is the writer's. */
+    sqlite3_close(s->ckpt_db);
+    s->ckpt_db = NULL;
+    pthread_mutex_destroy(&s->ckpt_lock);
+    pthread_cond_destroy(&s->ckpt_wake);
+}
+
 static const struct tw_store_ops sqlite_ops;
 
-enum tw_err tw_store_sqlite_open(const char *path, struct tw_store **out, struct tw_error *err)
+int tw_store_schema_version(void)
+{
+    return TW_STORE_SQLITE_VERSION;
+}
+
+enum tw_err tw_store_sqlite_open(const char *path, const struct tw_store_open_opts *opts,
+                                 struct tw_store **out, struct tw_error *err)
 {
     struct tw_sqlite *s = calloc(1, sizeof(*s));
     if (!s)
@@ -430,6 +527,8 @@ enum tw_err tw_store_sqlite_open(const char *path, struct tw_store **out, struct
         sq_close(&s->base);
         return e;
     }
+    if (opts->writer)
+        ckpt_start(s);
     *out = &s->base;
     return TW_OK;
 }
@@ -654,32 +753,6 @@ static enum tw_err sq_check(struct tw_store *st, struct tw_error *err)
     return rc;
 }
 
-static enum tw_err sq_autocheckpoint(struct tw_store *st, int pages, struct tw_error *err)
-{
-    struct tw_sqlite *s = (struct tw_sqlite *)st;
-    if (pages < 0)
-        return tw_error_set(err, TW_EINVAL, "a checkpoint threshold can't be negative");
-    if (sqlite3_wal_autocheckpoint(s->db, pages) != SQLITE_OK)
-        return tw_sq_fail(s, NULL, err, "setting the automatic checkpoint");
-    return TW_OK;
-}
-
-static enum tw_err sq_checkpoint(struct tw_store *st, int *log_pages, int *done_pages,
-                                 struct tw_error *err)
-{
-    struct tw_sqlite *s = (struct tw_sqlite *)st;
-    int log = 0, done = 0;
-    int rc = sqlite3_wal_checkpoint_v2(s->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done);
-    /* BUSY: another checkpoint runs; it will do the work. */
-    if (rc != SQLITE_OK && rc != SQLITE_BUSY)
-        return tw_sq_fail(s, NULL, err, "checkpointing the write-ahead log");
-    if (log_pages)
-        *log_pages = log < 0 ? 0 : log;
-    if (done_pages)
-        *done_pages = done < 0 ? 0 : done;
-    return TW_OK;
-}
-
 static const struct tw_store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
@@ -698,6 +771,4 @@ static const struct tw_store_ops sqlite_ops = {
     .pricebook_put = sq_pricebook_put,
     .pricebook_get = sq_pricebook_get,
     .check = sq_check,
-    .autocheckpoint = sq_autocheckpoint,
-    .checkpoint = sq_checkpoint,
 };

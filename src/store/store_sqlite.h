@@ -1,71 +1,21 @@
 /*
- * store_int.h - what the store's implementations share (src/store only).
- *
- * A store is a struct whose first member is a struct tw_store, which
- * points at the implementation's table of operations.  store.c holds the
- * public functions; each checks its arguments, clears the error and calls
- * the operation.  An implementation fills every slot of its table.
+ * store_sqlite.h - the SQLite store's private header (store_sqlite.c,
+ * store_ingest.c, store_query.c and nothing else): its statements, its
+ * handle, and the helpers its files share.  Nothing outside these files
+ * sees sqlite3.h; the rest of the program reaches the SQLite store only
+ * through the neutral table of store_ops.h.
  */
-#ifndef TW_STORE_STORE_INT_H
-#define TW_STORE_STORE_INT_H
+#ifndef TW_STORE_STORE_SQLITE_H
+#define TW_STORE_STORE_SQLITE_H
 
-#include "store/store.h"
+#include "store/store_ops.h"
 
-struct tw_store_ops {
-    const char *name;   /* "sqlite", later "postgresql" */
-    void (*close)(struct tw_store *st);
-
-    enum tw_err (*token_add)(struct tw_store *st, const char *name, enum tw_role role,
-                             const uint8_t sha256[32], int64_t *id_out, struct tw_error *err);
-    enum tw_err (*token_lookup)(struct tw_store *st, const uint8_t sha256[32],
-                                enum tw_role *role_out, char *name_out, size_t name_len,
-                                struct tw_error *err);
-    enum tw_err (*token_list)(struct tw_store *st, json_t **out, struct tw_error *err);
-    enum tw_err (*token_revoke)(struct tw_store *st, int64_t id, struct tw_error *err);
-
-    enum tw_err (*put_reports)(struct tw_store *st, const struct tw_report *const *reps,
-                               const char *const *raw, const size_t *raw_len, size_t n,
-                               const char *received_at, enum tw_put_status *status,
-                               struct tw_error *errs, struct tw_error *err);
-
-    enum tw_err (*vms)(struct tw_store *st, json_t **out, struct tw_error *err);
-    enum tw_err (*vm)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
-    enum tw_err (*disks)(struct tw_store *st, json_t **out, struct tw_error *err);
-    enum tw_err (*disk)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
-    enum tw_err (*vm_latest)(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
-                             struct tw_result **results, size_t *n_results,
-                             struct tw_error *err);
-    enum tw_err (*vm_ids)(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
-    enum tw_err (*stats)(struct tw_store *st, struct tw_store_stats *out, struct tw_error *err);
-
-    enum tw_err (*pricebook_put)(struct tw_store *st, const char *region, const char *currency,
-                                 const char *source, const char *fetched_at, const char *items,
-                                 size_t items_len, struct tw_error *err);
-    enum tw_err (*pricebook_get)(struct tw_store *st, const char *region, const char *currency,
-                                 char **items, size_t *items_len, char *source,
-                                 size_t source_len, char *fetched_at, size_t fetched_len,
-                                 struct tw_error *err);
-
-    enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
-    enum tw_err (*autocheckpoint)(struct tw_store *st, int pages, struct tw_error *err);
-    enum tw_err (*checkpoint)(struct tw_store *st, int *log_pages, int *done_pages,
-                              struct tw_error *err);
-};
-
-struct tw_store {
-    const struct tw_store_ops *ops;
-};
-
-/* ---- the SQLite store (store_sqlite.c, store_ingest.c, store_query.c) ---- */
-
+#include <pthread.h>
 #include <sqlite3.h>
 
 #define TW_STORE_SQLITE_VERSION 1
 /* PRAGMA application_id of a tierwise database: "TWSD". */
 #define TW_STORE_APP_ID 0x54575344
-
-enum tw_err tw_store_sqlite_open(const char *path, struct tw_store **out,
-                                 struct tw_error *err);
 
 /* An attached disk was last seen in its VM's newest report; a detached
  * one keeps the time of the last report that had it. */
@@ -199,6 +149,16 @@ struct tw_sqlite {
     sqlite3 *db;
     char path[4096];
     sqlite3_stmt *stmt[SQ_COUNT];
+
+    /* A writer's checkpointer (tw_store_open_opts.writer): a thread with a
+     * connection of its own that copies the committed log into the
+     * database every TW_SQ_CHECKPOINT_EVERY_MS, beside the writer. */
+    sqlite3 *ckpt_db;           /* the checkpointer's connection; NULL: none */
+    pthread_t ckpt_thread;
+    bool ckpt_running;          /* the thread was started (join it) */
+    bool ckpt_stop;             /* under ckpt_lock: the thread is to end */
+    pthread_mutex_t ckpt_lock;
+    pthread_cond_t ckpt_wake;
 };
 
 /* The prepared statement ID (reset, ready to bind), or NULL with ERR set. */

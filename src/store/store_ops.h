@@ -1,0 +1,69 @@
+/*
+ * store_ops.h - the neutral table of operations every store implementation
+ * fills (src/store only; callers see store.h).
+ *
+ * A store is a struct whose first member is a struct tw_store, which
+ * points at the implementation's table.  store.c holds the public
+ * functions; each checks its arguments, clears the error and calls the
+ * operation.  An implementation fills every slot of its table, keeps
+ * whatever is its own (a database library's handles, statements,
+ * background threads) in its own files behind its own header, and is
+ * reachable only through its open function below: store.c picks it by the
+ * location given to tw_store_open.  Adding one (PostgreSQL) is a new set
+ * of files, one open function here and one line in store.c; no caller of
+ * store.h changes.
+ */
+#ifndef TW_STORE_STORE_OPS_H
+#define TW_STORE_STORE_OPS_H
+
+#include "store/store.h"
+
+struct tw_store_ops {
+    const char *name;   /* "sqlite", later "postgresql" */
+    void (*close)(struct tw_store *st);
+
+    enum tw_err (*token_add)(struct tw_store *st, const char *name, enum tw_role role,
+                             const uint8_t sha256[32], int64_t *id_out, struct tw_error *err);
+    enum tw_err (*token_lookup)(struct tw_store *st, const uint8_t sha256[32],
+                                enum tw_role *role_out, char *name_out, size_t name_len,
+                                struct tw_error *err);
+    enum tw_err (*token_list)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*token_revoke)(struct tw_store *st, int64_t id, struct tw_error *err);
+
+    enum tw_err (*put_reports)(struct tw_store *st, const struct tw_report *const *reps,
+                               const char *const *raw, const size_t *raw_len, size_t n,
+                               const char *received_at, enum tw_put_status *status,
+                               struct tw_error *errs, struct tw_error *err);
+
+    enum tw_err (*vms)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*vm)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+    enum tw_err (*disks)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*disk)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+    enum tw_err (*vm_latest)(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
+                             struct tw_result **results, size_t *n_results,
+                             struct tw_error *err);
+    enum tw_err (*vm_ids)(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+    enum tw_err (*stats)(struct tw_store *st, struct tw_store_stats *out, struct tw_error *err);
+
+    enum tw_err (*pricebook_put)(struct tw_store *st, const char *region, const char *currency,
+                                 const char *source, const char *fetched_at, const char *items,
+                                 size_t items_len, struct tw_error *err);
+    enum tw_err (*pricebook_get)(struct tw_store *st, const char *region, const char *currency,
+                                 char **items, size_t *items_len, char *source,
+                                 size_t source_len, char *fetched_at, size_t fetched_len,
+                                 struct tw_error *err);
+
+    enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
+};
+
+struct tw_store {
+    const struct tw_store_ops *ops;
+};
+
+/* ---- the implementations' open functions ---- */
+
+/* The SQLite store (store_sqlite.c): PATH is a file. */
+enum tw_err tw_store_sqlite_open(const char *path, const struct tw_store_open_opts *opts,
+                                 struct tw_store **out, struct tw_error *err);
+
+#endif
