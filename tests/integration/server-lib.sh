@@ -12,6 +12,12 @@
 #                           prints the HTTP status; the body goes to $scratch/body,
 #                           the headers to $scratch/headers ("-" as TOKEN: none)
 #   uuid N                  prints a UUID made of this run's prefix and N
+#   db_lock [FILE]          holds SQLite's write lock on FILE ($db) from a
+#                           sqlite3 shell until db_unlock; returns once held
+#                           (status 1 if not held in 10 s). The server's
+#                           writer then waits for it (busy timeout 5 s).
+#   db_unlock               rolls that transaction back and ends the shell
+#   metric NAME             prints the value of NAME in $base/metrics
 #
 # Every server started is killed at exit (cleanup_servers, from the trap).
 
@@ -30,6 +36,8 @@ need() {
 
 cleanup_servers() {
   for p in "${server_pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
+  [ -n "${lock_pid:-}" ] && kill "$lock_pid" 2>/dev/null
+  return 0
 }
 
 start_server() {
@@ -89,4 +97,31 @@ post_report() {
 # healthy: the server still answers /healthz with 200.
 healthy() {
   [ "$(req GET /healthz -)" = 200 ]
+}
+
+db_lock() {
+  local file=${1:-$db} fifo="$scratch/lock.fifo"
+  rm -f "$fifo" "$scratch/lock.out"
+  mkfifo "$fifo"
+  sqlite3 "$file" <"$fifo" >"$scratch/lock.out" 2>&1 &
+  lock_pid=$!
+  exec {lock_fd}>"$fifo"
+  printf ".timeout 10000\nBEGIN IMMEDIATE;\nSELECT 'locked';\n" >&"$lock_fd"
+  for _ in $(seq 200); do
+    grep -qx locked "$scratch/lock.out" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+db_unlock() {
+  [ -n "${lock_pid:-}" ] || return 0
+  printf 'ROLLBACK;\n.quit\n' >&"$lock_fd"
+  exec {lock_fd}>&-
+  wait "$lock_pid"
+  lock_pid=""
+}
+
+metric() {
+  curl -s --noproxy '*' -m 5 "$base/metrics" | awk -v n="$1" '$1 == n {print $2}'
 }
