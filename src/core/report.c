@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 struct tw_report *tw_report_new(void)
 {
@@ -86,77 +85,6 @@ bool tw_uuid_valid(const char *s)
         }
     }
     return s[36] == '\0';
-}
-
-static int digits(const char *s, int n)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    return v;
-}
-
-/* Days from 1970-01-01 to Y-M-D in the proleptic Gregorian calendar. */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-bool tw_rfc3339_ms(const char *s, int64_t *ms)
-{
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (!s || strlen(s) < 20)
-        return false;
-    int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
-    int h = digits(s + 11, 2), mi = digits(s + 14, 2), se = digits(s + 17, 2);
-    if (y < 0 || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h < 0 || h > 23 ||
-        mi < 0 || mi > 59 || se < 0 || se > 60 || s[4] != '-' || s[7] != '-' ||
-        (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':')
-        return false;
-    bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (mo == 2 && d == 29 && !leap)
-        return false;
-    const char *p = s + 19;
-    int64_t frac_ms = 0;
-    if (*p == '.') {
-        p++;
-        int n = 0;
-        for (; *p >= '0' && *p <= '9'; p++, n++) {
-            if (n < 3)
-                frac_ms = frac_ms * 10 + (*p - '0');
-        }
-        if (n == 0 || n > 9)
-            return false;
-        for (; n < 3; n++)
-            frac_ms *= 10;
-    }
-    int64_t off_min = 0;
-    if (*p == 'Z' || *p == 'z') {
-        p++;
-    } else if (*p == '+' || *p == '-') {
-        if (strlen(p) != 6 || p[3] != ':')
-            return false;
-        int oh = digits(p + 1, 2), om = digits(p + 4, 2);
-        if (oh < 0 || oh > 23 || om < 0 || om > 59)
-            return false;
-        off_min = (int64_t)(oh * 60 + om) * (*p == '-' ? -1 : 1);
-        p += 6;
-    } else {
-        return false;
-    }
-    if (*p)
-        return false;
-    int64_t secs = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + (se > 59 ? 59 : se);
-    *ms = (secs - off_min * 60) * 1000 + frac_ms;
-    return true;
 }
 
 /* ---- reading ---- */
@@ -458,11 +386,4 @@ char *tw_report_to_json(const struct tw_report *r, size_t flags)
     char *s = json_dumps(v, flags | JSON_REAL_PRECISION(17));
     json_decref(v);
     return s;
-}
-
-bool tw_rfc3339_format(int64_t unix_s, char *out, size_t outlen)
-{
-    time_t t = (time_t)unix_s;
-    struct tm tm;
-    return gmtime_r(&t, &tm) && strftime(out, outlen, "%Y-%m-%dT%H:%M:%SZ", &tm) != 0;
 }

@@ -19,6 +19,7 @@
 #include "core/err.h"
 #include "core/inventory.h"
 #include "core/result.h"
+#include "core/time.h"
 
 #define TW_REPORT_SCHEMA "tierwise.report/1"
 #define TW_REPORT_MAX_RESULTS 256   /* more in one report is refused */
@@ -63,14 +64,6 @@ char *tw_report_to_json(const struct tw_report *r, size_t flags);
 /* Whether S is a canonical UUID string (36 chars, hex and dashes). */
 bool tw_uuid_valid(const char *s);
 
-/* Milliseconds since 1970 of an RFC 3339 time ("2026-11-29T10:00:00Z",
- * fractions and +hh:mm offsets allowed); false when S is not one.  Reports
- * are ordered by it, since such strings don't sort as text. */
-bool tw_rfc3339_ms(const char *s, int64_t *ms);
-
-/* Writes UNIX_S (seconds since 1970) as RFC 3339 UTC to the second,
- * "2026-11-30T01:02:03Z", into OUT (21 bytes or more); false when the
- * time can't be represented or OUT is too small. */
-bool tw_rfc3339_format(int64_t unix_s, char *out, size_t outlen);
+/* tw_rfc3339_ms and tw_rfc3339_format, once declared here, are in core/time.h. */
 
 #endif
