@@ -327,7 +327,7 @@ static int cmd_bench(const struct opts *o)
             (enum tw_pb_redundancy)keys[k]->redundancy, (enum tw_pb_kind)keys[k]->kind);
         if (e) {
             found++;
-            sum += e->price;
+            sum += tw_money_to_double(e->price);
         }
     }
     double look_s = now_s() - t0;

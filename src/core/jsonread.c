@@ -376,7 +376,7 @@ static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1
                                      1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                      1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-bool tw_jr_number(struct tw_jr *r, struct tw_jr_num *out)
+static bool number(struct tw_jr *r, struct tw_jr_num *out)
 {
     ws(r);
     const char *s = r->p;
@@ -492,6 +492,16 @@ bool tw_jr_number(struct tw_jr *r, struct tw_jr_num *out)
         return tw_jr_syntax(r, "a number too large for a double");
     }
     return true;
+}
+
+bool tw_jr_number(struct tw_jr *r, struct tw_jr_num *out)
+{
+    ws(r);
+    const char *s = r->p;
+    bool ok = number(r, out);
+    out->text = s;
+    out->len = ok ? (size_t)(r->p - s) : 0;
+    return ok;
 }
 
 /* ---- objects and arrays ---- */

@@ -77,6 +77,8 @@ struct tw_jr_num {
     int64_t i;        /* its value when is_int */
     double d;         /* its value as a double (NAN: too long to read,
                          without TW_JR_STRICT) */
+    const char *text; /* the number as written in the document, LEN bytes */
+    size_t len;       /* (for exact readers: core/money's tw_money_parse) */
 };
 
 /* Starts reading LEN bytes at BUF.  WHAT names the document in messages. */

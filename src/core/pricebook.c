@@ -3,8 +3,10 @@
  * (see pricebook.h for the meter rules).
  */
 #include "core/pricebook.h"
+#include "core/buf.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,50 +43,106 @@ bool tw_pb_region_ok(const char *s)
     return true;
 }
 
+/* Appends S as a JSON string.  Item strings were read as valid UTF-8
+ * without NULs, so only quotes, backslashes and controls need escapes. */
+static enum tw_err put_str(struct tw_buf *b, const char *s)
+{
+    enum tw_err rc = tw_buf_append(b, "\"", 1);
+    const char *run = s;
+    for (; rc == TW_OK && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c >= 0x20 && c != '"' && c != '\\')
+            continue;
+        char esc[8];
+        if (c == '"' || c == '\\')
+            snprintf(esc, sizeof(esc), "\\%c", c);
+        else
+            snprintf(esc, sizeof(esc), "\\u%04x", c);
+        rc = tw_buf_append(b, run, (size_t)(s - run));
+        if (rc == TW_OK)
+            rc = tw_buf_puts(b, esc);
+        run = s + 1;
+    }
+    if (rc == TW_OK)
+        rc = tw_buf_append(b, run, (size_t)(s - run));
+    if (rc == TW_OK)
+        rc = tw_buf_append(b, "\"", 1);
+    return rc;
+}
+
+/* ,"KEY":"VALUE" (FIRST: without the comma). */
+static enum tw_err put_member(struct tw_buf *b, const char *key, const char *val, bool first)
+{
+    enum tw_err rc = first ? TW_OK : tw_buf_append(b, ",", 1);
+    if (rc == TW_OK)
+        rc = put_str(b, key);
+    if (rc == TW_OK)
+        rc = tw_buf_append(b, ":", 1);
+    return rc == TW_OK ? put_str(b, val) : rc;
+}
+
 char *tw_price_items_dump(const struct tw_price_item *items, size_t n, size_t *len)
 {
-    json_t *a = json_array();
-    for (size_t i = 0; a && i < n; i++) {
+    /* Written by hand rather than through jansson, whose reals are
+     * doubles: the price goes out as its exact decimal text. */
+    struct tw_buf b;
+    tw_buf_init(&b, (size_t)1 << 40); /* no ceiling but memory */
+    enum tw_err rc = tw_buf_append(&b, "[", 1);
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
         const struct tw_price_item *it = &items[i];
-        json_t *o = json_object();
-        if (!o || json_array_append_new(a, o) != 0) {
-            json_decref(a);
-            return NULL;
-        }
+        char price[TW_MONEY_TEXT_MAX], tmin[40];
+        tw_money_text(it->price, price, sizeof(price));
+        /* As jansson writes a real: 17 significant digits, always with a
+         * point or an exponent. */
+        snprintf(tmin, sizeof(tmin), "%.17g", it->tier_min);
+        if (!strpbrk(tmin, ".eE"))
+            strcat(tmin, ".0");
         /* The API's own key order (retail-prices.md 3). */
-        json_object_set_new(o, "currencyCode", json_string(it->currency));
-        json_object_set_new(o, "tierMinimumUnits", json_real(it->tier_min));
-        if (it->term[0])
-            json_object_set_new(o, "reservationTerm", json_string(it->term));
-        json_object_set_new(o, "retailPrice", json_real(it->price));
-        json_object_set_new(o, "armRegionName", json_string(it->region));
-        if (it->start[0])
-            json_object_set_new(o, "effectiveStartDate", json_string(it->start));
-        if (it->end[0])
-            json_object_set_new(o, "effectiveEndDate", json_string(it->end));
-        if (it->meter_id[0])
-            json_object_set_new(o, "meterId", json_string(it->meter_id));
-        json_object_set_new(o, "meterName", json_string(it->meter));
-        json_object_set_new(o, "productName", json_string(it->product));
-        if (it->sku_name[0])
-            json_object_set_new(o, "skuName", json_string(it->sku_name));
-        json_object_set_new(o, "unitOfMeasure", json_string(it->unit));
-        json_object_set_new(o, "type", json_string(it->type));
-        if (it->seen[0])
-            json_object_set_new(o, "_date_seen", json_string(it->seen));
-        if (json_object_size(o) < 8) { /* a set_new failed */
-            json_decref(a);
-            return NULL;
-        }
+        rc = tw_buf_puts(&b, i ? ",{" : "{");
+        if (rc == TW_OK)
+            rc = put_member(&b, "currencyCode", it->currency, true);
+        if (rc == TW_OK)
+            rc = tw_buf_puts(&b, ",\"tierMinimumUnits\":");
+        if (rc == TW_OK)
+            rc = tw_buf_puts(&b, tmin);
+        if (rc == TW_OK && it->term[0])
+            rc = put_member(&b, "reservationTerm", it->term, false);
+        if (rc == TW_OK)
+            rc = tw_buf_puts(&b, ",\"retailPrice\":");
+        if (rc == TW_OK)
+            rc = tw_buf_puts(&b, price);
+        if (rc == TW_OK)
+            rc = put_member(&b, "armRegionName", it->region, false);
+        if (rc == TW_OK && it->start[0])
+            rc = put_member(&b, "effectiveStartDate", it->start, false);
+        if (rc == TW_OK && it->end[0])
+            rc = put_member(&b, "effectiveEndDate", it->end, false);
+        if (rc == TW_OK && it->meter_id[0])
+            rc = put_member(&b, "meterId", it->meter_id, false);
+        if (rc == TW_OK)
+            rc = put_member(&b, "meterName", it->meter, false);
+        if (rc == TW_OK)
+            rc = put_member(&b, "productName", it->product, false);
+        if (rc == TW_OK && it->sku_name[0])
+            rc = put_member(&b, "skuName", it->sku_name, false);
+        if (rc == TW_OK)
+            rc = put_member(&b, "unitOfMeasure", it->unit, false);
+        if (rc == TW_OK)
+            rc = put_member(&b, "type", it->type, false);
+        if (rc == TW_OK && it->seen[0])
+            rc = put_member(&b, "_date_seen", it->seen, false);
+        if (rc == TW_OK)
+            rc = tw_buf_append(&b, "}", 1);
     }
-    if (!a)
+    if (rc == TW_OK)
+        rc = tw_buf_append(&b, "]", 1);
+    if (rc != TW_OK) {
+        tw_buf_cleanup(&b);
         return NULL;
-    /* 17 significant digits give back every double as it was read. */
-    char *s = json_dumps(a, JSON_COMPACT | JSON_REAL_PRECISION(17));
-    json_decref(a);
-    if (s && len)
-        *len = strlen(s);
-    return s;
+    }
+    if (len)
+        *len = b.len;
+    return b.data;
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -298,10 +356,10 @@ const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, con
     }
 }
 
-enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
+enum tw_err tw_pricebook_money(const struct tw_pricebook *b, const char *region,
                                const char *currency, enum tw_pb_family family, const char *tier,
-                               enum tw_pb_redundancy red, enum tw_pb_kind kind, double *out,
-                               struct tw_error *err)
+                               enum tw_pb_redundancy red, enum tw_pb_kind kind,
+                               struct tw_money *out, struct tw_error *err)
 {
     const struct tw_price_entry *e =
         tw_pricebook_find(b, region, currency, family, tier, red, kind);
@@ -309,7 +367,7 @@ enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
         *out = e->price;
         return TW_OK;
     }
-    *out = NAN;
+    *out = tw_money_micros(0);
     return tw_error_set(err, TW_ENOENT,
                         "no price %s for %s%s%s (%s) in %s %s in the price book (%s); refresh "
                         "the prices (tierwise prices refresh) or choose another region or "
@@ -319,17 +377,39 @@ enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
                         b && b->source[0] ? b->source : "empty");
 }
 
-enum tw_err tw_pricebook_price_sku(const struct tw_pricebook *b, const char *region,
+enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
+                               const char *currency, enum tw_pb_family family, const char *tier,
+                               enum tw_pb_redundancy red, enum tw_pb_kind kind, double *out,
+                               struct tw_error *err)
+{
+    struct tw_money m;
+    enum tw_err rc = tw_pricebook_money(b, region, currency, family, tier, red, kind, &m, err);
+    *out = rc == TW_OK ? tw_money_to_double(m) : NAN;
+    return rc;
+}
+
+enum tw_err tw_pricebook_money_sku(const struct tw_pricebook *b, const char *region,
                                    const char *currency, const char *sku, const char *tier,
-                                   enum tw_pb_kind kind, double *out, struct tw_error *err)
+                                   enum tw_pb_kind kind, struct tw_money *out,
+                                   struct tw_error *err)
 {
     enum tw_pb_family f;
     enum tw_pb_redundancy r;
     if (!tw_pb_sku_parse(sku, &f, &r)) {
-        *out = NAN;
+        *out = tw_money_micros(0);
         return tw_error_set(err, TW_EINVAL, "\"%.40s\" is not a managed-disk SKU name", sku);
     }
-    return tw_pricebook_price(b, region, currency, f, tier, r, kind, out, err);
+    return tw_pricebook_money(b, region, currency, f, tier, r, kind, out, err);
+}
+
+enum tw_err tw_pricebook_price_sku(const struct tw_pricebook *b, const char *region,
+                                   const char *currency, const char *sku, const char *tier,
+                                   enum tw_pb_kind kind, double *out, struct tw_error *err)
+{
+    struct tw_money m;
+    enum tw_err rc = tw_pricebook_money_sku(b, region, currency, sku, tier, kind, &m, err);
+    *out = rc == TW_OK ? tw_money_to_double(m) : NAN;
+    return rc;
 }
 
 static void add_unused(struct tw_pricebook *b, size_t idx, enum tw_pb_unused why)
@@ -390,7 +470,7 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
             add_unused(b, i, TW_PB_UNUSED_UNKNOWN);
             continue;
         }
-        if (it->price == 0) {
+        if (it->price.micros == 0) {
             add_unused(b, i, TW_PB_UNUSED_ZERO);
             continue;
         }
@@ -466,7 +546,7 @@ static int cmp_entry(const void *pa, const void *pb)
 
 static json_t *price_or_null(const struct tw_price_entry *e)
 {
-    return e ? json_real(e->price) : json_null();
+    return e ? json_real(tw_money_to_double(e->price)) : json_null();
 }
 
 static const char *unused_name(uint8_t why)
@@ -515,7 +595,8 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
         if (e->kind == TW_PB_MONTH) {
             row = json_pack(
                 "{s:s, s:s, s:s, s:f, s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "tier", e->tier, "sku",
-                tw_pb_sku_name(f, r), "redundancy", tw_pb_redundancy_name(r), "per_month", e->price,
+                tw_pb_sku_name(f, r), "redundancy", tw_pb_redundancy_name(r), "per_month",
+                tw_money_to_double(e->price),
                 "per_10k_transactions",
                 price_or_null(tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_OPS_10K)),
                 "shared_mount_per_month",
@@ -535,7 +616,8 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
             const struct tw_price_entry *mb =
                 tw_pricebook_find(b, region, currency, f, "", r, TW_PB_MBPS_HOUR);
             row = json_pack("{s:s, s:s, s:f, s:o, s:o, s:f, s:f}", "sku", tw_pb_sku_name(f, r),
-                            "redundancy", tw_pb_redundancy_name(r), "per_gib_hour", e->price,
+                            "redundancy", tw_pb_redundancy_name(r), "per_gib_hour",
+                            tw_money_to_double(e->price),
                             "per_iops_hour", price_or_null(io), "per_mbps_hour", price_or_null(mb),
                             "iops_priced_from", io ? io->from_units : 0.0, "mbps_priced_from",
                             mb ? mb->from_units : 0.0);
@@ -566,7 +648,8 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
         if (b->unused_why[i] != TW_PB_UNUSED_UNKNOWN || sku)
             continue;
         json_t *u = json_pack("{s:s, s:s, s:s, s:s, s:f}", "product", it->product, "meter",
-                              it->meter, "unit", it->unit, "type", it->type, "price", it->price);
+                              it->meter, "unit", it->unit, "type", it->type, "price",
+                              tw_money_to_double(it->price));
         if (!u || json_array_append_new(unknown, u) != 0)
             goto nomem;
     }

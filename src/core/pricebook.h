@@ -38,6 +38,7 @@
 #include <jansson.h>
 
 #include "core/err.h"
+#include "core/money.h"
 
 #define TW_PRICES_LINK_MAX 8192 /* a NextPageLink, NUL included */
 #define TW_PRICES_MAX_ITEMS 2000000
@@ -82,8 +83,8 @@ struct tw_price_item {
     char start[32];     /* effectiveStartDate; "" when absent */
     char end[32];       /* effectiveEndDate; "" when absent */
     char seen[16];      /* snapshot rows: _date_seen; "" otherwise */
-    double price;       /* retailPrice, >= 0 */
-    double tier_min;    /* tierMinimumUnits; 0 when absent */
+    struct tw_money price; /* retailPrice, >= 0, exactly as the item wrote it */
+    double tier_min;       /* tierMinimumUnits (a count of units); 0 when absent */
 };
 
 /* A growing list of items. */
@@ -107,7 +108,8 @@ struct tw_price_page {
  * Parses LEN bytes at BUF (an API page, a snapshot, a pricing-data file or
  * a bare array of items) and appends its items to OUT.  PAGE (may be NULL)
  * gets the envelope.  Required per item: currencyCode (3 letters),
- * retailPrice (a finite number >= 0), armRegionName, meterName,
+ * retailPrice (a number >= 0 that money holds exactly: at most 6 decimals,
+ * read from its digits; see core/money.h), armRegionName, meterName,
  * productName, unitOfMeasure and type; the others are optional.  A page
  * whose BillingCurrency differs from an item's currency, whose Count
  * differs from its items, or whose NextPageLink is neither a string nor
@@ -118,7 +120,8 @@ enum tw_err tw_price_page_parse(const char *buf, size_t len, struct tw_price_ite
                                 struct tw_price_page *page, struct tw_error *err);
 
 /* ITEMS (N of them) as a JSON array in the API's item format (only the
- * fields above), a new NUL-terminated string; NULL when out of memory. */
+ * fields above; retailPrice as its exact decimal text, "21.68"), a new
+ * NUL-terminated string; NULL when out of memory. */
 char *tw_price_items_dump(const struct tw_price_item *items, size_t n, size_t *len);
 
 /* Names: "Premium_LRS"-style SKU names, "LRS", "per_month" ... */
@@ -138,7 +141,7 @@ struct tw_price_entry {
     uint8_t family;     /* enum tw_pb_family */
     uint8_t redundancy; /* enum tw_pb_redundancy */
     uint8_t kind;       /* enum tw_pb_kind */
-    double price;       /* in CURRENCY, per the kind's unit */
+    struct tw_money price; /* in CURRENCY, per the kind's unit, exact */
     double from_units;  /* tierMinimumUnits of the item (v2's free IOPS and MB/s) */
     size_t item;        /* index into the book's items */
 };
@@ -182,9 +185,17 @@ const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, con
                                                const char *tier, enum tw_pb_redundancy red,
                                                enum tw_pb_kind kind);
 
-/* As tw_pricebook_find, with the price in *OUT; TW_ENOENT and a message
- * such as "no price per month for E15 ZRS (StandardSSD_ZRS) in uksouth GBP
- * in the price book (source ...)" when there is none. */
+/* As tw_pricebook_find, with the exact price in *OUT; TW_ENOENT (and *OUT
+ * zero) and a message such as "no price per month for E15 ZRS
+ * (StandardSSD_ZRS) in uksouth GBP in the price book (source ...)" when
+ * there is none. */
+enum tw_err tw_pricebook_money(const struct tw_pricebook *b, const char *region,
+                               const char *currency, enum tw_pb_family family, const char *tier,
+                               enum tw_pb_redundancy red, enum tw_pb_kind kind,
+                               struct tw_money *out, struct tw_error *err);
+
+/* As tw_pricebook_money with the price as the nearest double (the one
+ * strtod makes of the API's text), NAN when there is none. */
 enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
                                const char *currency, enum tw_pb_family family, const char *tier,
                                enum tw_pb_redundancy red, enum tw_pb_kind kind, double *out,
@@ -196,6 +207,10 @@ enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
 enum tw_err tw_pricebook_price_sku(const struct tw_pricebook *b, const char *region,
                                    const char *currency, const char *sku, const char *tier,
                                    enum tw_pb_kind kind, double *out, struct tw_error *err);
+enum tw_err tw_pricebook_money_sku(const struct tw_pricebook *b, const char *region,
+                                   const char *currency, const char *sku, const char *tier,
+                                   enum tw_pb_kind kind, struct tw_money *out,
+                                   struct tw_error *err);
 
 /*
  * The book's prices of REGION and CURRENCY as the JSON of `prices show
@@ -207,7 +222,10 @@ enum tw_err tw_pricebook_price_sku(const struct tw_pricebook *b, const char *reg
  * "unknown_meters": [...], "unused": {...}}.  SKU (NULL: all) filters by
  * tier ("P10") or SKU name ("Premium_LRS") and leaves unknown_meters
  * empty; a filter that matches no price is TW_ENOENT naming what is
- * missing.  NULL out with TW_ENOMEM.
+ * missing.  NULL out with TW_ENOMEM.  Prices are JSON reals holding the
+ * double nearest the exact price: dumped with 12 or more significant
+ * digits (the server's and the CLI's JSON) each prints as the item's own
+ * text ("21.68", "0.0005").
  */
 enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
                               const char *currency, const char *sku, json_t **out,

@@ -33,6 +33,60 @@ static bool num(struct tw_jr *r, double *out)
     return true;
 }
 
+/* Significant digits of a number's text (its digits less leading zeros). */
+static int significant(const char *s, size_t n)
+{
+    int sig = 0;
+    bool lead = true;
+    for (size_t i = 0; i < n && s[i] != 'e' && s[i] != 'E'; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            continue;
+        if (lead && s[i] == '0')
+            continue;
+        lead = false;
+        sig++;
+    }
+    return sig;
+}
+
+/*
+ * retailPrice, exactly, from the digits of its text (core/money).  One
+ * more form is read: books stored by tierwise before prices were exact
+ * wrote each price as the 17 significant digits of a double (32.519 as
+ * 32.518999999999998, what "%.17g" makes); a text of 16 or 17 significant
+ * digits is taken as the price of at most six decimals whose double it
+ * is, and only when there is one.  Anything else with a seventh decimal
+ * is refused: money is never rounded when it is read.
+ */
+static bool price(struct tw_jr *r, size_t idx, struct tw_money *out)
+{
+    struct tw_jr_num n;
+    if (!tw_jr_number(r, &n))
+        return false;
+    struct tw_error merr = {0};
+    enum tw_err rc = tw_money_parse(n.text, n.len, out, &merr);
+    int sig = significant(n.text, n.len);
+    if (rc == TW_ERANGE && (sig == 16 || sig == 17) && isfinite(n.d) && fabs(n.d) < 9e9) {
+        double m = nearbyint(n.d * TW_MONEY_SCALE);
+        for (int k = -1; k <= 1; k++) {
+            struct tw_money c = tw_money_micros((int64_t)m + k);
+            if (tw_money_to_double(c) == n.d) {
+                *out = c;
+                rc = TW_OK;
+                break;
+            }
+        }
+    }
+    if (rc != TW_OK)
+        return wrong(r, "price item %zu: \"retailPrice\" %s", idx, merr.msg);
+    if (out->micros < 0) {
+        char t[TW_MONEY_TEXT_MAX];
+        return wrong(r, "price item %zu: \"retailPrice\" is %s; a price is a number of at least 0",
+                     idx, tw_money_text(*out, t, sizeof(t)));
+    }
+    return true;
+}
+
 /* Fields of an item, in the order of the bit that marks them seen. */
 enum {
     F_CURRENCY,
@@ -122,11 +176,16 @@ static bool item(struct tw_jr *r, size_t idx, struct tw_price_item *it)
             return wrong(r, "price item %zu has \"%s\" twice", idx, key);
         seen |= 1u << f;
         if (f == F_PRICE || f == F_TIER_MIN) {
-            double *dst = f == F_PRICE ? &it->price : &it->tier_min;
             if (f == F_TIER_MIN && tw_jr_null(r))
                 continue;
             if (r->p >= r->end || !(*r->p == '-' || (*r->p >= '0' && *r->p <= '9')))
                 return wrong(r, "price item %zu: \"%s\" must be a number", idx, key);
+            if (f == F_PRICE) {
+                if (!price(r, idx, &it->price))
+                    return false;
+                continue;
+            }
+            double *dst = &it->tier_min;
             if (!num(r, dst))
                 return false;
             if (!isfinite(*dst) || *dst < 0)

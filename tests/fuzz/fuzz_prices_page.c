@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct tw_price_item *a = &items.v[i], *b = &back.v[i];
         if (strcmp(a->meter, b->meter) != 0 || strcmp(a->region, b->region) != 0 ||
             strcmp(a->currency, b->currency) != 0 || strcmp(a->product, b->product) != 0 ||
-            a->price != b->price)
+            a->price.micros != b->price.micros)
             abort();
     }
     tw_price_items_cleanup(&back);
@@ -50,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         const struct tw_price_entry *f =
             tw_pricebook_find(book, e->region, e->currency, (enum tw_pb_family)e->family, e->tier,
                               (enum tw_pb_redundancy)e->redundancy, (enum tw_pb_kind)e->kind);
-        if (f != e || !(e->price > 0))
+        if (f != e || !(e->price.micros > 0))
             abort();
     }
     json_t *j = NULL;

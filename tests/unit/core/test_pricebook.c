@@ -139,7 +139,7 @@ static void test_mixed_and_unknown(void **state)
     const struct tw_price_entry *e =
         tw_pricebook_find(b, "eastus", "USD", TW_PB_STANDARD_SSD, "E80", TW_PB_LRS, TW_PB_OPS_10K);
     assert_non_null(e);
-    assert_true(e->price == 0.002);
+    assert_int_equal(e->price.micros, 2000);
     /* The E80 operations meter is not the E80 tier's price. */
     assert_null(
         tw_pricebook_find(b, "eastus", "USD", TW_PB_STANDARD_SSD, "E80", TW_PB_LRS, TW_PB_MONTH));
@@ -243,13 +243,13 @@ static void test_rules(void **state)
     const struct tw_price_entry *e =
         tw_pricebook_find(b, "r1", "USD", TW_PB_STANDARD_SSD, "E10", TW_PB_ZRS, TW_PB_MONTH);
     assert_non_null(e);
-    assert_true(e->price == 5);
+    assert_int_equal(e->price.micros, 5000000);
     e = tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P10", TW_PB_LRS, TW_PB_RESERVED_1Y);
     assert_non_null(e);
-    assert_true(e->price == 600);
+    assert_int_equal(e->price.micros, 600000000);
     e = tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_V2, "", TW_PB_LRS, TW_PB_IOPS_HOUR);
     assert_non_null(e);
-    assert_true(e->price == 0.5);
+    assert_int_equal(e->price.micros, 500000);
     assert_true(e->from_units == 3000);
     assert_non_null(
         tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_V2, "", TW_PB_LRS, TW_PB_GIB_HOUR));
@@ -284,6 +284,102 @@ static void test_rules(void **state)
     assert_true(e->from_units == 3000);
     tw_pricebook_free(b2);
     tw_pricebook_free(b);
+}
+
+/* Prices are exact: read from their digits, summed without drift,
+ * refused rather than rounded, dumped as the text they were read from;
+ * and a book stored by an earlier build (17 digits of a double) reads
+ * back to the same prices. */
+static void test_exact_prices(void **state)
+{
+    (void)state;
+    const char *page = "[" ITEM("USD", "0.1", "r1", "E10 LRS Disk Operations",
+                                "Standard SSD Managed Disks", "10K", "Consumption", "") ","
+        ITEM("USD", "0.2", "r1", "E10 LRS Disk", "Standard SSD Managed Disks", "1/Month",
+             "Consumption", "") ","
+        ITEM("USD", "1.1e-05", "r1", "E10 ZRS Disk", "Standard SSD Managed Disks", "1/Month",
+             "Consumption", "") ","
+        ITEM("USD", "38.012142", "r1", "P15 LRS Disk", "Premium SSD Managed Disks", "1/Month",
+             "Consumption", "") "]";
+    struct tw_price_items items = {0};
+    struct tw_error err = {0};
+    assert_int_equal(tw_price_page_parse(page, strlen(page), &items, NULL, &err), TW_OK);
+    assert_int_equal(items.n, 4);
+    assert_int_equal(items.v[0].price.micros, 100000);
+    assert_int_equal(items.v[2].price.micros, 11);
+    assert_int_equal(items.v[3].price.micros, 38012142);
+    struct tw_money sum;
+    assert_int_equal(tw_money_add(items.v[0].price, items.v[1].price, &sum, &err), TW_OK);
+    assert_int_equal(sum.micros, 300000); /* 0.3, not 0.30000000000000004 */
+    size_t len;
+    char *text = tw_price_items_dump(items.v, items.n, &len);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"retailPrice\":0.1,"));
+    assert_non_null(strstr(text, "\"retailPrice\":0.000011,"));
+    assert_non_null(strstr(text, "\"retailPrice\":38.012142,"));
+    assert_non_null(strstr(text, "\"tierMinimumUnits\":0.0,"));
+    free(text);
+    struct tw_pricebook *b;
+    assert_int_equal(tw_pricebook_build(&items, NULL, NULL, "test", NOW, NOW, &b, &err), TW_OK);
+    struct tw_money m;
+    assert_int_equal(tw_pricebook_money(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+                                        TW_PB_MONTH, &m, &err),
+                     TW_OK);
+    assert_int_equal(m.micros, 38012142);
+    assert_int_equal(tw_pricebook_money_sku(b, "r1", "USD", "StandardSSD_LRS", "E10",
+                                            TW_PB_OPS_10K, &m, &err),
+                     TW_OK);
+    assert_int_equal(m.micros, 100000);
+    m.micros = 5;
+    assert_int_equal(tw_pricebook_money(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P20", TW_PB_LRS,
+                                        TW_PB_MONTH, &m, &err),
+                     TW_ENOENT);
+    assert_int_equal(m.micros, 0);
+    double v;
+    assert_int_equal(tw_pricebook_price(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+                                        TW_PB_MONTH, &v, &err),
+                     TW_OK);
+    assert_true(v == 38.012142);
+    tw_pricebook_free(b);
+
+    /* A seventh decimal is refused, naming the item; nothing is kept. */
+    const char *seven = "[" ITEM("USD", "1", "r1", "P10 LRS Disk", "Premium SSD Managed Disks",
+                                 "1/Month", "Consumption", "") ","
+        ITEM("USD", "6.8e-06", "r1", "Premium LRS Provisioned IOPS", "Azure Premium SSD v2",
+             "1/Hour", "Consumption", "") "]";
+    assert_int_equal(tw_price_page_parse(seven, strlen(seven), &items, NULL, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "price item 1: \"retailPrice\" \"6.8e-06\" has 7 decimal"));
+    assert_non_null(strstr(err.msg, "never rounded"));
+    assert_int_equal(items.n, 0);
+    const char *huge = "[" ITEM("USD", "1e20", "r1", "P10 LRS Disk", "Premium SSD Managed Disks",
+                                "1/Month", "Consumption", "") "]";
+    assert_int_equal(tw_price_page_parse(huge, strlen(huge), &items, NULL, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "beyond the range"));
+
+    /* Books stored before prices were exact: 17 significant digits. */
+    const char *old = "[" ITEM("USD", "32.518999999999998", "r1", "P10 LRS Disk",
+                               "Premium SSD Managed Disks", "1/Month", "Consumption", "") ","
+        ITEM("USD", "3.1000000000000001e-05", "r1", "P10 LRS Disk Mount",
+             "Premium SSD Managed Disks", "1/Month", "Consumption", "") ","
+        ITEM("USD", "9.5999999999999996", "r1", "E10 LRS Disk", "Standard SSD Managed Disks",
+             "1/Month", "Consumption", "") "]";
+    if (tw_price_page_parse(old, strlen(old), &items, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(items.v[0].price.micros, 32519000);
+    assert_int_equal(items.v[1].price.micros, 31);
+    assert_int_equal(items.v[2].price.micros, 9600000);
+    tw_price_items_cleanup(&items);
+    /* ... but not a longer text, even one with the same double, nor one
+     * that is no six-decimal price's double. */
+    const char *odd = "[" ITEM("USD", "21.680000000000001234", "r1", "P10 LRS Disk",
+                               "Premium SSD Managed Disks", "1/Month", "Consumption", "") "]";
+    assert_int_equal(tw_price_page_parse(odd, strlen(odd), &items, NULL, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "18 decimal places"));
+    const char *odd2 = "[" ITEM("USD", "21.6812345678901234", "r1", "P10 LRS Disk",
+                                "Premium SSD Managed Disks", "1/Month", "Consumption", "") "]";
+    assert_int_equal(tw_price_page_parse(odd2, strlen(odd2), &items, NULL, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "decimal places"));
+    tw_price_items_cleanup(&items);
 }
 
 static void test_bad_pages(void **state)
@@ -430,6 +526,7 @@ int main(void)
         cmocka_unit_test(test_mixed_and_unknown),
         cmocka_unit_test(test_errors_are_refused),
         cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_exact_prices),
         cmocka_unit_test(test_bad_pages),
         cmocka_unit_test(test_snapshot),
         cmocka_unit_test(test_names),
