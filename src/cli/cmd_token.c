@@ -16,6 +16,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "app/app.h"
 #include "cli/cli.h"
 #include "server/auth.h"
@@ -50,28 +52,32 @@ static int fail(enum tw_err rc, const struct tw_error *err)
     return rc == TW_ENOENT || rc == TW_EINVAL ? TW_EXIT_USAGE : tw_app_exit_code(rc);
 }
 
-static const char *str(const json_t *o, const char *k)
-{
-    const json_t *v = json_object_get(o, k);
-    return json_is_string(v) ? json_string_value(v) : "";
-}
-
-static void print_list(const json_t *list)
+static void print_list(const struct tw_store_token_row *rows, size_t n)
 {
     printf("%-6s %-8s %-24s %-22s %s\n", "ID", "ROLE", "NAME", "CREATED", "REVOKED");
-    size_t i;
-    const json_t *t;
-    json_array_foreach(list, i, t)
-    {
-        const json_t *rv = json_object_get(t, "revoked");
-        const char *revoked = json_is_string(rv) ? json_string_value(rv)
-                              : json_is_true(rv) ? "yes"
-                              : json_is_integer(rv) && json_integer_value(rv) ? "yes"
-                                                                              : "-";
-        printf("%-6lld %-8s %-24s %-22s %s\n",
-               (long long)json_integer_value(json_object_get(t, "id")), str(t, "role"),
-               str(t, "name")[0] ? str(t, "name") : "-", str(t, "created_at"), revoked);
+    for (size_t i = 0; i < n; i++)
+        printf("%-6lld %-8s %-24s %-22s %s\n", (long long)rows[i].id, tw_role_name(rows[i].role),
+               rows[i].name[0] ? rows[i].name : "-", rows[i].created_at,
+               rows[i].revoked_at[0] ? "yes" : "-");
+}
+
+/* `token list --json`: [{"id", "name", "role", "created_at", "revoked",
+ * "revoked_at"}]; NULL when out of memory. */
+static json_t *list_json(const struct tw_store_token_row *rows, size_t n)
+{
+    json_t *a = json_array();
+    for (size_t i = 0; a && i < n; i++) {
+        const struct tw_store_token_row *t = &rows[i];
+        json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:b, s:o}", "id", (json_int_t)t->id, "name",
+                              t->name, "role", tw_role_name(t->role), "created_at", t->created_at,
+                              "revoked", t->revoked_at[0] != 0, "revoked_at",
+                              t->revoked_at[0] ? json_string(t->revoked_at) : json_null());
+        if (json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
     }
+    return a;
 }
 
 int tw_cli_cmd_token(int argc, char **argv)
@@ -205,21 +211,24 @@ int tw_cli_cmd_token(int argc, char **argv)
         }
         memset(tok, 0, sizeof(tok));
     } else if (list) {
-        json_t *all = NULL;
-        rc = tw_store_token_list(st, &all, &err);
+        struct tw_store_token_row *rows = NULL;
+        size_t n = 0;
+        rc = tw_store_token_list(st, &rows, &n, &err);
         if (rc == TW_OK) {
             if (json) {
-                char *s = json_dumps(all, JSON_INDENT(2));
+                json_t *all = list_json(rows, n);
+                char *s = all ? json_dumps(all, JSON_INDENT(2)) : NULL;
                 if (s)
                     puts(s);
                 else
                     rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
                 free(s);
+                json_decref(all);
             } else {
-                print_list(all);
+                print_list(rows, n);
             }
         }
-        json_decref(all);
+        free(rows);
     } else {
         rc = tw_store_token_revoke(st, id, &err);
         if (rc == TW_OK)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/verdict.h"
+#include "server/json_shape.h"
 #include "server/static.h"
 
 /* ---- verdicts ---- */
@@ -236,21 +237,55 @@ void tw_api_report_done(struct tw_req *rq)
 static void h_vms(struct tw_req *rq)
 {
     WITH_STORE(rq, st, err);
-    json_t *vms = NULL;
-    enum tw_err rc = tw_store_vms(st, &vms, &err);
+    struct tw_store_vm_row *rows = NULL;
+    size_t n = 0;
+    enum tw_err rc = tw_store_vms(st, &rows, &n, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         tw_req_store_error(rq, rc, &err);
         return;
     }
-    tw_req_json(rq, 200, json_pack("{s:o}", "vms", vms));
+    json_t *vms = json_array();
+    for (size_t i = 0; vms && i < n; i++)
+        if (json_array_append_new(vms, tw_shape_vm(&rows[i])) != 0) {
+            json_decref(vms);
+            vms = NULL;
+        }
+    tw_store_vm_rows_free(rows, n);
+    tw_req_json(rq, 200, vms ? json_pack("{s:o}", "vms", vms) : NULL);
+}
+
+/* VM ID with its attached disks as GET /vms/{id} shows it. */
+static enum tw_err vm_object(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+{
+    struct tw_store_vm_row row;
+    struct tw_store_disk_row *disks = NULL;
+    size_t n = 0;
+    *out = NULL;
+    enum tw_err rc = tw_store_vm(st, id, &row, err);
+    if (rc != TW_OK)
+        return rc;
+    rc = tw_store_vm_disks(st, id, &disks, &n, err);
+    if (rc == TW_OK) {
+        json_t *vm = tw_shape_vm(&row);
+        json_t *list = tw_shape_disks(disks, n);
+        if (!vm || !list || json_object_set_new(vm, "disks", list) != 0) {
+            json_decref(vm);
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+        } else {
+            *out = vm;
+        }
+    }
+    free(disks);
+    free(row.tags);
+    return rc;
 }
 
 static void h_vm(struct tw_req *rq)
 {
     WITH_STORE(rq, st, err);
     json_t *vm = NULL, *verdicts = json_array(), *errors = json_array();
-    enum tw_err rc = tw_store_vm(st, rq->id, &vm, &err);
+    enum tw_err rc = vm_object(st, rq->id, &vm, &err);
     if (rc == TW_OK)
         rc = vm_verdicts(rq->srv, st, rq->id, verdicts, errors, &err);
     tw_srv_store_put(rq->srv, st);
@@ -288,7 +323,12 @@ static void h_disks(struct tw_req *rq)
 {
     WITH_STORE(rq, st, err);
     json_t *disks = NULL, *verdicts = json_array(), *errors = json_array();
-    enum tw_err rc = tw_store_disks(st, &disks, &err);
+    struct tw_store_disk_row *rows = NULL;
+    size_t n = 0;
+    enum tw_err rc = tw_store_disks(st, &rows, &n, &err);
+    if (rc == TW_OK && !(disks = tw_shape_disks(rows, n)))
+        rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
+    free(rows);
     if (rc == TW_OK)
         rc = all_verdicts(rq->srv, st, verdicts, errors, NULL, &err);
     tw_srv_store_put(rq->srv, st);
@@ -305,14 +345,46 @@ static void h_disks(struct tw_req *rq)
     tw_req_json(rq, 200, json_pack("{s:o}", "disks", disks));
 }
 
+/* Disk ROW with its SKU history and latest results, as GET /disks/{id}
+ * shows it. */
+static enum tw_err disk_object(struct tw_store *st, const struct tw_store_disk_row *row,
+                               json_t **out, struct tw_error *err)
+{
+    struct tw_store_sku_hist_row *hist = NULL;
+    struct tw_store_result_rec *recs = NULL;
+    size_t nh = 0, nr = 0;
+    *out = NULL;
+    enum tw_err rc = tw_store_disk_history(st, row->id, &hist, &nh, err);
+    if (rc == TW_OK)
+        rc = tw_store_disk_results(st, row->id, &recs, &nr, err);
+    if (rc == TW_OK) {
+        /* The _new setters take their value even when they fail. */
+        json_t *d = tw_shape_disk(row, true);
+        bool ok = d &&
+                  json_object_set_new(d, "sku_history", tw_shape_sku_history(hist, nh)) == 0 &&
+                  json_object_set_new(d, "results", tw_shape_results(recs, nr)) == 0;
+        if (!ok) {
+            json_decref(d);
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory reading a disk's results");
+        } else {
+            *out = d;
+        }
+    }
+    free(hist);
+    tw_store_result_recs_free(recs, nr);
+    return rc;
+}
+
 static void h_disk(struct tw_req *rq)
 {
     WITH_STORE(rq, st, err);
     json_t *disk = NULL, *verdicts = json_array(), *errors = json_array();
-    enum tw_err rc = tw_store_disk(st, rq->id, &disk, &err);
+    struct tw_store_disk_row row;
+    enum tw_err rc = tw_store_disk(st, rq->id, &row, &err);
     if (rc == TW_OK)
-        rc = vm_verdicts(rq->srv, st, json_integer_value(json_object_get(disk, "vm_id")), verdicts,
-                         errors, &err);
+        rc = disk_object(st, &row, &disk, &err);
+    if (rc == TW_OK)
+        rc = vm_verdicts(rq->srv, st, row.vm_id, verdicts, errors, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         json_decref(disk);

@@ -14,6 +14,8 @@
 
 #include <microhttpd.h>
 
+#include <jansson.h>
+
 #include "core/buf.h"
 #include "core/tier.h"
 #include "core/vmcap.h"

@@ -6,6 +6,7 @@
 #include "store/store_ops.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const role_names[] = {
@@ -84,11 +85,13 @@ enum tw_err tw_store_token_lookup(struct tw_store *st, const uint8_t sha256[32],
     return st->ops->token_lookup(st, sha256, role_out, name_out, name_len, err);
 }
 
-enum tw_err tw_store_token_list(struct tw_store *st, json_t **out, struct tw_error *err)
+enum tw_err tw_store_token_list(struct tw_store *st, struct tw_store_token_row **rows, size_t *n,
+                                struct tw_error *err)
 {
-    *out = NULL;
+    *rows = NULL;
+    *n = 0;
     CHECK_ST(st, err);
-    return st->ops->token_list(st, out, err);
+    return st->ops->token_list(st, rows, n, err);
 }
 
 enum tw_err tw_store_token_revoke(struct tw_store *st, int64_t id, struct tw_error *err)
@@ -116,32 +119,60 @@ enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *co
     return st->ops->put_reports(st, reps, raw, raw_len, n, received_at, status, errs, err);
 }
 
-enum tw_err tw_store_vms(struct tw_store *st, json_t **out, struct tw_error *err)
+void tw_store_vm_rows_free(struct tw_store_vm_row *rows, size_t n)
 {
-    *out = NULL;
-    CHECK_ST(st, err);
-    return st->ops->vms(st, out, err);
+    for (size_t i = 0; rows && i < n; i++)
+        free(rows[i].tags);
+    free(rows);
 }
 
-enum tw_err tw_store_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+void tw_store_result_recs_free(struct tw_store_result_rec *recs, size_t n)
 {
-    *out = NULL;
-    CHECK_ST(st, err);
-    return st->ops->vm(st, id, out, err);
+    for (size_t i = 0; recs && i < n; i++)
+        free(recs[i].record);
+    free(recs);
 }
 
-enum tw_err tw_store_disks(struct tw_store *st, json_t **out, struct tw_error *err)
+/* The list operations: *ROWS NULL and *N 0 until the operation fills them. */
+#define LIST_OP(name, rowtype)                                                          \
+    enum tw_err tw_store_##name(struct tw_store *st, rowtype **rows, size_t *n,        \
+                                struct tw_error *err)                                   \
+    {                                                                                   \
+        *rows = NULL;                                                                   \
+        *n = 0;                                                                         \
+        CHECK_ST(st, err);                                                              \
+        return st->ops->name(st, rows, n, err);                                         \
+    }
+#define KEYED_LIST_OP(name, rowtype)                                                    \
+    enum tw_err tw_store_##name(struct tw_store *st, int64_t key, rowtype **rows,      \
+                                size_t *n, struct tw_error *err)                        \
+    {                                                                                   \
+        *rows = NULL;                                                                   \
+        *n = 0;                                                                         \
+        CHECK_ST(st, err);                                                              \
+        return st->ops->name(st, key, rows, n, err);                                    \
+    }
+
+LIST_OP(vms, struct tw_store_vm_row)
+LIST_OP(disks, struct tw_store_disk_row)
+KEYED_LIST_OP(vm_disks, struct tw_store_disk_row)
+KEYED_LIST_OP(disk_history, struct tw_store_sku_hist_row)
+KEYED_LIST_OP(disk_results, struct tw_store_result_rec)
+
+enum tw_err tw_store_vm(struct tw_store *st, int64_t id, struct tw_store_vm_row *row,
+                        struct tw_error *err)
 {
-    *out = NULL;
+    memset(row, 0, sizeof(*row));
     CHECK_ST(st, err);
-    return st->ops->disks(st, out, err);
+    return st->ops->vm(st, id, row, err);
 }
 
-enum tw_err tw_store_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+enum tw_err tw_store_disk(struct tw_store *st, int64_t id, struct tw_store_disk_row *row,
+                          struct tw_error *err)
 {
-    *out = NULL;
+    memset(row, 0, sizeof(*row));
     CHECK_ST(st, err);
-    return st->ops->disk(st, id, out, err);
+    return st->ops->disk(st, id, row, err);
 }
 
 enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,

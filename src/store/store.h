@@ -22,8 +22,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
-
 #include "core/err.h"
 #include "core/inventory.h"
 #include "core/report.h"
@@ -76,9 +74,17 @@ enum tw_err tw_store_token_add(struct tw_store *st, const char *name, enum tw_ro
 enum tw_err tw_store_token_lookup(struct tw_store *st, const uint8_t sha256[32],
                                   enum tw_role *role_out, char *name_out, size_t name_len,
                                   struct tw_error *err);
-/* All tokens (id, name, role, created_at, revoked), never their hashes;
- * *OUT is a new JSON array. */
-enum tw_err tw_store_token_list(struct tw_store *st, json_t **out, struct tw_error *err);
+/* A stored token, never its hash. */
+struct tw_store_token_row {
+    int64_t id;
+    char name[256];
+    enum tw_role role;
+    char created_at[40]; /* RFC 3339 UTC */
+    char revoked_at[40]; /* "" while it is good */
+};
+/* All tokens by id; *ROWS malloc'd (free()), *N of them. */
+enum tw_err tw_store_token_list(struct tw_store *st, struct tw_store_token_row **rows, size_t *n,
+                                struct tw_error *err);
 /* Revokes token ID; TW_ENOENT when there is no such token. */
 enum tw_err tw_store_token_revoke(struct tw_store *st, int64_t id, struct tw_error *err);
 
@@ -103,22 +109,82 @@ enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *co
                                  const char *received_at, enum tw_put_status *status,
                                  struct tw_error *errs, struct tw_error *err);
 
-/* ---- queries (new JSON values; numeric ids are the store's own) ------ */
+/* ---- queries (domain rows; numeric ids are the store's own) ---------- */
 
-/* [{"id", "name", "resource_id", "subscription_id", "resource_group",
- *   "location", "vm_size", "tags", "power_state", "power_state_at",
- *   "last_report_at", "disks": count}] ordered by name. */
-enum tw_err tw_store_vms(struct tw_store *st, json_t **out, struct tw_error *err);
-/* One VM as above with "disks" as the disk list below; TW_ENOENT if none. */
-enum tw_err tw_store_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
-/* [{"id", "vm_id", "vm_name", "name", "role", "lun", "sku", "size_gib",
- *   "tier", "caching", "managed_disk_id", "write_accelerator", "device",
- *   "last_seen_at"}] ordered by VM name, then LUN. */
-enum tw_err tw_store_disks(struct tw_store *st, json_t **out, struct tw_error *err);
-/* One disk as above plus "sku_history": [{"observed_at", "sku", "tier",
- * "size_gib"}] and "results": the latest result (tierwise.bench-result/1)
- * per profile that covered it; TW_ENOENT if none. */
-enum tw_err tw_store_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+/* A VM as its newest report shows it.  Text fields are "" when unknown. */
+struct tw_store_vm_row {
+    int64_t id;
+    char name[128];
+    char resource_id[512];     /* "" when the agent did not know it */
+    char subscription_id[64];
+    char resource_group[128];
+    char location[64];
+    char vm_size[64];
+    size_t n_tags;
+    struct tw_tag *tags;       /* malloc'd, in key order; tw_store_vm_rows_free */
+    char power_state[32];      /* "" never observed */
+    char power_state_at[40];   /* when it was observed, RFC 3339; "" never */
+    char last_report_at[40];   /* created_at of the newest report */
+    int64_t n_disks;           /* disks attached now */
+};
+void tw_store_vm_rows_free(struct tw_store_vm_row *rows, size_t n); /* NULL allowed */
+
+/* A managed disk.  DISK holds its fields as the inventory names them
+ * (lun -1, tier and device "" when unknown). */
+struct tw_store_disk_row {
+    int64_t id;
+    int64_t vm_id;
+    char vm_name[128];
+    struct tw_disk disk;
+    char last_seen_at[40];     /* the newest report that listed it */
+    char detached_at[40];      /* "" while attached */
+};
+
+/* One change of a disk's (SKU, tier, size). */
+struct tw_store_sku_hist_row {
+    char observed_at[40];
+    char sku[32];
+    char tier[16];             /* "" unknown */
+    int64_t size_gib;
+};
+
+/* A stored benchmark result: its key and its tierwise.bench-result/1
+ * record as text (the domain document, as the agent sent it). */
+struct tw_store_result_rec {
+    int64_t id;
+    char profile[64];
+    char *record;              /* malloc'd, NUL-terminated; tw_store_result_recs_free */
+    size_t record_len;
+};
+void tw_store_result_recs_free(struct tw_store_result_rec *recs, size_t n); /* NULL allowed */
+
+/* All VMs ordered by name (then id); *ROWS malloc'd, free with
+ * tw_store_vm_rows_free. */
+enum tw_err tw_store_vms(struct tw_store *st, struct tw_store_vm_row **rows, size_t *n,
+                         struct tw_error *err);
+/* VM ID into *ROW (its tags freed with tw_store_vm_rows_free(row, 1));
+ * TW_ENOENT if none. */
+enum tw_err tw_store_vm(struct tw_store *st, int64_t id, struct tw_store_vm_row *row,
+                        struct tw_error *err);
+/* The disks attached to VM VM_ID now, by LUN then name; *ROWS malloc'd
+ * (free()). */
+enum tw_err tw_store_vm_disks(struct tw_store *st, int64_t vm_id, struct tw_store_disk_row **rows,
+                              size_t *n, struct tw_error *err);
+/* All attached disks, by VM name, VM id, LUN, name; *ROWS malloc'd (free()). */
+enum tw_err tw_store_disks(struct tw_store *st, struct tw_store_disk_row **rows, size_t *n,
+                           struct tw_error *err);
+/* Disk ID, attached or not; TW_ENOENT if none. */
+enum tw_err tw_store_disk(struct tw_store *st, int64_t id, struct tw_store_disk_row *row,
+                          struct tw_error *err);
+/* Disk ID's SKU history, oldest first; *ROWS malloc'd (free()). */
+enum tw_err tw_store_disk_history(struct tw_store *st, int64_t disk_id,
+                                  struct tw_store_sku_hist_row **rows, size_t *n,
+                                  struct tw_error *err);
+/* The latest result per profile that covered disk DISK_ID, by profile;
+ * free with tw_store_result_recs_free. */
+enum tw_err tw_store_disk_results(struct tw_store *st, int64_t disk_id,
+                                  struct tw_store_result_rec **recs, size_t *n,
+                                  struct tw_error *err);
 
 /* For compliance: the VM's inventory as last reported, and the latest
  * result per (target, profile) from that VM (*RESULTS malloc'd, caller

@@ -27,7 +27,8 @@ struct tw_store_ops {
     enum tw_err (*token_lookup)(struct tw_store *st, const uint8_t sha256[32],
                                 enum tw_role *role_out, char *name_out, size_t name_len,
                                 struct tw_error *err);
-    enum tw_err (*token_list)(struct tw_store *st, json_t **out, struct tw_error *err);
+    enum tw_err (*token_list)(struct tw_store *st, struct tw_store_token_row **rows, size_t *n,
+                              struct tw_error *err);
     enum tw_err (*token_revoke)(struct tw_store *st, int64_t id, struct tw_error *err);
 
     enum tw_err (*put_reports)(struct tw_store *st, const struct tw_report *const *reps,
@@ -35,10 +36,22 @@ struct tw_store_ops {
                                const char *received_at, enum tw_put_status *status,
                                struct tw_error *errs, struct tw_error *err);
 
-    enum tw_err (*vms)(struct tw_store *st, json_t **out, struct tw_error *err);
-    enum tw_err (*vm)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
-    enum tw_err (*disks)(struct tw_store *st, json_t **out, struct tw_error *err);
-    enum tw_err (*disk)(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+    enum tw_err (*vms)(struct tw_store *st, struct tw_store_vm_row **rows, size_t *n,
+                       struct tw_error *err);
+    enum tw_err (*vm)(struct tw_store *st, int64_t id, struct tw_store_vm_row *row,
+                      struct tw_error *err);
+    enum tw_err (*vm_disks)(struct tw_store *st, int64_t vm_id, struct tw_store_disk_row **rows,
+                            size_t *n, struct tw_error *err);
+    enum tw_err (*disks)(struct tw_store *st, struct tw_store_disk_row **rows, size_t *n,
+                         struct tw_error *err);
+    enum tw_err (*disk)(struct tw_store *st, int64_t id, struct tw_store_disk_row *row,
+                        struct tw_error *err);
+    enum tw_err (*disk_history)(struct tw_store *st, int64_t disk_id,
+                                struct tw_store_sku_hist_row **rows, size_t *n,
+                                struct tw_error *err);
+    enum tw_err (*disk_results)(struct tw_store *st, int64_t disk_id,
+                                struct tw_store_result_rec **recs, size_t *n,
+                                struct tw_error *err);
     enum tw_err (*vm_latest)(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                              struct tw_result **results, size_t *n_results,
                              struct tw_error *err);

@@ -1,9 +1,11 @@
 /*
  * store_query.c - reading the SQLite store back: VMs, disks with their SKU
- * history and latest results, and what compliance needs of a VM.  The JSON
- * shapes are the ones store.h documents (and the REST API serves).
+ * history and latest results, and what compliance needs of a VM, as the
+ * rows store.h declares (the REST API's JSON is shaped in src/server/).
  */
 #include "store/store_sqlite.h"
+
+#include <jansson.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,123 +16,134 @@
     if (!q)                                                  \
         return (err) && (err)->code ? (err)->code : TW_EIO
 
-/* Sets KEY of O to V (stolen); clears *OK when V or the set failed. */
-static void put(json_t *o, const char *key, json_t *v, bool *ok)
-{
-    if (!v || json_object_set_new(o, key, v) != 0)
-        *ok = false;
-}
-
-/* Text where "" means unknown: null in JSON. */
-static json_t *text_or_null(sqlite3_stmt *q, int col)
-{
-    const unsigned char *t = sqlite3_column_text(q, col);
-    return t && t[0] ? tw_sq_json_text(q, col) : json_null();
-}
-
 static enum tw_err oom(struct tw_error *err, const char *what)
 {
     return tw_error_set(err, TW_ENOMEM, "out of memory reading %s", what);
 }
 
-/* ---- VMs ---- */
-
-static json_t *vm_row(sqlite3_stmt *q)
+void tw_sq_copy(sqlite3_stmt *st, int col, char *out, size_t len)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    bool ok = true;
-    put(o, "id", json_integer(sqlite3_column_int64(q, 0)), &ok);
-    put(o, "name", tw_sq_json_text(q, 1), &ok);
-    put(o, "resource_id", text_or_null(q, 2), &ok);
-    put(o, "subscription_id", text_or_null(q, 3), &ok);
-    put(o, "resource_group", text_or_null(q, 4), &ok);
-    put(o, "location", tw_sq_json_text(q, 5), &ok);
-    put(o, "vm_size", tw_sq_json_text(q, 6), &ok);
-    const char *tags = (const char *)sqlite3_column_text(q, 7);
-    json_t *t = tags ? json_loads(tags, 0, NULL) : NULL;
-    put(o, "tags", t ? t : json_object(), &ok);
-    put(o, "power_state", tw_sq_json_text(q, 8), &ok);
-    put(o, "power_state_at", tw_sq_json_text(q, 9), &ok);
-    put(o, "last_report_at", tw_sq_json_text(q, 10), &ok);
-    put(o, "disks", json_integer(sqlite3_column_int64(q, 11)), &ok);
-    if (!ok) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(out, len, "%s", t ? (const char *)t : "");
 }
 
-static json_t *disk_row(sqlite3_stmt *q, bool detached_field)
+/* Grows *ARR (of *CAP elements of SIZE bytes) to hold one more than N. */
+static bool grow(void **arr, size_t *cap, size_t n, size_t size)
 {
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    bool ok = true;
-    put(o, "id", json_integer(sqlite3_column_int64(q, 0)), &ok);
-    put(o, "vm_id", json_integer(sqlite3_column_int64(q, 1)), &ok);
-    put(o, "vm_name", tw_sq_json_text(q, 2), &ok);
-    put(o, "name", tw_sq_json_text(q, 3), &ok);
-    put(o, "role", tw_sq_json_text(q, 4), &ok);
-    put(o, "lun", tw_sq_json_int(q, 5), &ok);
-    put(o, "sku", tw_sq_json_text(q, 6), &ok);
-    put(o, "size_gib", json_integer(sqlite3_column_int64(q, 7)), &ok);
-    put(o, "tier", tw_sq_json_text(q, 8), &ok);
-    put(o, "caching", tw_sq_json_text(q, 9), &ok);
-    put(o, "managed_disk_id", text_or_null(q, 10), &ok);
-    put(o, "write_accelerator", json_boolean(sqlite3_column_int(q, 11)), &ok);
-    put(o, "device", tw_sq_json_text(q, 12), &ok);
-    put(o, "last_seen_at", tw_sq_json_text(q, 13), &ok);
-    if (detached_field)
-        put(o, "detached_at", tw_sq_json_text(q, 14), &ok);
-    if (!ok) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
+    if (n < *cap)
+        return true;
+    size_t ncap = *cap ? *cap * 2 : 16;
+    void *p = realloc(*arr, ncap * size);
+    if (!p)
+        return false;
+    memset((char *)p + *cap * size, 0, (ncap - *cap) * size);
+    *arr = p;
+    *cap = ncap;
+    return true;
 }
 
-/* Every row of Q (bound already) as ROW makes it, into a new array. */
-static enum tw_err rows(struct tw_sqlite *s, sqlite3_stmt *q, json_t *(*row)(sqlite3_stmt *),
-                        const char *what, json_t **out, struct tw_error *err)
+/* Every row of Q (bound already) through ROW into a new array of SIZE-byte
+ * elements; ROW returns false when out of memory.  FREE_ROWS (may be NULL)
+ * releases what ROW allocated when the read fails. */
+static enum tw_err rows(struct tw_sqlite *s, sqlite3_stmt *q, size_t size,
+                        bool (*row)(sqlite3_stmt *, void *), void (*free_rows)(void *, size_t),
+                        const char *what, void **out, size_t *n_out, struct tw_error *err)
 {
-    json_t *arr = json_array();
-    if (!arr) {
-        sqlite3_reset(q);
-        return oom(err, what);
-    }
+    void *arr = NULL;
+    size_t n = 0, cap = 0;
     int rc;
+    enum tw_err e = TW_OK;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (json_array_append_new(arr, row(q)) != 0) {
-            sqlite3_reset(q);
-            json_decref(arr);
-            return oom(err, what);
+        if (!grow(&arr, &cap, n, size) || !row(q, (char *)arr + n * size)) {
+            e = oom(err, what); /* a row that failed holds nothing to free */
+            break;
         }
+        n++;
     }
-    if (rc != SQLITE_DONE) {
-        json_decref(arr);
-        return tw_sq_fail(s, q, err, what);
-    }
+    if (e == TW_OK && rc != SQLITE_DONE)
+        e = tw_sq_fail(s, q, err, what);
     sqlite3_reset(q);
+    if (e != TW_OK) {
+        if (free_rows)
+            free_rows(arr, n);
+        else
+            free(arr);
+        return e;
+    }
     *out = arr;
+    *n_out = n;
     return TW_OK;
 }
 
-static json_t *disk_list_row(sqlite3_stmt *q)
+/* ---- VMs ---- */
+
+/* The tags column (a JSON object of strings, sorted by key) as tags. */
+static bool tags_row(const char *text, struct tw_store_vm_row *r)
 {
-    return disk_row(q, false);
+    r->n_tags = 0;
+    r->tags = NULL;
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return true; /* a damaged column reads as no tags, as before */
+    }
+    size_t n = json_object_size(o);
+    if (n > TW_INV_MAX_TAGS)
+        n = TW_INV_MAX_TAGS;
+    if (n && !(r->tags = calloc(n, sizeof(*r->tags)))) {
+        json_decref(o);
+        return false;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        if (r->n_tags == n)
+            break;
+        if (!json_is_string(v))
+            continue;
+        snprintf(r->tags[r->n_tags].key, sizeof(r->tags[0].key), "%s", k);
+        snprintf(r->tags[r->n_tags].value, sizeof(r->tags[0].value), "%s",
+                 json_string_value(v));
+        r->n_tags++;
+    }
+    json_decref(o);
+    return true;
 }
 
-enum tw_err tw_sq_vms(struct tw_store *st, json_t **out, struct tw_error *err)
+static bool vm_row(sqlite3_stmt *q, void *out)
+{
+    struct tw_store_vm_row *r = out;
+    r->id = sqlite3_column_int64(q, 0);
+    tw_sq_copy(q, 1, r->name, sizeof(r->name));
+    tw_sq_copy(q, 2, r->resource_id, sizeof(r->resource_id));
+    tw_sq_copy(q, 3, r->subscription_id, sizeof(r->subscription_id));
+    tw_sq_copy(q, 4, r->resource_group, sizeof(r->resource_group));
+    tw_sq_copy(q, 5, r->location, sizeof(r->location));
+    tw_sq_copy(q, 6, r->vm_size, sizeof(r->vm_size));
+    tw_sq_copy(q, 8, r->power_state, sizeof(r->power_state));
+    tw_sq_copy(q, 9, r->power_state_at, sizeof(r->power_state_at));
+    tw_sq_copy(q, 10, r->last_report_at, sizeof(r->last_report_at));
+    r->n_disks = sqlite3_column_int64(q, 11);
+    return tags_row((const char *)sqlite3_column_text(q, 7), r);
+}
+
+static void vm_rows_free(void *rows, size_t n)
+{
+    tw_store_vm_rows_free(rows, n);
+}
+
+enum tw_err tw_sq_vms(struct tw_store *st, struct tw_store_vm_row **out, size_t *n,
+                      struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     STMT(q, s, SQ_VMS, err);
     sqlite3_bind_null(q, 1);
-    return rows(s, q, vm_row, "the VMs", out, err);
+    return rows(s, q, sizeof(**out), vm_row, vm_rows_free, "the VMs", (void **)out, n, err);
 }
 
-enum tw_err tw_sq_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+enum tw_err tw_sq_vm(struct tw_store *st, int64_t id, struct tw_store_vm_row *row,
+                     struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     STMT(q, s, SQ_VMS, err);
@@ -142,63 +155,58 @@ enum tw_err tw_sq_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_er
     }
     if (rc != SQLITE_ROW)
         return tw_sq_fail(s, q, err, "reading a VM");
-    json_t *vm = vm_row(q);
+    bool ok = vm_row(q, row);
     sqlite3_reset(q);
-    if (!vm)
-        return oom(err, "a VM");
-    sqlite3_stmt *d = tw_sq_stmt(s, SQ_VM_DISKS, err);
-    if (!d) {
-        json_decref(vm);
-        return err && err->code ? err->code : TW_EIO;
-    }
-    sqlite3_bind_int64(d, 1, id);
-    json_t *disks = NULL;
-    enum tw_err e = rows(s, d, disk_list_row, "a VM's disks", &disks, err);
-    if (e == TW_OK && json_object_set_new(vm, "disks", disks) != 0)
-        e = oom(err, "a VM");
-    if (e != TW_OK) {
-        json_decref(vm);
-        return e;
-    }
-    *out = vm;
-    return TW_OK;
+    return ok ? TW_OK : oom(err, "a VM");
 }
 
 /* ---- disks ---- */
 
-enum tw_err tw_sq_disks(struct tw_store *st, json_t **out, struct tw_error *err)
+static bool disk_row(sqlite3_stmt *q, void *out)
+{
+    struct tw_store_disk_row *r = out;
+    struct tw_disk *d = &r->disk;
+    r->id = sqlite3_column_int64(q, 0);
+    r->vm_id = sqlite3_column_int64(q, 1);
+    tw_sq_copy(q, 2, r->vm_name, sizeof(r->vm_name));
+    tw_sq_copy(q, 3, d->name, sizeof(d->name));
+    const unsigned char *role = sqlite3_column_text(q, 4);
+    d->role = role && strcmp((const char *)role, "os") == 0 ? TW_DISK_OS : TW_DISK_DATA;
+    d->lun = sqlite3_column_type(q, 5) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 5);
+    tw_sq_copy(q, 6, d->sku, sizeof(d->sku));
+    d->size_gib = sqlite3_column_int64(q, 7);
+    tw_sq_copy(q, 8, d->tier, sizeof(d->tier));
+    const unsigned char *cache = sqlite3_column_text(q, 9);
+    if (!cache || tw_caching_parse((const char *)cache, &d->caching) != TW_OK)
+        d->caching = TW_CACHE_NONE;
+    tw_sq_copy(q, 10, d->managed_disk_id, sizeof(d->managed_disk_id));
+    d->write_accelerator = sqlite3_column_int(q, 11) != 0;
+    tw_sq_copy(q, 12, d->device, sizeof(d->device));
+    tw_sq_copy(q, 13, r->last_seen_at, sizeof(r->last_seen_at));
+    tw_sq_copy(q, 14, r->detached_at, sizeof(r->detached_at));
+    return true;
+}
+
+enum tw_err tw_sq_vm_disks(struct tw_store *st, int64_t vm_id, struct tw_store_disk_row **out,
+                           size_t *n, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_VM_DISKS, err);
+    sqlite3_bind_int64(q, 1, vm_id);
+    return rows(s, q, sizeof(**out), disk_row, NULL, "a VM's disks", (void **)out, n, err);
+}
+
+enum tw_err tw_sq_disks(struct tw_store *st, struct tw_store_disk_row **out, size_t *n,
+                        struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     STMT(q, s, SQ_DISKS, err);
     sqlite3_bind_null(q, 1);
-    return rows(s, q, disk_list_row, "the disks", out, err);
+    return rows(s, q, sizeof(**out), disk_row, NULL, "the disks", (void **)out, n, err);
 }
 
-static json_t *history_row(sqlite3_stmt *q)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    bool ok = true;
-    put(o, "observed_at", tw_sq_json_text(q, 0), &ok);
-    put(o, "sku", tw_sq_json_text(q, 1), &ok);
-    put(o, "tier", tw_sq_json_text(q, 2), &ok);
-    put(o, "size_gib", json_integer(sqlite3_column_int64(q, 3)), &ok);
-    if (!ok) {
-        json_decref(o);
-        return NULL;
-    }
-    return o;
-}
-
-/* A stored result record back as JSON; NULL if it no longer parses. */
-static json_t *record_row(sqlite3_stmt *q)
-{
-    const char *t = (const char *)sqlite3_column_text(q, 0);
-    return t ? json_loadb(t, (size_t)sqlite3_column_bytes(q, 0), 0, NULL) : NULL;
-}
-
-enum tw_err tw_sq_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err)
+enum tw_err tw_sq_disk(struct tw_store *st, int64_t id, struct tw_store_disk_row *row,
+                       struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     STMT(q, s, SQ_DISKS, err);
@@ -210,37 +218,60 @@ enum tw_err tw_sq_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_
     }
     if (rc != SQLITE_ROW)
         return tw_sq_fail(s, q, err, "reading a disk");
-    json_t *disk = disk_row(q, true);
+    disk_row(q, row);
     sqlite3_reset(q);
-    if (!disk)
-        return oom(err, "a disk");
-
-    json_t *hist = NULL, *results = NULL;
-    STMT(h, s, SQ_DISK_HISTORY, err);
-    sqlite3_bind_int64(h, 1, id);
-    enum tw_err e = rows(s, h, history_row, "a disk's SKU history", &hist, err);
-    if (e == TW_OK) {
-        sqlite3_stmt *r = tw_sq_stmt(s, SQ_DISK_RESULTS, err);
-        if (!r) {
-            e = err && err->code ? err->code : TW_EIO;
-        } else {
-            sqlite3_bind_int64(r, 1, id);
-            e = rows(s, r, record_row, "a disk's results", &results, err);
-        }
-    }
-    if (e == TW_OK && (json_object_set_new(disk, "sku_history", hist) != 0 ||
-                       json_object_set_new(disk, "results", results) != 0))
-        e = oom(err, "a disk");
-    else if (e != TW_OK) {
-        json_decref(hist);
-        json_decref(results);
-    }
-    if (e != TW_OK) {
-        json_decref(disk);
-        return e;
-    }
-    *out = disk;
     return TW_OK;
+}
+
+static bool history_row(sqlite3_stmt *q, void *out)
+{
+    struct tw_store_sku_hist_row *r = out;
+    tw_sq_copy(q, 0, r->observed_at, sizeof(r->observed_at));
+    tw_sq_copy(q, 1, r->sku, sizeof(r->sku));
+    tw_sq_copy(q, 2, r->tier, sizeof(r->tier));
+    r->size_gib = sqlite3_column_int64(q, 3);
+    return true;
+}
+
+enum tw_err tw_sq_disk_history(struct tw_store *st, int64_t disk_id,
+                               struct tw_store_sku_hist_row **out, size_t *n,
+                               struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_DISK_HISTORY, err);
+    sqlite3_bind_int64(q, 1, disk_id);
+    return rows(s, q, sizeof(**out), history_row, NULL, "a disk's SKU history", (void **)out, n,
+                err);
+}
+
+static bool record_row(sqlite3_stmt *q, void *out)
+{
+    struct tw_store_result_rec *r = out;
+    r->id = sqlite3_column_int64(q, 0);
+    tw_sq_copy(q, 1, r->profile, sizeof(r->profile));
+    const char *t = (const char *)sqlite3_column_text(q, 2);
+    size_t len = t ? (size_t)sqlite3_column_bytes(q, 2) : 0;
+    if (!(r->record = malloc(len + 1)))
+        return false;
+    memcpy(r->record, t ? t : "", len);
+    r->record[len] = '\0';
+    r->record_len = len;
+    return true;
+}
+
+static void recs_free(void *recs, size_t n)
+{
+    tw_store_result_recs_free(recs, n);
+}
+
+enum tw_err tw_sq_disk_results(struct tw_store *st, int64_t disk_id,
+                               struct tw_store_result_rec **out, size_t *n, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_DISK_RESULTS, err);
+    sqlite3_bind_int64(q, 1, disk_id);
+    return rows(s, q, sizeof(**out), record_row, recs_free, "a disk's results", (void **)out, n,
+                err);
 }
 
 /* ---- for compliance ---- */

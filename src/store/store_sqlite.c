@@ -225,21 +225,6 @@ int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null)
     return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 }
 
-json_t *tw_sq_json_text(sqlite3_stmt *st, int col)
-{
-    const unsigned char *t = sqlite3_column_text(st, col);
-    if (!t)
-        return json_null();
-    return json_stringn((const char *)t, (size_t)sqlite3_column_bytes(st, col));
-}
-
-json_t *tw_sq_json_int(sqlite3_stmt *st, int col)
-{
-    if (sqlite3_column_type(st, col) == SQLITE_NULL)
-        return json_null();
-    return json_integer(sqlite3_column_int64(st, col));
-}
-
 /* Runs one statement (or several) that return nothing worth reading. */
 static enum tw_err exec(struct tw_sqlite *s, const char *sql, const char *what,
                         struct tw_error *err)
@@ -589,41 +574,48 @@ static enum tw_err sq_token_lookup(struct tw_store *st, const uint8_t sha256[32]
     return TW_OK;
 }
 
-static enum tw_err sq_token_list(struct tw_store *st, json_t **out, struct tw_error *err)
+static enum tw_err sq_token_list(struct tw_store *st, struct tw_store_token_row **out, size_t *n,
+                                 struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     sqlite3_stmt *q = tw_sq_stmt(s, SQ_TOKEN_LIST, err);
     if (!q)
         return err ? err->code : TW_EIO;
-    json_t *arr = json_array();
-    if (!arr)
-        return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+    struct tw_store_token_row *arr = NULL;
+    size_t k = 0, cap = 0;
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        json_t *o = json_object();
-        if (!o || json_array_append_new(arr, o) != 0) {
-            sqlite3_reset(q);
-            json_decref(arr);
-            return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+        if (k == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct tw_store_token_row *p = realloc(arr, ncap * sizeof(*p));
+            if (!p) {
+                sqlite3_reset(q);
+                free(arr);
+                return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+            }
+            arr = p;
+            cap = ncap;
         }
-        json_object_set_new(o, "id", json_integer(sqlite3_column_int64(q, 0)));
-        json_object_set_new(o, "name", tw_sq_json_text(q, 1));
-        json_object_set_new(o, "role", tw_sq_json_text(q, 2));
-        json_object_set_new(o, "created_at", tw_sq_json_text(q, 3));
-        json_object_set_new(o, "revoked", json_boolean(sqlite3_column_type(q, 4) != SQLITE_NULL));
-        json_object_set_new(o, "revoked_at", tw_sq_json_text(q, 4));
-        if (json_object_size(o) != 6) {
+        struct tw_store_token_row *t = &arr[k++];
+        memset(t, 0, sizeof(*t));
+        t->id = sqlite3_column_int64(q, 0);
+        tw_sq_copy(q, 1, t->name, sizeof(t->name));
+        if (tw_role_parse((const char *)sqlite3_column_text(q, 2), &t->role) != TW_OK) {
+            long long bad = (long long)t->id;
             sqlite3_reset(q);
-            json_decref(arr);
-            return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+            free(arr);
+            return tw_error_set(err, TW_EIO, "%s: token %lld has an unknown role", s->path, bad);
         }
+        tw_sq_copy(q, 3, t->created_at, sizeof(t->created_at));
+        tw_sq_copy(q, 4, t->revoked_at, sizeof(t->revoked_at));
     }
     if (rc != SQLITE_DONE) {
-        json_decref(arr);
+        free(arr);
         return tw_sq_fail(s, q, err, "listing tokens");
     }
     sqlite3_reset(q);
     *out = arr;
+    *n = k;
     return TW_OK;
 }
 
@@ -763,8 +755,11 @@ static const struct tw_store_ops sqlite_ops = {
     .put_reports = tw_sq_put_reports,
     .vms = tw_sq_vms,
     .vm = tw_sq_vm,
+    .vm_disks = tw_sq_vm_disks,
     .disks = tw_sq_disks,
     .disk = tw_sq_disk,
+    .disk_history = tw_sq_disk_history,
+    .disk_results = tw_sq_disk_results,
     .vm_latest = tw_sq_vm_latest,
     .vm_ids = tw_sq_vm_ids,
     .stats = sq_stats,

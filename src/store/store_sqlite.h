@@ -116,7 +116,7 @@
                    "WHERE d.vm_id = ?1 AND d.detached_ms IS NULL ORDER BY d.lun, d.name")    \
     X(SQ_DISK_HISTORY, "SELECT observed_at, sku, tier, size_gib FROM disk_sku_history "      \
                        "WHERE disk_id = ?1 ORDER BY observed_ms, id")                        \
-    X(SQ_DISK_RESULTS, "SELECT " TW_SQ_RECORD " FROM (SELECT r.id, r.profile, row_number() " \
+    X(SQ_DISK_RESULTS, "SELECT r.id, r.profile, " TW_SQ_RECORD " FROM (SELECT r.id, r.profile, row_number() " \
                        "OVER (PARTITION BY r.profile ORDER BY r.started_ms DESC, r.id DESC) " \
                        "AS n FROM result_disks rd JOIN results r ON r.id = rd.result_id "    \
                        "WHERE rd.disk_id = ?1) x JOIN results r ON r.id = x.id "             \
@@ -173,19 +173,30 @@ enum tw_err tw_sq_fail(struct tw_sqlite *s, sqlite3_stmt *stmt, struct tw_error 
  * when EMPTY_NULL. */
 int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null);
 
-/* A column as a JSON value: text or null / integer or null. */
-json_t *tw_sq_json_text(sqlite3_stmt *st, int col);
-json_t *tw_sq_json_int(sqlite3_stmt *st, int col);
+/* Copies column COL's text into OUT (LEN bytes, truncated); NULL is "". */
+void tw_sq_copy(sqlite3_stmt *st, int col, char *out, size_t len);
 
 /* Operations of store_ingest.c and store_query.c. */
 enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const *reps,
                               const char *const *raw, const size_t *raw_len, size_t n,
                               const char *received_at, enum tw_put_status *status,
                               struct tw_error *errs, struct tw_error *err);
-enum tw_err tw_sq_vms(struct tw_store *st, json_t **out, struct tw_error *err);
-enum tw_err tw_sq_vm(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
-enum tw_err tw_sq_disks(struct tw_store *st, json_t **out, struct tw_error *err);
-enum tw_err tw_sq_disk(struct tw_store *st, int64_t id, json_t **out, struct tw_error *err);
+enum tw_err tw_sq_vms(struct tw_store *st, struct tw_store_vm_row **rows, size_t *n,
+                      struct tw_error *err);
+enum tw_err tw_sq_vm(struct tw_store *st, int64_t id, struct tw_store_vm_row *row,
+                     struct tw_error *err);
+enum tw_err tw_sq_vm_disks(struct tw_store *st, int64_t vm_id, struct tw_store_disk_row **rows,
+                           size_t *n, struct tw_error *err);
+enum tw_err tw_sq_disks(struct tw_store *st, struct tw_store_disk_row **rows, size_t *n,
+                        struct tw_error *err);
+enum tw_err tw_sq_disk(struct tw_store *st, int64_t id, struct tw_store_disk_row *row,
+                       struct tw_error *err);
+enum tw_err tw_sq_disk_history(struct tw_store *st, int64_t disk_id,
+                               struct tw_store_sku_hist_row **rows, size_t *n,
+                               struct tw_error *err);
+enum tw_err tw_sq_disk_results(struct tw_store *st, int64_t disk_id,
+                               struct tw_store_result_rec **recs, size_t *n,
+                               struct tw_error *err);
 enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                             struct tw_result **results, size_t *n_results,
                             struct tw_error *err);

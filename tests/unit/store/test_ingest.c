@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "store/store.h"
+#include "rows_json.h"
 
 struct fx {
     char *dir;
@@ -117,7 +118,7 @@ static int64_t disk_id(struct tw_store *st, const char *name)
 {
     json_t *disks;
     struct tw_error err = {0};
-    assert_int_equal(tw_store_disks(st, &disks, &err), TW_OK);
+    assert_int_equal(rj_disks(st, &disks, &err), TW_OK);
     size_t i;
     json_t *d;
     int64_t id = 0;
@@ -135,7 +136,7 @@ static json_t *get_disk(struct tw_store *st, int64_t id)
 {
     json_t *d;
     struct tw_error err = {0};
-    if (tw_store_disk(st, id, &d, &err) != TW_OK)
+    if (rj_disk(st, id, &d, &err) != TW_OK)
         fail_msg("disk %lld: %s", (long long)id, err.msg);
     return d;
 }
@@ -154,8 +155,8 @@ static char *snapshot(struct tw_store *st)
     json_t *a, *b;
     struct tw_error err = {0};
     struct tw_store_stats s;
-    assert_int_equal(tw_store_vms(st, &a, &err), TW_OK);
-    assert_int_equal(tw_store_disks(st, &b, &err), TW_OK);
+    assert_int_equal(rj_vms(st, &a, &err), TW_OK);
+    assert_int_equal(rj_disks(st, &b, &err), TW_OK);
     assert_int_equal(tw_store_stats(st, &s, &err), TW_OK);
     json_t *all = json_pack("{s:o,s:o,s:I,s:I,s:I,s:I}", "vms", a, "disks", b, "reports",
                             (json_int_t)s.reports, "vmcount", (json_int_t)s.vms, "diskcount",
@@ -320,7 +321,7 @@ static void test_late_report(void **state)
     /* The VM and disk rows say what the newest report (b) said. */
     json_t *vms;
     struct tw_error err = {0};
-    assert_int_equal(tw_store_vms(f->st, &vms, &err), TW_OK);
+    assert_int_equal(rj_vms(f->st, &vms, &err), TW_OK);
     assert_int_equal(json_array_size(vms), 1);
     json_t *vm = json_array_get(vms, 0);
     assert_string_equal(str(vm, "vm_size"), "Standard_D8ds_v5");
@@ -372,7 +373,7 @@ static void test_late_report(void **state)
     history(f->st, d0, h, sizeof(h));
     assert_string_equal(h, "S10@2026-11-28T10:00,P10@2026-11-29T10:00,P20@2026-11-29T11:00,"
                            "E10@2026-11-29T11:45");
-    assert_int_equal(tw_store_vms(f->st, &vms, &err), TW_OK);
+    assert_int_equal(rj_vms(f->st, &vms, &err), TW_OK);
     assert_string_equal(str(json_array_get(vms, 0), "power_state"), "deallocated");
     assert_string_equal(str(json_array_get(vms, 0), "vm_size"), "Standard_D8ds_v5");
     json_decref(vms);
@@ -381,7 +382,7 @@ static void test_late_report(void **state)
     struct tw_report *k = web_at(7, "2026-11-29T13:00:00Z", "StandardSSD_LRS", "E10", 128,
                                  "Standard_D8ds_v5", "");
     put_ok(f->st, k, false);
-    assert_int_equal(tw_store_vms(f->st, &vms, &err), TW_OK);
+    assert_int_equal(rj_vms(f->st, &vms, &err), TW_OK);
     assert_string_equal(str(json_array_get(vms, 0), "power_state"), "deallocated");
     assert_string_equal(str(json_array_get(vms, 0), "last_report_at"), "2026-11-29T13:00:00Z");
     json_decref(vms);
@@ -437,12 +438,12 @@ static void test_detach_and_identity(void **state)
     put_ok(f->st, b, true);
     struct tw_error err = {0};
     json_t *vms;
-    assert_int_equal(tw_store_vms(f->st, &vms, &err), TW_OK);
+    assert_int_equal(rj_vms(f->st, &vms, &err), TW_OK);
     assert_int_equal(json_integer_value(json_object_get(json_array_get(vms, 0), "disks")), 3);
     int64_t vm_id = json_integer_value(json_object_get(json_array_get(vms, 0), "id"));
     json_decref(vms);
     json_t *vm;
-    assert_int_equal(tw_store_vm(f->st, vm_id, &vm, &err), TW_OK);
+    assert_int_equal(rj_vm(f->st, vm_id, &vm, &err), TW_OK);
     assert_int_equal(json_array_size(json_object_get(vm, "disks")), 3);
     json_decref(vm);
     struct tw_store_stats s;
@@ -674,7 +675,7 @@ static void test_query_shapes(void **state)
     }
     struct tw_error err = {0};
     json_t *vms;
-    assert_int_equal(tw_store_vms(f->st, &vms, &err), TW_OK);
+    assert_int_equal(rj_vms(f->st, &vms, &err), TW_OK);
     assert_int_equal(json_array_size(vms), 3);
     static const char *const vm_keys[] = {
         "id", "name", "resource_id", "subscription_id", "resource_group", "location", "vm_size",
@@ -696,17 +697,17 @@ static void test_query_shapes(void **state)
     json_decref(vms);
 
     json_t *vm;
-    assert_int_equal(tw_store_vm(f->st, db_vm, &vm, &err), TW_OK);
+    assert_int_equal(rj_vm(f->st, db_vm, &vm, &err), TW_OK);
     expect_keys(vm, vm_keys, 12);
     json_t *vd = json_object_get(vm, "disks");
     assert_int_equal(json_array_size(vd), 7);
     assert_string_equal(str(json_array_get(vd, 0), "name"), "sap-db-01-os");
     json_decref(vm);
-    assert_int_equal(tw_store_vm(f->st, 9999, &vm, &err), TW_ENOENT);
+    assert_int_equal(rj_vm(f->st, 9999, &vm, &err), TW_ENOENT);
     assert_null(vm);
 
     json_t *disks;
-    assert_int_equal(tw_store_disks(f->st, &disks, &err), TW_OK);
+    assert_int_equal(rj_disks(f->st, &disks, &err), TW_OK);
     assert_int_equal(json_array_size(disks), 5 + 7 + 4);
     static const char *const disk_keys[] = {
         "id", "vm_id", "vm_name", "name", "role", "lun", "sku", "size_gib", "tier", "caching",
@@ -746,7 +747,7 @@ static void test_query_shapes(void **state)
     /* Stored from the body as sent: the record is the agent's text. */
     assert_string_equal(str(json_array_get(rs, 0), "id"), "6c1f0f5e-2d7b-4c47-9a51-3e0c8d2f7a01");
     json_decref(one);
-    assert_int_equal(tw_store_disk(f->st, 9999, &one, &err), TW_ENOENT);
+    assert_int_equal(rj_disk(f->st, 9999, &one, &err), TW_ENOENT);
 
     int64_t *ids;
     size_t n;
