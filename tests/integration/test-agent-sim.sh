@@ -4,7 +4,18 @@
 # a truncated answer), "not on Azure" once the simulator is gone, and a
 # benchmark of a scratch file mapped as data disk LUN 0 judged by
 # tierwise compliance.  Needs jq and curl: exits 77 (skipped) without.
+#
+# ctest-parts: lun0
+#   (no part)  inventory, faults, "not on Azure"
+#   lun0       the benchmark mapped to LUN 0: needs O_DIRECT under $TMPDIR
+#              (or /var/tmp) and that folder on a block device in sysfs;
+#              exits 77 (skipped) without
 set -u
+part=${1:-}
+case "$part" in
+  ""|lun0) ;;
+  *) echo "unknown part \"$part\" (none, or lun0)"; exit 2 ;;
+esac
 agent=${TW_AGENT:?run through ctest}
 cli=${TW_CLI:?}
 azsim=${TW_AZSIM:?}
@@ -21,6 +32,22 @@ cleanup() {
 }
 trap cleanup EXIT
 . "$(dirname "$0")/../helpers/testlib.sh"
+if [ "$part" = lun0 ]; then
+  # What the part needs, before anything starts.
+  f="$scratch/data0.bench"
+  if ! dd if=/dev/zero of="$scratch/probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
+    echo "O_DIRECT is not supported under $scratch: skipped"
+    exit 77
+  fi
+  mm=$(stat -c '%Hd:%Ld' "$scratch")
+  sys=$(readlink -f "/sys/dev/block/$mm" 2>/dev/null)
+  [ -n "$sys" ] && [ -e "$sys/partition" ] && sys=$(dirname "$sys")
+  if [ -z "$sys" ] || [ ! -d "$sys" ]; then
+    echo "$scratch is on no block device in sysfs (device $mm): skipped"
+    exit 77
+  fi
+  disk=$(basename "$sys")
+fi
 
 "$azsim" --scenario "$src/deploy/demo-scenario.json" --port-file "$scratch/port" \
   >/dev/null 2>"$scratch/azsim.err" &
@@ -30,6 +57,38 @@ for _ in $(seq 100); do [ -s "$scratch/port" ] && break; sleep 0.1; done
 port=$(cat "$scratch/port")
 base="http://127.0.0.1:$port"
 export TIERWISE_IMDS_URL=$base
+
+# 3. A benchmark of a scratch file on this machine's disk, mapped as LUN 0
+#    (the P10 data disk) through a fixture /dev tree, judged against it.
+if [ "$part" = lun0 ]; then
+  mkdir -p "$scratch/dev/disk/azure/scsi1"
+  ln -s "../../../$disk" "$scratch/dev/disk/azure/scsi1/lun0"
+  TW_DEV_ROOT="$scratch/dev" "$agent" inventory --json >"$scratch/inv0.json" 2>"$scratch/err"
+  jq -e --arg d "/dev/$disk" '.disks[] | select(.lun == 0) | .device == $d' "$scratch/inv0.json" >/dev/null &&
+    ok || bad "LUN 0 not mapped to /dev/$disk: $(cat "$scratch/inv0.json" "$scratch/err")"
+  "$agent" bench --target "$f" --size 16M --profile rated-iops --runtime 1 --ramp 0 --json \
+    >"$scratch/r.json" 2>"$scratch/err" && ok || bad "bench: $(cat "$scratch/err")"
+  if "$cli" compliance --inventory "$scratch/inv0.json" --result "$scratch/r.json" --json \
+       >"$scratch/v.json" 2>"$scratch/err"; then
+    jq -e '.verdicts | length == 1' "$scratch/v.json" >/dev/null &&
+      jq -e '.verdicts[0].disks == ["tw-demo-data0"] and .verdicts[0].verdict == "inconclusive"' \
+        "$scratch/v.json" >/dev/null && ok || bad "verdict: $(cat "$scratch/v.json")"
+  else
+    bad "compliance: $(cat "$scratch/err")"
+  fi
+  # The VM's caps from the simulated ARM (token from the simulated IMDS).
+  if TIERWISE_ARM_URL=$base "$cli" compliance --caps-from-arm --inventory "$scratch/inv0.json" \
+       --result "$scratch/r.json" --json >"$scratch/va.json" 2>"$scratch/err"; then
+    jq -e '.verdicts[0].vm.size == "Standard_D8s_v3" and .verdicts[0].vm.iops == 12800 and
+           .verdicts[0].vm.mbps == 192' "$scratch/va.json" >/dev/null &&
+      ok || bad "caps from ARM: $(jq -c '.verdicts[0].vm' "$scratch/va.json")"
+  else
+    bad "compliance --caps-from-arm: $(cat "$scratch/err")"
+  fi
+  kill -TERM "$pid"; wait "$pid"; pid=""
+  finish agent-sim/lun0
+  exit
+fi
 
 # 1. The inventory, as the scenario says.
 if "$agent" inventory --json >"$scratch/inv.json" 2>"$scratch/err"; then
@@ -58,44 +117,6 @@ st=$?
   bad "truncated IMDS answer: exit $st, $(cat "$scratch/err")"
 curl -s --noproxy '*' -X DELETE "$base/_sim/faults" >/dev/null
 
-# 3. A benchmark of a scratch file on this machine's disk, mapped as LUN 0
-#    (the P10 data disk) through a fixture /dev tree, judged against it.
-f="$scratch/data0.bench"
-if dd if=/dev/zero of="$scratch/probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
-  mm=$(stat -c '%Hd:%Ld' "$scratch")
-  sys=$(readlink -f "/sys/dev/block/$mm" 2>/dev/null)
-  [ -e "$sys/partition" ] && sys=$(dirname "$sys")
-  disk=$(basename "$sys")
-  if [ -n "$sys" ] && [ -d "$sys" ]; then
-    mkdir -p "$scratch/dev/disk/azure/scsi1"
-    ln -s "../../../$disk" "$scratch/dev/disk/azure/scsi1/lun0"
-    TW_DEV_ROOT="$scratch/dev" "$agent" inventory --json >"$scratch/inv0.json" 2>"$scratch/err"
-    jq -e --arg d "/dev/$disk" '.disks[] | select(.lun == 0) | .device == $d' "$scratch/inv0.json" >/dev/null &&
-      ok || bad "LUN 0 not mapped to /dev/$disk: $(cat "$scratch/inv0.json" "$scratch/err")"
-    "$agent" bench --target "$f" --size 16M --profile rated-iops --runtime 1 --ramp 0 --json \
-      >"$scratch/r.json" 2>"$scratch/err" || bad "bench: $(cat "$scratch/err")"
-    if "$cli" compliance --inventory "$scratch/inv0.json" --result "$scratch/r.json" --json \
-         >"$scratch/v.json" 2>"$scratch/err"; then
-      jq -e '.verdicts | length == 1' "$scratch/v.json" >/dev/null &&
-        jq -e '.verdicts[0].disks == ["tw-demo-data0"] and .verdicts[0].verdict == "inconclusive"' \
-          "$scratch/v.json" >/dev/null && ok || bad "verdict: $(cat "$scratch/v.json")"
-    else
-      bad "compliance: $(cat "$scratch/err")"
-    fi
-    # The VM's caps from the simulated ARM (token from the simulated IMDS).
-    if TIERWISE_ARM_URL=$base "$cli" compliance --caps-from-arm --inventory "$scratch/inv0.json" \
-         --result "$scratch/r.json" --json >"$scratch/va.json" 2>"$scratch/err"; then
-      jq -e '.verdicts[0].vm.size == "Standard_D8s_v3" and .verdicts[0].vm.iops == 12800 and
-             .verdicts[0].vm.mbps == 192' "$scratch/va.json" >/dev/null &&
-        ok || bad "caps from ARM: $(jq -c '.verdicts[0].vm' "$scratch/va.json")"
-    else
-      bad "compliance --caps-from-arm: $(cat "$scratch/err")"
-    fi
-  else
-    echo "note: $scratch is on no block device in sysfs; the mapped benchmark is not run"
-  fi
-fi
-
 # 4. The simulator stops cleanly; then the agent says this is not Azure.
 kill -TERM "$pid"; wait "$pid"; st=$?; pid=""
 [ $st -eq 0 ] && ok || bad "simulator exit $st after SIGTERM"
@@ -104,5 +125,4 @@ start=$(date +%s)
 st=$?
 [ $st -eq 3 ] && [ $(( $(date +%s) - start )) -le 5 ] && ok || bad "off Azure: exit $st, $(cat "$scratch/err")"
 
-echo "agent-sim: $pass passed, $fail failed"
-[ $fail -eq 0 ]
+finish agent-sim

@@ -1,7 +1,15 @@
 /*
  * test_target.c - file layout and reuse, refusals, and the device map on a
- * fixture sysfs tree.  Needs O_DIRECT on $TMPDIR (or /var/tmp): exits 77
- * (skipped) where the filesystem lacks it.
+ * fixture sysfs tree.
+ *
+ * ctest-parts: direct fallocate tmpfs blockdev
+ *   (no part)  refusals and the device map: always run
+ *   direct     layout and reuse of files, with O_DIRECT on $TMPDIR (or
+ *              /var/tmp)
+ *   fallocate  a preallocated file, which also needs posix_fallocate there
+ *   tmpfs      a file in memory refused, which needs /dev/shm on tmpfs
+ *   blockdev   a write to a block device refused, which needs /dev/loop0
+ * A part whose need the machine lacks exits 77 (skipped), saying why.
  */
 #include "testhelp.h"
 
@@ -71,7 +79,7 @@ static void test_new_file_laid_out_then_reused(void **state)
     tw_target_close(&t);
 }
 
-static void test_sparse_and_fallocated_files_are_laid_out(void **state)
+static void test_sparse_file_is_laid_out(void **state)
 {
     (void)state;
     char p[4200];
@@ -90,15 +98,20 @@ static void test_sparse_and_fallocated_files_are_laid_out(void **state)
     assert_int_equal(tw_target_open(p, &o, &t, &err), TW_OK);
     assert_true(t.laid_out);
     tw_target_close(&t);
+}
 
+static void test_fallocated_file_is_laid_out(void **state)
+{
+    (void)state;
+    char p[4200];
     path_in(p, sizeof(p), "falloc.bench");
-    fd = open(p, O_CREAT | O_WRONLY, 0600);
+    int fd = open(p, O_CREAT | O_WRONLY, 0600);
     assert_true(fd >= 0);
-    if (posix_fallocate(fd, 0, 2 << 20) != 0) {
-        close(fd);
-        return; /* filesystem without fallocate: the sparse case covered it */
-    }
+    assert_int_equal(posix_fallocate(fd, 0, 2 << 20), 0);
     close(fd);
+    struct tw_target_opts o = {.size = 2 << 20, .allow_destructive = true};
+    struct tw_target t;
+    struct tw_error err = {0};
     assert_int_equal(tw_target_open(p, &o, &t, &err), TW_OK);
     /* Allocated but never written reads back zeros without disk I/O. */
     assert_true(t.laid_out);
@@ -131,9 +144,6 @@ static void test_refusals(void **state)
 static void test_tmpfs_refused(void **state)
 {
     (void)state;
-    struct statfs sf;
-    if (statfs("/dev/shm", &sf) != 0 || sf.f_type != TMPFS_MAGIC)
-        skip();
     struct tw_target_opts o = {.size = 1 << 20};
     struct tw_target t;
     struct tw_error err = {0};
@@ -147,9 +157,6 @@ static void test_tmpfs_refused(void **state)
 static void test_block_device_write_refused(void **state)
 {
     (void)state;
-    struct stat st;
-    if (stat("/dev/loop0", &st) != 0 || !S_ISBLK(st.st_mode))
-        skip();
     struct tw_target_opts o = {.write = true};
     struct tw_target t;
     struct tw_error err = {0};
@@ -234,28 +241,118 @@ static void test_devinfo_fixture(void **state)
     assert_int_equal(t.n_members, 0);
 }
 
-int main(void)
+/* What each part needs: NULL when the machine has it, else why not. */
+static const char *lacks_direct(void)
 {
-    dir = th_tmpdir();
     char probe[4200];
     snprintf(probe, sizeof(probe), "%s/probe", dir);
     int fd = open(probe, O_CREAT | O_RDWR | O_DIRECT, 0600);
-    if (fd < 0) {
-        fprintf(stderr, "O_DIRECT is not supported in %s: skipped\n", dir);
-        th_rmtree(dir);
-        return 77;
-    }
+    if (fd < 0)
+        return "O_DIRECT is not supported in the scratch folder";
     close(fd);
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_new_file_laid_out_then_reused),
-        cmocka_unit_test(test_sparse_and_fallocated_files_are_laid_out),
+    unlink(probe);
+    return NULL;
+}
+
+static const char *lacks_fallocate(void)
+{
+    const char *why = lacks_direct();
+    if (why)
+        return why;
+    char probe[4200];
+    snprintf(probe, sizeof(probe), "%s/probe", dir);
+    int fd = open(probe, O_CREAT | O_WRONLY, 0600);
+    int rc = fd >= 0 ? posix_fallocate(fd, 0, 4096) : -1;
+    if (fd >= 0)
+        close(fd);
+    unlink(probe);
+    return rc == 0 ? NULL : "posix_fallocate is not supported in the scratch folder";
+}
+
+static const char *lacks_tmpfs(void)
+{
+    struct statfs sf;
+    return statfs("/dev/shm", &sf) == 0 && sf.f_type == TMPFS_MAGIC
+               ? NULL : "/dev/shm is not a tmpfs";
+}
+
+static const char *lacks_blockdev(void)
+{
+    struct stat st;
+    return stat("/dev/loop0", &st) == 0 && S_ISBLK(st.st_mode)
+               ? NULL : "/dev/loop0 is not a block device";
+}
+
+static int run_always(void)
+{
+    static const struct CMUnitTest t[] = {
         cmocka_unit_test(test_refusals),
-        cmocka_unit_test(test_tmpfs_refused),
-        cmocka_unit_test(test_block_device_write_refused),
         cmocka_unit_test(test_devinfo_fixture),
     };
-    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests_name("target", t, NULL, NULL);
+}
+
+static int run_direct(void)
+{
+    static const struct CMUnitTest t[] = {
+        cmocka_unit_test(test_new_file_laid_out_then_reused),
+        cmocka_unit_test(test_sparse_file_is_laid_out),
+    };
+    return cmocka_run_group_tests_name("target/direct", t, NULL, NULL);
+}
+
+static int run_fallocate(void)
+{
+    static const struct CMUnitTest t[] = {cmocka_unit_test(test_fallocated_file_is_laid_out)};
+    return cmocka_run_group_tests_name("target/fallocate", t, NULL, NULL);
+}
+
+static int run_tmpfs(void)
+{
+    static const struct CMUnitTest t[] = {cmocka_unit_test(test_tmpfs_refused)};
+    return cmocka_run_group_tests_name("target/tmpfs", t, NULL, NULL);
+}
+
+static int run_blockdev(void)
+{
+    static const struct CMUnitTest t[] = {cmocka_unit_test(test_block_device_write_refused)};
+    return cmocka_run_group_tests_name("target/blockdev", t, NULL, NULL);
+}
+
+/* argv[1] names the part (see the top); none runs the checks that need
+ * nothing special. */
+int main(int argc, char **argv)
+{
+    static const struct {
+        const char *name;
+        const char *(*lacks)(void);
+        int (*run)(void);
+    } parts[] = {
+        {"", NULL, run_always},
+        {"direct", lacks_direct, run_direct},
+        {"fallocate", lacks_fallocate, run_fallocate},
+        {"tmpfs", lacks_tmpfs, run_tmpfs},
+        {"blockdev", lacks_blockdev, run_blockdev},
+    };
+    const size_t n = sizeof(parts) / sizeof(parts[0]);
+    const char *want = argc > 1 ? argv[1] : "";
+    size_t i = 0;
+    while (i < n && strcmp(parts[i].name, want) != 0)
+        i++;
+    if (i == n) {
+        fprintf(stderr, "unknown part \"%s\"\n", want);
+        return 2;
+    }
+    dir = th_tmpdir();
+    const char *why = parts[i].lacks ? parts[i].lacks() : NULL;
+    int status;
+    if (why) {
+        fprintf(stderr, "%s (%s): skipped\n", why, dir);
+        status = 77;
+    } else {
+        status = parts[i].run();
+    }
     th_rmtree(dir);
     free(dir);
-    return failed;
+    return status;
 }
