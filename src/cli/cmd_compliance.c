@@ -60,10 +60,11 @@ static void usage(FILE *f)
             "caching served the reads), inconclusive (the method can't reach the rating:\n"
             "buffered I/O, a run under 10 s, too few I/Os in flight by Little's law; or a\n"
             "provisioned disk whose figures the inventory lacks).\n\n"
-            "Exit status: 0 verdicts printed, whatever they say; 1 a file can't be read or\n"
-            "out of memory; 2 bad input (a malformed file, an unknown SKU, a size beyond the\n"
-            "largest tier, a result that matches no disk): the message says which; with\n"
-            "--server, 1 also when the backend can't be reached or refuses the token.\n",
+            "Exit status: 0 verdicts printed, whatever they say; 1 a file that exists can't\n"
+            "be read (an I/O error) or out of memory; 2 bad input (a file that does not\n"
+            "exist, is empty or malformed, an unknown SKU, a size beyond the largest tier, a\n"
+            "result that matches no disk): the message says which; with --server, 1 also\n"
+            "when the backend can't be reached or refuses the token.\n",
             TW_CLI_PROG, TW_CLI_PROG);
 }
 

@@ -121,8 +121,11 @@ expect 2 "not a VM caps table" -- \
   "$tierwise" compliance "${inv[@]}" --result "$fx/apps-burst.json" --vm-caps "$fx/apps-burst.json"
 expect 2 "--vm-size Standard_X is not in the VM caps table" -- \
   "$tierwise" compliance "${inv[@]}" --result "$fx/apps-burst.json" --vm-size Standard_X
+# A file that does not exist is bad input (2, like every command); one that
+# exists but can't be read (here a folder) is a failed read (1).
 expect 2 "can't open" -- \
   "$tierwise" compliance --inventory "$scratch/missing.json" --result "$fx/apps-burst.json"
+expect 1 "Is a directory" -- "$tierwise" compliance "${inv[@]}" --result "$scratch"
 : >"$scratch/empty.json"
 expect 2 "empty.json is empty" -- \
   "$tierwise" compliance "${inv[@]}" --result "$scratch/empty.json"
