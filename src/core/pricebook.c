@@ -147,32 +147,11 @@ char *tw_price_items_dump(const struct tw_price_item *items, size_t n, size_t *l
 
 /* ---- names ------------------------------------------------------------ */
 
-static const char *const sku_names[TW_PB_FAMILY_COUNT][2] = {{"Premium_LRS", "Premium_ZRS"},
-                                                             {"StandardSSD_LRS", "StandardSSD_ZRS"},
-                                                             {"Standard_LRS", "Standard_ZRS"},
-                                                             {"PremiumV2_LRS", "PremiumV2_ZRS"},
-                                                             {"UltraSSD_LRS", "UltraSSD_ZRS"}};
-
-const char *tw_pb_sku_name(enum tw_pb_family f, enum tw_pb_redundancy r)
+/* SKU as the vocabulary parses it, spelt as the book writes it: the
+ * prices' --sku and sku= filters take the canonical names only. */
+static bool canonical_sku(const char *sku, struct tw_sku *out)
 {
-    return f < TW_PB_FAMILY_COUNT ? sku_names[f][r == TW_PB_ZRS] : "?";
-}
-
-bool tw_pb_sku_parse(const char *sku, enum tw_pb_family *f, enum tw_pb_redundancy *r)
-{
-    for (int i = 0; i < TW_PB_FAMILY_COUNT; i++)
-        for (int j = 0; j < 2; j++)
-            if (strcmp(sku, sku_names[i][j]) == 0) {
-                *f = (enum tw_pb_family)i;
-                *r = j ? TW_PB_ZRS : TW_PB_LRS;
-                return true;
-            }
-    return false;
-}
-
-const char *tw_pb_redundancy_name(enum tw_pb_redundancy r)
-{
-    return r == TW_PB_ZRS ? "ZRS" : "LRS";
+    return tw_sku_parse(sku, out) && strcmp(sku, tw_sku_name(out->family, out->redundancy)) == 0;
 }
 
 const char *tw_pb_kind_name(enum tw_pb_kind k)
@@ -188,39 +167,30 @@ const char *tw_pb_kind_name(enum tw_pb_kind k)
     return k < TW_PB_KIND_COUNT ? n[k] : "?";
 }
 
-const char *tw_pb_family_name(enum tw_pb_family f)
-{
-    static const char *const n[TW_PB_FAMILY_COUNT] = {"Premium SSD", "Standard SSD", "Standard HDD",
-                                                      "Premium SSD v2", "Ultra"};
-    return f < TW_PB_FAMILY_COUNT ? n[f] : "?";
-}
-
 /* ---- meter mapping ---------------------------------------------------- */
 
 /* The products, by their exact names in the API. */
 static const struct {
     const char *product;
-    enum tw_pb_family family;
-    char letter; /* tier letter; 0 for the provisioned families */
+    enum tw_sku_family family;
 } products[] = {
-    {"Premium SSD Managed Disks", TW_PB_PREMIUM_SSD, 'P'},
-    {"Standard SSD Managed Disks", TW_PB_STANDARD_SSD, 'E'},
-    {"Standard HDD Managed Disks", TW_PB_STANDARD_HDD, 'S'},
-    {"Azure Premium SSD v2", TW_PB_PREMIUM_V2, 0},
-    {"Ultra Disks", TW_PB_ULTRA, 0},
+    {"Premium SSD Managed Disks", TW_SKU_PREMIUM_SSD},
+    {"Standard SSD Managed Disks", TW_SKU_STANDARD_SSD},
+    {"Standard HDD Managed Disks", TW_SKU_STANDARD_HDD},
+    {"Azure Premium SSD v2", TW_SKU_PREMIUM_V2},
+    {"Ultra Disks", TW_SKU_ULTRA},
 };
 
-/* "P10", "E1", "S80": the letter and 1-2 digits without a leading zero. */
-static bool tier_word(const char *s, size_t n, char letter)
+/* "P10", "E1", "S80" of the product's family. */
+static bool tier_word(const char *s, size_t n, enum tw_sku_family want)
 {
-    if (n < 2 || n > 3 || s[0] != letter || s[1] < '1' || s[1] > '9')
-        return false;
-    return n == 2 || (s[2] >= '0' && s[2] <= '9');
+    enum tw_sku_family f;
+    return tw_sku_tier_parse(s, n, &f, NULL) && f == want;
 }
 
 /* Maps one item; false when no rule matches.  Out: family, tier, red, kind. */
-static bool map_item(const struct tw_price_item *it, enum tw_pb_family *fam, char tier[8],
-                     enum tw_pb_redundancy *red, enum tw_pb_kind *kind)
+static bool map_item(const struct tw_price_item *it, enum tw_sku_family *fam, char tier[8],
+                     enum tw_sku_redundancy *red, enum tw_pb_kind *kind)
 {
     size_t p;
     for (p = 0; p < sizeof(products) / sizeof(products[0]); p++)
@@ -234,18 +204,18 @@ static bool map_item(const struct tw_price_item *it, enum tw_pb_family *fam, cha
     bool reservation = strcmp(it->type, "Reservation") == 0;
     if (!reservation && strcmp(it->type, "Consumption") != 0)
         return false;
-    if (products[p].letter) {
+    if (!tw_sku_provisioned(*fam)) {
         /* "<tier> <LRS|ZRS> Disk[ Mount| Operations]" */
         const char *sp = strchr(m, ' ');
-        if (!sp || !tier_word(m, (size_t)(sp - m), products[p].letter))
+        if (!sp || !tier_word(m, (size_t)(sp - m), *fam))
             return false;
         memcpy(tier, m, (size_t)(sp - m));
         tier[sp - m] = '\0';
         const char *r = sp + 1;
         if (strncmp(r, "LRS ", 4) == 0)
-            *red = TW_PB_LRS;
+            *red = TW_SKU_LRS;
         else if (strncmp(r, "ZRS ", 4) == 0)
-            *red = TW_PB_ZRS;
+            *red = TW_SKU_ZRS;
         else
             return false;
         const char *rest = r + 4;
@@ -271,7 +241,7 @@ static bool map_item(const struct tw_price_item *it, enum tw_pb_family *fam, cha
             return true;
         }
         if (strcmp(rest, "Disk Operations") == 0 && strcmp(it->unit, "10K") == 0 &&
-            *fam != TW_PB_PREMIUM_SSD) {
+            *fam != TW_SKU_PREMIUM_SSD) {
             *kind = TW_PB_OPS_10K;
             return true;
         }
@@ -280,15 +250,15 @@ static bool map_item(const struct tw_price_item *it, enum tw_pb_family *fam, cha
     if (reservation)
         return false;
     /* "<Premium|Ultra> <LRS|ZRS> Provisioned <Capacity|IOPS|Throughput (MBps)>" */
-    const char *word = *fam == TW_PB_PREMIUM_V2 ? "Premium " : "Ultra ";
+    const char *word = *fam == TW_SKU_PREMIUM_V2 ? "Premium " : "Ultra ";
     size_t wl = strlen(word);
     if (strncmp(m, word, wl) != 0)
         return false;
     m += wl;
     if (strncmp(m, "LRS ", 4) == 0)
-        *red = TW_PB_LRS;
+        *red = TW_SKU_LRS;
     else if (strncmp(m, "ZRS ", 4) == 0)
-        *red = TW_PB_ZRS;
+        *red = TW_SKU_ZRS;
     else
         return false;
     m += 4;
@@ -339,8 +309,8 @@ static bool entry_is(const struct tw_price_entry *e, uint64_t h, const char *reg
 }
 
 const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, const char *region,
-                                               const char *currency, enum tw_pb_family family,
-                                               const char *tier, enum tw_pb_redundancy red,
+                                               const char *currency, enum tw_sku_family family,
+                                               const char *tier, enum tw_sku_redundancy red,
                                                enum tw_pb_kind kind)
 {
     if (!b || !b->nslots)
@@ -357,8 +327,8 @@ const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, con
 }
 
 enum tw_err tw_pricebook_money(const struct tw_pricebook *b, const char *region,
-                               const char *currency, enum tw_pb_family family, const char *tier,
-                               enum tw_pb_redundancy red, enum tw_pb_kind kind,
+                               const char *currency, enum tw_sku_family family, const char *tier,
+                               enum tw_sku_redundancy red, enum tw_pb_kind kind,
                                struct tw_money *out, struct tw_error *err)
 {
     const struct tw_price_entry *e =
@@ -372,14 +342,14 @@ enum tw_err tw_pricebook_money(const struct tw_pricebook *b, const char *region,
                         "no price %s for %s%s%s (%s) in %s %s in the price book (%s); refresh "
                         "the prices (tierwise prices refresh) or choose another region or "
                         "currency",
-                        tw_pb_kind_name(kind), tier, tier[0] ? " " : "", tw_pb_redundancy_name(red),
-                        tw_pb_sku_name(family, red), region, currency,
+                        tw_pb_kind_name(kind), tier, tier[0] ? " " : "", tw_sku_redundancy_name(red),
+                        tw_sku_name(family, red), region, currency,
                         b && b->source[0] ? b->source : "empty");
 }
 
 enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
-                               const char *currency, enum tw_pb_family family, const char *tier,
-                               enum tw_pb_redundancy red, enum tw_pb_kind kind, double *out,
+                               const char *currency, enum tw_sku_family family, const char *tier,
+                               enum tw_sku_redundancy red, enum tw_pb_kind kind, double *out,
                                struct tw_error *err)
 {
     struct tw_money m;
@@ -393,13 +363,12 @@ enum tw_err tw_pricebook_money_sku(const struct tw_pricebook *b, const char *reg
                                    enum tw_pb_kind kind, struct tw_money *out,
                                    struct tw_error *err)
 {
-    enum tw_pb_family f;
-    enum tw_pb_redundancy r;
-    if (!tw_pb_sku_parse(sku, &f, &r)) {
+    struct tw_sku s;
+    if (!canonical_sku(sku, &s)) {
         *out = tw_money_micros(0);
         return tw_error_set(err, TW_EINVAL, "\"%.40s\" is not a managed-disk SKU name", sku);
     }
-    return tw_pricebook_money(b, region, currency, f, tier, r, kind, out, err);
+    return tw_pricebook_money(b, region, currency, s.family, tier, s.redundancy, kind, out, err);
 }
 
 enum tw_err tw_pricebook_price_sku(const struct tw_pricebook *b, const char *region,
@@ -462,8 +431,8 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
     size_t mask = b->nslots - 1;
     for (size_t i = 0; i < n; i++) {
         const struct tw_price_item *it = &b->items.v[i];
-        enum tw_pb_family fam;
-        enum tw_pb_redundancy red;
+        enum tw_sku_family fam;
+        enum tw_sku_redundancy red;
         enum tw_pb_kind kind;
         char tier[8];
         if (!map_item(it, &fam, tier, &red, &kind)) {
@@ -565,9 +534,8 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
                               struct tw_error *err)
 {
     *out = NULL;
-    enum tw_pb_family sf = TW_PB_PREMIUM_SSD;
-    enum tw_pb_redundancy sr = TW_PB_LRS;
-    bool by_sku = sku && tw_pb_sku_parse(sku, &sf, &sr);
+    struct tw_sku ss = {TW_SKU_PREMIUM_SSD, TW_SKU_LRS};
+    bool by_sku = sku && canonical_sku(sku, &ss);
     const struct tw_price_entry **rows = malloc((b->n ? b->n : 1) * sizeof(*rows));
     json_t *o = json_object(), *prices = json_array(), *prov = json_array(),
            *unknown = json_array(), *unused = json_object();
@@ -578,7 +546,7 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
         const struct tw_price_entry *e = &b->slots[i];
         if (!e->hash || strcmp(e->region, region) != 0 || strcmp(e->currency, currency) != 0)
             continue;
-        if (sku && by_sku && (e->family != sf || e->redundancy != sr))
+        if (sku && by_sku && (e->family != ss.family || e->redundancy != ss.redundancy))
             continue;
         if (sku && !by_sku && strcmp(e->tier, sku) != 0)
             continue;
@@ -588,14 +556,14 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
     qsort(rows, nr, sizeof(*rows), cmp_entry);
     for (size_t i = 0; i < nr; i++) {
         const struct tw_price_entry *e = rows[i];
-        enum tw_pb_family f = (enum tw_pb_family)e->family;
-        enum tw_pb_redundancy r = (enum tw_pb_redundancy)e->redundancy;
+        enum tw_sku_family f = (enum tw_sku_family)e->family;
+        enum tw_sku_redundancy r = (enum tw_sku_redundancy)e->redundancy;
         const struct tw_price_item *it = &b->items.v[e->item];
         json_t *row;
         if (e->kind == TW_PB_MONTH) {
             row = json_pack(
                 "{s:s, s:s, s:s, s:f, s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "tier", e->tier, "sku",
-                tw_pb_sku_name(f, r), "redundancy", tw_pb_redundancy_name(r), "per_month",
+                tw_sku_name(f, r), "redundancy", tw_sku_redundancy_name(r), "per_month",
                 tw_money_to_double(e->price),
                 "per_10k_transactions",
                 price_or_null(tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_OPS_10K)),
@@ -615,8 +583,8 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
                 tw_pricebook_find(b, region, currency, f, "", r, TW_PB_IOPS_HOUR);
             const struct tw_price_entry *mb =
                 tw_pricebook_find(b, region, currency, f, "", r, TW_PB_MBPS_HOUR);
-            row = json_pack("{s:s, s:s, s:f, s:o, s:o, s:f, s:f}", "sku", tw_pb_sku_name(f, r),
-                            "redundancy", tw_pb_redundancy_name(r), "per_gib_hour",
+            row = json_pack("{s:s, s:s, s:f, s:o, s:o, s:f, s:f}", "sku", tw_sku_name(f, r),
+                            "redundancy", tw_sku_redundancy_name(r), "per_gib_hour",
                             tw_money_to_double(e->price),
                             "per_iops_hour", price_or_null(io), "per_mbps_hour", price_or_null(mb),
                             "iops_priced_from", io ? io->from_units : 0.0, "mbps_priced_from",

@@ -39,21 +39,12 @@
 
 #include "core/err.h"
 #include "core/money.h"
+#include "core/sku.h"
 
 #define TW_PRICES_LINK_MAX 8192 /* a NextPageLink, NUL included */
 #define TW_PRICES_MAX_ITEMS 2000000
 
-/* Families of managed disk, as the SKU names' first part. */
-enum tw_pb_family {
-    TW_PB_PREMIUM_SSD,  /* Premium_LRS / Premium_ZRS, tiers P1-P80 */
-    TW_PB_STANDARD_SSD, /* StandardSSD_LRS / _ZRS, tiers E1-E80 */
-    TW_PB_STANDARD_HDD, /* Standard_LRS, tiers S4-S80 */
-    TW_PB_PREMIUM_V2,   /* PremiumV2_LRS, no tiers */
-    TW_PB_ULTRA,        /* UltraSSD_LRS, no tiers */
-    TW_PB_FAMILY_COUNT
-};
-
-enum tw_pb_redundancy { TW_PB_LRS, TW_PB_ZRS };
+/* Families and redundancies are the SKU vocabulary's (core/sku.h). */
 
 /* What a price is for. */
 enum tw_pb_kind {
@@ -124,13 +115,8 @@ enum tw_err tw_price_page_parse(const char *buf, size_t len, struct tw_price_ite
  * NUL-terminated string; NULL when out of memory. */
 char *tw_price_items_dump(const struct tw_price_item *items, size_t n, size_t *len);
 
-/* Names: "Premium_LRS"-style SKU names, "LRS", "per_month" ... */
-const char *tw_pb_sku_name(enum tw_pb_family f, enum tw_pb_redundancy r);
-const char *tw_pb_redundancy_name(enum tw_pb_redundancy r);
+/* "per month", "per 10,000 transactions" ... for messages. */
 const char *tw_pb_kind_name(enum tw_pb_kind k);
-const char *tw_pb_family_name(enum tw_pb_family f);
-/* Parses a SKU name (Premium_LRS, StandardSSD_ZRS, ...); false if unknown. */
-bool tw_pb_sku_parse(const char *sku, enum tw_pb_family *f, enum tw_pb_redundancy *r);
 
 /* One price in the book. */
 struct tw_price_entry {
@@ -138,8 +124,8 @@ struct tw_price_entry {
     char region[48];
     char currency[4];
     char tier[8];       /* "P10"; "" for v2 and Ultra meters */
-    uint8_t family;     /* enum tw_pb_family */
-    uint8_t redundancy; /* enum tw_pb_redundancy */
+    uint8_t family;     /* enum tw_sku_family */
+    uint8_t redundancy; /* enum tw_sku_redundancy */
     uint8_t kind;       /* enum tw_pb_kind */
     struct tw_money price; /* in CURRENCY, per the kind's unit, exact */
     double from_units;  /* tierMinimumUnits of the item (v2's free IOPS and MB/s) */
@@ -181,8 +167,8 @@ void tw_pricebook_free(struct tw_pricebook *b);
 /* The price for the key, or NULL when the book has none.  TIER is "" for
  * the hourly kinds.  No allocation; O(1). */
 const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, const char *region,
-                                               const char *currency, enum tw_pb_family family,
-                                               const char *tier, enum tw_pb_redundancy red,
+                                               const char *currency, enum tw_sku_family family,
+                                               const char *tier, enum tw_sku_redundancy red,
                                                enum tw_pb_kind kind);
 
 /* As tw_pricebook_find, with the exact price in *OUT; TW_ENOENT (and *OUT
@@ -190,15 +176,15 @@ const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, con
  * (StandardSSD_ZRS) in uksouth GBP in the price book (source ...)" when
  * there is none. */
 enum tw_err tw_pricebook_money(const struct tw_pricebook *b, const char *region,
-                               const char *currency, enum tw_pb_family family, const char *tier,
-                               enum tw_pb_redundancy red, enum tw_pb_kind kind,
+                               const char *currency, enum tw_sku_family family, const char *tier,
+                               enum tw_sku_redundancy red, enum tw_pb_kind kind,
                                struct tw_money *out, struct tw_error *err);
 
 /* As tw_pricebook_money with the price as the nearest double (the one
  * strtod makes of the API's text), NAN when there is none. */
 enum tw_err tw_pricebook_price(const struct tw_pricebook *b, const char *region,
-                               const char *currency, enum tw_pb_family family, const char *tier,
-                               enum tw_pb_redundancy red, enum tw_pb_kind kind, double *out,
+                               const char *currency, enum tw_sku_family family, const char *tier,
+                               enum tw_sku_redundancy red, enum tw_pb_kind kind, double *out,
                                struct tw_error *err);
 
 /* As tw_pricebook_price with the disk's SKU name ("Premium_LRS",

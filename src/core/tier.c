@@ -216,6 +216,14 @@ static enum tw_err skus_from_value(const json_t *skus, struct tw_tier_catalog *c
         if (!has)
             return tw_error_set(err, TW_EPARSE, "skus.%s names table \"%s\", which has no tiers",
                                 k, s);
+        struct tw_sku sk;
+        if (!tw_sku_parse(k, &sk) || tw_sku_tier_letter(sk.family) != s[0])
+            return tw_error_set(err, TW_EPARSE,
+                                "skus.%s: %s", k,
+                                !tw_sku_parse(k, &sk) || tw_sku_provisioned(sk.family)
+                                    ? "not the SKU name of a tiered disk (Premium_LRS, "
+                                      "StandardSSD_ZRS, Standard_LRS ...)"
+                                    : "its tiers are another letter's table");
         memcpy(cat->skus[cat->n_skus].sku, k, strlen(k) + 1);
         cat->skus[cat->n_skus].letter = s[0];
         cat->n_skus++;
@@ -261,6 +269,11 @@ static enum tw_err prov_from_value(const json_t *root, const char *key, bool v2,
         return TW_EPARSE;
     if (p->min_gib > p->max_gib || p->min_iops > p->max_iops || p->min_mbps > p->max_mbps)
         return tw_error_set(err, TW_EPARSE, "%s: a minimum is above its maximum", key);
+    struct tw_sku sk;
+    if (!tw_sku_parse(p->sku, &sk) || sk.family != (v2 ? TW_SKU_PREMIUM_V2 : TW_SKU_ULTRA))
+        return tw_error_set(err, TW_EPARSE, "%s.sku \"%s\" is not a%s SKU name (%s)", key,
+                            p->sku, v2 ? " Premium SSD v2" : "n Ultra",
+                            v2 ? "PremiumV2_LRS" : "UltraSSD_LRS");
     return TW_OK;
 }
 
@@ -332,17 +345,21 @@ static char letter_of(const struct tw_tier_catalog *cat, const char *sku)
     return '\0';
 }
 
-enum tw_disk_family tw_tier_family(const struct tw_tier_catalog *cat, const char *sku)
+bool tw_tier_sku(const struct tw_tier_catalog *cat, const char *sku, struct tw_sku *out)
 {
-    if (!sku || !*sku)
-        return TW_FAMILY_UNKNOWN;
-    if (letter_of(cat, sku))
-        return TW_FAMILY_TIERED;
-    if (cat->premium_v2.sku[0] && strcasecmp(cat->premium_v2.sku, sku) == 0)
-        return TW_FAMILY_PREMIUM_V2;
-    if (cat->ultra.sku[0] && strcasecmp(cat->ultra.sku, sku) == 0)
-        return TW_FAMILY_ULTRA;
-    return TW_FAMILY_UNKNOWN;
+    struct tw_sku s;
+    if (!tw_sku_parse(sku, &s))
+        return false;
+    bool rated;
+    if (s.family == TW_SKU_PREMIUM_V2)
+        rated = cat->premium_v2.sku[0] && strcasecmp(cat->premium_v2.sku, sku) == 0;
+    else if (s.family == TW_SKU_ULTRA)
+        rated = cat->ultra.sku[0] && strcasecmp(cat->ultra.sku, sku) == 0;
+    else
+        rated = letter_of(cat, sku) != 0;
+    if (rated && out)
+        *out = s;
+    return rated;
 }
 
 const struct tw_tier *tw_tier_by_name(const struct tw_tier_catalog *cat, const char *name)
@@ -385,10 +402,10 @@ enum tw_err tw_tier_for_size(const struct tw_tier_catalog *cat, const char *sku,
                              struct tw_error *err)
 {
     *out = NULL;
-    enum tw_disk_family fam = tw_tier_family(cat, sku);
-    if (fam == TW_FAMILY_UNKNOWN)
+    struct tw_sku sk;
+    if (!tw_tier_sku(cat, sku, &sk))
         return unknown_sku(cat, sku ? sku : "", err);
-    if (fam != TW_FAMILY_TIERED)
+    if (tw_sku_provisioned(sk.family))
         return tw_error_set(err, TW_EINVAL,
                             "%s has no tiers: its IOPS and MB/s are provisioned per disk", sku);
     if (size_gib < 1)
@@ -443,22 +460,23 @@ enum tw_err tw_tier_prov_range(const struct tw_tier_catalog *cat, const char *sk
                                int64_t size_gib, int64_t *min_iops, int64_t *max_iops,
                                double *min_mbps, double *max_mbps, struct tw_error *err)
 {
-    enum tw_disk_family fam = tw_tier_family(cat, sku);
-    if (fam != TW_FAMILY_PREMIUM_V2 && fam != TW_FAMILY_ULTRA)
+    struct tw_sku sk;
+    if (!tw_tier_sku(cat, sku, &sk) || !tw_sku_provisioned(sk.family))
         return tw_error_set(err, TW_EINVAL, "%s is not provisioned per disk", sku ? sku : "");
-    const struct tw_prov_rules *p = fam == TW_FAMILY_PREMIUM_V2 ? &cat->premium_v2 : &cat->ultra;
+    bool v2 = sk.family == TW_SKU_PREMIUM_V2;
+    const struct tw_prov_rules *p = v2 ? &cat->premium_v2 : &cat->ultra;
     if (size_gib < p->min_gib || size_gib > p->max_gib)
         return tw_error_set(err, TW_EINVAL, "a %s disk of %lld GiB is outside its sizes "
                             "(%lld to %lld GiB)", p->sku, (long long)size_gib,
                             (long long)p->min_gib, (long long)p->max_gib);
     int64_t hi;
     double hi_mbps;
-    if (fam == TW_FAMILY_PREMIUM_V2 && size_gib <= p->iops_above_gib) {
+    if (v2 && size_gib <= p->iops_above_gib) {
         /* At the smallest sizes only the baseline is on offer. */
         hi = p->min_iops;
         hi_mbps = p->min_mbps;
     } else {
-        hi = fam == TW_FAMILY_PREMIUM_V2
+        hi = v2
                  ? p->min_iops + p->iops_per_gib * (size_gib - p->iops_above_gib)
                  : p->iops_per_gib * size_gib;
         if (hi > p->max_iops)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/sku.h"
 
 #define TW_TIER_MAX 128      /* tiers a catalog may hold (39 today) */
 #define TW_TIER_MAX_SKUS 16  /* SKU names a catalog may map to a table */
@@ -25,14 +26,6 @@ enum tw_burst_kind {
     TW_BURST_NONE,
     TW_BURST_CREDIT,    /* free, on by default, a 30-minute bucket */
     TW_BURST_ON_DEMAND  /* opt-in and billed (Premium P30 and up) */
-};
-
-/* The kind of disk a SKU name stands for. */
-enum tw_disk_family {
-    TW_FAMILY_UNKNOWN,
-    TW_FAMILY_TIERED,      /* a fixed tier table: P, E or S */
-    TW_FAMILY_PREMIUM_V2,  /* provisioned: PremiumV2_LRS */
-    TW_FAMILY_ULTRA        /* provisioned: UltraSSD_LRS */
 };
 
 struct tw_tier {
@@ -77,7 +70,8 @@ struct tw_tier_catalog {
  * Parses LEN bytes of tierwise.disk-tiers/1 JSON into CAT (fully replaced;
  * free with tw_tier_catalog_cleanup even on failure).  The catalog may come
  * from outside (--catalog): every figure is checked, a tier table must be
- * ascending in size, and each SKU must map to a table that exists.
+ * ascending in size, and each SKU must be a tiered SKU of the vocabulary
+ * (core/sku.h) mapped to its own letter's table, which must exist.
  * TW_EPARSE naming the field on bad input.
  */
 enum tw_err tw_tier_catalog_parse(const char *buf, size_t len, struct tw_tier_catalog *cat,
@@ -89,8 +83,10 @@ enum tw_err tw_tier_catalog_builtin(struct tw_tier_catalog *cat, struct tw_error
 /* Frees CAT's tiers and empties it (a zeroed or cleaned catalog is fine). */
 void tw_tier_catalog_cleanup(struct tw_tier_catalog *cat);
 
-/* What SKU stands for (exact, case-insensitive as Azure compares names). */
-enum tw_disk_family tw_tier_family(const struct tw_tier_catalog *cat, const char *sku);
+/* Whether CAT rates SKU (parsed by core/sku, case-insensitive as Azure
+ * compares names): a tier table for it, or its provisioned rules.  *OUT
+ * (may be NULL) gets its family and redundancy. */
+bool tw_tier_sku(const struct tw_tier_catalog *cat, const char *sku, struct tw_sku *out);
 
 /* The tier called NAME ("P30", case-insensitive), or NULL. */
 const struct tw_tier *tw_tier_by_name(const struct tw_tier_catalog *cat, const char *name);

@@ -412,8 +412,8 @@ static enum tw_err rate_disks(struct ctx *c, const struct tw_disk *const *disks,
         v->n_disks = i + 1;
         if (d->caching != TW_CACHE_NONE && !c->cached)
             c->cached = d;
-        enum tw_disk_family fam = tw_tier_family(cat, d->sku);
-        if (fam == TW_FAMILY_PREMIUM_V2 || fam == TW_FAMILY_ULTRA) {
+        struct tw_sku sk;
+        if (tw_tier_sku(cat, d->sku, &sk) && tw_sku_provisioned(sk.family)) {
             if (!*prov)
                 *prov = d;
             continue;

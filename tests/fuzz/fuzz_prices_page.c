@@ -48,8 +48,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         /* Every stored price is found again, and is never zero. */
         const struct tw_price_entry *f =
-            tw_pricebook_find(book, e->region, e->currency, (enum tw_pb_family)e->family, e->tier,
-                              (enum tw_pb_redundancy)e->redundancy, (enum tw_pb_kind)e->kind);
+            tw_pricebook_find(book, e->region, e->currency, (enum tw_sku_family)e->family, e->tier,
+                              (enum tw_sku_redundancy)e->redundancy, (enum tw_pb_kind)e->kind);
         if (f != e || !(e->price.micros > 0))
             abort();
     }

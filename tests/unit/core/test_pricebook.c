@@ -36,21 +36,21 @@ static void test_p15_mount(void **state)
     struct tw_error err = {0};
     /* The tier's price is the "Disk" meter, never the "Disk Mount" one
      * (1.825), which peers took for it. */
-    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_SKU_PREMIUM_SSD, "P15", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_OK);
     assert_true(v == 38.012142);
-    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_SKU_PREMIUM_SSD, "P15", TW_SKU_LRS,
                                         TW_PB_MOUNT, &v, &err),
                      TW_OK);
     assert_true(v == 1.825);
     /* Premium has no operations meter: missing, not zero. */
-    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_SKU_PREMIUM_SSD, "P15", TW_SKU_LRS,
                                         TW_PB_OPS_10K, &v, &err),
                      TW_ENOENT);
     assert_true(isnan(v));
     /* ZRS is not LRS. */
-    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_ZRS,
+    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_SKU_PREMIUM_SSD, "P15", TW_SKU_ZRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_ENOENT);
     assert_non_null(strstr(err.msg, "P15 ZRS"));
@@ -79,11 +79,11 @@ static void test_s10_operations(void **state)
     struct tw_pricebook *b = book_of("prices/real-s10-eastus-usd.json", "eastus", "USD");
     double v;
     struct tw_error err = {0};
-    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_PB_STANDARD_HDD, "S10", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_SKU_STANDARD_HDD, "S10", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_OK);
     assert_true(v == 5.888);
-    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_PB_STANDARD_HDD, "S10", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "eastus", "USD", TW_SKU_STANDARD_HDD, "S10", TW_SKU_LRS,
                                         TW_PB_OPS_10K, &v, &err),
                      TW_OK);
     assert_true(v == 0.0005);
@@ -106,20 +106,20 @@ static void test_gbp(void **state)
     struct tw_pricebook *b = book_of("prices/real-p6-uksouth-gbp.json", "uksouth", "GBP");
     double v;
     struct tw_error err = {0};
-    assert_int_equal(tw_pricebook_price(b, "uksouth", "GBP", TW_PB_PREMIUM_SSD, "P6", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "uksouth", "GBP", TW_SKU_PREMIUM_SSD, "P6", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_OK);
     assert_true(v == 9.613436);
     /* The same region in USD is another book. */
     assert_null(
-        tw_pricebook_find(b, "uksouth", "USD", TW_PB_PREMIUM_SSD, "P6", TW_PB_LRS, TW_PB_MONTH));
+        tw_pricebook_find(b, "uksouth", "USD", TW_SKU_PREMIUM_SSD, "P6", TW_SKU_LRS, TW_PB_MONTH));
     tw_pricebook_free(b);
     b = book_of("prices/real-p10-uksouth-gbp.json", "uksouth", "GBP");
-    assert_int_equal(tw_pricebook_price(b, "uksouth", "GBP", TW_PB_PREMIUM_SSD, "P10", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "uksouth", "GBP", TW_SKU_PREMIUM_SSD, "P10", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_OK);
     assert_true(v == 18.563811);
-    assert_int_equal(tw_pricebook_price(b, "uksouth", "GBP", TW_PB_STANDARD_SSD, "E15", TW_PB_ZRS,
+    assert_int_equal(tw_pricebook_price(b, "uksouth", "GBP", TW_SKU_STANDARD_SSD, "E15", TW_SKU_ZRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_ENOENT);
     assert_non_null(
@@ -132,17 +132,17 @@ static void test_mixed_and_unknown(void **state)
     (void)state;
     /* westeurope P10, brazilsouth S4, eastus E80 operations, and a VM. */
     struct tw_pricebook *b = book_of("prices/real-items-mixed.json", NULL, NULL);
-    assert_non_null(tw_pricebook_find(b, "westeurope", "USD", TW_PB_PREMIUM_SSD, "P10", TW_PB_LRS,
+    assert_non_null(tw_pricebook_find(b, "westeurope", "USD", TW_SKU_PREMIUM_SSD, "P10", TW_SKU_LRS,
                                       TW_PB_MONTH));
-    assert_non_null(tw_pricebook_find(b, "brazilsouth", "USD", TW_PB_STANDARD_HDD, "S4", TW_PB_LRS,
+    assert_non_null(tw_pricebook_find(b, "brazilsouth", "USD", TW_SKU_STANDARD_HDD, "S4", TW_SKU_LRS,
                                       TW_PB_MONTH));
     const struct tw_price_entry *e =
-        tw_pricebook_find(b, "eastus", "USD", TW_PB_STANDARD_SSD, "E80", TW_PB_LRS, TW_PB_OPS_10K);
+        tw_pricebook_find(b, "eastus", "USD", TW_SKU_STANDARD_SSD, "E80", TW_SKU_LRS, TW_PB_OPS_10K);
     assert_non_null(e);
     assert_int_equal(e->price.micros, 2000);
     /* The E80 operations meter is not the E80 tier's price. */
     assert_null(
-        tw_pricebook_find(b, "eastus", "USD", TW_PB_STANDARD_SSD, "E80", TW_PB_LRS, TW_PB_MONTH));
+        tw_pricebook_find(b, "eastus", "USD", TW_SKU_STANDARD_SSD, "E80", TW_SKU_LRS, TW_PB_MONTH));
     tw_pricebook_free(b);
 }
 
@@ -230,31 +230,31 @@ static void test_rules(void **state)
     struct tw_pricebook *b;
     assert_int_equal(tw_pricebook_build(&items, NULL, NULL, "t", NOW, NOW, &b, &err), TW_OK);
     double v;
-    assert_int_equal(tw_pricebook_price(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P10", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P10", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_OK);
     assert_true(v == 1.5);
     assert_null(
-        tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_SSD, "E10", TW_PB_LRS, TW_PB_MONTH));
+        tw_pricebook_find(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "E10", TW_SKU_LRS, TW_PB_MONTH));
     assert_null(
-        tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P20", TW_PB_LRS, TW_PB_MONTH));
+        tw_pricebook_find(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P20", TW_SKU_LRS, TW_PB_MONTH));
     assert_null(
-        tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P30", TW_PB_LRS, TW_PB_MONTH));
+        tw_pricebook_find(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P30", TW_SKU_LRS, TW_PB_MONTH));
     const struct tw_price_entry *e =
-        tw_pricebook_find(b, "r1", "USD", TW_PB_STANDARD_SSD, "E10", TW_PB_ZRS, TW_PB_MONTH);
+        tw_pricebook_find(b, "r1", "USD", TW_SKU_STANDARD_SSD, "E10", TW_SKU_ZRS, TW_PB_MONTH);
     assert_non_null(e);
     assert_int_equal(e->price.micros, 5000000);
-    e = tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P10", TW_PB_LRS, TW_PB_RESERVED_1Y);
+    e = tw_pricebook_find(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P10", TW_SKU_LRS, TW_PB_RESERVED_1Y);
     assert_non_null(e);
     assert_int_equal(e->price.micros, 600000000);
-    e = tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_V2, "", TW_PB_LRS, TW_PB_IOPS_HOUR);
+    e = tw_pricebook_find(b, "r1", "USD", TW_SKU_PREMIUM_V2, "", TW_SKU_LRS, TW_PB_IOPS_HOUR);
     assert_non_null(e);
     assert_int_equal(e->price.micros, 500000);
     assert_true(e->from_units == 3000);
     assert_non_null(
-        tw_pricebook_find(b, "r1", "USD", TW_PB_PREMIUM_V2, "", TW_PB_LRS, TW_PB_GIB_HOUR));
-    assert_non_null(tw_pricebook_find(b, "r1", "USD", TW_PB_ULTRA, "", TW_PB_LRS, TW_PB_MBPS_HOUR));
-    assert_null(tw_pricebook_find(b, "r1", "USD", TW_PB_ULTRA, "", TW_PB_LRS, TW_PB_GIB_HOUR));
+        tw_pricebook_find(b, "r1", "USD", TW_SKU_PREMIUM_V2, "", TW_SKU_LRS, TW_PB_GIB_HOUR));
+    assert_non_null(tw_pricebook_find(b, "r1", "USD", TW_SKU_ULTRA, "", TW_SKU_LRS, TW_PB_MBPS_HOUR));
+    assert_null(tw_pricebook_find(b, "r1", "USD", TW_SKU_ULTRA, "", TW_SKU_LRS, TW_PB_GIB_HOUR));
     json_t *j;
     assert_int_equal(tw_pricebook_json(b, "r1", "USD", NULL, &j, &err), TW_OK);
     json_t *u = json_object_get(j, "unused_items");
@@ -279,7 +279,7 @@ static void test_rules(void **state)
     struct tw_pricebook *b2;
     assert_int_equal(tw_pricebook_build(&again, "r1", "USD", "t", NOW, NOW, &b2, &err), TW_OK);
     assert_int_equal(b2->n, b->n);
-    e = tw_pricebook_find(b2, "r1", "USD", TW_PB_PREMIUM_V2, "", TW_PB_LRS, TW_PB_IOPS_HOUR);
+    e = tw_pricebook_find(b2, "r1", "USD", TW_SKU_PREMIUM_V2, "", TW_SKU_LRS, TW_PB_IOPS_HOUR);
     assert_non_null(e);
     assert_true(e->from_units == 3000);
     tw_pricebook_free(b2);
@@ -322,7 +322,7 @@ static void test_exact_prices(void **state)
     struct tw_pricebook *b;
     assert_int_equal(tw_pricebook_build(&items, NULL, NULL, "test", NOW, NOW, &b, &err), TW_OK);
     struct tw_money m;
-    assert_int_equal(tw_pricebook_money(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_money(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P15", TW_SKU_LRS,
                                         TW_PB_MONTH, &m, &err),
                      TW_OK);
     assert_int_equal(m.micros, 38012142);
@@ -331,12 +331,12 @@ static void test_exact_prices(void **state)
                      TW_OK);
     assert_int_equal(m.micros, 100000);
     m.micros = 5;
-    assert_int_equal(tw_pricebook_money(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P20", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_money(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P20", TW_SKU_LRS,
                                         TW_PB_MONTH, &m, &err),
                      TW_ENOENT);
     assert_int_equal(m.micros, 0);
     double v;
-    assert_int_equal(tw_pricebook_price(b, "r1", "USD", TW_PB_PREMIUM_SSD, "P15", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "r1", "USD", TW_SKU_PREMIUM_SSD, "P15", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_OK);
     assert_true(v == 38.012142);
@@ -448,20 +448,20 @@ static void test_snapshot(void **state)
      * P10 19.71; uksouth GBP P10 18.563811. */
     static const struct {
         const char *region, *cur, *tier;
-        enum tw_pb_family f;
-        enum tw_pb_redundancy r;
+        enum tw_sku_family f;
+        enum tw_sku_redundancy r;
         enum tw_pb_kind k;
         double v;
     } rows[] = {
-        {"westeurope", "USD", "P10", TW_PB_PREMIUM_SSD, TW_PB_LRS, TW_PB_MONTH, 21.68},
-        {"westeurope", "USD", "E10", TW_PB_STANDARD_SSD, TW_PB_LRS, TW_PB_MONTH, 9.6},
-        {"westeurope", "USD", "E10", TW_PB_STANDARD_SSD, TW_PB_LRS, TW_PB_OPS_10K, 0.002},
-        {"westeurope", "USD", "E10", TW_PB_STANDARD_SSD, TW_PB_LRS, TW_PB_MOUNT, 1.183},
-        {"westeurope", "USD", "S10", TW_PB_STANDARD_HDD, TW_PB_LRS, TW_PB_OPS_10K, 0.0005},
-        {"northeurope", "USD", "S10", TW_PB_STANDARD_HDD, TW_PB_LRS, TW_PB_MONTH, 5.888},
-        {"eastus", "USD", "P10", TW_PB_PREMIUM_SSD, TW_PB_LRS, TW_PB_MONTH, 19.71},
-        {"eastus", "USD", "P15", TW_PB_PREMIUM_SSD, TW_PB_LRS, TW_PB_MONTH, 38.012142},
-        {"uksouth", "GBP", "P10", TW_PB_PREMIUM_SSD, TW_PB_LRS, TW_PB_MONTH, 18.563811},
+        {"westeurope", "USD", "P10", TW_SKU_PREMIUM_SSD, TW_SKU_LRS, TW_PB_MONTH, 21.68},
+        {"westeurope", "USD", "E10", TW_SKU_STANDARD_SSD, TW_SKU_LRS, TW_PB_MONTH, 9.6},
+        {"westeurope", "USD", "E10", TW_SKU_STANDARD_SSD, TW_SKU_LRS, TW_PB_OPS_10K, 0.002},
+        {"westeurope", "USD", "E10", TW_SKU_STANDARD_SSD, TW_SKU_LRS, TW_PB_MOUNT, 1.183},
+        {"westeurope", "USD", "S10", TW_SKU_STANDARD_HDD, TW_SKU_LRS, TW_PB_OPS_10K, 0.0005},
+        {"northeurope", "USD", "S10", TW_SKU_STANDARD_HDD, TW_SKU_LRS, TW_PB_MONTH, 5.888},
+        {"eastus", "USD", "P10", TW_SKU_PREMIUM_SSD, TW_SKU_LRS, TW_PB_MONTH, 19.71},
+        {"eastus", "USD", "P15", TW_SKU_PREMIUM_SSD, TW_SKU_LRS, TW_PB_MONTH, 38.012142},
+        {"uksouth", "GBP", "P10", TW_SKU_PREMIUM_SSD, TW_SKU_LRS, TW_PB_MONTH, 18.563811},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         double v;
@@ -473,7 +473,7 @@ static void test_snapshot(void **state)
     }
     /* GBP in westeurope: no source has it; missing, not zero. */
     double v;
-    assert_int_equal(tw_pricebook_price(b, "westeurope", "GBP", TW_PB_PREMIUM_SSD, "P10", TW_PB_LRS,
+    assert_int_equal(tw_pricebook_price(b, "westeurope", "GBP", TW_SKU_PREMIUM_SSD, "P10", TW_SKU_LRS,
                                         TW_PB_MONTH, &v, &err),
                      TW_ENOENT);
     /* Every region has its monthly P, E and S prices. */
@@ -483,8 +483,8 @@ static void test_snapshot(void **state)
         if (strcmp(it->currency, "USD") != 0 || strcmp(it->meter, "P10 LRS Disk") != 0)
             continue;
         regions++;
-        assert_non_null(tw_pricebook_find(b, it->region, "USD", TW_PB_STANDARD_SSD, "E10",
-                                          TW_PB_LRS, TW_PB_MONTH));
+        assert_non_null(tw_pricebook_find(b, it->region, "USD", TW_SKU_STANDARD_SSD, "E10",
+                                          TW_SKU_LRS, TW_PB_MONTH));
     }
     assert_true(regions >= 60);
     tw_pricebook_free(b);
@@ -493,15 +493,13 @@ static void test_snapshot(void **state)
 static void test_names(void **state)
 {
     (void)state;
-    enum tw_pb_family f;
-    enum tw_pb_redundancy r;
-    assert_true(tw_pb_sku_parse("StandardSSD_ZRS", &f, &r));
-    assert_int_equal(f, TW_PB_STANDARD_SSD);
-    assert_int_equal(r, TW_PB_ZRS);
-    assert_false(tw_pb_sku_parse("premium_lrs", &f, &r));
     struct tw_pricebook *b = book_of("prices/real-s10-eastus-usd.json", "eastus", "USD");
     double v;
     struct tw_error err = {0};
+    /* The book's SKU filters take the canonical spelling only. */
+    assert_int_equal(tw_pricebook_price_sku(b, "eastus", "USD", "standard_lrs", "S10",
+                                            TW_PB_OPS_10K, &v, &err),
+                     TW_EINVAL);
     assert_int_equal(tw_pricebook_price_sku(b, "eastus", "USD", "Standard_LRS", "S10",
                                             TW_PB_OPS_10K, &v, &err),
                      TW_OK);

@@ -22,21 +22,21 @@
 struct row {
     const char *product, *meter, *unit, *type, *term;
     int kind; /* enum tw_pb_kind, or UNKNOWN: no price */
-    enum tw_pb_family family;
+    enum tw_sku_family family;
     const char *tier;
-    enum tw_pb_redundancy red;
+    enum tw_sku_redundancy red;
 };
 
 static const struct row rows[] = {
     /* The tier's monthly price: "<tier> LRS|ZRS Disk", 1/Month. */
-    {PREMIUM, "P10 LRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_PB_PREMIUM_SSD, "P10",
-     TW_PB_LRS},
-    {PREMIUM, "P10 ZRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_PB_PREMIUM_SSD, "P10",
-     TW_PB_ZRS},
-    {SSD, "E80 LRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_PB_STANDARD_SSD, "E80",
-     TW_PB_LRS},
-    {HDD, "S4 LRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_PB_STANDARD_HDD, "S4",
-     TW_PB_LRS},
+    {PREMIUM, "P10 LRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_SKU_PREMIUM_SSD, "P10",
+     TW_SKU_LRS},
+    {PREMIUM, "P10 ZRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_SKU_PREMIUM_SSD, "P10",
+     TW_SKU_ZRS},
+    {SSD, "E80 LRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_SKU_STANDARD_SSD, "E80",
+     TW_SKU_LRS},
+    {HDD, "S4 LRS Disk", "1/Month", "Consumption", "", TW_PB_MONTH, TW_SKU_STANDARD_HDD, "S4",
+     TW_SKU_LRS},
     /* Exactly "Disk": a meter that only starts or ends like it is not it. */
     {PREMIUM, "P10 LRS Disks", "1/Month", "Consumption", "", UNKNOWN, 0, "", 0},
     {PREMIUM, "P10 LRS Disk Something", "1/Month", "Consumption", "", UNKNOWN, 0, "", 0},
@@ -49,44 +49,44 @@ static const struct row rows[] = {
     {PREMIUM, "P01 LRS Disk", "1/Month", "Consumption", "", UNKNOWN, 0, "", 0},
     {PREMIUM, "P100 LRS Disk", "1/Month", "Consumption", "", UNKNOWN, 0, "", 0},
     /* The shared disk's fee per VM: its own kind, never the tier's price. */
-    {PREMIUM, "P15 LRS Disk Mount", "1/Month", "Consumption", "", TW_PB_MOUNT, TW_PB_PREMIUM_SSD,
-     "P15", TW_PB_LRS},
-    {SSD, "E15 ZRS Disk Mount", "1/Month", "Consumption", "", TW_PB_MOUNT, TW_PB_STANDARD_SSD,
-     "E15", TW_PB_ZRS},
+    {PREMIUM, "P15 LRS Disk Mount", "1/Month", "Consumption", "", TW_PB_MOUNT, TW_SKU_PREMIUM_SSD,
+     "P15", TW_SKU_LRS},
+    {SSD, "E15 ZRS Disk Mount", "1/Month", "Consumption", "", TW_PB_MOUNT, TW_SKU_STANDARD_SSD,
+     "E15", TW_SKU_ZRS},
     {PREMIUM, "P15 LRS Disk Mount", "10K", "Consumption", "", UNKNOWN, 0, "", 0},
     {PREMIUM, "P15 LRS Disk Mounts", "1/Month", "Consumption", "", UNKNOWN, 0, "", 0},
     /* Transactions, per 10,000: Standard SSD and HDD only.  Premium SSD has
      * no transaction charge, whatever an item calls itself. */
-    {SSD, "E10 LRS Disk Operations", "10K", "Consumption", "", TW_PB_OPS_10K, TW_PB_STANDARD_SSD,
-     "E10", TW_PB_LRS},
-    {SSD, "E10 ZRS Disk Operations", "10K", "Consumption", "", TW_PB_OPS_10K, TW_PB_STANDARD_SSD,
-     "E10", TW_PB_ZRS},
-    {HDD, "S10 LRS Disk Operations", "10K", "Consumption", "", TW_PB_OPS_10K, TW_PB_STANDARD_HDD,
-     "S10", TW_PB_LRS},
+    {SSD, "E10 LRS Disk Operations", "10K", "Consumption", "", TW_PB_OPS_10K, TW_SKU_STANDARD_SSD,
+     "E10", TW_SKU_LRS},
+    {SSD, "E10 ZRS Disk Operations", "10K", "Consumption", "", TW_PB_OPS_10K, TW_SKU_STANDARD_SSD,
+     "E10", TW_SKU_ZRS},
+    {HDD, "S10 LRS Disk Operations", "10K", "Consumption", "", TW_PB_OPS_10K, TW_SKU_STANDARD_HDD,
+     "S10", TW_SKU_LRS},
     {PREMIUM, "P10 LRS Disk Operations", "10K", "Consumption", "", UNKNOWN, 0, "", 0},
     {PREMIUM, "P10 ZRS Disk Operations", "10K", "Consumption", "", UNKNOWN, 0, "", 0},
     {SSD, "E10 LRS Disk Operations", "1/Month", "Consumption", "", UNKNOWN, 0, "", 0},
     {SSD, "Disk Transactions LRS Disk Operations", "10K", "Consumption", "", UNKNOWN, 0, "", 0},
     /* Reservations: the term's total, apart from the monthly price. */
     {PREMIUM, "P30 LRS Disk", "1/Month", "Reservation", "1 Year", TW_PB_RESERVED_1Y,
-     TW_PB_PREMIUM_SSD, "P30", TW_PB_LRS},
+     TW_SKU_PREMIUM_SSD, "P30", TW_SKU_LRS},
     {PREMIUM, "P30 LRS Disk", "1/Month", "Reservation", "3 Years", TW_PB_RESERVED_3Y,
-     TW_PB_PREMIUM_SSD, "P30", TW_PB_LRS},
+     TW_SKU_PREMIUM_SSD, "P30", TW_SKU_LRS},
     {PREMIUM, "P30 LRS Disk", "1/Month", "Reservation", "5 Years", UNKNOWN, 0, "", 0},
     {PREMIUM, "P30 LRS Disk", "1/Month", "Reservation", "", UNKNOWN, 0, "", 0},
     {PREMIUM, "P30 LRS Disk Mount", "1/Month", "Reservation", "1 Year", UNKNOWN, 0, "", 0},
     {PREMIUM, "P30 LRS Disk", "1/Month", "DevTestConsumption", "", UNKNOWN, 0, "", 0},
     /* Premium SSD v2 and Ultra: per GiB, IOPS and MB/s, per hour. */
     {V2, "Premium LRS Provisioned Capacity", "1 GiB/Hour", "Consumption", "", TW_PB_GIB_HOUR,
-     TW_PB_PREMIUM_V2, "", TW_PB_LRS},
+     TW_SKU_PREMIUM_V2, "", TW_SKU_LRS},
     {V2, "Premium LRS Provisioned IOPS", "1/Hour", "Consumption", "", TW_PB_IOPS_HOUR,
-     TW_PB_PREMIUM_V2, "", TW_PB_LRS},
+     TW_SKU_PREMIUM_V2, "", TW_SKU_LRS},
     {V2, "Premium ZRS Provisioned Throughput (MBps)", "1/Hour", "Consumption", "",
-     TW_PB_MBPS_HOUR, TW_PB_PREMIUM_V2, "", TW_PB_ZRS},
+     TW_PB_MBPS_HOUR, TW_SKU_PREMIUM_V2, "", TW_SKU_ZRS},
     {ULTRA, "Ultra LRS Provisioned Capacity", "1 GiB/Hour", "Consumption", "", TW_PB_GIB_HOUR,
-     TW_PB_ULTRA, "", TW_PB_LRS},
+     TW_SKU_ULTRA, "", TW_SKU_LRS},
     {ULTRA, "Ultra LRS Provisioned IOPS", "1/Hour", "Consumption", "", TW_PB_IOPS_HOUR,
-     TW_PB_ULTRA, "", TW_PB_LRS},
+     TW_SKU_ULTRA, "", TW_SKU_LRS},
     {V2, "Premium LRS Provisioned Capacity", "1/Hour", "Consumption", "", UNKNOWN, 0, "", 0},
     {V2, "Ultra LRS Provisioned IOPS", "1/Hour", "Consumption", "", UNKNOWN, 0, "", 0},
     {ULTRA, "Premium LRS Provisioned IOPS", "1/Hour", "Consumption", "", UNKNOWN, 0, "", 0},
@@ -137,7 +137,7 @@ static void test_each_meter(void **state)
                 b, "r1", "USD", r->family, r->tier, r->red, (enum tw_pb_kind)r->kind);
             if (!e)
                 fail_msg("row %zu: %s / \"%s\": not a %s %s %s price", i, r->product, r->meter,
-                         r->tier, tw_pb_redundancy_name(r->red),
+                         r->tier, tw_sku_redundancy_name(r->red),
                          tw_pb_kind_name((enum tw_pb_kind)r->kind));
         }
         tw_pricebook_free(b);
@@ -169,8 +169,8 @@ static void test_side_by_side(void **state)
     const char *meters[] = {"E10 LRS Disk", "E10 LRS Disk Mount", "E10 LRS Disk Operations"};
     const enum tw_pb_kind kinds[] = {TW_PB_MONTH, TW_PB_MOUNT, TW_PB_OPS_10K};
     for (int k = 0; k < 3; k++) {
-        const struct tw_price_entry *e = tw_pricebook_find(b, "r1", "USD", TW_PB_STANDARD_SSD,
-                                                           "E10", TW_PB_LRS, kinds[k]);
+        const struct tw_price_entry *e = tw_pricebook_find(b, "r1", "USD", TW_SKU_STANDARD_SSD,
+                                                           "E10", TW_SKU_LRS, kinds[k]);
         assert_non_null(e);
         assert_string_equal(b->items.v[e->item].meter, meters[k]);
     }

@@ -134,11 +134,19 @@ static void test_size_errors(void **state)
     assert_int_equal(tw_tier_for_size(cat, "Premium_LRS", -5, &t, &err), TW_EINVAL);
     assert_int_equal(tw_tier_for_size(cat, "UltraSSD_LRS", 128, &t, &err), TW_EINVAL);
     assert_non_null(strstr(err.msg, "provisioned per disk"));
-    assert_int_equal(tw_tier_family(cat, "UltraSSD_LRS"), TW_FAMILY_ULTRA);
-    assert_int_equal(tw_tier_family(cat, "PremiumV2_LRS"), TW_FAMILY_PREMIUM_V2);
-    assert_int_equal(tw_tier_family(cat, "Standard_LRS"), TW_FAMILY_TIERED);
-    assert_int_equal(tw_tier_family(cat, "Nope"), TW_FAMILY_UNKNOWN);
-    assert_int_equal(tw_tier_family(cat, NULL), TW_FAMILY_UNKNOWN);
+    struct tw_sku sk;
+    assert_true(tw_tier_sku(cat, "UltraSSD_LRS", &sk));
+    assert_int_equal(sk.family, TW_SKU_ULTRA);
+    assert_true(tw_tier_sku(cat, "PremiumV2_LRS", &sk));
+    assert_int_equal(sk.family, TW_SKU_PREMIUM_V2);
+    assert_true(tw_tier_sku(cat, "standard_lrs", &sk));
+    assert_int_equal(sk.family, TW_SKU_STANDARD_HDD);
+    assert_true(tw_tier_sku(cat, "StandardSSD_ZRS", &sk));
+    assert_int_equal(sk.redundancy, TW_SKU_ZRS);
+    /* In the vocabulary but not rated by the catalog (Standard HDD has no ZRS). */
+    assert_false(tw_tier_sku(cat, "Standard_ZRS", &sk));
+    assert_false(tw_tier_sku(cat, "Nope", &sk));
+    assert_false(tw_tier_sku(cat, NULL, NULL));
 }
 
 static void test_perf_tier(void **state)
@@ -231,7 +239,7 @@ static void test_minimal_catalog(void **state)
     assert_int_equal(tw_tier_catalog_parse(doc, strlen(doc), &cat, &err), TW_OK);
     assert_int_equal(cat.n_tiers, 2);
     /* Without premium_ssd_v2 / ultra_disk, those SKUs are unknown. */
-    assert_int_equal(tw_tier_family(&cat, "PremiumV2_LRS"), TW_FAMILY_UNKNOWN);
+    assert_false(tw_tier_sku(&cat, "PremiumV2_LRS", NULL));
     const struct tw_tier *t;
     assert_int_equal(tw_tier_for_size(&cat, "Premium_LRS", 9, &t, &err), TW_EINVAL);
     assert_non_null(strstr(err.msg, "P2, 8 GiB"));
@@ -285,6 +293,19 @@ static void test_bad_catalogs(void **state)
               "\"min_gib\":4,\"max_gib\":8,\"min_iops\":100,\"iops_per_gib\":1,\"max_iops\":50,"
               "\"min_mbps\":1,\"mbps_per_iops\":0.25,\"max_mbps\":10}}}",
          "minimum is above its maximum"},
+        /* SKU names are the vocabulary's, each on its own letter's table. */
+        {HEAD "\"tiers\":[" TIER("P1", "Premium_LRS", 4, 120, NOBURST)
+              "],\"skus\":{\"Premium_GRS\":\"P\"}}",
+         "not the SKU name of a tiered disk"},
+        {HEAD "\"tiers\":[" TIER("P1", "Premium_LRS", 4, 120, NOBURST) ","
+              TIER("E1", "StandardSSD_LRS", 4, 120, NOBURST)
+              "],\"skus\":{\"StandardSSD_LRS\":\"P\"}}",
+         "another letter's table"},
+        {HEAD "\"tiers\":[" TIER("P1", "Premium_LRS", 4, 120, NOBURST)
+              "],\"skus\":{\"Premium_LRS\":\"P\"},\"ultra_disk\":{\"sku\":\"U\",\"rules\":{"
+              "\"min_gib\":4,\"max_gib\":8,\"min_iops\":100,\"iops_per_gib\":1,\"max_iops\":500,"
+              "\"min_mbps\":1,\"mbps_per_iops\":0.25,\"max_mbps\":10}}}",
+         "ultra_disk.sku \"U\" is not an Ultra SKU name"},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         struct tw_tier_catalog cat;
