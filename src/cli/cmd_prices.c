@@ -323,8 +323,8 @@ static int cmd_bench(const struct opts *o)
     for (long i = 0; i < o->lookups; i++) {
         size_t k = (size_t)i % nk;
         const struct tw_price_entry *e = tw_pricebook_find(
-            b, region, currency, (enum tw_pb_family)keys[k]->family, tiers[k],
-            (enum tw_pb_redundancy)keys[k]->redundancy, (enum tw_pb_kind)keys[k]->kind);
+            b, region, currency, (enum tw_sku_family)keys[k]->family, tiers[k],
+            (enum tw_sku_redundancy)keys[k]->redundancy, (enum tw_pb_kind)keys[k]->kind);
         if (e) {
             found++;
             sum += tw_money_to_double(e->price);
