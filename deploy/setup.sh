@@ -19,6 +19,7 @@ packages=(
   libcmocka-dev                            # unit tests
   fio jq curl sqlite3                      # tests and tests/perf: reference tool, JSON, HTTP, db checks
   wrk                                      # tests/perf/ingest-load.sh: HTTP load generator
+  tzdata                                   # IANA zone files (/usr/share/zoneinfo) read by core/tz through app/tzload
 )
 
 missing=()

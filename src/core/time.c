@@ -20,7 +20,11 @@ int64_t tw_floor_div(int64_t a, int64_t d)
 
 int64_t tw_floor_mod(int64_t a, int64_t d)
 {
-    return a - tw_floor_div(a, d) * d;
+    /* Not a - floor(a / d) * d, which overflows at INT64_MIN. */
+    int64_t r = a % d;
+    if (r != 0 && ((r < 0) != (d < 0)))
+        r += d;
+    return r;
 }
 
 bool tw_is_leap(int64_t y)
@@ -116,7 +120,7 @@ void tw_civil_from_ns(int64_t ns, struct tw_civil *c)
     c->hour = (int)(sod / 3600);
     c->minute = (int)(sod / 60 % 60);
     c->second = (int)(sod % 60);
-    c->nsec = (int32_t)(ns - secs * TW_NS_PER_S);
+    c->nsec = (int32_t)tw_floor_mod(ns, TW_NS_PER_S);
 }
 
 bool tw_time_add(int64_t a, int64_t b, int64_t *out)

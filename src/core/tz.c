@@ -133,15 +133,18 @@ static enum tw_err pp_hms(struct pp *p, int max_h, int32_t *out)
             p->i++;
         }
         int nd = 0, v = 0;
+        size_t start = p->i;
         while (p->i < p->len && is_digit(p->s[p->i]) && nd < 3) {
             v = v * 10 + (p->s[p->i++] - '0');
             nd++;
         }
         if (nd == 0 || (k > 0 && nd != 2))
             return pp_fail(p, k == 0 ? "hours" : "two digits of minutes or seconds");
-        if ((k == 0 && v > max_h) || (k > 0 && v > 59))
+        if ((k == 0 && v > max_h) || (k > 0 && v > 59)) {
+            p->i = start; /* point at the number */
             return pp_fail(p, k == 0 ? (max_h == 24 ? "hours 0..24" : "hours -167..167")
                                      : "minutes or seconds 00..59");
+        }
         part[k] = v;
     }
     *out = sign * (part[0] * 3600 + part[1] * 60 + part[2]);
@@ -151,12 +154,15 @@ static enum tw_err pp_hms(struct pp *p, int max_h, int32_t *out)
 static enum tw_err pp_num(struct pp *p, int lo, int hi, const char *what, int *out)
 {
     int v = 0, nd = 0;
+    size_t start = p->i;
     while (p->i < p->len && is_digit(p->s[p->i]) && nd < 4) {
         v = v * 10 + (p->s[p->i++] - '0');
         nd++;
     }
-    if (nd == 0 || v < lo || v > hi)
+    if (nd == 0 || v < lo || v > hi) {
+        p->i = start; /* point at the number */
         return pp_fail(p, what);
+    }
     *out = v;
     return TW_OK;
 }
@@ -418,54 +424,51 @@ enum tw_err tw_tz_local_to_ns(const struct tw_tz *z, int64_t local_ns, int64_t *
                               enum tw_tz_local *kind)
 {
     int64_t l = tw_floor_div(local_ns, TW_NS_PER_S);
-    int64_t frac = local_ns - l * TW_NS_PER_S;
-    /* The intervals of constant offset around L: [a[i], a[i+1]) with
-     * offset off[i]; a[0] is "long before", a[n] "long after". */
-    enum { MAXI = 32 };
-    int64_t a[MAXI + 1];
-    int32_t off[MAXI];
-    size_t n = 0;
-    int64_t t = l - WINDOW_S;
-    a[0] = INT64_MIN;
-    off[0] = type_at(z, t)->utoff;
-    n = 1;
-    int64_t at;
-    while (n < MAXI && next_s(z, t, &at) && at <= l + WINDOW_S) {
-        a[n] = at;
-        off[n] = type_at(z, at)->utoff;
-        n++;
-        t = at;
-    }
-    a[n] = INT64_MAX;
-    int64_t best = 0;
-    bool found = false;
-    for (size_t i = 0; i < n; i++) {
-        int64_t c = l - off[i];
-        if (c >= a[i] && c < a[i + 1] && (!found || c < best)) {
-            best = c;
+    int64_t frac = tw_floor_mod(local_ns, TW_NS_PER_S);
+    /*
+     * Walk the intervals of constant offset around L in order: [lo, hi)
+     * with offset off, from "long before" to "long after".  Only those
+     * within a day and a bit of L can hold it.  The first interval that
+     * holds L - off is the earliest instant; if none does, the first change
+     * that L falls across (after the old interval read in its offset,
+     * before the new one read in its own) is the gap.
+     */
+    int64_t lo = INT64_MIN, hi, t = l - WINDOW_S;
+    int32_t off = type_at(z, t)->utoff;
+    bool found = false, gap = false, second = false;
+    int64_t best = 0, gap_t = 0;
+    for (;;) {
+        int64_t at;
+        bool more = next_s(z, t, &at) && at <= l + WINDOW_S;
+        hi = more ? at : INT64_MAX;
+        int64_t c = l - off;
+        if (c >= lo && c < hi) {
+            if (found)
+                second = true;
+            else
+                best = c;
             found = true;
         }
+        if (!more)
+            break;
+        int32_t next_off = type_at(z, at)->utoff;
+        if (!gap && c >= hi && l - next_off < hi) {
+            gap = true;
+            gap_t = c;
+        }
+        lo = hi;
+        off = next_off;
+        t = at;
     }
     enum tw_tz_local k = TW_TZ_LOCAL_UNIQUE;
     if (found) {
-        /* Occurs twice if another interval holds it too. */
-        for (size_t i = 0; i < n; i++) {
-            int64_t c = l - off[i];
-            if (c != best && c >= a[i] && c < a[i + 1])
-                k = TW_TZ_LOCAL_OVERLAP;
-        }
+        k = second ? TW_TZ_LOCAL_OVERLAP : TW_TZ_LOCAL_UNIQUE;
     } else {
-        /* A gap: L lies after interval i's end read in its offset and
-         * before interval i+1's start read in the next one.  The offset
-         * before the change moves it forward by the gap. */
+        /* A gap: read with the offset before the change, which moves it
+         * forward by the gap.  (Without one, which a valid zone can't
+         * have, the offset at L read as UTC.) */
         k = TW_TZ_LOCAL_GAP;
-        best = l - off[0];
-        for (size_t i = 0; i + 1 < n; i++) {
-            if (l - off[i] >= a[i + 1] && l - off[i + 1] < a[i + 1]) {
-                best = l - off[i];
-                break;
-            }
-        }
+        best = gap ? gap_t : l - type_at(z, l)->utoff;
     }
     if (kind)
         *kind = k;
@@ -501,7 +504,7 @@ void tw_tz_ns_to_civil(const struct tw_tz *z, int64_t t_ns, struct tw_civil *c,
     c->hour = (int)(sod / 3600);
     c->minute = (int)(sod / 60 % 60);
     c->second = (int)(sod % 60);
-    c->nsec = (int32_t)(t_ns - tw_floor_div(t_ns, TW_NS_PER_S) * TW_NS_PER_S);
+    c->nsec = (int32_t)tw_floor_mod(t_ns, TW_NS_PER_S);
 }
 
 const char *tw_tz_name(const struct tw_tz *z)
