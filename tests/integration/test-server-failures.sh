@@ -89,7 +89,7 @@ batch() {
   db_lock || bad "could not take the write lock: $(cat "$scratch/lock.out")"
   post_bg first "$first"
   wait_depth 0 # /metrics answers
-  sleep 0.5    # the writer has it: still 0 queued
+  sleep 1      # the writer has it (alone): still 0 queued
   [ "$(metric tierwise_ingest_queue_depth)" = 0 ] && ok || bad "report $first did not reach the writer alone"
   for id in "$@"; do
     i=$((i + 1))
