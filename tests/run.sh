@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Sets up, builds with AddressSanitizer + UndefinedBehaviorSanitizer and
-# -Werror, and runs every test: unit, fuzz-corpus replays, command-line
-# and tool checks (ctest), then a short libFuzzer session per fuzz target
-# when clang is there.  Tests that need what the machine lacks (O_DIRECT,
-# root, loop devices) report themselves as skipped.
+# -Werror, makes a packager's build (the defaults, Release), and runs every
+# test: unit, fuzz-corpus replays, command-line and tool checks (ctest),
+# then a short libFuzzer session per fuzz target when clang is there.
+# Tests that need what the machine lacks (O_DIRECT, root, loop devices)
+# report themselves as skipped, by name.
 #
-#   ./tests/run.sh                  everything
+#   ./tests/run.sh                     everything
 #   TW_FUZZ_SECONDS=0 ./tests/run.sh   skip the libFuzzer sessions
+#
+# The last line counts ctest's tests exactly, from its JUnit file:
+#   tests/run.sh: N passed, N failed, N skipped
+# The libFuzzer sessions, and the Release build if it failed, have lines of
+# their own before it.  The status is 0 only if the Release build passed,
+# no test failed and no fuzz session found a crash.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,40 +24,93 @@ cmake -S . -B "$build" -DTW_SANITIZE=ON -DTW_WERROR=ON -DTW_TESTS=ON \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$build" -j"$(nproc)"
 
+# A packager's build: the defaults, Release (GCC's -O2 warnings, such as
+# -Warray-bounds, only appear there).  Built, not run: the tests run above.
+release=${TW_RELEASE_BUILD_DIR:-build/release}
+release_line=""
+if ! { cmake -S . -B "$release" -DCMAKE_BUILD_TYPE=Release &&
+       cmake --build "$release" -j"$(nproc)"; } >"$release.log" 2>&1; then
+  grep -E -m 20 'error|Error' "$release.log" || tail -20 "$release.log"
+  release_line="tests/run.sh: the Release build with the defaults FAILED ($release.log)"
+  echo "$release_line"
+fi
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-ctest --test-dir "$build" --output-on-failure -j"$(nproc)" | tee "$build/ctest.log"
-summary=$(grep -E '^[0-9]+% tests passed' "$build/ctest.log" | tail -1)
-total=$(sed -E 's/.* out of ([0-9]+).*/\1/' <<<"$summary")
-failed=$(sed -E 's/.*, ([0-9]+) tests failed.*/\1/' <<<"$summary")
-skipped=$(grep -c 'Skipped' "$build/ctest.log" || true)
-fuzzed=0
+junit="$build/ctest-junit.xml"
+rm -f "$junit"
+set +e
+ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --output-junit "$(realpath "$junit")" \
+  2>&1 | tee "$build/ctest.log"
+ctest_status=${PIPESTATUS[0]}
+set -e
+if [ ! -s "$junit" ]; then
+  echo "tests/run.sh: ctest wrote no $junit (status $ctest_status)"
+  exit 1
+fi
+# One <testcase ... status="run|fail|notrun|disabled"> per test.
+count() { { grep -o '<testcase [^>]*status="'"$1"'"' "$junit" || true; } | wc -l; }
+passed=$(count run)
+failed=$(count fail)
+skipped=$(( $(count notrun) + $(count disabled) ))
+total=$(grep -c '<testcase ' "$junit" || true)
+if [ $((passed + failed + skipped)) -ne "$total" ]; then
+  echo "tests/run.sh: $total tests in $junit, but $passed + $failed + $skipped by status"
+  failed=$((total - passed - skipped))
+fi
+# ctest failing without a failed test (a timeout it counted elsewhere, or
+# no tests found) is a failure too.
+if [ "$ctest_status" -ne 0 ] && [ "$failed" -eq 0 ]; then
+  echo "tests/run.sh: ctest exited $ctest_status with no failed test in $junit"
+  failed=1
+fi
 
 # libFuzzer sessions on copies of the corpora (the committed corpora stay
-# small; new finds are printed, not added).
+# small; new finds are printed, not added).  Their targets are the fuzz/*
+# replays counted above, so they are reported on a line of their own.
+fuzz_line=""
+crashed=0
 secs=${TW_FUZZ_SECONDS:-20}
 if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
   fbuild=${TW_FUZZ_BUILD_DIR:-build/fuzz}
-  CC=clang cmake -S . -B "$fbuild" -DTW_FUZZ=ON -DTW_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
+  CC=clang cmake -S . -B "$fbuild" -DTW_FUZZ=ON -DTW_WERROR=ON -DTW_TESTS=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
   targets=()
   for f in tests/fuzz/fuzz_*.c; do t=$(basename "$f" .c); targets+=("${t#fuzz_}"); done
-  cmake --build "$fbuild" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >/dev/null
+  sessions=0
+  if ! cmake --build "$fbuild" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" >"$fbuild.log" 2>&1; then
+    grep -E -m 20 'error|Error' "$fbuild.log" || tail -20 "$fbuild.log"
+    echo "fuzz: the libFuzzer build failed ($fbuild.log)"
+    crashed=1 targets=()
+  fi
   for t in "${targets[@]}"; do
     work=$(mktemp -d)
     cp tests/fuzz/corpus/$t/* "$work"/
     dict=()
     [ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
     echo "fuzz: $t for ${secs}s"
+    sessions=$((sessions + 1))
     if ! "$fbuild/tests/fuzz_$t" "${dict[@]}" -max_total_time="$secs" -max_len=65536 \
          -artifact_prefix="$work/" "$work" >"$work.log" 2>&1; then
       tail -40 "$work.log"
       echo "fuzz: $t found a crash; the input is in $work"
-      exit 1
+      crashed=$((crashed + 1))
+      continue
     fi
     tail -1 "$work.log"
     rm -rf "$work" "$work.log"
-    fuzzed=$((fuzzed + 1))
   done
+  if [ ${#targets[@]} -eq 0 ]; then
+    fuzz_line="tests/run.sh: libFuzzer: the build FAILED, no sessions"
+  else
+    fuzz_line="tests/run.sh: libFuzzer: $sessions sessions of ${secs}s, $crashed found a crash"
+  fi
+elif [ "$secs" -gt 0 ]; then
+  fuzz_line="tests/run.sh: libFuzzer: no sessions (clang is not installed)"
+else
+  fuzz_line="tests/run.sh: libFuzzer: no sessions (TW_FUZZ_SECONDS=0)"
 fi
-# ctest's tests plus one per fuzz session; failures stopped the script above.
-echo "tests/run.sh: $((total - failed - skipped + fuzzed)) passed, $failed failed, $skipped skipped"
+
+[ -n "$release_line" ] && echo "$release_line"
+echo "$fuzz_line"
+echo "tests/run.sh: $passed passed, $failed failed, $skipped skipped"
+[ -z "$release_line" ] && [ "$failed" -eq 0 ] && [ "$crashed" -eq 0 ]
