@@ -365,7 +365,8 @@ enum tw_err tw_price_page_parse(const char *buf, size_t len, struct tw_price_ite
                     ok = tw_jr_skip(&r);
                 if (ok && (!(d >= 0 && d <= 1e9) || d != floor(d)))
                     ok = wrong(&r, "the prices page: Count must be a whole number >= 0");
-                page->count = (long)d;
+                if (ok) /* (long) of an infinite or huge Count is undefined */
+                    page->count = (long)d;
                 break;
             }
             case 5:
