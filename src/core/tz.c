@@ -645,7 +645,7 @@ enum tw_err tw_tz_parse(const char *name, const void *buf, size_t len, struct tw
     uint64_t need = block_size(&h, tsize);
     if (need > len - at)
         return bad(err, name, at, "the data block is cut short");
-    struct tw_tz *z;
+    struct tw_tz *z = NULL;
     if ((rc = new_zone(name, h.timecnt, h.typecnt, &z, err)) != TW_OK)
         return rc;
     const unsigned char *p = b + at;
@@ -765,7 +765,7 @@ enum tw_err tw_tz_from_posix(const char *buf, size_t len, struct tw_tz **out,
     size_t n = len < sizeof(name) - 1 ? len : sizeof(name) - 1;
     memcpy(name, buf, n);
     name[n] = '\0';
-    struct tw_tz *z;
+    struct tw_tz *z = NULL;
     if ((rc = new_zone(name, 0, 1, &z, err)) != TW_OK)
         return rc;
     z->types[0] = pz.std;
