@@ -102,6 +102,11 @@ mutant sync-off \
   '-L ^store$'
 edit src/store/store_sqlite.c 'PRAGMA synchronous = FULL' 'PRAGMA synchronous = OFF'
 
+mutant sync-normal \
+  'survives a power loss: NORMAL in WAL mode leaves the last commits to the next checkpoint' \
+  '-L ^store$'
+edit src/store/store_sqlite.c 'PRAGMA synchronous = FULL' 'PRAGMA synchronous = NORMAL'
+
 mutant batch-1 \
   'group commit: the writer takes up to 64 queued reports per transaction' \
   '-L ^server$'
@@ -320,7 +325,7 @@ build_targets() {
 apply_edit() {
   local i=$1 f=${e_file[$1]}
   if [ ! -f "$tree/$f" ]; then
-    echo "$f does not exist" >&2
+    echo "no such file in the tree" >&2
     return 3
   fi
   if [[ " ${applied[*]} " != *" $f "* ]]; then
@@ -398,6 +403,10 @@ for m in "${selected[@]}"; do
       mapfile -t failed < <(run_tests "$work/log/$m-test.log" "${ts[@]}")
       if [ ${#failed[@]} -gt 0 ] && [ -n "${failed[0]}" ]; then
         r=caught d="${failed[*]}"
+        # The cmocka cases that failed, when the tests are unit tests.
+        cases=$(sed -nE 's/^\[  FAILED  \] (test_[A-Za-z0-9_]+)$/\1/p' "$work/log/$m-test.log" |
+          sort -u | paste -sd' ')
+        [ -n "$cases" ] && d+=" ($cases)"
       elif grep -qE '^100% tests passed' "$work/log/$m-test.log"; then
         r=SURVIVED d="${#ts[@]} test(s) passed"
         sk=$(skipped_in "$work/log/$m-test.log")
@@ -432,7 +441,7 @@ if [ -n "$markdown" ]; then
     for m in "${selected[@]}"; do
       fs=$(files_of "$m"); fs="\`${fs// /\`, \`}\`"
       res=${result[$m]}
-      [ "$res" = caught ] && res="caught by ${detail[$m]// /, }"
+      [ "$res" = caught ] && res="caught by ${detail[$m]}"
       [ "$res" = SURVIVED ] && res="**survived** (${detail[$m]})"
       printf '| `%s` | %s | %s | `%s` | %s |\n' "$m" "$fs" "${promise[$m]//|/\\|}" \
         "${tests[$m]//|/\\|}" "$res"
