@@ -373,7 +373,7 @@ fi
 
 # ---- each mutant -----------------------------------------------------------
 
-declare -A result=() detail=()
+declare -A result=() detail=() caught_by=() caught_cases=()
 bad=0
 for m in "${selected[@]}"; do
   start=$(date +%s)
@@ -406,6 +406,8 @@ for m in "${selected[@]}"; do
         # The cmocka cases that failed, when the tests are unit tests.
         cases=$(sed -nE 's/^\[  FAILED  \] (test_[A-Za-z0-9_]+)$/\1/p' "$work/log/$m-test.log" |
           sort -u | paste -sd' ')
+        caught_by[$m]="${failed[*]}"
+        caught_cases[$m]=$cases
         [ -n "$cases" ] && d+=" ($cases)"
       elif grep -qE '^100% tests passed' "$work/log/$m-test.log"; then
         r=SURVIVED d="${#ts[@]} test(s) passed"
@@ -441,7 +443,11 @@ if [ -n "$markdown" ]; then
     for m in "${selected[@]}"; do
       fs=$(files_of "$m"); fs="\`${fs// /\`, \`}\`"
       res=${result[$m]}
-      [ "$res" = caught ] && res="caught by ${detail[$m]}"
+      if [ "$res" = caught ]; then
+        res="caught: \`${caught_by[$m]// /\`, \`}\`"
+        c=${caught_cases[$m]}
+        [ -n "$c" ] && res+=" (\`${c// /\`, \`}\`)"
+      fi
       [ "$res" = SURVIVED ] && res="**survived** (${detail[$m]})"
       printf '| `%s` | %s | %s | `%s` | %s |\n' "$m" "$fs" "${promise[$m]//|/\\|}" \
         "${tests[$m]//|/\\|}" "$res"
