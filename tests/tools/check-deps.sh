@@ -22,12 +22,13 @@ declare -A allowed=(
   [bench]="core bench"
   [azure]="core azure"
   [store]="core store"
+  [httpd]="core httpd"
   [service]="core store azure service"
-  [server]="core service store azure server"
+  [server]="core service store azure httpd server"
   [app]="core app"
   [agent]="core bench azure app agent"
-  [cli]="core bench azure store service server app cli"
-  [sim]="core sim"
+  [cli]="core bench azure store service server httpd app cli"
+  [sim]="core httpd sim"
 )
 # The foreign libraries each module may include, beyond libc.  JSON is
 # core's (jansson), and every module may read and write it.
@@ -36,6 +37,7 @@ declare -A libs=(
   [bench]="jansson libaio"
   [azure]="jansson curl"
   [store]="jansson sqlite3"
+  [httpd]="jansson microhttpd"
   [service]="jansson"
   [server]="jansson microhttpd gnutls"
   [app]="jansson"
@@ -43,7 +45,7 @@ declare -A libs=(
   [cli]="jansson"
   [sim]="jansson microhttpd"
 )
-order="core bench azure store service server app agent cli sim"
+order="core bench azure store httpd service server app agent cli sim"
 
 if [ "$src" = --table ]; then
   for m in $order; do echo "$m: ${allowed[$m]}"; done
