@@ -3,7 +3,7 @@
  * Azure Retail Prices API into the database, import a saved answer or a
  * snapshot, show a price book, and time lookups (the benchmark).
  *
- * The work is done by src/server/prices.c, which the REST handlers call
+ * The work is done by src/service/prices.c, which the REST handlers call
  * too; this file reads options and prints.
  */
 #include <getopt.h>
@@ -18,7 +18,7 @@
 #include "azure/endpoints.h"
 #include "cli/cli.h"
 #include "core/pricebook.h"
-#include "server/prices.h"
+#include "service/prices.h"
 #include "store/store.h"
 
 #define MAX_IMPORT (256u << 20) /* an import file: pricing-data's 4.5 MB and far more */
@@ -115,15 +115,15 @@ static int cmd_refresh(const struct opts *o)
     if (rc != TW_OK)
         return fail(rc, &err, false);
     char reg[48], cur[4];
-    if ((rc = tw_srv_prices_key(o->region, o->currency, reg, cur, &err)) != TW_OK)
+    if ((rc = tw_svc_prices_key(o->region, o->currency, reg, cur, &err)) != TW_OK)
         return fail(rc, &err, false);
     struct tw_store *st = NULL;
     if ((rc = tw_store_open(o->db, &st, &err)) != TW_OK)
         return fail(rc, &err, false);
-    struct tw_srv_refresh rq = {
+    struct tw_svc_refresh rq = {
         .prices_url = ep.url[TW_AZ_EP_PRICES], .region = reg, .currency = cur, .log = log_line};
-    struct tw_srv_refresh_result res;
-    rc = tw_srv_prices_refresh(st, &rq, &res, &err);
+    struct tw_svc_refresh_result res;
+    rc = tw_svc_prices_refresh(st, &rq, &res, &err);
     tw_store_close(st);
     if (rc != TW_OK)
         return fail(rc, &err, true);
@@ -163,9 +163,9 @@ static int cmd_import(const struct opts *o, const char *file)
         return fail(rc, &err, false);
     }
     struct tw_store *st = NULL;
-    struct tw_srv_refresh_result res;
+    struct tw_svc_refresh_result res;
     if ((rc = tw_store_open(o->db, &st, &err)) == TW_OK)
-        rc = tw_srv_prices_import(st, in.data ? in.data : "", in.len, file, &res, &err);
+        rc = tw_svc_prices_import(st, in.data ? in.data : "", in.len, file, &res, &err);
     tw_store_close(st);
     tw_buf_cleanup(&in);
     if (rc != TW_OK)
@@ -249,7 +249,7 @@ static int cmd_show(const struct opts *o)
     if (o->db && (rc = open_db(o->db, true, &st, &err)) != TW_OK)
         return fail(rc, &err, false);
     json_t *j = NULL;
-    rc = tw_srv_prices_show(st, o->region, o->currency, o->sku, &j, &err);
+    rc = tw_svc_prices_show(st, o->region, o->currency, o->sku, &j, &err);
     tw_store_close(st);
     if (rc != TW_OK)
         return fail(rc, &err, false);
@@ -280,7 +280,7 @@ static int cmd_bench(const struct opts *o)
         return fail(rc, &err, false);
     struct tw_pricebook *b = NULL;
     double t0 = now_s();
-    rc = tw_srv_prices_load(st, o->region, o->currency, &b, &err);
+    rc = tw_svc_prices_load(st, o->region, o->currency, &b, &err);
     double load_s = now_s() - t0;
     tw_store_close(st);
     if (rc != TW_OK)

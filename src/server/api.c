@@ -3,8 +3,9 @@
  *
  * Handlers answer through tw_req_json / tw_req_error (server_int.h).
  * Reads take a store handle from the pool for the length of the request.
- * Verdicts are computed on the fly with src/core/verdict.h, from each VM's
- * latest inventory and results, against the built-in catalog and VM caps.
+ * Verdicts come from the service room (service/compliance.h), computed
+ * from each VM's latest inventory and results against the built-in
+ * catalog and VM caps; this file only shapes them as JSON.
  */
 #include "server/server_int.h"
 
@@ -15,10 +16,50 @@
 #include <unistd.h>
 
 #include "core/verdict.h"
+#include "service/compliance.h"
 #include "server/json_shape.h"
 #include "server/static.h"
 
 /* ---- verdicts ---- */
+
+/* Verdicts as the API shows them: into two JSON arrays. */
+struct verdict_json {
+    json_t *verdicts, *errors;
+};
+
+static enum tw_err on_verdict(void *arg, int64_t vm_id, const char *vm_name,
+                              const struct tw_result *r, const struct tw_verdict *v)
+{
+    struct verdict_json *vj = arg;
+    json_t *o = tw_verdict_to_value(v);
+    if (!o)
+        return TW_ENOMEM;
+    json_object_set_new(o, "profile", json_string(r->profile));
+    json_object_set_new(o, "started_at", json_string(r->started_at));
+    json_object_set_new(o, "vm_id", json_integer(vm_id));
+    json_object_set_new(o, "vm_name", json_string(vm_name));
+    return json_array_append_new(vj->verdicts, o) == 0 ? TW_OK : TW_ENOMEM;
+}
+
+static enum tw_err on_verdict_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    struct verdict_json *vj = arg;
+    json_t *o;
+    if (!e->vm_name) /* the VM itself did not read */
+        o = json_pack("{s:I, s:n, s:n, s:n, s:s}", "vm_id", (json_int_t)e->vm_id, "vm_name",
+                      "result_id", "profile", "message", e->message);
+    else
+        o = json_pack("{s:s, s:s, s:s, s:I, s:s}", "result_id", e->result_id, "profile",
+                      e->profile, "message", e->message, "vm_id", (json_int_t)e->vm_id,
+                      "vm_name", e->vm_name);
+    return o && json_array_append_new(vj->errors, o) == 0 ? TW_OK : TW_ENOMEM;
+}
+
+static void compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance_ctx *ctx)
+{
+    ctx->cat = &srv->cat;
+    ctx->caps = &srv->caps;
+}
 
 /*
  * Appends a verdict for each latest result of VM VM_ID to VERDICTS (with
@@ -29,55 +70,13 @@
 static enum tw_err vm_verdicts(struct tw_server *srv, struct tw_store *st, int64_t vm_id,
                                json_t *verdicts, json_t *errors, struct tw_error *err)
 {
-    struct tw_inventory *inv = malloc(sizeof(*inv));
-    struct tw_verdict *v = malloc(sizeof(*v));
-    struct tw_result *results = NULL;
-    size_t n = 0;
-    enum tw_err rc = TW_ENOMEM;
-    if (!inv || !v) {
-        tw_error_set(err, TW_ENOMEM, "out of memory");
-        goto out;
-    }
-    rc = tw_store_vm_latest(st, vm_id, inv, &results, &n, err);
-    if (rc == TW_EPARSE) {
-        /* A stored report or result this build no longer reads: that VM
-         * can't be judged, and says so; the other VMs still are. */
-        json_t *o = json_pack("{s:I, s:n, s:n, s:n, s:s}", "vm_id", (json_int_t)vm_id, "vm_name",
-                              "result_id", "profile", "message", err->msg);
-        rc = o && json_array_append_new(errors, o) == 0
-                 ? TW_OK
-                 : tw_error_set(err, TW_ENOMEM, "out of memory");
-        goto out;
-    }
-    if (rc != TW_OK)
-        goto out;
-    const struct tw_vmcap *cap = tw_vmcap_find(&srv->caps, inv->vm.vm_size);
-    for (size_t i = 0; i < n; i++) {
-        struct tw_error e = {0};
-        json_t *o;
-        if (tw_verdict_check(&results[i], inv, &srv->cat, cap, v, &e) == TW_OK) {
-            o = tw_verdict_to_value(v);
-            if (o) {
-                json_object_set_new(o, "profile", json_string(results[i].profile));
-                json_object_set_new(o, "started_at", json_string(results[i].started_at));
-            }
-        } else {
-            o = json_pack("{s:s, s:s, s:s}", "result_id", results[i].id, "profile",
-                          results[i].profile, "message", e.msg);
-        }
-        if (!o) {
-            rc = tw_error_set(err, TW_ENOMEM, "out of memory");
-            goto out;
-        }
-        json_object_set_new(o, "vm_id", json_integer(vm_id));
-        json_object_set_new(o, "vm_name", json_string(inv->vm.name));
-        json_array_append_new(json_object_get(o, "message") ? errors : verdicts, o);
-    }
-out:
-    free(results);
-    free(inv);
-    free(v);
-    return rc;
+    struct verdict_json vj = {verdicts, errors};
+    struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, &vj};
+    struct tw_svc_compliance_ctx ctx;
+    compliance_ctx(srv, &ctx);
+    if (!verdicts || !errors)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    return tw_svc_compliance_vm(st, &ctx, vm_id, &sink, err);
 }
 
 /* Whether verdict V covers disk NAME of VM VM_ID. */
@@ -305,18 +304,13 @@ static void h_vm(struct tw_req *rq)
 static enum tw_err all_verdicts(struct tw_server *srv, struct tw_store *st, json_t *verdicts,
                                 json_t *errors, size_t *n_vms, struct tw_error *err)
 {
-    int64_t *ids = NULL;
-    size_t n = 0;
-    enum tw_err rc = tw_store_vm_ids(st, &ids, &n, err);
-    for (size_t i = 0; rc == TW_OK && i < n; i++) {
-        rc = vm_verdicts(srv, st, ids[i], verdicts, errors, err);
-        if (rc == TW_ENOENT) /* gone since the list was read */
-            rc = TW_OK;
-    }
-    free(ids);
-    if (n_vms)
-        *n_vms = n;
-    return rc;
+    struct verdict_json vj = {verdicts, errors};
+    struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, &vj};
+    struct tw_svc_compliance_ctx ctx;
+    compliance_ctx(srv, &ctx);
+    if (!verdicts || !errors)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    return tw_svc_compliance_fleet(st, &ctx, &sink, n_vms, err);
 }
 
 static void h_disks(struct tw_req *rq)

@@ -2,7 +2,7 @@
  * api_prices.c - GET /api/v1/prices and POST /api/v1/prices/refresh.
  *
  * Both call the same functions as `tierwise prices show` and `prices
- * refresh` (server/prices.h), so the API and the command line never
+ * refresh` (service/prices.h), so the API and the command line never
  * disagree.  GET answers the stored book of a region and currency, else
  * the bundled snapshot, and says which in "source".  A refresh (admin)
  * fetches every page from the configured Retail Prices endpoint before it
@@ -15,7 +15,8 @@
 #include <string.h>
 
 #include "core/jsonx.h"
-#include "server/prices.h"
+#include "server/prices_status.h"
+#include "service/prices.h"
 
 static const char *arg(struct tw_req *rq, const char *name)
 {
@@ -47,7 +48,7 @@ void tw_api_prices(struct tw_req *rq)
     WITH_STORE(rq, st, err);
     json_t *out = NULL;
     enum tw_err rc =
-        tw_srv_prices_show(st, region, currency ? currency : "USD", arg(rq, "sku"), &out, &err);
+        tw_svc_prices_show(st, region, currency ? currency : "USD", arg(rq, "sku"), &out, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         prices_error(rq, rc, &err, false);
@@ -81,7 +82,7 @@ void tw_api_prices_refresh(struct tw_req *rq)
         return;
     }
     char reg[48], cur[4];
-    enum tw_err rc = tw_srv_prices_key(region, currency, reg, cur, &err);
+    enum tw_err rc = tw_svc_prices_key(region, currency, reg, cur, &err);
     json_decref(body);
     if (rc != TW_OK) {
         prices_error(rq, rc, &err, false);
@@ -92,11 +93,11 @@ void tw_api_prices_refresh(struct tw_req *rq)
         tw_req_store_error(rq, err.code ? err.code : TW_EIO, &err);
         return;
     }
-    struct tw_srv_refresh req = {.prices_url = rq->srv->prices_url, .region = reg,
+    struct tw_svc_refresh req = {.prices_url = rq->srv->prices_url, .region = reg,
                                  .currency = cur};
-    struct tw_srv_refresh_result res;
+    struct tw_svc_refresh_result res;
     memset(&res, 0, sizeof(res));
-    rc = tw_srv_prices_refresh(st, &req, &res, &err);
+    rc = tw_svc_prices_refresh(st, &req, &res, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         prices_error(rq, rc, &err, res.store_failed);

@@ -1,7 +1,7 @@
 /*
  * prices.c - refresh, import, load and show price books (see prices.h).
  */
-#include "server/prices.h"
+#include "service/prices.h"
 #include "core/report.h"
 
 #include <pthread.h>
@@ -10,12 +10,12 @@
 #include <string.h>
 #include <time.h>
 
-void tw_srv_prices_now(char out[32])
+void tw_svc_prices_now(char out[32])
 {
     tw_rfc3339_format(time(NULL), out, 32);
 }
 
-enum tw_err tw_srv_prices_key(const char *region, const char *currency, char reg[48], char cur[4],
+enum tw_err tw_svc_prices_key(const char *region, const char *currency, char reg[48], char cur[4],
                               struct tw_error *err)
 {
     if (!region || !*region)
@@ -85,15 +85,15 @@ static enum tw_err snapshot_items(const char *region, const char *currency,
     return TW_OK;
 }
 
-enum tw_err tw_srv_prices_load(struct tw_store *st, const char *region, const char *currency,
+enum tw_err tw_svc_prices_load(struct tw_store *st, const char *region, const char *currency,
                                struct tw_pricebook **out, struct tw_error *err)
 {
     *out = NULL;
     char reg[48], cur[4], now[32], source[256] = "", fetched[32] = "";
-    enum tw_err rc = tw_srv_prices_key(region, currency, reg, cur, err);
+    enum tw_err rc = tw_svc_prices_key(region, currency, reg, cur, err);
     if (rc != TW_OK)
         return rc;
-    tw_srv_prices_now(now);
+    tw_svc_prices_now(now);
     struct tw_price_items items = {0};
     char *text = NULL;
     size_t len = 0;
@@ -123,20 +123,20 @@ enum tw_err tw_srv_prices_load(struct tw_store *st, const char *region, const ch
     return tw_pricebook_build(&items, reg, cur, source, fetched, now, out, err);
 }
 
-enum tw_err tw_srv_prices_show(struct tw_store *st, const char *region, const char *currency,
+enum tw_err tw_svc_prices_show(struct tw_store *st, const char *region, const char *currency,
                                const char *sku, json_t **out, struct tw_error *err)
 {
     *out = NULL;
     char reg[48], cur[4];
     struct tw_pricebook *b = NULL;
-    enum tw_err rc = tw_srv_prices_key(region, currency, reg, cur, err);
+    enum tw_err rc = tw_svc_prices_key(region, currency, reg, cur, err);
     if (rc == TW_OK && sku && (!*sku || strlen(sku) > 32))
         rc = tw_error_set(err, TW_EINVAL,
                           "sku \"%.40s\" is not a tier (P10) or SKU name "
                           "(Premium_LRS)",
                           sku);
     if (rc == TW_OK)
-        rc = tw_srv_prices_load(st, reg, cur, &b, err);
+        rc = tw_svc_prices_load(st, reg, cur, &b, err);
     if (rc == TW_OK)
         rc = tw_pricebook_json(b, reg, cur, sku, out, err);
     tw_pricebook_free(b);
@@ -156,7 +156,7 @@ static enum tw_err count_prices(const struct tw_price_items *items, const char *
     if (items->n)
         memcpy(copy.v, items->v, items->n * sizeof(*copy.v));
     copy.n = copy.cap = items->n;
-    tw_srv_prices_now(now);
+    tw_svc_prices_now(now);
     struct tw_pricebook *b;
     enum tw_err rc = tw_pricebook_build(&copy, region, currency, "", "", now, &b, err);
     if (rc == TW_OK)
@@ -180,15 +180,15 @@ static enum tw_err put_book(struct tw_store *st, const char *region, const char 
     return rc;
 }
 
-enum tw_err tw_srv_prices_refresh(struct tw_store *st, const struct tw_srv_refresh *rq,
-                                  struct tw_srv_refresh_result *res, struct tw_error *err)
+enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refresh *rq,
+                                  struct tw_svc_refresh_result *res, struct tw_error *err)
 {
-    struct tw_srv_refresh_result local;
+    struct tw_svc_refresh_result local;
     if (!res)
         res = &local;
     memset(res, 0, sizeof(*res));
     char reg[48], cur[4];
-    enum tw_err rc = tw_srv_prices_key(rq->region, rq->currency, reg, cur, err);
+    enum tw_err rc = tw_svc_prices_key(rq->region, rq->currency, reg, cur, err);
     if (rc != TW_OK)
         return rc;
     struct tw_az_prices_req frq = {.base = rq->prices_url,
@@ -210,7 +210,7 @@ enum tw_err tw_srv_prices_refresh(struct tw_store *st, const struct tw_srv_refre
                           rq->prices_url, items.n, reg, cur);
         goto out;
     }
-    tw_srv_prices_now(res->fetched_at);
+    tw_svc_prices_now(res->fetched_at);
     snprintf(res->source, sizeof(res->source), "api %.200s", rq->prices_url);
     if ((rc = put_book(st, reg, cur, res->source, res->fetched_at, items.v, items.n, err)) !=
         TW_OK) {
@@ -231,10 +231,10 @@ static int cmp_item_key(const void *pa, const void *pb)
     return c ? c : strcmp(a->currency, b->currency);
 }
 
-enum tw_err tw_srv_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
-                                 struct tw_srv_refresh_result *res, struct tw_error *err)
+enum tw_err tw_svc_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
+                                 struct tw_svc_refresh_result *res, struct tw_error *err)
 {
-    struct tw_srv_refresh_result local;
+    struct tw_svc_refresh_result local;
     if (!res)
         res = &local;
     memset(res, 0, sizeof(*res));
@@ -246,13 +246,17 @@ enum tw_err tw_srv_prices_import(struct tw_store *st, const char *buf, size_t le
         tw_price_items_cleanup(&items);
         return tw_error_set(err, rc, "%s: %s", name, perr.msg);
     }
-    tw_srv_prices_now(res->fetched_at);
     snprintf(res->source, sizeof(res->source), "%s %.200s",
              page.fetched_at[0] ? "snapshot" : "import", name);
     /* A snapshot says when its prices were taken; a saved page does not,
-     * so the import's own time stands for it. */
-    const char *fetched = page.fetched_at[0] ? page.fetched_at : res->fetched_at;
-    snprintf(res->fetched_at, sizeof(res->fetched_at), "%s", fetched);
+     * so the import's own time stands for it.  (Copied from a buffer of
+     * its own: an earlier build copied res->fetched_at onto itself and
+     * stored an empty time for a saved page.) */
+    char now[32];
+    tw_svc_prices_now(now);
+    snprintf(res->fetched_at, sizeof(res->fetched_at), "%s",
+             page.fetched_at[0] ? page.fetched_at : now);
+    const char *fetched = res->fetched_at;
     qsort(items.v, items.n, sizeof(*items.v), cmp_item_key);
     size_t books = 0;
     for (size_t i = 0; i < items.n;) {
@@ -293,57 +297,4 @@ enum tw_err tw_srv_prices_import(struct tw_store *st, const char *buf, size_t le
 out:
     tw_price_items_cleanup(&items);
     return rc;
-}
-
-unsigned tw_srv_prices_status(enum tw_err rc, const char **code)
-{
-    const char *c;
-    unsigned s;
-    switch (rc) {
-    case TW_OK:
-        c = "ok";
-        s = 200;
-        break;
-    case TW_EINVAL:
-        c = "bad_request";
-        s = 400;
-        break;
-    case TW_ERANGE:
-        c = "bad_request";
-        s = 400;
-        break;
-    case TW_ENOENT:
-        c = "price_missing";
-        s = 404;
-        break;
-    case TW_EPARSE:
-        c = "upstream_invalid";
-        s = 502;
-        break;
-    case TW_EPERM:
-        c = "upstream_refused";
-        s = 502;
-        break;
-    case TW_EIO:
-        c = "upstream_failed";
-        s = 502;
-        break;
-    default:
-        c = "internal";
-        s = 500;
-        break;
-    }
-    if (code)
-        *code = c;
-    return s;
-}
-
-unsigned tw_srv_prices_import_status(enum tw_err rc, const char **code)
-{
-    if (rc == TW_EPARSE) {
-        if (code)
-            *code = "bad_request";
-        return 400;
-    }
-    return tw_srv_prices_status(rc, code);
 }

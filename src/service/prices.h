@@ -1,8 +1,9 @@
 /*
- * prices.h - price books for the backend and the CLI: refresh one from the
- * Retail Prices API into the store, import a saved page or snapshot, load
- * the book of a region and currency (the store's, else the bundled
- * snapshot), and the JSON of GET /api/v1/prices and `prices show --json`.
+ * prices.h - price books, as the backend and the CLI both use them:
+ * refresh one from the Retail Prices API into the store, import a saved
+ * page or snapshot, load the book of a region and currency (the store's,
+ * else the bundled snapshot), and the price book document of GET
+ * /api/v1/prices and `prices show --json` (core's tw_pricebook_json).
  *
  * `tierwise prices` and the REST handlers call the same functions, so the
  * two never disagree.  A refresh fetches every page first and writes the
@@ -10,21 +11,19 @@
  * page, a link off the endpoint, the store) leaves the stored book as it
  * was.
  *
- * HTTP statuses for the errors (tw_srv_prices_status):
- *   TW_EINVAL   400 bad_request      a bad region, currency or SKU parameter
- *   TW_ENOENT   404 price_missing    no price for what was asked (never a zero)
- *   TW_EPARSE   502 upstream_invalid the Retail Prices API sent a bad page
- *   TW_EPERM    502 upstream_refused a NextPageLink off the configured endpoint
- *   TW_EIO      502 upstream_failed  the API failed, timed out or looped
- *   TW_ENOMEM   500 internal
- *   others      500 internal
- * For import (a body the caller sent), TW_EPARSE is the caller's fault:
- * tw_srv_prices_import_status maps it to 400.  When a refresh or import
- * fails in the store (the result's store_failed), the answer is 500
- * internal whatever the code.
+ * Errors (the server maps them to HTTP statuses, server/prices_status.h):
+ *   TW_EINVAL   a bad region, currency or SKU parameter
+ *   TW_ENOENT   no price for what was asked (never a zero)
+ *   TW_EPARSE   the Retail Prices API sent a bad page (for import: the
+ *               caller's file or body does not parse)
+ *   TW_EPERM    a NextPageLink off the configured endpoint
+ *   TW_EIO      the API failed, timed out or looped
+ *   TW_ENOMEM   out of memory
+ * When a refresh or import fails in the store, the result's store_failed
+ * says so whatever the code.
  */
-#ifndef TW_SERVER_PRICES_H
-#define TW_SERVER_PRICES_H
+#ifndef TW_SERVICE_PRICES_H
+#define TW_SERVICE_PRICES_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -37,7 +36,7 @@
 #include "core/pricebook.h"
 #include "store/store.h"
 
-struct tw_srv_refresh {
+struct tw_svc_refresh {
     const char *prices_url;                   /* the endpoint's base URL (resolved by the caller) */
     const char *region;                       /* "westeurope" (lower case) */
     const char *currency;                     /* "USD" (upper case) */
@@ -48,7 +47,7 @@ struct tw_srv_refresh {
 };
 
 /* What a refresh or an import did. */
-struct tw_srv_refresh_result {
+struct tw_svc_refresh_result {
     size_t items;        /* items stored */
     size_t prices;       /* prices the book maps */
     size_t books;        /* books written (import: one per region and currency) */
@@ -65,8 +64,8 @@ struct tw_srv_refresh_result {
  * tw_az_prices_fetch and the store; the stored book is then unchanged.
  * A fetch that returns no disk price at all is TW_ENOENT and stores nothing.
  */
-enum tw_err tw_srv_prices_refresh(struct tw_store *st, const struct tw_srv_refresh *rq,
-                                  struct tw_srv_refresh_result *res, struct tw_error *err);
+enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refresh *rq,
+                                  struct tw_svc_refresh_result *res, struct tw_error *err);
 
 /*
  * Imports LEN bytes at BUF named NAME (a saved API page, a snapshot file
@@ -74,8 +73,8 @@ enum tw_err tw_srv_prices_refresh(struct tw_store *st, const struct tw_srv_refre
  * (region, currency) found, each replaced in its own transaction.
  * TW_EPARSE for a file that is not prices (nothing stored).
  */
-enum tw_err tw_srv_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
-                                 struct tw_srv_refresh_result *res, struct tw_error *err);
+enum tw_err tw_svc_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
+                                 struct tw_svc_refresh_result *res, struct tw_error *err);
 
 /*
  * The book of (REGION, CURRENCY): the stored one, else the bundled
@@ -85,7 +84,7 @@ enum tw_err tw_srv_prices_import(struct tw_store *st, const char *buf, size_t le
  * snapshot lacks gives an empty book (every lookup then names what is
  * missing).
  */
-enum tw_err tw_srv_prices_load(struct tw_store *st, const char *region, const char *currency,
+enum tw_err tw_svc_prices_load(struct tw_store *st, const char *region, const char *currency,
                                struct tw_pricebook **out, struct tw_error *err);
 
 /*
@@ -94,20 +93,15 @@ enum tw_err tw_srv_prices_load(struct tw_store *st, const char *region, const ch
  * is lower-cased and the currency upper-cased first.  TW_ENOENT when SKU
  * names no price of the book; TW_EINVAL for bad parameters.
  */
-enum tw_err tw_srv_prices_show(struct tw_store *st, const char *region, const char *currency,
+enum tw_err tw_svc_prices_show(struct tw_store *st, const char *region, const char *currency,
                                const char *sku, json_t **out, struct tw_error *err);
-
-/* HTTP status and error code for a failure of refresh, load or show. */
-unsigned tw_srv_prices_status(enum tw_err rc, const char **code);
-/* The same for import, where a body that does not parse is a 400. */
-unsigned tw_srv_prices_import_status(enum tw_err rc, const char **code);
 
 /* Normalises a region (lower case) and currency (upper case) into the
  * buffers and checks them; TW_EINVAL naming the bad one. */
-enum tw_err tw_srv_prices_key(const char *region, const char *currency, char reg[48], char cur[4],
+enum tw_err tw_svc_prices_key(const char *region, const char *currency, char reg[48], char cur[4],
                               struct tw_error *err);
 
 /* The current time, RFC 3339 UTC ("2026-11-30T01:02:03Z"). */
-void tw_srv_prices_now(char out[32]);
+void tw_svc_prices_now(char out[32]);
 
 #endif

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "../azure/fakesrv.h"
-#include "server/prices.h"
+#include "server/prices_status.h"
+#include "service/prices.h"
 
 struct env {
     char *dir;
@@ -66,16 +67,16 @@ static void test_refresh_is_one_transaction(void **state)
     struct fakesrv *s = fs_start((struct fs_reply[]){{200, page, NULL, 0}, {0}});
     assert_non_null(s);
     struct tw_az_http_opts o = http_opts();
-    struct tw_srv_refresh rq = {
+    struct tw_svc_refresh rq = {
         .prices_url = s->base, .region = "EastUS", .currency = "usd", .http = &o};
-    struct tw_srv_refresh_result res;
+    struct tw_svc_refresh_result res;
     struct tw_error err = {0};
-    if (tw_srv_prices_refresh(e->st, &rq, &res, &err) != TW_OK)
+    if (tw_svc_prices_refresh(e->st, &rq, &res, &err) != TW_OK)
         fail_msg("%s", err.msg);
     assert_int_equal(res.items, 2);
     assert_int_equal(res.prices, 2);
     json_t *j;
-    assert_int_equal(tw_srv_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
+    assert_int_equal(tw_svc_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
     char want[128];
     snprintf(want, sizeof(want), "api %s", s->base);
     assert_string_equal(json_string_value(json_object_get(j, "source")), want);
@@ -94,20 +95,20 @@ static void test_refresh_is_one_transaction(void **state)
     assert_non_null(nl);
     snprintf(nl, len + 256 - (size_t)(nl - p1), "\"NextPageLink\": \"%s\", \"Count\": 2}", link);
     fs_script(s, (struct fs_reply[]){{200, p1, NULL, 0}, {200, "{\"Items\": [", NULL, 0}, {0}});
-    assert_int_equal(tw_srv_prices_refresh(e->st, &rq, &res, &err), TW_EPARSE);
+    assert_int_equal(tw_svc_prices_refresh(e->st, &rq, &res, &err), TW_EPARSE);
     assert_non_null(strstr(err.msg, "page 2"));
     unsigned st = tw_srv_prices_status(TW_EPARSE, NULL);
     assert_int_equal(st, 502);
     /* The API failing outright: the same. */
     fs_script(s, (struct fs_reply[]){
                      {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0}, {0}});
-    assert_int_equal(tw_srv_prices_refresh(e->st, &rq, &res, &err), TW_EIO);
+    assert_int_equal(tw_svc_prices_refresh(e->st, &rq, &res, &err), TW_EIO);
     assert_non_null(strstr(err.msg, "X: down"));
     /* Nothing usable in the answer: nothing stored. */
     fs_script(s,
               (struct fs_reply[]){{200, "{\"Items\": [], \"NextPageLink\": null}", NULL, 0}, {0}});
-    assert_int_equal(tw_srv_prices_refresh(e->st, &rq, &res, &err), TW_ENOENT);
-    assert_int_equal(tw_srv_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
+    assert_int_equal(tw_svc_prices_refresh(e->st, &rq, &res, &err), TW_ENOENT);
+    assert_int_equal(tw_svc_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
     assert_string_equal(json_string_value(json_object_get(j, "fetched_at")), fetched);
     assert_true(p15(j) == 38.012142);
     /* The Mount meter stayed the shared-disk fee. */
@@ -125,36 +126,36 @@ static void test_import_and_fallback(void **state)
     struct tw_error err = {0};
     json_t *j;
     /* No stored book: the snapshot, and it says so. */
-    assert_int_equal(tw_srv_prices_show(e->st, "uksouth", "GBP", NULL, &j, &err), TW_OK);
+    assert_int_equal(tw_svc_prices_show(e->st, "uksouth", "GBP", NULL, &j, &err), TW_OK);
     const char *src = json_string_value(json_object_get(j, "source"));
     assert_non_null(strstr(src, "snapshot pricing/azure-disk-prices.json"));
     json_decref(j);
-    assert_int_equal(tw_srv_prices_show(NULL, "westeurope", "USD", "P10", &j, &err), TW_OK);
+    assert_int_equal(tw_svc_prices_show(NULL, "westeurope", "USD", "P10", &j, &err), TW_OK);
     json_decref(j);
     /* Import a real GBP answer: it takes over from the snapshot. */
     size_t len;
     char *doc = th_fixture("prices/real-p6-uksouth-gbp.json", &len);
-    struct tw_srv_refresh_result res;
-    assert_int_equal(tw_srv_prices_import(e->st, doc, len, "p6.json", &res, &err), TW_OK);
+    struct tw_svc_refresh_result res;
+    assert_int_equal(tw_svc_prices_import(e->st, doc, len, "p6.json", &res, &err), TW_OK);
     free(doc);
     assert_int_equal(res.books, 1);
-    assert_int_equal(tw_srv_prices_show(e->st, "uksouth", "GBP", NULL, &j, &err), TW_OK);
+    assert_int_equal(tw_svc_prices_show(e->st, "uksouth", "GBP", NULL, &j, &err), TW_OK);
     assert_string_equal(json_string_value(json_object_get(j, "source")), "import p6.json");
     assert_int_equal(json_array_size(json_object_get(j, "prices")), 1);
     json_decref(j);
     /* The P10 of the snapshot is not in the imported book: missing, 404. */
-    enum tw_err rc = tw_srv_prices_show(e->st, "uksouth", "GBP", "P10", &j, &err);
+    enum tw_err rc = tw_svc_prices_show(e->st, "uksouth", "GBP", "P10", &j, &err);
     assert_int_equal(rc, TW_ENOENT);
     const char *code;
     assert_int_equal(tw_srv_prices_status(rc, &code), 404);
     assert_string_equal(code, "price_missing");
     /* An error body is not prices: 400 for an import. */
     doc = th_fixture("prices/real-error-odata.json", &len);
-    rc = tw_srv_prices_import(e->st, doc, len, "err.json", &res, &err);
+    rc = tw_svc_prices_import(e->st, doc, len, "err.json", &res, &err);
     free(doc);
     assert_int_not_equal(rc, TW_OK);
     assert_int_equal(tw_srv_prices_import_status(rc, &code), 400);
-    rc = tw_srv_prices_import(e->st, "[1]", 3, "bad.json", &res, &err);
+    rc = tw_svc_prices_import(e->st, "[1]", 3, "bad.json", &res, &err);
     assert_int_equal(rc, TW_EPARSE);
     assert_int_equal(tw_srv_prices_import_status(rc, &code), 400);
     assert_string_equal(code, "bad_request");
@@ -166,11 +167,11 @@ static void test_bad_parameters(void **state)
     struct tw_error err = {0};
     json_t *j;
     const char *code;
-    assert_int_equal(tw_srv_prices_show(e->st, "west europe", "USD", NULL, &j, &err), TW_EINVAL);
+    assert_int_equal(tw_svc_prices_show(e->st, "west europe", "USD", NULL, &j, &err), TW_EINVAL);
     assert_int_equal(tw_srv_prices_status(TW_EINVAL, &code), 400);
-    assert_int_equal(tw_srv_prices_show(e->st, "westeurope", "EURO", NULL, &j, &err), TW_EINVAL);
-    assert_int_equal(tw_srv_prices_show(e->st, "westeurope", NULL, NULL, &j, &err), TW_EINVAL);
-    assert_int_equal(tw_srv_prices_show(e->st, "westeurope", "USD", "", &j, &err), TW_EINVAL);
+    assert_int_equal(tw_svc_prices_show(e->st, "westeurope", "EURO", NULL, &j, &err), TW_EINVAL);
+    assert_int_equal(tw_svc_prices_show(e->st, "westeurope", NULL, NULL, &j, &err), TW_EINVAL);
+    assert_int_equal(tw_svc_prices_show(e->st, "westeurope", "USD", "", &j, &err), TW_EINVAL);
     assert_int_equal(tw_srv_prices_status(TW_EPERM, &code), 502);
     assert_string_equal(code, "upstream_refused");
     assert_int_equal(tw_srv_prices_status(TW_ENOMEM, &code), 500);

@@ -1,0 +1,76 @@
+/*
+ * compliance.c - verdicts of stored results (compliance.h).
+ */
+#include "service/compliance.h"
+
+#include <stdlib.h>
+
+enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                 int64_t vm_id, const struct tw_svc_compliance_sink *sink,
+                                 struct tw_error *err)
+{
+    struct tw_inventory *inv = malloc(sizeof(*inv));
+    struct tw_verdict *v = malloc(sizeof(*v));
+    struct tw_result *results = NULL;
+    size_t n = 0;
+    enum tw_err rc;
+    if (!inv || !v) {
+        rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+        goto out;
+    }
+    rc = tw_store_vm_latest(st, vm_id, inv, &results, &n, err);
+    if (rc == TW_EPARSE) {
+        /* A stored report or result this build no longer reads: that VM
+         * can't be judged, and says so; the other VMs still are. */
+        struct tw_error why = *err;
+        struct tw_svc_compliance_error e = {.vm_id = vm_id, .message = why.msg};
+        tw_error_clear(err);
+        rc = sink->error(sink->arg, &e);
+        if (rc != TW_OK)
+            tw_error_set(err, rc, "out of memory");
+        goto out;
+    }
+    if (rc != TW_OK)
+        goto out;
+    const struct tw_vmcap *cap = tw_vmcap_find(ctx->caps, inv->vm.vm_size);
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        struct tw_error e = {0};
+        if (tw_verdict_check(&results[i], inv, ctx->cat, cap, v, &e) == TW_OK) {
+            rc = sink->verdict(sink->arg, vm_id, inv->vm.name, &results[i], v);
+        } else {
+            struct tw_svc_compliance_error ce = {.vm_id = vm_id,
+                                                 .vm_name = inv->vm.name,
+                                                 .result_id = results[i].id,
+                                                 .profile = results[i].profile,
+                                                 .message = e.msg};
+            rc = sink->error(sink->arg, &ce);
+        }
+        if (rc != TW_OK && !err->code)
+            tw_error_set(err, rc, "out of memory");
+    }
+out:
+    free(results);
+    free(inv);
+    free(v);
+    return rc;
+}
+
+enum tw_err tw_svc_compliance_fleet(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                    const struct tw_svc_compliance_sink *sink, size_t *n_vms,
+                                    struct tw_error *err)
+{
+    int64_t *ids = NULL;
+    size_t n = 0;
+    enum tw_err rc = tw_store_vm_ids(st, &ids, &n, err);
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        rc = tw_svc_compliance_vm(st, ctx, ids[i], sink, err);
+        if (rc == TW_ENOENT) { /* gone since the list was read */
+            tw_error_clear(err);
+            rc = TW_OK;
+        }
+    }
+    free(ids);
+    if (n_vms)
+        *n_vms = n;
+    return rc;
+}

@@ -1,0 +1,61 @@
+/*
+ * compliance.h - the verdicts of the fleet's stored results: for one VM
+ * or every VM, each latest result (per target and profile) judged against
+ * the VM's last inventory, the tier catalog and the VM caps
+ * (core/verdict.h).  Plain C over a store handle; the REST handlers and
+ * any command that reads the store call the same functions.
+ *
+ * Verdicts are handed to a sink as they are made rather than gathered
+ * (a verdict is ~10 KiB, a fleet has tens of thousands): the caller shapes
+ * or counts them.  A VM whose stored report or result no longer reads
+ * gets one error and the others are still judged.
+ */
+#ifndef TW_SERVICE_COMPLIANCE_H
+#define TW_SERVICE_COMPLIANCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "core/result.h"
+#include "core/tier.h"
+#include "core/verdict.h"
+#include "core/vmcap.h"
+#include "store/store.h"
+
+/* What verdicts are computed against (borrowed, read only). */
+struct tw_svc_compliance_ctx {
+    const struct tw_tier_catalog *cat;
+    const struct tw_vmcap_table *caps;
+};
+
+/* A result that could not be judged, or a VM that could not be read. */
+struct tw_svc_compliance_error {
+    int64_t vm_id;
+    const char *vm_name;   /* NULL when the VM's inventory did not read */
+    const char *result_id; /* NULL for a VM-level error */
+    const char *profile;   /* NULL for a VM-level error */
+    const char *message;
+};
+
+/* Where verdicts go.  Each callback's pointers are valid during the call
+ * only; a callback returning an error stops the walk with it. */
+struct tw_svc_compliance_sink {
+    enum tw_err (*verdict)(void *arg, int64_t vm_id, const char *vm_name,
+                           const struct tw_result *r, const struct tw_verdict *v);
+    enum tw_err (*error)(void *arg, const struct tw_svc_compliance_error *e);
+    void *arg;
+};
+
+/* Judges VM VM_ID's latest results into SINK.  TW_ENOENT when there is
+ * no such VM; other store errors in ERR. */
+enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                 int64_t vm_id, const struct tw_svc_compliance_sink *sink,
+                                 struct tw_error *err);
+
+/* Judges every VM (by id) into SINK; *N_VMS (may be NULL) counts them. */
+enum tw_err tw_svc_compliance_fleet(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                    const struct tw_svc_compliance_sink *sink, size_t *n_vms,
+                                    struct tw_error *err);
+
+#endif

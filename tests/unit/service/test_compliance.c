@@ -1,0 +1,135 @@
+/* test_compliance.c - the fleet's verdicts from a real store (a copy of
+ * tests/fixtures/store/v1.db): every latest result judged, in VM order,
+ * with a VM that no longer reads reported once and the others judged. */
+#include "testhelp.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "service/compliance.h"
+
+struct fx {
+    char *dir;
+    char path[4096];
+    struct tw_store *st;
+    struct tw_tier_catalog cat;
+    struct tw_vmcap_table caps;
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    f->dir = th_tmpdir();
+    snprintf(f->path, sizeof(f->path), "%s/v1.db", f->dir);
+    size_t len;
+    char *db = th_fixture("store/v1.db", &len);
+    FILE *out = fopen(f->path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(db, 1, len, out), len);
+    fclose(out);
+    free(db);
+    struct tw_error err = {0};
+    if (tw_store_open(f->path, &f->st, &err) != TW_OK ||
+        tw_tier_catalog_builtin(&f->cat, &err) != TW_OK ||
+        tw_vmcap_table_builtin(&f->caps, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    tw_store_close(f->st);
+    tw_tier_catalog_cleanup(&f->cat);
+    tw_vmcap_table_cleanup(&f->caps);
+    th_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+struct seen {
+    int verdicts, errors, vm_errors;
+    char line[16][160];
+    char error[256];
+};
+
+static enum tw_err on_verdict(void *arg, int64_t vm_id, const char *vm_name,
+                              const struct tw_result *r, const struct tw_verdict *v)
+{
+    struct seen *s = arg;
+    if (s->verdicts < 16)
+        snprintf(s->line[s->verdicts], sizeof(s->line[0]), "%lld %s %s %s %s", (long long)vm_id,
+                 vm_name, r->profile, v->target, tw_verdict_name(v->kind));
+    s->verdicts++;
+    return TW_OK;
+}
+
+static enum tw_err on_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    struct seen *s = arg;
+    s->errors++;
+    if (!e->vm_name) {
+        s->vm_errors++;
+        assert_null(e->result_id);
+        assert_null(e->profile);
+    }
+    snprintf(s->error, sizeof(s->error), "%s", e->message);
+    return TW_OK;
+}
+
+static void test_fleet(void **state)
+{
+    struct fx *f = *state;
+    struct seen s = {0};
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps};
+    struct tw_svc_compliance_sink sink = {on_verdict, on_error, &s};
+    struct tw_error err = {0};
+    size_t n_vms = 0;
+    assert_int_equal(tw_svc_compliance_fleet(f->st, &ctx, &sink, &n_vms, &err), TW_OK);
+    assert_int_equal(n_vms, 3);
+    assert_int_equal(s.verdicts, 7);
+    assert_int_equal(s.errors, 0);
+    /* As that build's GET /api/v1/compliance answered (v1-answers/). */
+    assert_string_equal(s.line[0], "1 sap-db-01 rated-iops dm-8 burst");
+    assert_string_equal(s.line[1], "1 sap-db-01 rated-iops sdf delivers");
+    assert_string_equal(s.line[6], "3 web-03 rated-throughput sde inconclusive");
+
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(tw_svc_compliance_vm(f->st, &ctx, 9999, &sink, &err), TW_ENOENT);
+    assert_int_equal(s.verdicts + s.errors, 0);
+}
+
+static void test_unreadable_vm(void **state)
+{
+    struct fx *f = *state;
+    /* VM 2's last report damaged from outside the store. */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "UPDATE reports SET body = '{\"broken\": true}' WHERE id = "
+                                  "(SELECT last_report_id FROM vms WHERE id = 2)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    struct seen s = {0};
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps};
+    struct tw_svc_compliance_sink sink = {on_verdict, on_error, &s};
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_compliance_fleet(f->st, &ctx, &sink, NULL, &err), TW_OK);
+    assert_int_equal(s.vm_errors, 1);
+    assert_non_null(strstr(s.error, "no longer reads"));
+    assert_int_equal(s.verdicts, 7 - 3); /* the other two VMs still judged */
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_fleet, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_unreadable_vm, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
