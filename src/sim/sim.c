@@ -2,10 +2,10 @@
  * sim.c - the simulator's daemon: the loopback listener, libmicrohttpd's
  * request lifecycle, the route table, fault injection and the request log.
  *
- * Lifecycle (as libmicrohttpd's post_example.c): the first call for a
- * request allocates its context, later calls append body chunks to a capped
- * buffer, the last call (no more data) dispatches, and the completion
- * callback frees the context.  Each connection has its own thread
+ * Lifecycle: httpd/reqctx.h's, shared with the server (the first call for
+ * a request allocates its context, later calls append body chunks to a
+ * capped buffer, the last call (no more data) dispatches, and the
+ * completion callback frees the context).  Each connection has its own thread
  * (MHD_USE_THREAD_PER_CONNECTION) because a latency fault sleeps in the
  * handler and must not hold up other clients.
  */
@@ -21,12 +21,12 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
 #include "core/uuid.h"
+#include "httpd/reqctx.h"
 
 /* ---- clock, ids, responses ---- */
 
@@ -441,11 +441,6 @@ static void log_request(struct tw_sim *sim, const char *method, const char *path
 
 /* ---- libmicrohttpd callbacks ---- */
 
-struct sim_ctx {
-    struct tw_buf body; /* capped at SIM_MAX_BODY */
-    bool too_big;       /* a chunk did not fit: answer 413 */
-};
-
 static enum MHD_Result queue(struct MHD_Connection *conn, struct sim_resp *rs, enum sim_surface s)
 {
     struct MHD_Response *r;
@@ -472,21 +467,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
     struct tw_sim *sim = cls;
     (void)version;
-    struct sim_ctx *ctx = *con_cls;
+    struct tw_httpd_req *ctx = *con_cls;
     if (!ctx) {
-        ctx = calloc(1, sizeof(*ctx));
-        if (!ctx)
+        if (!(ctx = tw_httpd_req_new(SIM_MAX_BODY)))
             return MHD_NO;
-        tw_buf_init(&ctx->body, SIM_MAX_BODY);
         *con_cls = ctx;
         return MHD_YES;
     }
-    if (*upload_data_size) {
-        if (!ctx->too_big && tw_buf_append(&ctx->body, upload_data, *upload_data_size) != TW_OK)
-            ctx->too_big = true;
-        *upload_data_size = 0;
+    enum tw_httpd_step step = tw_httpd_req_step(ctx, upload_data, upload_data_size);
+    if (step == TW_HTTPD_MORE)
         return MHD_YES;
-    }
 
     /* The whole request is in: decide faults, then answer. */
     struct sim_req rq = {.conn = conn,
@@ -518,7 +508,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     sim_settle(sim);
     rq.no_next_link = plan.no_next_link;
     const char *fault = "";
-    if (ctx->too_big) {
+    if (step == TW_HTTPD_TOO_BIG) {
         char msg[96];
         snprintf(msg, sizeof(msg), "The request body is larger than %u bytes.", SIM_MAX_BODY);
         sim_surface_error(&rs, surface, 413, "RequestEntityTooLarge", msg);
@@ -562,12 +552,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     (void)cls;
     (void)conn;
     (void)toe;
-    struct sim_ctx *ctx = *con_cls;
-    if (!ctx)
-        return;
-    tw_buf_cleanup(&ctx->body);
-    free(ctx);
-    *con_cls = NULL;
+    tw_httpd_req_completed(con_cls);
 }
 
 /* ---- start and stop ---- */
@@ -609,34 +594,6 @@ enum tw_err tw_sim_parse_listen(const char *spec, char *host, size_t hostlen, un
                             "--listen \"%s\": %s is outside 127.0.0.0/8; the "
                             "simulator refuses to listen anywhere but loopback",
                             spec, host);
-    return TW_OK;
-}
-
-/* Binds the listening socket ourselves, to say exactly why it failed and
- * to read back the port the kernel chose. */
-static enum tw_err listen_socket(const char *host, unsigned port, int *fd_out, unsigned *bound,
-                                 struct tw_error *err)
-{
-    struct sockaddr_in sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sin_family = AF_INET;
-    sa.sin_port = htons((uint16_t)port);
-    inet_pton(AF_INET, host, &sa.sin_addr);
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return tw_error_set(err, TW_EIO, "can't create a socket: %s", strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(fd, 64) != 0) {
-        int e = errno;
-        close(fd);
-        return tw_error_set(err, TW_EIO, "can't listen on %s:%u: %s%s", host, port, strerror(e),
-                            e == EADDRINUSE ? " (give another port, or 0 for a free one)" : "");
-    }
-    socklen_t sl = sizeof(sa);
-    getsockname(fd, (struct sockaddr *)&sa, &sl);
-    *bound = ntohs(sa.sin_port);
-    *fd_out = fd;
     return TW_OK;
 }
 
@@ -706,7 +663,7 @@ enum tw_err tw_sim_start(struct tw_sim_scenario *sc, const struct tw_sim_options
     memcpy(sim->faults, sc->faults, sizeof(sc->faults[0]) * sc->n_faults);
 
     int fd = -1;
-    if ((rc = listen_socket(host, port, &fd, &sim->port, err)) != TW_OK) {
+    if ((rc = tw_httpd_listen(host, port, 64, &fd, &sim->port, NULL, err)) != TW_OK) {
         sim_free(sim);
         return rc;
     }
