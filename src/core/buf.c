@@ -1,6 +1,7 @@
 /* buf.c - capped growable buffer. */
 #include "core/buf.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,17 +10,20 @@ void tw_buf_init(struct tw_buf *b, size_t max)
     b->data = NULL;
     b->len = 0;
     b->cap = 0;
-    b->max = max;
+    /* The terminator needs a byte past the ceiling: max + 1 must not wrap. */
+    b->max = max < SIZE_MAX ? max : SIZE_MAX - 1;
 }
 
 enum tw_err tw_buf_append(struct tw_buf *b, const void *p, size_t n)
 {
     if (n > b->max || b->len > b->max - n)
         return TW_ENOMEM;
-    if (b->len + n + 1 > b->cap) {
+    /* len + n <= max < SIZE_MAX, so need neither wraps nor passes max + 1. */
+    size_t need = b->len + n + 1;
+    if (need > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->len + n + 1)
-            cap *= 2;
+        while (cap < need)
+            cap = cap > SIZE_MAX / 2 ? need : cap * 2;
         if (cap > b->max + 1)
             cap = b->max + 1;
         char *d = realloc(b->data, cap);

@@ -1,6 +1,7 @@
 /* test_buf.c - the capped buffer. */
 #include "testhelp.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "core/buf.h"
@@ -44,6 +45,36 @@ static void test_growth(void **state)
     tw_buf_cleanup(&b);
 }
 
+/* No ceiling at all (SIZE_MAX): the room for the terminator must not wrap
+ * the ceiling to 0 and leave a buffer smaller than what is copied in. */
+static void test_no_ceiling(void **state)
+{
+    (void)state;
+    struct tw_buf b;
+    tw_buf_init(&b, SIZE_MAX);
+    assert_int_equal(tw_buf_puts(&b, "hello"), TW_OK);
+    assert_int_equal(b.len, 5);
+    assert_true(b.cap >= 6);
+    assert_string_equal(b.data, "hello");
+    char chunk[4096];
+    memset(chunk, 'y', sizeof(chunk));
+    assert_int_equal(tw_buf_append(&b, chunk, sizeof(chunk)), TW_OK);
+    assert_int_equal(b.len, 5 + sizeof(chunk));
+    assert_true(b.cap > b.len);
+    assert_int_equal(b.data[b.len], '\0');
+    /* A length that would wrap the arithmetic is refused, nothing read. */
+    assert_int_equal(tw_buf_append(&b, chunk, SIZE_MAX), TW_ENOMEM);
+    assert_int_equal(tw_buf_append(&b, chunk, SIZE_MAX - b.len), TW_ENOMEM);
+    assert_int_equal(b.len, 5 + sizeof(chunk));
+    tw_buf_cleanup(&b);
+    assert_null(b.data);
+    /* One below SIZE_MAX is as good as none and just as safe. */
+    tw_buf_init(&b, SIZE_MAX - 1);
+    assert_int_equal(tw_buf_puts(&b, "x"), TW_OK);
+    assert_string_equal(b.data, "x");
+    tw_buf_cleanup(&b);
+}
+
 static void test_uuid(void **state)
 {
     (void)state;
@@ -61,6 +92,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cap),
         cmocka_unit_test(test_growth),
+        cmocka_unit_test(test_no_ceiling),
         cmocka_unit_test(test_uuid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
