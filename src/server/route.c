@@ -21,11 +21,40 @@ static bool parse_id(const char *s, size_t len, int64_t *out)
     return true;
 }
 
+/* Reads a name segment of LEN bytes at S into OUT. */
+static bool parse_name(const char *s, size_t len, char out[TW_ROUTE_NAME_MAX])
+{
+    if (len == 0 || len >= TW_ROUTE_NAME_MAX || s[0] == '.')
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    memcpy(out, s, len);
+    out[len] = '\0';
+    return true;
+}
+
 bool tw_route_match(const char *pattern, const char *path, int64_t *id)
 {
-    int64_t got = 0;
+    struct tw_route_params p;
+    bool ok = tw_route_match_params(pattern, path, &p);
     if (id)
-        *id = 0;
+        *id = ok ? p.id : 0;
+    return ok;
+}
+
+bool tw_route_match_params(const char *pattern, const char *path,
+                           struct tw_route_params *params)
+{
+    int64_t got = 0;
+    char name[TW_ROUTE_NAME_MAX] = "";
+    if (params) {
+        params->id = 0;
+        params->name[0] = '\0';
+    }
     if (!pattern || !path || path[0] != '/' || pattern[0] != '/')
         return false;
     const char *p = pattern + 1, *s = path + 1;
@@ -35,6 +64,9 @@ bool tw_route_match(const char *pattern, const char *path, int64_t *id)
         size_t sl = se ? (size_t)(se - s) : strlen(s);
         if (pl == 4 && memcmp(p, "{id}", 4) == 0) {
             if (!parse_id(s, sl, &got))
+                return false;
+        } else if (pl == 6 && memcmp(p, "{name}", 6) == 0) {
+            if (!parse_name(s, sl, name))
                 return false;
         } else if (pl != sl || memcmp(p, s, pl) != 0) {
             return false;
@@ -47,8 +79,10 @@ bool tw_route_match(const char *pattern, const char *path, int64_t *id)
         p = pe + 1;
         s = se + 1;
     }
-    if (id)
-        *id = got;
+    if (params) {
+        params->id = got;
+        memcpy(params->name, name, sizeof(name));
+    }
     return true;
 }
 
@@ -59,8 +93,8 @@ void tw_route_find(const struct tw_route *routes, size_t n, const char *method, 
     bool head = strcmp(method, "HEAD") == 0;
     size_t alen = 0;
     for (size_t i = 0; i < n; i++) {
-        int64_t id;
-        if (!tw_route_match(routes[i].pattern, path, &id))
+        struct tw_route_params prm;
+        if (!tw_route_match_params(routes[i].pattern, path, &prm))
             continue;
         out->path_known = true;
         bool get = strcmp(routes[i].method, "GET") == 0;
@@ -79,7 +113,8 @@ void tw_route_find(const struct tw_route *routes, size_t n, const char *method, 
         if (!out->route && (strcmp(routes[i].method, method) == 0 || (head && get))) {
             out->route = &routes[i];
             out->index = i;
-            out->id = id;
+            out->id = prm.id;
+            memcpy(out->name, prm.name, sizeof(out->name));
         }
     }
 }

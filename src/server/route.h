@@ -2,10 +2,13 @@
  * route.h - the REST API's route table: method, path pattern, the roles
  * allowed, and the handler; and matching a request path against it.
  *
- * A pattern is a path whose segments are literal or "{id}", which matches
- * a store id: a decimal integer from 1 to 10^18 - 1, no sign, no leading
- * zero.  Matching is exact otherwise (no trailing slash, no empty
- * segment).  Paths come decoded from libmicrohttpd.
+ * A pattern is a path whose segments are literal, "{id}", which matches
+ * a store id (a decimal integer from 1 to 10^18 - 1, no sign, no leading
+ * zero), or "{name}", which matches a name: 1 to TW_ROUTE_NAME_MAX - 1
+ * letters, digits, '.', '_' and '-', not starting with '.' (a policy's
+ * name: /api/v1/policies/{name}).  A pattern has at most one of each.
+ * Matching is exact otherwise (no trailing slash, no empty segment).
+ * Paths come decoded from libmicrohttpd.
  */
 #ifndef TW_SERVER_ROUTE_H
 #define TW_SERVER_ROUTE_H
@@ -27,8 +30,19 @@ struct tw_route {
     bool body; /* takes a JSON body (application/json) */
 };
 
-/* Whether PATH matches PATTERN; the value of an "{id}" segment goes to
- * *ID (0 when the pattern has none). */
+#define TW_ROUTE_NAME_MAX 128
+
+/* The values of a matched path's "{id}" and "{name}" segments. */
+struct tw_route_params {
+    int64_t id;                   /* 0 when the pattern has no {id} */
+    char name[TW_ROUTE_NAME_MAX]; /* "" when the pattern has no {name} */
+};
+
+/* Whether PATH matches PATTERN; the segments' values go to *PARAMS (may
+ * be NULL). */
+bool tw_route_match_params(const char *pattern, const char *path,
+                           struct tw_route_params *params);
+/* The same, with only the "{id}" to *ID (0 when none; ID may be NULL). */
 bool tw_route_match(const char *pattern, const char *path, int64_t *id);
 
 /* The outcome of looking a request up in a table. */
@@ -36,6 +50,7 @@ struct tw_route_lookup {
     const struct tw_route *route; /* the match, NULL when none */
     size_t index;                 /* its index in the table */
     int64_t id;                   /* the {id}, 0 when none */
+    char name[TW_ROUTE_NAME_MAX]; /* the {name}, "" when none */
     bool path_known;              /* some route has this path (405 if no route) */
     char allow[64];               /* the methods that path answers: "GET, HEAD" */
 };

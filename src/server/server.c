@@ -7,8 +7,8 @@
  * call creates its context and decides everything that needs no body
  * (route, 404/405, token, 401/403, content type, a Content-Length over
  * the cap); an early error is queued at once and the body is never read.
- * Later calls append the body to a capped buffer; the last call runs the
- * handler.  POST /reports suspends the connection until the writer has
+ * Later calls append the body to a capped buffer (httpd/reqctx.h's step,
+ * shared with the simulator); the last call runs the handler.  POST /reports suspends the connection until the writer has
  * committed its batch, and is answered when libmicrohttpd calls again
  * after the resume.  The completion callback counts, logs and frees.
  */
@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "httpd/reqctx.h"
 #include "server/static.h"
 
 static int64_t mono_ms(void)
@@ -348,6 +349,7 @@ static bool begin(struct tw_req *rq)
     rq->route = lk.route;
     rq->metric_row = lk.index;
     rq->id = lk.id;
+    memcpy(rq->name, lk.name, sizeof(rq->name));
     if (!authenticate(rq))
         return false;
     if (!lk.route->body) {
@@ -455,21 +457,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         rq->phase = REQ_BODY;
         return MHD_YES;
     }
-    if (*upload_data_size) {
-        /* Only a route that takes a body (and so a token) gets it kept:
-         * a body sent to a dashboard file or to a route that takes none is
-         * counted and dropped, so that requests without a token can't make
-         * the server hold --body-max bytes per connection. */
-        if (rq->phase == REQ_BODY && !(rq->route && rq->route->body))
-            rq->stray_body = true;
-        else if (rq->phase == REQ_BODY && !rq->too_big &&
-                 tw_buf_append(&rq->body, upload_data, *upload_data_size) != TW_OK) {
-            rq->too_big = true;
-            tw_buf_cleanup(&rq->body);
-        }
-        *upload_data_size = 0;
+    /* The body, by httpd's shared step.  Only a route that takes a body
+     * (and so a token) gets it kept: a body sent to a dashboard file or to
+     * a route that takes none is counted and dropped, so that requests
+     * without a token can't make the server hold --body-max bytes per
+     * connection. */
+    bool keep = rq->phase == REQ_BODY && rq->route && rq->route->body;
+    if (*upload_data_size && rq->phase == REQ_BODY && !keep)
+        rq->stray_body = true;
+    if (tw_httpd_take(keep ? &rq->body : NULL, &rq->too_big, upload_data, upload_data_size) ==
+        TW_HTTPD_MORE)
         return MHD_YES;
-    }
     switch (rq->phase) {
     case REQ_BODY:
         dispatch(rq);

@@ -91,6 +91,7 @@ struct tw_req {
     const struct tw_route *route;
     size_t metric_row;
     int64_t id;        /* the {id} of the path */
+    char name[TW_ROUTE_NAME_MAX]; /* the {name} of the path, "" when none */
     enum tw_role role; /* when the route needs a token */
 
     struct tw_buf body;

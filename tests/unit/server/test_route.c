@@ -17,6 +17,7 @@ static const struct tw_route routes[] = {
     {"GET", "/api/v1/vms", 2, h, false},
     {"GET", "/api/v1/vms/{id}", 2, h, false},
     {"DELETE", "/api/v1/vms/{id}", 4, h, false},
+    {"GET", "/api/v1/policies/{name}", 2, h, false},
 };
 #define N (sizeof(routes) / sizeof(routes[0]))
 
@@ -83,10 +84,48 @@ static void test_find(void **state)
     assert_false(lk.path_known);
 }
 
+static void test_name_segments(void **state)
+{
+    (void)state;
+    struct tw_route_params p;
+    const char *pat = "/api/v1/policies/{name}";
+    assert_true(tw_route_match_params(pat, "/api/v1/policies/sap-weekend_v2.1", &p));
+    assert_string_equal(p.name, "sap-weekend_v2.1");
+    assert_int_equal(p.id, 0);
+    assert_true(tw_route_match_params(pat, "/api/v1/policies/42", &p));
+    assert_string_equal(p.name, "42");
+    char longest[TW_ROUTE_NAME_MAX + 40];
+    snprintf(longest, sizeof(longest), "/api/v1/policies/%0*d", TW_ROUTE_NAME_MAX - 1, 7);
+    assert_true(tw_route_match_params(pat, longest, &p));
+    assert_int_equal(strlen(p.name), TW_ROUTE_NAME_MAX - 1);
+    static const char *const bad[] = {
+        "/api/v1/policies/", "/api/v1/policies/.hidden", "/api/v1/policies/..",
+        "/api/v1/policies/a b", "/api/v1/policies/a/b", "/api/v1/policies/caf\xc3\xa9",
+        "/api/v1/policies/a%2fb", "/api/v1/policies"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        if (tw_route_match_params(pat, bad[i], &p))
+            fail_msg("%s matched", bad[i]);
+        assert_string_equal(p.name, "");
+    }
+    snprintf(longest, sizeof(longest), "/api/v1/policies/%0*d", TW_ROUTE_NAME_MAX, 7);
+    assert_false(tw_route_match_params(pat, longest, &p));
+    /* Through the table: the name reaches the lookup. */
+    struct tw_route_lookup lk;
+    tw_route_find(routes, N, "GET", "/api/v1/policies/weekend", &lk);
+    assert_non_null(lk.route);
+    assert_int_equal(lk.index, 5);
+    assert_string_equal(lk.name, "weekend");
+    tw_route_find(routes, N, "POST", "/api/v1/policies/weekend", &lk);
+    assert_null(lk.route);
+    assert_true(lk.path_known);
+    assert_string_equal(lk.allow, "GET, HEAD");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_match),
+        cmocka_unit_test(test_name_segments),
         cmocka_unit_test(test_find),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
