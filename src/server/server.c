@@ -8,9 +8,9 @@
  * (route, 404/405, token, 401/403, content type, a Content-Length over
  * the cap); an early error is queued at once and the body is never read.
  * Later calls append the body to a capped buffer (httpd/reqctx.h's step,
- * shared with the simulator); the last call runs the handler.  POST /reports suspends the connection until the writer has
- * committed its batch, and is answered when libmicrohttpd calls again
- * after the resume.  The completion callback counts, logs and frees.
+ * shared with the simulator); the last call runs the handler.  POST
+ * /reports suspends the connection until the writer has committed its
+ * batch, and is answered when libmicrohttpd calls again after the resume.  The completion callback counts, logs and frees.
  */
 #include "server/server_int.h"
 
