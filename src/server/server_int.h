@@ -1,5 +1,5 @@
 /*
- * server_int.h - what server.c and api.c share: the server's state, the
+ * server_int.h - what the server's files share: the server's state, the
  * per-request context and the helpers handlers answer with.
  */
 #ifndef TW_SERVER_INT_H
@@ -138,17 +138,38 @@ void tw_srv_store_put(struct tw_server *srv, struct tw_store *st);
 /* Suspends RQ until its job is committed (POST /reports). */
 void tw_req_submit_report(struct tw_req *rq);
 
-/* ---- handlers (api.c) ---- */
+/* ---- the route table and the dashboard's files (api.c) ---- */
 
 extern const struct tw_route tw_api_routes[];
 extern const size_t tw_api_n_routes;
 
-/* The answer of a resumed POST /reports, from its job. */
-void tw_api_report_done(struct tw_req *rq);
-/* GET /api/v1/prices and POST /api/v1/prices/refresh (api_prices.c). */
-void tw_api_prices(struct tw_req *rq);
-void tw_api_prices_refresh(struct tw_req *rq);
 /* GET of a dashboard file (anything outside /api/ with no route). */
 void tw_api_static(struct tw_req *rq);
+
+/* ---- handlers, one file per resource (v1_*.c) ---- */
+
+void tw_v1_healthz(struct tw_req *rq);         /* v1_health.c */
+void tw_v1_metrics(struct tw_req *rq);
+void tw_v1_post_report(struct tw_req *rq);     /* v1_reports.c */
+/* The answer of a resumed POST /reports, from its job. */
+void tw_api_report_done(struct tw_req *rq);
+void tw_v1_vms(struct tw_req *rq);             /* v1_vms.c */
+void tw_v1_vm(struct tw_req *rq);
+void tw_v1_disks(struct tw_req *rq);           /* v1_disks.c */
+void tw_v1_disk(struct tw_req *rq);
+void tw_v1_compliance(struct tw_req *rq);      /* v1_compliance.c */
+void tw_v1_prices(struct tw_req *rq);          /* v1_prices.c */
+void tw_v1_prices_refresh(struct tw_req *rq);
+
+/* Verdicts as the API shows them (v1_compliance.c): a verdict object per
+ * latest result of VM VM_ID (or of every VM, *N_VMS counting them) into
+ * VERDICTS, one object per result or VM that can't be judged into ERRORS.
+ * TW_ENOENT when there is no such VM. */
+enum tw_err tw_v1_vm_verdicts(struct tw_server *srv, struct tw_store *st, int64_t vm_id,
+                              json_t *verdicts, json_t *errors, struct tw_error *err);
+enum tw_err tw_v1_all_verdicts(struct tw_server *srv, struct tw_store *st, json_t *verdicts,
+                               json_t *errors, size_t *n_vms, struct tw_error *err);
+/* Sets "verdicts" on each disk object of DISKS: those of ALL covering it. */
+void tw_v1_attach_disk_verdicts(json_t *disks, const json_t *all);
 
 #endif

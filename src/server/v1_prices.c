@@ -1,5 +1,5 @@
 /*
- * api_prices.c - GET /api/v1/prices and POST /api/v1/prices/refresh.
+ * v1_prices.c - GET /api/v1/prices and POST /api/v1/prices/refresh.
  *
  * Both call the same functions as `tierwise prices show` and `prices
  * refresh` (service/prices.h), so the API and the command line never
@@ -36,7 +36,7 @@ static void prices_error(struct tw_req *rq, enum tw_err rc, const struct tw_erro
     tw_req_error(rq, status, code, "%s", err->msg[0] ? err->msg : tw_strerror(rc));
 }
 
-void tw_api_prices(struct tw_req *rq)
+void tw_v1_prices(struct tw_req *rq)
 {
     const char *region = arg(rq, "region");
     const char *currency = arg(rq, "currency");
@@ -64,7 +64,7 @@ static const char *member(const json_t *o, const char *key)
     return json_is_string(v) && json_string_length(v) ? json_string_value(v) : NULL;
 }
 
-void tw_api_prices_refresh(struct tw_req *rq)
+void tw_v1_prices_refresh(struct tw_req *rq)
 {
     struct tw_error err = {0};
     json_t *body = tw_json_load(rq->body.data ? rq->body.data : "", rq->body.len, 0,

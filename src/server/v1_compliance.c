@@ -1,0 +1,142 @@
+/*
+ * v1_compliance.c - GET /api/v1/compliance, and the verdicts of a VM or
+ * of the fleet as the API shows them (JSON arrays filled from the service
+ * room's sink, service/compliance.h), which /vms/{id}, /disks and
+ * /disks/{id} use too.
+ */
+#include "server/server_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/verdict.h"
+#include "service/compliance.h"
+
+/* ---- verdicts ---- */
+
+/* Verdicts as the API shows them: into two JSON arrays. */
+struct verdict_json {
+    json_t *verdicts, *errors;
+};
+
+static enum tw_err on_verdict(void *arg, int64_t vm_id, const char *vm_name,
+                              const struct tw_result *r, const struct tw_verdict *v)
+{
+    struct verdict_json *vj = arg;
+    json_t *o = tw_verdict_to_value(v);
+    if (!o)
+        return TW_ENOMEM;
+    json_object_set_new(o, "profile", json_string(r->profile));
+    json_object_set_new(o, "started_at", json_string(r->started_at));
+    json_object_set_new(o, "vm_id", json_integer(vm_id));
+    json_object_set_new(o, "vm_name", json_string(vm_name));
+    return json_array_append_new(vj->verdicts, o) == 0 ? TW_OK : TW_ENOMEM;
+}
+
+static enum tw_err on_verdict_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    struct verdict_json *vj = arg;
+    json_t *o;
+    if (!e->vm_name) /* the VM itself did not read */
+        o = json_pack("{s:I, s:n, s:n, s:n, s:s}", "vm_id", (json_int_t)e->vm_id, "vm_name",
+                      "result_id", "profile", "message", e->message);
+    else
+        o = json_pack("{s:s, s:s, s:s, s:I, s:s}", "result_id", e->result_id, "profile",
+                      e->profile, "message", e->message, "vm_id", (json_int_t)e->vm_id,
+                      "vm_name", e->vm_name);
+    return o && json_array_append_new(vj->errors, o) == 0 ? TW_OK : TW_ENOMEM;
+}
+
+static void compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance_ctx *ctx)
+{
+    ctx->cat = &srv->cat;
+    ctx->caps = &srv->caps;
+}
+
+/*
+ * Appends a verdict for each latest result of VM VM_ID to VERDICTS (with
+ * "vm_id" and "vm_name"), and {"vm_id", "vm_name", "result_id", "message"}
+ * for each result that can't be judged to ERRORS.  TW_ENOENT when there is
+ * no such VM; other store errors in ERR.
+ */
+enum tw_err tw_v1_vm_verdicts(struct tw_server *srv, struct tw_store *st, int64_t vm_id,
+                               json_t *verdicts, json_t *errors, struct tw_error *err)
+{
+    struct verdict_json vj = {verdicts, errors};
+    struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, &vj};
+    struct tw_svc_compliance_ctx ctx;
+    compliance_ctx(srv, &ctx);
+    if (!verdicts || !errors)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    return tw_svc_compliance_vm(st, &ctx, vm_id, &sink, err);
+}
+
+/* Whether verdict V covers disk NAME of VM VM_ID. */
+static bool verdict_covers(const json_t *v, int64_t vm_id, const char *name)
+{
+    if (json_integer_value(json_object_get(v, "vm_id")) != vm_id)
+        return false;
+    size_t i;
+    const json_t *d;
+    json_array_foreach(json_object_get(v, "disks"), i, d)
+    {
+        const char *s = json_is_string(d) ? json_string_value(d)
+                                          : json_string_value(json_object_get(d, "name"));
+        if (s && name && strcmp(s, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+/* Sets "verdicts" on each disk object of DISKS: those of ALL covering it. */
+void tw_v1_attach_disk_verdicts(json_t *disks, const json_t *all)
+{
+    size_t i, k;
+    json_t *disk;
+    const json_t *v;
+    json_array_foreach(disks, i, disk)
+    {
+        json_t *mine = json_array();
+        int64_t vm_id = json_integer_value(json_object_get(disk, "vm_id"));
+        const char *name = json_string_value(json_object_get(disk, "name"));
+        json_array_foreach(all, k, v)
+        {
+            if (verdict_covers(v, vm_id, name))
+                json_array_append(mine, (json_t *)v);
+        }
+        json_object_set_new(disk, "verdicts", mine);
+    }
+}
+
+/* Verdicts of every VM into VERDICTS/ERRORS; *N_VMS counts the VMs. */
+enum tw_err tw_v1_all_verdicts(struct tw_server *srv, struct tw_store *st, json_t *verdicts,
+                                json_t *errors, size_t *n_vms, struct tw_error *err)
+{
+    struct verdict_json vj = {verdicts, errors};
+    struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, &vj};
+    struct tw_svc_compliance_ctx ctx;
+    compliance_ctx(srv, &ctx);
+    if (!verdicts || !errors)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    return tw_svc_compliance_fleet(st, &ctx, &sink, n_vms, err);
+}
+
+void tw_v1_compliance(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    json_t *verdicts = json_array(), *errors = json_array();
+    size_t n_vms = 0;
+    enum tw_err rc = tw_v1_all_verdicts(rq->srv, st, verdicts, errors, &n_vms, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        json_decref(verdicts);
+        json_decref(errors);
+        tw_req_store_error(rq, rc == TW_ENOENT ? TW_EIO : rc, &err);
+        return;
+    }
+    tw_req_json(rq, 200,
+                json_pack("{s:I, s:o, s:o}", "vms", (json_int_t)n_vms, "verdicts", verdicts,
+                          "errors", errors));
+}
+
