@@ -13,8 +13,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-enum tw_httpd_step tw_httpd_take(struct tw_buf *body, bool *too_big, const char *data,
-                                 size_t *size)
+enum tw_httpd_step tw_httpd_take(struct tw_buf *body, bool *too_big, const char *data, size_t *size)
 {
     if (!*size)
         return *too_big ? TW_HTTPD_TOO_BIG : TW_HTTPD_DISPATCH;
@@ -69,8 +68,8 @@ enum tw_err tw_httpd_listen(const char *host, unsigned port, int backlog, int *f
         sl = sizeof(*s6);
         v6 = true;
     } else {
-        return tw_error_set(err, TW_EINVAL, "can't listen on %s: not a numeric IPv4 or IPv6 address",
-                            host);
+        return tw_error_set(err, TW_EINVAL,
+                            "can't listen on %s: not a numeric IPv4 or IPv6 address", host);
     }
     int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0)
