@@ -105,7 +105,27 @@ struct tw_req {
     unsigned status;
 };
 
-/* ---- answers (server.c) ---- */
+/* ---- the daemon's parts (server.c, authn.c, request.c) ---- */
+
+/* CLOCK_MONOTONIC in milliseconds. */
+int64_t tw_srv_mono_ms(void);
+/* Checks the request's token against its route's roles; false when an
+ * error answer was set (authn.c). */
+bool tw_srv_authenticate(struct tw_req *rq);
+/* libmicrohttpd's access handler and completion callback (request.c). */
+enum MHD_Result tw_srv_on_request(void *cls, struct MHD_Connection *conn, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **con_cls);
+void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe);
+
+/* ---- answers (answer.c) ---- */
+
+/* Copies MSG into OUT with every byte that is not valid UTF-8 (or is a
+ * control character) replaced by '?'. */
+void tw_srv_clean_text(const char *msg, char *out, size_t outlen);
+
 
 /* Answers V (stolen) as JSON with STATUS. */
 void tw_req_json(struct tw_req *rq, unsigned status, json_t *v);
@@ -120,7 +140,7 @@ void tw_req_body(struct tw_req *rq, unsigned status, const char *type, char *bod
 /* A store failure: 404 for TW_ENOENT, else 500 with the message. */
 void tw_req_store_error(struct tw_req *rq, enum tw_err rc, const struct tw_error *err);
 
-/* A read handle from the pool (NULL with ERR set when none can be
+/* A read handle from the pool (pool.c; NULL with ERR set when none can be
  * opened); give it back with tw_srv_store_put. */
 struct tw_store *tw_srv_store_get(struct tw_server *srv, struct tw_error *err);
 void tw_srv_store_put(struct tw_server *srv, struct tw_store *st);
@@ -135,7 +155,7 @@ void tw_srv_store_put(struct tw_server *srv, struct tw_store *st);
         return;                                                                                    \
     }
 
-/* Suspends RQ until its job is committed (POST /reports). */
+/* Suspends RQ until its job is committed (POST /reports; request.c). */
 void tw_req_submit_report(struct tw_req *rq);
 
 /* ---- the route table and the dashboard's files (api.c) ---- */
