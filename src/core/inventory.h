@@ -73,13 +73,15 @@ const struct tw_disk *tw_inventory_disk_by_device(const struct tw_inventory *inv
 /* The inventory as a JSON value (new reference), NULL when out of memory. */
 json_t *tw_inventory_to_value(const struct tw_inventory *inv);
 
-/* Reads an inventory object (borrowed V); missing required keys, wrong
- * types and over-long strings fail with TW_EPARSE naming the field. */
-enum tw_err tw_inventory_from_value(const json_t *v, struct tw_inventory *inv,
-                                    struct tw_error *err);
-
-/* As above from LEN bytes of JSON: either the inventory object itself or a
- * whole report with an "inventory" member. */
+/*
+ * Reads LEN bytes of JSON: either the inventory object itself or a whole
+ * report with an "inventory" member (`--inventory-file` takes both).
+ * Broken JSON, missing required keys, wrong types and over-long strings
+ * fail with TW_EPARSE naming the field from the root ("disks[0].lun ..."
+ * in an inventory, "inventory.disks[0].lun ..." in a report); INV is then
+ * empty.  Read by tw_inventory_read (core/jsonread.h), the reader the
+ * report uses too.
+ */
 enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_inventory *inv,
                                    struct tw_error *err);
 

@@ -19,6 +19,10 @@
 
 #define LINEAR_KEYS 32 /* keys an object holds before it gets a hash index */
 
+/* The document's name and a space for "%s%s", or nothing when unnamed. */
+#define WHAT(r) ((r)->what ? (r)->what : ""), ((r)->what ? " " : "")
+#define WHAT_IS(r) ((r)->what ? (r)->what : ""), ((r)->what ? " is " : "")
+
 void tw_jr_init(struct tw_jr *r, const char *buf, size_t len, const char *what,
                 unsigned flags, int max_depth, struct tw_error *err)
 {
@@ -75,7 +79,7 @@ bool tw_jr_syntax(struct tw_jr *r, const char *msg)
     position(r, r->p, &line, &col);
     r->syntax = true;
     r->rc = tw_error_set_at(r->err, TW_EPARSE, line, col,
-                            "%s is not valid JSON at line %ld, column %ld: %s", r->what, line,
+                            "%s%snot valid JSON at line %ld, column %ld: %s", WHAT_IS(r), line,
                             col, msg);
     return false;
 }
@@ -101,8 +105,8 @@ static bool too_deep(struct tw_jr *r)
     position(r, r->p, &line, &col);
     r->syntax = true;
     r->rc = tw_error_set_at(r->err, TW_EPARSE, line, col,
-                            "%s nests deeper than %d levels at line %ld, column %ld%s%s", r->what,
-                            r->max_depth, line, col, r->depth_hint ? "; " : "",
+                            "%s%snests deeper than %d levels at line %ld, column %ld%s%s",
+                            WHAT(r), r->max_depth, line, col, r->depth_hint ? "; " : "",
                             r->depth_hint ? r->depth_hint : "");
     return false;
 }
@@ -614,9 +618,9 @@ static bool add_key(struct tw_jr *r, struct tw_jr_obj *o, struct tw_jr_key k, co
         char *text = shown ? NULL : key_text(r, k.off, k.len);
         r->syntax = true;
         r->rc = tw_error_set_at(r->err, TW_EPARSE, line, col,
-                                "%s has a duplicate key \"%.80s\" at line %ld, column %ld: a key "
-                                "may appear only once in an object",
-                                r->what, shown ? shown : text ? text : "?", line, col);
+                                "%s%shas a duplicate key \"%.80s\" at line %ld, column %ld: a "
+                                "key may appear only once in an object",
+                                WHAT(r), shown ? shown : text ? text : "?", line, col);
         free(text);
         return false;
     }
@@ -774,6 +778,8 @@ bool tw_jr_finish(struct tw_jr *r)
 
 char *tw_jr_path(char *dst, size_t cap, const char *a, const char *b)
 {
+    if (!a[0] && b[0] == '.')
+        b++; /* a member of the root is named by its key alone */
     size_t na = strlen(a), nb = strlen(b);
     if (na >= cap)
         na = cap - 1;
@@ -798,4 +804,161 @@ char *tw_jr_path_at(char *dst, size_t cap, const char *a, const char *b, size_t 
     tw_jr_path(dst, cap, a, b);
     size_t n = strlen(dst);
     return tw_jr_path(dst + n, cap - n, "", q) - n;
+}
+
+/* ---- typed members ---- */
+
+char *tw_jr_field(char *dst, size_t cap, const char *path, const char *key)
+{
+    size_t np = strlen(path);
+    if (np >= cap)
+        np = cap - 1;
+    memcpy(dst, path, np);
+    dst[np] = '\0';
+    if (np && np + 1 < cap) {
+        dst[np++] = '.';
+        dst[np] = '\0';
+    }
+    return tw_jr_path(dst + np, cap - np, "", key) - np;
+}
+
+#define FIELD(f, path, key) char f[600]; tw_jr_field(f, sizeof(f), path, key)
+
+static bool num_start(char c)
+{
+    return c == '-' || (c >= '0' && c <= '9');
+}
+
+bool tw_jr_get_str(struct tw_jr *r, const char *path, const char *key, unsigned opt, char *dst,
+                   size_t cap)
+{
+    if ((opt & TW_JR_NULLABLE) && tw_jr_null(r)) {
+        dst[0] = '\0';
+        return true;
+    }
+    if (tw_jr_peek(r) != '"') {
+        FIELD(f, path, key);
+        return tw_jr_fail(r, TW_EPARSE, "%s must be a string%s", f,
+                          opt & TW_JR_NULLABLE ? " or null" : "");
+    }
+    size_t n;
+    bool over;
+    if (!tw_jr_string(r, dst, cap, &n, &over))
+        return false;
+    if (over || ((opt & TW_JR_NONEMPTY) && n == 0)) {
+        FIELD(f, path, key);
+        dst[0] = '\0';
+        if (n >= cap)
+            return tw_jr_fail(r, TW_EPARSE, "%s is too long (%zu bytes, at most %zu)", f, n,
+                              cap - 1);
+        if (n == 0)
+            return tw_jr_fail(r, TW_EPARSE, "%s must not be empty", f);
+        return tw_jr_fail(r, TW_EPARSE, "%s holds a NUL", f);
+    }
+    return true;
+}
+
+bool tw_jr_get_int(struct tw_jr *r, const char *path, const char *key, int64_t lo, int64_t hi,
+                   unsigned opt, int64_t *out)
+{
+    if ((opt & TW_JR_NULLABLE) && tw_jr_null(r))
+        return true;
+    struct tw_jr_num n = {0};
+    bool is_num = num_start(tw_jr_peek(r));
+    if (is_num && !tw_jr_number(r, &n))
+        return false;
+    if (is_num && n.is_int && n.i >= lo && n.i <= hi) {
+        *out = n.i;
+        return true;
+    }
+    FIELD(f, path, key);
+    char got[40] = "";
+    if (is_num && n.is_int)
+        snprintf(got, sizeof(got), ", got %lld", (long long)n.i);
+    return tw_jr_fail(r, TW_EPARSE, "%s must be an integer from %lld to %lld%s%s", f,
+                      (long long)lo, (long long)hi, opt & TW_JR_NULLABLE ? " or null" : "", got);
+}
+
+bool tw_jr_get_num(struct tw_jr *r, const char *path, const char *key, double lo, double hi,
+                   double *out)
+{
+    struct tw_jr_num n = {.d = NAN};
+    bool is_num = num_start(tw_jr_peek(r));
+    if (is_num && !tw_jr_number(r, &n))
+        return false;
+    if (is_num && isfinite(n.d) && n.d >= lo && n.d <= hi) {
+        *out = n.d;
+        return true;
+    }
+    FIELD(f, path, key);
+    if (isfinite(hi))
+        return tw_jr_fail(r, TW_EPARSE, "%s must be a number from %g to %g", f, lo, hi);
+    return tw_jr_fail(r, TW_EPARSE, "%s must be a finite number >= %g", f, lo);
+}
+
+bool tw_jr_get_bool(struct tw_jr *r, const char *path, const char *key, bool *out)
+{
+    char c = tw_jr_peek(r);
+    if (c == 't' || c == 'f')
+        return tw_jr_bool(r, out);
+    FIELD(f, path, key);
+    return tw_jr_fail(r, TW_EPARSE, "%s must be a boolean", f);
+}
+
+bool tw_jr_want(struct tw_jr *r, const char *path, const char *key, char open)
+{
+    if (tw_jr_peek(r) == open)
+        return true;
+    FIELD(f, path, key);
+    return tw_jr_fail(r, TW_EPARSE, "%s must be %s", f, open == '[' ? "an array" : "an object");
+}
+
+bool tw_jr_need_all(struct tw_jr *r, const char *path, unsigned seen, const char *const *names,
+                    int n)
+{
+    if (r->rc != TW_OK)
+        return false;
+    for (int i = 0; i < n; i++) {
+        if (!(seen & (1u << i))) {
+            FIELD(f, path, names[i]);
+            return tw_jr_fail(r, TW_EPARSE, "%s is missing", f);
+        }
+    }
+    return true;
+}
+
+int tw_jr_key_index(const char *key, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (key[0] == names[i][0] && strcmp(key, names[i]) == 0)
+            return i;
+    return -1;
+}
+
+/* ---- whole documents ---- */
+
+enum tw_err tw_jr_read_doc(const char *buf, size_t len, const char *what, int max_depth,
+                           bool (*read)(struct tw_jr *r, void *arg), void *arg,
+                           struct tw_error *err)
+{
+    struct tw_jr r;
+    tw_jr_init(&r, buf, len, what, TW_JR_STRICT, max_depth, err);
+    if (read(&r, arg))
+        tw_jr_finish(&r);
+    tw_jr_done(&r);
+    if (r.rc != TW_EPARSE || r.syntax)
+        return r.rc;
+    /* A wrong field may be refused before the end: broken JSON anywhere
+     * is still reported as broken JSON. */
+    struct tw_error verr = {0};
+    struct tw_jr v;
+    tw_jr_init(&v, buf, len, what, TW_JR_STRICT, max_depth, &verr);
+    if (tw_jr_skip(&v))
+        tw_jr_finish(&v);
+    tw_jr_done(&v);
+    if (v.rc == TW_OK)
+        return r.rc;
+    if (err)
+        *err = verr;
+    return v.rc;
 }

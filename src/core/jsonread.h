@@ -81,7 +81,9 @@ struct tw_jr_num {
     size_t len;       /* (for exact readers: core/money's tw_money_parse) */
 };
 
-/* Starts reading LEN bytes at BUF.  WHAT names the document in messages. */
+/* Starts reading LEN bytes at BUF.  WHAT names the document in messages
+ * ("the report is not valid JSON ..."); NULL leaves it out ("not valid
+ * JSON ...", for a caller that names the file). */
 void tw_jr_init(struct tw_jr *r, const char *buf, size_t len, const char *what,
                 unsigned flags, int max_depth, struct tw_error *err);
 /* Frees what the reader allocated (R->rc stays). */
@@ -137,10 +139,57 @@ bool tw_jr_finish(struct tw_jr *r);
 /*
  * Field paths for messages, built without printf (a report names a few
  * dozen objects): A then B into DST, cut to fit CAP; the _at form adds
- * "[I]".  "inventory" ".disks" 2 gives "inventory.disks[2]".  Return DST.
+ * "[I]".  "inventory" ".disks" 2 gives "inventory.disks[2]"; an empty A
+ * (the document root) drops B's dot: "" ".disks" 2 gives "disks[2]".
+ * Return DST.
  */
 char *tw_jr_path(char *dst, size_t cap, const char *a, const char *b);
 char *tw_jr_path_at(char *dst, size_t cap, const char *a, const char *b, size_t i);
+
+/*
+ * ---- typed members, with the messages of core/jsonx.h ----
+ *
+ * Each reads the value at R->p of member KEY of the object PATH names
+ * ("" for the document root, "inventory.disks[2]") and, when it is not
+ * what was asked for, fails with a message naming the field as
+ * PATH.KEY.  With TW_JR_NULLABLE a null is accepted: a string gives "",
+ * an integer leaves *OUT as it was.
+ */
+#define TW_JR_NULLABLE 1u
+#define TW_JR_NONEMPTY 2u   /* strings: "" is refused */
+
+/* PATH.KEY (KEY alone when PATH is "") into DST, cut to CAP; returns DST. */
+char *tw_jr_field(char *dst, size_t cap, const char *path, const char *key);
+/* A string into DST (CAP bytes with the NUL); never truncated. */
+bool tw_jr_get_str(struct tw_jr *r, const char *path, const char *key, unsigned opt, char *dst,
+                   size_t cap);
+/* An integer written without fraction or exponent, in LO..HI. */
+bool tw_jr_get_int(struct tw_jr *r, const char *path, const char *key, int64_t lo, int64_t hi,
+                   unsigned opt, int64_t *out);
+/* A finite number in LO..HI (HI may be INFINITY). */
+bool tw_jr_get_num(struct tw_jr *r, const char *path, const char *key, double lo, double hi,
+                   double *out);
+bool tw_jr_get_bool(struct tw_jr *r, const char *path, const char *key, bool *out);
+/* Whether the value is an object (OPEN '{') or an array ('['); fails
+ * with "must be an object" / "must be an array" when not. */
+bool tw_jr_want(struct tw_jr *r, const char *path, const char *key, char open);
+/* After an object's end: "PATH.NAME is missing" for the first of the N
+ * NAMES whose bit (1 << i) is not in SEEN. */
+bool tw_jr_need_all(struct tw_jr *r, const char *path, unsigned seen, const char *const *names,
+                    int n);
+/* The index of KEY in the N NAMES, -1 when none. */
+int tw_jr_key_index(const char *key, const char *const *names, int n);
+
+/*
+ * Reads a whole document of LEN bytes at BUF, strictly: READ(R, ARG)
+ * reads the value at the root, then nothing may follow.  When READ
+ * refuses a field before the end, the rest is still checked as JSON, so
+ * broken JSON anywhere is reported as broken JSON.  WHAT as for
+ * tw_jr_init.
+ */
+enum tw_err tw_jr_read_doc(const char *buf, size_t len, const char *what, int max_depth,
+                           bool (*read)(struct tw_jr *r, void *arg), void *arg,
+                           struct tw_error *err);
 
 /* ---- tierwise records read on this reader (inventory.c, result.c) ---- */
 
@@ -148,18 +197,21 @@ struct tw_inventory;
 struct tw_result;
 
 /*
- * Reads an inventory object at R->p into INV with the rules of
- * tw_inventory_from_value; messages name fields under WHERE
- * ("inventory.disks[2].lun ...").  Only what it fills is written: entries
- * past n_disks and n_tags keep what they held.
+ * Reads an inventory object at R->p into INV: the one reader of the
+ * inventory (tw_inventory_from_json is built on it).  Messages name fields
+ * under ROOT, the inventory's path in the document: "inventory" in a
+ * report ("inventory.disks[2].lun ..."), "" for a bare inventory
+ * ("disks[2].lun ...").  Only what it fills is written: entries past
+ * n_disks and n_tags keep what they held.
  */
-bool tw_inventory_read(struct tw_jr *r, struct tw_inventory *inv, const char *where);
+bool tw_inventory_read(struct tw_jr *r, struct tw_inventory *inv, const char *root);
 
 /*
- * Reads a bench result object at R->p into RES (tw_result_init first) with
- * the rules of tw_result_from_value; messages name fields under WHERE
- * ("results[2].method.queue_depth ...").
+ * Reads a bench result object at R->p into RES (the one reader of the
+ * result record; tw_result_from_json is built on it).  Messages name
+ * fields under ROOT: "results[2]" in a report
+ * ("results[2].method.queue_depth ..."), "" for a result on its own.
  */
-bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *where);
+bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root);
 
 #endif

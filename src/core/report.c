@@ -8,9 +8,10 @@
  * is checked for presence, type and length as it is copied into the
  * struct, with no tree in between.  An error names the field as a path
  * from the root ("results[2].method.queue_depth ...").  The inventory and
- * each result are read by tw_inventory_read and tw_result_read.
- * tests/fuzz/fuzz_report_diff.c keeps the former jansson reader as the
- * reference and checks that both accept and refuse the same documents.
+ * each result are read by tw_inventory_read and tw_result_read, the one
+ * reader of each (tw_inventory_from_json and tw_result_from_json are built
+ * on them too).  tests/fuzz/fuzz_report_diff.c holds the reader's JSON to
+ * jansson's: what jansson refuses is refused as broken JSON.
  */
 #include "core/report.h"
 #include "core/jsonread.h"

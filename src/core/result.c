@@ -8,7 +8,6 @@
  */
 #include "core/result.h"
 #include "core/jsonread.h"
-#include "core/jsonx.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -239,92 +238,12 @@ char *tw_result_to_json(const struct tw_result *r, size_t flags)
     return s;
 }
 
-/* ---- reading ---- */
-
-/* Looks up KEY of type TYPE in O; PATH names O for the message. */
-static const json_t *need(const json_t *o, const char *path, const char *key,
-                          json_type type, bool nullable, struct tw_error *err)
-{
-    const json_t *v = json_object_get(o, key);
-    if (!v) {
-        tw_error_set(err, TW_EPARSE, "%s%s is missing", path, key);
-        return NULL;
-    }
-    if (nullable && json_is_null(v))
-        return v;
-    bool ok = json_typeof(v) == type ||
-              (type == JSON_REAL && json_is_integer(v));
-    if (!ok) {
-        static const char *const tn[] = {"an object", "an array", "a string",
-                                         "an integer", "a number", "true",
-                                         "false", "null"};
-        const char *want = type == JSON_TRUE ? "a boolean" : tn[type];
-        tw_error_set(err, TW_EPARSE, "%s%s must be %s", path, key, want);
-        return NULL;
-    }
-    return v;
-}
-
-static bool copy_str(char *dst, size_t dstlen, const json_t *v, const char *what,
-                     struct tw_error *err)
-{
-    if (json_is_null(v)) {
-        dst[0] = '\0';
-        return true;
-    }
-    size_t n = json_string_length(v);
-    if (n >= dstlen) {
-        tw_error_set(err, TW_EPARSE, "%s is too long (%zu bytes, at most %zu)",
-                     what, n, dstlen - 1);
-        return false;
-    }
-    memcpy(dst, json_string_value(v), n + 1);
-    return true;
-}
-
-static bool get_bool(const json_t *o, const char *path, const char *key,
-                     bool *out, struct tw_error *err)
-{
-    const json_t *v = json_object_get(o, key);
-    if (!v || !json_is_boolean(v)) {
-        tw_error_set(err, TW_EPARSE, "%s%s %s", path, key,
-                     v ? "must be a boolean" : "is missing");
-        return false;
-    }
-    *out = json_is_true(v);
-    return true;
-}
-
-static bool get_int(const json_t *o, const char *path, const char *key,
-                    int64_t lo, int64_t hi, int64_t *out, struct tw_error *err)
-{
-    const json_t *v = need(o, path, key, JSON_INTEGER, false, err);
-    if (!v)
-        return false;
-    json_int_t i = json_integer_value(v);
-    if (i < lo || i > hi) {
-        tw_error_set(err, TW_EPARSE, "%s%s is %lld, outside %lld..%lld", path, key,
-                     (long long)i, (long long)lo, (long long)hi);
-        return false;
-    }
-    *out = i;
-    return true;
-}
-
-static bool get_num(const json_t *o, const char *path, const char *key,
-                    double *out, struct tw_error *err)
-{
-    const json_t *v = need(o, path, key, JSON_REAL, false, err);
-    if (!v)
-        return false;
-    *out = json_number_value(v);
-    if (!isfinite(*out) || *out < 0) {
-        tw_error_set(err, TW_EPARSE, "%s%s must be a finite number >= 0", path,
-                     key);
-        return false;
-    }
-    return true;
-}
+/* ---- reading: one pass over the document (core/jsonread) ----
+ *
+ * Each required key's presence and type is checked as the members come,
+ * and the message names the field from the document's root, so a
+ * hand-edited or foreign file gets a message a person can act on.  PATH
+ * names the object being read ("results[2].method", "method"). */
 
 static bool parse_pct_key(const char *key, double *pct)
 {
@@ -335,313 +254,50 @@ static bool parse_pct_key(const char *key, double *pct)
     return *end == '\0' && *pct > 0 && *pct <= 100;
 }
 
-static bool dir_from_value(const json_t *root, const char *key, struct tw_dir *d,
-                           struct tw_error *err)
-{
-    memset(d, 0, sizeof(*d));
-    const json_t *o = json_object_get(root, key);
-    if (!o || json_is_null(o))
-        return true;
-    char path[64];
-    snprintf(path, sizeof(path), "%s.", key);
-    if (!json_is_object(o)) {
-        tw_error_set(err, TW_EPARSE, "%s must be an object or null", key);
-        return false;
-    }
-    d->present = true;
-    if (!get_int(o, path, "ios", 0, INT64_MAX, &d->ios, err) ||
-        !get_int(o, path, "bytes", 0, INT64_MAX, &d->bytes, err) ||
-        !get_num(o, path, "iops", &d->iops, err) ||
-        !get_num(o, path, "bw_bytes_per_s", &d->bw_bytes_per_s, err) ||
-        !get_num(o, path, "mbps", &d->mbps, err))
-        return false;
-    const json_t *lat = need(o, path, "lat_ns", JSON_OBJECT, false, err);
-    if (!lat)
-        return false;
-    snprintf(path, sizeof(path), "%s.lat_ns.", key);
-    if (!get_num(lat, path, "min", &d->lat.min_ns, err) ||
-        !get_num(lat, path, "max", &d->lat.max_ns, err) ||
-        !get_num(lat, path, "mean", &d->lat.mean_ns, err) ||
-        !get_num(lat, path, "stdev", &d->lat.stdev_ns, err))
-        return false;
-    const json_t *pct = need(lat, path, "percentiles", JSON_OBJECT, false, err);
-    if (!pct)
-        return false;
-    const char *k;
-    const json_t *pv;
-    json_object_foreach((json_t *)pct, k, pv) {
-        double p;
-        if (!parse_pct_key(k, &p) || !json_is_number(pv) ||
-            json_number_value(pv) < 0) {
-            tw_error_set(err, TW_EPARSE,
-                         "%spercentiles.%s: want a key like p99.9 and a number >= 0",
-                         path, k);
-            return false;
-        }
-        tw_lat_add_pct(&d->lat, p, json_number_value(pv));
-    }
-    const json_t *s = json_object_get(o, "iops_per_s");
-    if (s && json_is_object(s)) {
-        snprintf(path, sizeof(path), "%s.iops_per_s.", key);
-        d->iops_per_s.present = true;
-        if (!get_num(s, path, "min", &d->iops_per_s.min, err) ||
-            !get_num(s, path, "mean", &d->iops_per_s.mean, err) ||
-            !get_num(s, path, "max", &d->iops_per_s.max, err) ||
-            !get_num(s, path, "stdev", &d->iops_per_s.stdev, err) ||
-            !get_int(s, path, "samples", 0, INT64_MAX, &d->iops_per_s.samples,
-                     err))
-            return false;
-    }
-    return true;
-}
-
-enum tw_err tw_result_from_value(const json_t *root, struct tw_result *r,
-                                 struct tw_error *err)
-{
-    const json_t *v;
-    int64_t i;
-    tw_result_init(r);
-    if (!json_is_object(root))
-        return tw_error_set(err, TW_EPARSE, "a bench result must be a JSON object");
-    if (!(v = need(root, "", "schema_version", JSON_STRING, false, err)))
-        return TW_EPARSE;
-    if (strcmp(json_string_value(v), TW_RESULT_SCHEMA) != 0)
-        return tw_error_set(err, TW_EPARSE,
-                            "schema_version is \"%s\"; this tierwise reads \"%s\"",
-                            json_string_value(v), TW_RESULT_SCHEMA);
-    if (!(v = need(root, "", "id", JSON_STRING, false, err)) ||
-        !copy_str(r->id, sizeof(r->id), v, "id", err))
-        return TW_EPARSE;
-    if (!(v = need(root, "", "started_at", JSON_STRING, false, err)) ||
-        !copy_str(r->started_at, sizeof(r->started_at), v, "started_at", err))
-        return TW_EPARSE;
-    if (!(v = need(root, "", "source", JSON_STRING, false, err)))
-        return TW_EPARSE;
-    bool found = false;
-    for (size_t k = 0; k < sizeof(source_names) / sizeof(source_names[0]); k++) {
-        if (strcmp(json_string_value(v), source_names[k]) == 0) {
-            r->source = (enum tw_source)k;
-            found = true;
-        }
-    }
-    if (!found)
-        return tw_error_set(err, TW_EPARSE,
-                            "source \"%s\" is not tierwise, fio-json or fio-text",
-                            json_string_value(v));
-    v = json_object_get(root, "tool_version");
-    if (v && json_is_string(v) &&
-        !copy_str(r->tool_version, sizeof(r->tool_version), v, "tool_version", err))
-        return TW_EPARSE;
-    v = json_object_get(root, "profile");
-    if (v && json_is_string(v) &&
-        !copy_str(r->profile, sizeof(r->profile), v, "profile", err))
-        return TW_EPARSE;
-
-    const json_t *t = need(root, "", "target", JSON_OBJECT, false, err);
-    if (!t)
-        return TW_EPARSE;
-    if (!(v = need(t, "target.", "path", JSON_STRING, false, err)) ||
-        !copy_str(r->target.path, sizeof(r->target.path), v, "target.path", err))
-        return TW_EPARSE;
-    if (!(v = need(t, "target.", "kind", JSON_STRING, false, err)))
-        return TW_EPARSE;
-    found = false;
-    for (size_t k = 0; k < sizeof(kind_names) / sizeof(kind_names[0]); k++) {
-        if (strcmp(json_string_value(v), kind_names[k]) == 0) {
-            r->target.kind = (enum tw_target_kind)k;
-            found = true;
-        }
-    }
-    if (!found)
-        return tw_error_set(err, TW_EPARSE,
-                            "target.kind \"%s\" is not file, block or unknown",
-                            json_string_value(v));
-    if (json_object_get(t, "size_bytes") &&
-        !get_int(t, "target.", "size_bytes", 0, INT64_MAX, &r->target.size_bytes,
-                 err))
-        return TW_EPARSE;
-    v = json_object_get(t, "device");
-    if (v && json_is_string(v) &&
-        !copy_str(r->target.device, sizeof(r->target.device), v, "target.device",
-                  err))
-        return TW_EPARSE;
-    v = json_object_get(t, "members");
-    if (v) {
-        if (!json_is_array(v))
-            return tw_error_set(err, TW_EPARSE, "target.members must be an array");
-        if (json_array_size(v) > TW_RESULT_MAX_MEMBERS)
-            return tw_error_set(err, TW_EPARSE,
-                                "target.members has %zu entries, at most %d",
-                                json_array_size(v), TW_RESULT_MAX_MEMBERS);
-        size_t k;
-        const json_t *m;
-        json_array_foreach(v, k, m) {
-            if (!json_is_string(m))
-                return tw_error_set(err, TW_EPARSE,
-                                    "target.members[%zu] must be a string", k);
-            if (!copy_str(r->target.members[k], sizeof(r->target.members[k]), m,
-                          "a target.members entry", err))
-                return TW_EPARSE;
-            r->target.n_members++;
-        }
-    }
-
-    const json_t *m = need(root, "", "method", JSON_OBJECT, false, err);
-    if (!m)
-        return TW_EPARSE;
-    if (!(v = need(m, "method.", "engine", JSON_STRING, false, err)) ||
-        !copy_str(r->method.engine, sizeof(r->method.engine), v, "method.engine",
-                  err))
-        return TW_EPARSE;
-    if (!get_bool(m, "method.", "direct", &r->method.direct, err))
-        return TW_EPARSE;
-    if (!(v = need(m, "method.", "pattern", JSON_STRING, false, err)))
-        return TW_EPARSE;
-    if (tw_pattern_parse(json_string_value(v), &r->method.pattern) != TW_OK)
-        return tw_error_set(err, TW_EPARSE,
-                            "method.pattern \"%s\" is not one of randread, "
-                            "randwrite, randrw, read, write, rw",
-                            json_string_value(v));
-    if (!get_int(m, "method.", "block_size_bytes", 1, INT64_MAX,
-                 &r->method.block_size_bytes, err))
-        return TW_EPARSE;
-    if (!get_int(m, "method.", "queue_depth", 1, 1 << 20, &i, err))
-        return TW_EPARSE;
-    r->method.queue_depth = (int)i;
-    if (!get_int(m, "method.", "effective_queue_depth", 1, 1 << 20, &i, err))
-        return TW_EPARSE;
-    r->method.effective_queue_depth = (int)i;
-    if (!get_int(m, "method.", "jobs", 1, 1 << 16, &i, err))
-        return TW_EPARSE;
-    r->method.jobs = (int)i;
-    if (!get_int(m, "method.", "read_pct", 0, 100, &i, err))
-        return TW_EPARSE;
-    r->method.read_pct = (int)i;
-    if (!get_int(m, "method.", "runtime_ms", 0, INT64_MAX, &r->method.runtime_ms,
-                 err) ||
-        !get_int(m, "method.", "ramp_ms", 0, INT64_MAX, &r->method.ramp_ms, err))
-        return TW_EPARSE;
-
-    if (!dir_from_value(root, "read", &r->read, err) ||
-        !dir_from_value(root, "write", &r->write, err))
-        return TW_EPARSE;
-
-    const json_t *c = need(root, "", "cpu", JSON_OBJECT, false, err);
-    if (!c || !get_num(c, "cpu.", "usr_s", &r->cpu.usr_s, err) ||
-        !get_num(c, "cpu.", "sys_s", &r->cpu.sys_s, err))
-        return TW_EPARSE;
-    const json_t *e = need(root, "", "errors", JSON_OBJECT, false, err);
-    if (!e || !get_int(e, "errors.", "count", 0, INT64_MAX, &r->errors.count, err))
-        return TW_EPARSE;
-    v = json_object_get(e, "first");
-    if (v && json_is_string(v) &&
-        !copy_str(r->errors.first, sizeof(r->errors.first), v, "errors.first", err))
-        return TW_EPARSE;
-    return TW_OK;
-}
-
-enum tw_err tw_result_from_json(const char *buf, size_t len, struct tw_result *r,
-                                struct tw_error *err)
-{
-    json_t *root = tw_json_load(buf, len, JSON_REJECT_DUPLICATES, NULL, err);
-    if (!root)
-        return TW_EPARSE;
-    enum tw_err rc = tw_result_from_value(root, r, err);
-    json_decref(root);
-    return rc;
-}
-
-/* ---- reading in one pass (the report reader's fast path) ----
- *
- * The rules of tw_result_from_value, checked as the members come.  PATH
- * names the object being read ("results[2].method"). */
-
 static bool is_num_start(char c)
 {
     return c == '-' || (c >= '0' && c <= '9');
 }
 
-/* Copies a string member into DST; "too long" names the field as WHAT. */
-static bool rd_copy(struct tw_jr *r, const char *path, const char *key, char *dst, size_t cap)
-{
-    if (tw_jr_peek(r) != '"')
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a string", path, key);
-    size_t n;
-    bool over;
-    if (!tw_jr_string(r, dst, cap, &n, &over))
-        return false;
-    if (over)
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s is too long (%zu bytes, at most %zu)", path, key,
-                          n, cap - 1);
-    return true;
-}
-
-/* As rd_copy when the member is a string; anything else is skipped. */
+/* A string member; anything else is skipped (optional text fields). */
 static bool rd_copy_if_string(struct tw_jr *r, const char *path, const char *key, char *dst,
                               size_t cap)
 {
     if (tw_jr_peek(r) != '"')
         return tw_jr_skip(r);
-    return rd_copy(r, path, key, dst, cap);
+    return tw_jr_get_str(r, path, key, 0, dst, cap);
+}
+
+static bool rd_copy(struct tw_jr *r, const char *path, const char *key, char *dst, size_t cap)
+{
+    return tw_jr_get_str(r, path, key, 0, dst, cap);
 }
 
 static bool rd_int(struct tw_jr *r, const char *path, const char *key, int64_t lo, int64_t hi,
                    int64_t *out)
 {
-    if (!is_num_start(tw_jr_peek(r)))
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be an integer", path, key);
-    struct tw_jr_num n;
-    if (!tw_jr_number(r, &n))
-        return false;
-    if (!n.is_int)
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be an integer", path, key);
-    if (n.i < lo || n.i > hi)
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s is %lld, outside %lld..%lld", path, key,
-                          (long long)n.i, (long long)lo, (long long)hi);
-    *out = n.i;
-    return true;
+    return tw_jr_get_int(r, path, key, lo, hi, 0, out);
 }
 
 static bool rd_num(struct tw_jr *r, const char *path, const char *key, double *out)
 {
-    if (!is_num_start(tw_jr_peek(r)))
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a number", path, key);
-    struct tw_jr_num n;
-    if (!tw_jr_number(r, &n))
-        return false;
-    *out = n.d;
-    if (!isfinite(*out) || *out < 0)
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be a finite number >= 0", path, key);
-    return true;
+    return tw_jr_get_num(r, path, key, 0, INFINITY, out);
 }
 
-/* Reads the object member KEY by calling the reader for each of its
- * members; "must be an object" when it is none. */
 static bool need_object(struct tw_jr *r, const char *path, const char *key)
 {
-    if (tw_jr_peek(r) != '{')
-        return tw_jr_fail(r, TW_EPARSE, "%s.%s must be an object", path, key);
-    return true;
+    return tw_jr_want(r, path, key, '{');
 }
 
-/* Reports the first name in NAMES whose bit is missing from SEEN. */
 static bool need_all(struct tw_jr *r, const char *path, unsigned seen,
                      const char *const *names, int n)
 {
-    if (r->rc != TW_OK)
-        return false;
-    for (int i = 0; i < n; i++)
-        if (!(seen & (1u << i)))
-            return tw_jr_fail(r, TW_EPARSE, "%s.%s is missing", path, names[i]);
-    return true;
+    return tw_jr_need_all(r, path, seen, names, n);
 }
 
 static int key_index(const char *key, const char *const *names, int n)
 {
-    for (int i = 0; i < n; i++)
-        if (key[0] == names[i][0] && strcmp(key, names[i]) == 0)
-            return i;
-    return -1;
+    return tw_jr_key_index(key, names, n);
 }
 
 static bool pct_read(struct tw_jr *r, const char *path, struct tw_lat *lat)
@@ -781,15 +437,11 @@ static bool members_read(struct tw_jr *r, const char *path, struct tw_result *re
         if (k >= TW_RESULT_MAX_MEMBERS)
             return tw_jr_fail(r, TW_EPARSE, "%s.members has more than %d entries", path,
                               TW_RESULT_MAX_MEMBERS);
-        if (tw_jr_peek(r) != '"')
-            return tw_jr_fail(r, TW_EPARSE, "%s.members[%zu] must be a string", path, k);
-        size_t n;
-        bool over;
-        if (!tw_jr_string(r, res->target.members[k], sizeof(res->target.members[k]), &n, &over))
+        char key[32];
+        snprintf(key, sizeof(key), "members[%zu]", k);
+        if (!tw_jr_get_str(r, path, key, 0, res->target.members[k],
+                           sizeof(res->target.members[k])))
             return false;
-        if (over)
-            return tw_jr_fail(r, TW_EPARSE, "%s: a target.members entry is too long (%zu bytes, "
-                              "at most %zu)", path, n, sizeof(res->target.members[k]) - 1);
         res->target.n_members++;
     }
     return r->rc == TW_OK;
@@ -808,11 +460,7 @@ static bool target_read(struct tw_jr *r, const char *where, struct tw_result *re
         switch (f) {
         case 0: ok = rd_copy(r, path, key, res->target.path, sizeof(res->target.path)); break;
         case 1: {
-            if (tw_jr_peek(r) != '"') {
-                ok = tw_jr_fail(r, TW_EPARSE, "%s.kind must be a string", path);
-                break;
-            }
-            ok = tw_jr_string(r, kind, sizeof(kind), NULL, NULL);
+            ok = tw_jr_get_str(r, path, key, 0, kind, sizeof(kind));
             int k = key_index(kind, kind_names, 3);
             if (ok && k < 0)
                 ok = tw_jr_fail(r, TW_EPARSE, "%s.kind \"%s\" is not file, block or unknown",
@@ -852,19 +500,9 @@ static bool method_read(struct tw_jr *r, const char *where, struct tw_method *m)
         bool ok;
         switch (f) {
         case 0: ok = rd_copy(r, path, key, m->engine, sizeof(m->engine)); break;
-        case 1: {
-            char c = tw_jr_peek(r);
-            ok = c == 't' || c == 'f'
-                     ? tw_jr_bool(r, &m->direct)
-                     : tw_jr_fail(r, TW_EPARSE, "%s.direct must be a boolean", path);
-            break;
-        }
+        case 1: ok = tw_jr_get_bool(r, path, key, &m->direct); break;
         case 2:
-            if (tw_jr_peek(r) != '"') {
-                ok = tw_jr_fail(r, TW_EPARSE, "%s.pattern must be a string", path);
-                break;
-            }
-            ok = tw_jr_string(r, pat, sizeof(pat), NULL, NULL);
+            ok = tw_jr_get_str(r, path, key, 0, pat, sizeof(pat));
             if (ok && tw_pattern_parse(pat, &m->pattern) != TW_OK)
                 ok = tw_jr_fail(r, TW_EPARSE,
                                 "%s.pattern \"%s\" is not one of randread, randwrite, randrw, "
@@ -947,47 +585,40 @@ enum {
     R_TOOL, R_PROFILE, R_READ, R_WRITE, R_COUNT
 };
 
-bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *where)
+bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root)
 {
     static const char *const names[R_COUNT] = {
         "schema_version", "id",     "started_at",   "source",  "target", "method",
         "cpu",            "errors", "tool_version", "profile", "read",   "write"};
+    const char *where = root;
     tw_result_init(res);
     if (tw_jr_peek(r) != '{')
-        return tw_jr_fail(r, TW_EPARSE, "%s: a bench result must be a JSON object", where);
+        return where[0] ? tw_jr_fail(r, TW_EPARSE, "%s: a bench result must be a JSON object",
+                                     where)
+                        : tw_jr_fail(r, TW_EPARSE, "a bench result must be a JSON object");
     unsigned seen = 0;
     struct tw_jr_obj o = {0};
-    char key[32], word[32];
+    char key[32], word[32], field[64];
     while (tw_jr_member(r, &o, key, sizeof(key))) {
         int f = key_index(key, names, R_COUNT);
         bool ok;
         switch (f) {
         case R_SCHEMA:
-            if (tw_jr_peek(r) != '"') {
-                ok = tw_jr_fail(r, TW_EPARSE, "%s.schema_version must be a string", where);
-                break;
-            }
-            ok = tw_jr_string(r, word, sizeof(word), NULL, NULL);
+            ok = tw_jr_get_str(r, where, key, 0, word, sizeof(word));
             if (ok && strcmp(word, TW_RESULT_SCHEMA) != 0)
-                ok = tw_jr_fail(r, TW_EPARSE,
-                                "%s.schema_version is \"%s\"; this tierwise reads \"%s\"", where,
-                                word, TW_RESULT_SCHEMA);
+                ok = tw_jr_fail(r, TW_EPARSE, "%s is \"%s\"; this tierwise reads \"%s\"",
+                                tw_jr_field(field, sizeof(field), where, key), word, TW_RESULT_SCHEMA);
             break;
         case R_ID: ok = rd_copy(r, where, key, res->id, sizeof(res->id)); break;
         case R_STARTED:
             ok = rd_copy(r, where, key, res->started_at, sizeof(res->started_at));
             break;
         case R_SOURCE: {
-            if (tw_jr_peek(r) != '"') {
-                ok = tw_jr_fail(r, TW_EPARSE, "%s.source must be a string", where);
-                break;
-            }
-            ok = tw_jr_string(r, word, sizeof(word), NULL, NULL);
+            ok = tw_jr_get_str(r, where, key, 0, word, sizeof(word));
             int k = key_index(word, source_names, 3);
             if (ok && k < 0)
-                ok = tw_jr_fail(r, TW_EPARSE,
-                                "%s.source \"%s\" is not tierwise, fio-json or fio-text", where,
-                                word);
+                ok = tw_jr_fail(r, TW_EPARSE, "%s \"%s\" is not tierwise, fio-json or fio-text",
+                                tw_jr_field(field, sizeof(field), where, key), word);
             if (ok)
                 res->source = (enum tw_source)k;
             break;
@@ -1014,4 +645,18 @@ bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *where)
             seen |= 1u << f;
     }
     return need_all(r, where, seen, names, R_TOOL);
+}
+
+static bool result_doc(struct tw_jr *r, void *arg)
+{
+    return tw_result_read(r, arg, "");
+}
+
+enum tw_err tw_result_from_json(const char *buf, size_t len, struct tw_result *r,
+                                struct tw_error *err)
+{
+    enum tw_err rc = tw_jr_read_doc(buf, len, NULL, TW_JR_MAX_DEPTH, result_doc, r, err);
+    if (rc != TW_OK)
+        tw_result_init(r);
+    return rc;
 }

@@ -125,18 +125,17 @@ char *tw_result_to_json(const struct tw_result *r, size_t flags);
 
 /*
  * Parses a tierwise.bench-result/1 document of LEN bytes at BUF into R.
- * Unknown keys are ignored; missing required keys, wrong types and a wrong
- * schema_version fail with TW_EPARSE and the place in ERR.
+ * Unknown keys are ignored; broken JSON, missing required keys, wrong
+ * types and a wrong schema_version fail with TW_EPARSE and the place in
+ * ERR ("method.queue_depth ..."), and leave R as tw_result_init makes it.
+ * Read by tw_result_read (core/jsonread.h), the reader the report uses
+ * too.
  */
 enum tw_err tw_result_from_json(const char *buf, size_t len,
                                 struct tw_result *r, struct tw_error *err);
 
 /* As above, as a jansson value (new reference; NULL when out of memory). */
 json_t *tw_result_to_value(const struct tw_result *r);
-
-/* As tw_result_from_json, from a parsed value (borrowed). */
-enum tw_err tw_result_from_value(const json_t *v, struct tw_result *r,
-                                 struct tw_error *err);
 
 /* Formats a percentile as its JSON key ("p50", "p99.9"); returns OUT. */
 char *tw_pct_key(double pct, char *out, size_t outlen);

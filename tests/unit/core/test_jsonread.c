@@ -177,6 +177,66 @@ static void test_depth_and_positions(void **state)
     assert_string_equal(tw_jr_path_at(path, sizeof(path), "inventory", ".disks", 12),
                         "inventory.disks[12]");
     assert_string_equal(tw_jr_path(path, 8, "results", ".method"), "results");
+    /* At the root a member is named by its key alone. */
+    assert_string_equal(tw_jr_path_at(path, sizeof(path), "", ".disks", 0), "disks[0]");
+    assert_string_equal(tw_jr_field(path, sizeof(path), "", "lun"), "lun");
+    assert_string_equal(tw_jr_field(path, sizeof(path), "disks[0]", "lun"), "disks[0].lun");
+}
+
+/* Reads member "v" of S with GET; the message ("" when read). */
+enum kind { K_STR, K_INT, K_INT_NULL, K_NUM, K_BOOL, K_OBJ };
+
+static const char *get(const char *s, enum kind k, const char *path)
+{
+    static struct tw_error err;
+    memset(&err, 0, sizeof(err));
+    struct tw_jr r;
+    tw_jr_init(&r, s, strlen(s), NULL, TW_JR_STRICT, 8, &err);
+    struct tw_jr_obj o = {0};
+    char key[8], str[4];
+    int64_t i;
+    double d;
+    bool b;
+    while (tw_jr_member(&r, &o, key, sizeof(key))) {
+        bool ok = false;
+        switch (k) {
+        case K_STR: ok = tw_jr_get_str(&r, path, key, TW_JR_NONEMPTY, str, sizeof(str)); break;
+        case K_INT: ok = tw_jr_get_int(&r, path, key, 1, 10, 0, &i); break;
+        case K_INT_NULL: ok = tw_jr_get_int(&r, path, key, 1, 10, TW_JR_NULLABLE, &i); break;
+        case K_NUM: ok = tw_jr_get_num(&r, path, key, 0, 1, &d); break;
+        case K_BOOL: ok = tw_jr_get_bool(&r, path, key, &b); break;
+        case K_OBJ: ok = tw_jr_want(&r, path, key, '{') && tw_jr_skip(&r); break;
+        }
+        if (!ok)
+            break;
+    }
+    tw_jr_done(&r);
+    return err.msg;
+}
+
+/* One wording for every typed member (core/jsonx.h). */
+static void test_getters(void **state)
+{
+    (void)state;
+    assert_string_equal(get("{\"v\": \"abc\"}", K_STR, "a"), "");
+    assert_string_equal(get("{\"v\": \"abcd\"}", K_STR, "a"),
+                        "a.v is too long (4 bytes, at most 3)");
+    assert_string_equal(get("{\"v\": \"\"}", K_STR, ""), "v must not be empty");
+    assert_string_equal(get("{\"v\": 1}", K_STR, "a[2]"), "a[2].v must be a string");
+    assert_string_equal(get("{\"v\": 10}", K_INT, "a"), "");
+    assert_string_equal(get("{\"v\": 11}", K_INT, "a"),
+                        "a.v must be an integer from 1 to 10, got 11");
+    assert_string_equal(get("{\"v\": 1.5}", K_INT, "a"), "a.v must be an integer from 1 to 10");
+    assert_string_equal(get("{\"v\": \"3\"}", K_INT, ""), "v must be an integer from 1 to 10");
+    assert_string_equal(get("{\"v\": null}", K_INT, ""), "v must be an integer from 1 to 10");
+    assert_string_equal(get("{\"v\": null}", K_INT_NULL, ""), "");
+    assert_string_equal(get("{\"v\": 0}", K_INT_NULL, ""),
+                        "v must be an integer from 1 to 10 or null, got 0");
+    assert_string_equal(get("{\"v\": 0.5}", K_NUM, "a"), "");
+    assert_string_equal(get("{\"v\": 2}", K_NUM, "a"), "a.v must be a number from 0 to 1");
+    assert_string_equal(get("{\"v\": false}", K_BOOL, "a"), "");
+    assert_string_equal(get("{\"v\": \"true\"}", K_BOOL, "a"), "a.v must be a boolean");
+    assert_string_equal(get("{\"v\": []}", K_OBJ, "a"), "a.v must be an object");
 }
 
 int main(void)
@@ -186,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_strings),
         cmocka_unit_test(test_duplicate_keys),
         cmocka_unit_test(test_depth_and_positions),
+        cmocka_unit_test(test_getters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

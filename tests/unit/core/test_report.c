@@ -133,7 +133,7 @@ static void test_bad_reports(void **state)
         {"\"results\":[", "\"results\":\"x\",\"y\":[", "results is not an array"},
         {"\"queue_depth\":256", "\"queue_depth\":\"256\"",
          "results[0].method.queue_depth must be an integer"},
-        {"\"queue_depth\":64", "\"queue_depth\":0", "results[1].method.queue_depth is 0"},
+        {"\"queue_depth\":64", "\"queue_depth\":0", "results[1].method.queue_depth must be an integer from 1 to 1048576, got 0"},
         {"\"id\":\"7d2a1b3c-4e5f-4a6b-8c7d-9e0f1a2b3c03\"", "\"id\":\"r3\"",
          "results[2].id \"r3\" is not a UUID"},
         {"\"started_at\":\"2026-11-29T11:00:00.000Z\"", "\"started_at\":\"11:00\"",

@@ -118,7 +118,7 @@ static void test_bad_documents(void **state)
         {"\"schema_version\":\"tierwise.bench-result/1\"", "\"schema_version\":\"x/2\"",
          "schema_version"},
         {"\"queue_depth\":256", "\"queue_depth\":\"256\"", "method.queue_depth must be an integer"},
-        {"\"queue_depth\":256", "\"queue_depth\":0", "method.queue_depth is 0"},
+        {"\"queue_depth\":256", "\"queue_depth\":0", "method.queue_depth must be an integer from 1 to 1048576, got 0"},
         {"\"read_pct\":100", "\"read_pct\":101", "method.read_pct"},
         {"\"pattern\":\"randread\"", "\"pattern\":\"trim\"", "method.pattern"},
         {"\"direct\":true", "\"direct\":1", "method.direct must be a boolean"},
