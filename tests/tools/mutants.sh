@@ -93,7 +93,7 @@ edit src/server/ingest.c \
   $'    for (size_t i = 0; i < n; i++)\n        jobs[i]->done(jobs[i]); /* the job may be gone after this */' \
   ''
 # ... and the request outlives its answer, so the late commit reads no freed memory.
-edit src/server/server.c \
+edit src/server/request.c \
   $'    tw_report_free(rq->job.rep);\n    tw_buf_cleanup(&rq->body);\n    free(rq);' \
   ''
 
@@ -153,7 +153,7 @@ edit src/store/store_ingest.c \
 mutant posted-twice \
   'a report posted twice: 201 "stored", then 200 "already stored"' \
   '-R ^integration/server-api$'
-edit src/server/api.c \
+edit src/server/v1_reports.c \
   $'case TW_PUT_REPEAT:\n        tw_req_json(rq, 200,' \
   $'case TW_PUT_REPEAT:\n        tw_req_json(rq, 201,'
 
@@ -167,7 +167,7 @@ edit src/server/auth.c \
 mutant token-cache-forever \
   'a revoked token is refused within 5 s by a running server (the token cache expires)' \
   '-R ^integration/server-auth$'
-edit src/server/server.c 'bool live = e->expires_ms > now;' 'bool live = e->expires_ms != 0;'
+edit src/server/authn.c 'bool live = e->expires_ms > now;' 'bool live = e->expires_ms != 0;'
 
 mutant hist-rank \
   'latency percentiles are nearest-rank: the bucket where the count reaches the rank' \
