@@ -1,5 +1,6 @@
 /* imds.c - the IMDS instance document: fetch and parse into an inventory. */
 #include "azure/imds.h"
+#include "core/jsonread.h"
 #include "core/jsonx.h"
 
 #include <ctype.h>
@@ -33,29 +34,33 @@ static const json_t *member(const json_t *o, const char *key)
     return NULL;
 }
 
+/* The getters of core/jsonx on member(), their messages after "IMDS
+ * answer: ". */
+static enum tw_err answer(bool ok, struct tw_error *err)
+{
+    if (ok)
+        return TW_OK;
+    if (err) {
+        static const char pre[] = "IMDS answer: ";
+        char msg[sizeof(err->msg)];
+        size_t n = strnlen(err->msg, sizeof(msg) - sizeof(pre));
+        memcpy(msg, pre, sizeof(pre) - 1);
+        memcpy(msg + sizeof(pre) - 1, err->msg, n);
+        msg[sizeof(pre) - 1 + n] = '\0';
+        memcpy(err->msg, msg, sizeof(msg));
+    }
+    return TW_EPARSE;
+}
+
 /* A string field into DST.  Absent or null: "" (an error when REQUIRED);
  * "" is accepted only when ALLOW_EMPTY.  Never truncates. */
 static enum tw_err get_str(const json_t *o, const char *path, const char *key, bool required,
                            bool allow_empty, char *dst, size_t dstlen, struct tw_error *err)
 {
-    const json_t *v = member(o, key);
+    unsigned opt = TW_JX_NULLABLE | (required ? TW_JX_REQUIRED : 0) |
+                   (required && !allow_empty ? TW_JX_NONEMPTY : 0);
     dst[0] = '\0';
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s is missing", path, key);
-        return TW_OK;
-    }
-    if (!json_is_string(v))
-        return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s must be a string", path, key);
-    size_t n = json_string_length(v);
-    if (n >= dstlen || strlen(json_string_value(v)) != n)
-        return tw_error_set(err, TW_EPARSE,
-                            "IMDS answer: %s%s is %zu bytes long, more than the %zu expected", path,
-                            key, n, dstlen - 1);
-    if (n == 0 && required && !allow_empty)
-        return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s is empty", path, key);
-    memcpy(dst, json_string_value(v), n + 1);
-    return TW_OK;
+    return answer(tw_jx_str(member(o, key), path, key, opt, dst, dstlen, err), err);
 }
 
 /* An integer sent as a decimal string (IMDS) or a number.  *SET is false
@@ -64,70 +69,34 @@ static enum tw_err get_int(const json_t *o, const char *path, const char *key, b
                            int64_t min, int64_t max, int64_t *out, bool *set, struct tw_error *err)
 {
     const json_t *v = member(o, key);
-    *set = false;
+    unsigned opt = TW_JX_NULLABLE | TW_JX_DECIMAL | (required ? TW_JX_REQUIRED : 0);
     *out = 0;
-    if (json_is_integer(v)) {
-        *out = json_integer_value(v);
-    } else if (json_is_string(v) && json_string_length(v) > 0) {
-        if (!tw_json_decimal(v, out))
-            return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s \"%.40s\" is not a whole number",
-                                path, key, json_string_value(v));
-    } else if (v && !json_is_null(v) && !json_is_string(v)) {
-        return tw_error_set(err, TW_EPARSE,
-                            "IMDS answer: %s%s must be a number (IMDS sends it as a string)", path,
-                            key);
-    } else {
-        if (required)
-            return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s is %s", path, key,
-                                v && !json_is_null(v) ? "empty" : "missing");
-        return TW_OK;
+    *set = !tw_jx_absent(v, opt);
+    if (required && json_is_string(v) && json_string_length(v) == 0) {
+        char f[128];
+        tw_error_set(err, TW_EPARSE, "%s must not be empty", tw_jr_field(f, sizeof(f), path, key));
+        return answer(false, err);
     }
-    if (*out < min || *out > max)
-        return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s %lld is out of range %lld..%lld",
-                            path, key, (long long)*out, (long long)min, (long long)max);
-    *set = true;
-    return TW_OK;
+    return answer(tw_jx_int(v, path, key, min, max, opt, out, err), err);
 }
 
 /* "true"/"false" in any case, a JSON boolean, or absent/"" (false). */
 static enum tw_err get_bool(const json_t *o, const char *path, const char *key, bool *out,
                             struct tw_error *err)
 {
-    const json_t *v = member(o, key);
     *out = false;
-    if (!v || json_is_null(v))
-        return TW_OK;
-    if (json_is_boolean(v)) {
-        *out = json_is_true(v);
-        return TW_OK;
-    }
-    if (json_is_string(v)) {
-        const char *s = json_string_value(v);
-        if (strcasecmp(s, "true") == 0) {
-            *out = true;
-            return TW_OK;
-        }
-        if (!*s || strcasecmp(s, "false") == 0)
-            return TW_OK;
-    }
-    return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s must be \"true\" or \"false\"", path,
-                        key);
+    return answer(tw_jx_bool(member(o, key), path, key, TW_JX_NULLABLE | TW_JX_TEXT_BOOL, out,
+                             err),
+                  err);
 }
 
 static enum tw_err get_obj(const json_t *o, const char *path, const char *key, bool required,
                            const json_t **out, struct tw_error *err)
 {
-    const json_t *v = member(o, key);
-    *out = NULL;
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s is missing", path, key);
-        return TW_OK;
-    }
-    if (!json_is_object(v))
-        return tw_error_set(err, TW_EPARSE, "IMDS answer: %s%s must be an object", path, key);
-    *out = v;
-    return TW_OK;
+    bool ok;
+    *out = tw_jx_want(member(o, key), path, key, JSON_OBJECT,
+                      TW_JX_NULLABLE | (required ? TW_JX_REQUIRED : 0), &ok, err);
+    return answer(ok, err);
 }
 
 static enum tw_err disk_parse(const json_t *o, const char *path, enum tw_disk_role role,

@@ -815,7 +815,7 @@ char *tw_jr_field(char *dst, size_t cap, const char *path, const char *key)
         np = cap - 1;
     memcpy(dst, path, np);
     dst[np] = '\0';
-    if (np && np + 1 < cap) {
+    if (np && dst[np - 1] != '.' && np + 1 < cap) {
         dst[np++] = '.';
         dst[np] = '\0';
     }

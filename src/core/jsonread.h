@@ -158,7 +158,8 @@ char *tw_jr_path_at(char *dst, size_t cap, const char *a, const char *b, size_t 
 #define TW_JR_NULLABLE 1u
 #define TW_JR_NONEMPTY 2u   /* strings: "" is refused */
 
-/* PATH.KEY (KEY alone when PATH is "") into DST, cut to CAP; returns DST. */
+/* PATH.KEY (KEY alone when PATH is "", no second dot when PATH ends in
+ * one) into DST, cut to CAP; returns DST. */
 char *tw_jr_field(char *dst, size_t cap, const char *path, const char *key);
 /* A string into DST (CAP bytes with the NUL); never truncated. */
 bool tw_jr_get_str(struct tw_jr *r, const char *path, const char *key, unsigned opt, char *dst,

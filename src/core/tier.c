@@ -40,70 +40,32 @@ void tw_tier_catalog_cleanup(struct tw_tier_catalog *cat)
     memset(cat, 0, sizeof(*cat));
 }
 
-/* ---- typed getters that name the field on failure ---- */
+/* ---- typed members: the getters of core/jsonx, with the catalog's rules ---- */
 
+/* A required, non-empty string. */
 static bool get_string(const json_t *o, const char *path, const char *key, char *dst,
                        size_t dstlen, struct tw_error *err)
 {
-    const json_t *v = json_object_get(o, key);
-    if (!v) {
-        tw_error_set(err, TW_EPARSE, "%s%s is missing", path, key);
-        return false;
-    }
-    if (!json_is_string(v)) {
-        tw_error_set(err, TW_EPARSE, "%s%s must be a string", path, key);
-        return false;
-    }
-    size_t n = json_string_length(v);
-    if (n == 0 || n >= dstlen || strlen(json_string_value(v)) != n) {
-        tw_error_set(err, TW_EPARSE, "%s%s must be 1 to %zu bytes without NUL", path, key,
-                     dstlen - 1);
-        return false;
-    }
-    memcpy(dst, json_string_value(v), n + 1);
-    return true;
+    return tw_jx_str(json_object_get(o, key), path, key, TW_JX_REQUIRED | TW_JX_NONEMPTY, dst,
+                     dstlen, err);
 }
 
 /* An integer in [MIN, MAX]; when NULLABLE, null or absent gives 0. */
 static bool get_int(const json_t *o, const char *path, const char *key, int64_t min,
                     int64_t max, bool nullable, int64_t *out, struct tw_error *err)
 {
-    const json_t *v = json_object_get(o, key);
     *out = 0;
-    if (!v || json_is_null(v)) {
-        if (nullable)
-            return true;
-        tw_error_set(err, TW_EPARSE, "%s%s is %s", path, key, v ? "null" : "missing");
-        return false;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
-        tw_error_set(err, TW_EPARSE, "%s%s must be an integer %lld..%lld", path, key,
-                     (long long)min, (long long)max);
-        return false;
-    }
-    *out = json_integer_value(v);
-    return true;
+    return tw_jx_int(json_object_get(o, key), path, key, min, max,
+                     nullable ? TW_JX_NULLABLE : TW_JX_REQUIRED, out, err);
 }
 
 /* A number (integer or real) in [MIN, MAX]; null or absent is 0 when NULLABLE. */
 static bool get_num(const json_t *o, const char *path, const char *key, double min,
                     double max, bool nullable, double *out, struct tw_error *err)
 {
-    const json_t *v = json_object_get(o, key);
     *out = 0;
-    if (!v || json_is_null(v)) {
-        if (nullable)
-            return true;
-        tw_error_set(err, TW_EPARSE, "%s%s is %s", path, key, v ? "null" : "missing");
-        return false;
-    }
-    double d = json_is_number(v) ? json_number_value(v) : NAN;
-    if (!isfinite(d) || d < min || d > max) {
-        tw_error_set(err, TW_EPARSE, "%s%s must be a number %g..%g", path, key, min, max);
-        return false;
-    }
-    *out = d;
-    return true;
+    return tw_jx_num(json_object_get(o, key), path, key, min, max,
+                     nullable ? TW_JX_NULLABLE : TW_JX_REQUIRED, out, err);
 }
 
 /* "P30": one capital letter, then 1 to 5 digits. */
@@ -137,10 +99,10 @@ static enum tw_err tier_from_value(const json_t *o, size_t idx, struct tw_tier *
         !get_int(o, path, "iops", 1, MAX_IOPS, false, &t->iops, err) ||
         !get_num(o, path, "mbps", 0.001, MAX_MBPS, false, &t->mbps, err))
         return TW_EPARSE;
-    const json_t *ub = json_object_get(o, "values_are_upper_bound");
-    if (ub && !json_is_boolean(ub))
-        return tw_error_set(err, TW_EPARSE, "%svalues_are_upper_bound must be a boolean", path);
-    t->upper_bound = ub && json_is_true(ub);
+    t->upper_bound = false;
+    if (!tw_jx_bool(json_object_get(o, "values_are_upper_bound"), path,
+                    "values_are_upper_bound", 0, &t->upper_bound, err))
+        return TW_EPARSE;
     if (!get_string(o, path, "bursting", kind, sizeof(kind), err))
         return TW_EPARSE;
     if (strcmp(kind, "credit") == 0)

@@ -17,6 +17,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/jsonx.h"
 #include "core/uuid.h"
 
 /* ---- names and the tier ladder ---- */
@@ -148,48 +149,26 @@ static enum tw_err check_keys(const json_t *o, const char *where, const char *co
     return TW_OK;
 }
 
+/* The getters of core/jsonx; an absent member leaves its default. */
 static enum tw_err get_str(const json_t *o, const char *where, const char *key, bool required,
                            char *dst, size_t dstlen, struct tw_error *err)
 {
-    const json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) {
-        if (required)
-            return tw_error_set(err, TW_EPARSE, "%s%s is missing", where, key);
-        return TW_OK; /* DST keeps its default */
-    }
-    if (!json_is_string(v))
-        return tw_error_set(err, TW_EPARSE, "%s%s must be a string", where, key);
-    size_t n = json_string_length(v);
-    if (n >= dstlen || strlen(json_string_value(v)) != n)
-        return tw_error_set(err, TW_EPARSE, "%s%s is longer than %zu bytes or holds NUL", where,
-                            key, dstlen - 1);
-    memcpy(dst, json_string_value(v), n + 1);
-    return TW_OK;
+    unsigned opt = TW_JX_NULLABLE | (required ? TW_JX_REQUIRED : 0);
+    return tw_jx_str(json_object_get(o, key), where, key, opt, dst, dstlen, err) ? TW_OK
+                                                                                  : TW_EPARSE;
 }
 
 static enum tw_err get_int(const json_t *o, const char *where, const char *key, int64_t min,
                            int64_t max, int64_t *out, struct tw_error *err)
 {
-    const json_t *v = json_object_get(o, key);
-    if (!v)
-        return TW_OK;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)
-        return tw_error_set(err, TW_EPARSE, "%s%s must be an integer from %lld to %lld", where, key,
-                            (long long)min, (long long)max);
-    *out = json_integer_value(v);
-    return TW_OK;
+    return tw_jx_int(json_object_get(o, key), where, key, min, max, 0, out, err) ? TW_OK
+                                                                                 : TW_EPARSE;
 }
 
 static enum tw_err get_bool(const json_t *o, const char *where, const char *key, bool *out,
                             struct tw_error *err)
 {
-    const json_t *v = json_object_get(o, key);
-    if (!v)
-        return TW_OK;
-    if (!json_is_boolean(v))
-        return tw_error_set(err, TW_EPARSE, "%s%s must be true or false", where, key);
-    *out = json_is_true(v);
-    return TW_OK;
+    return tw_jx_bool(json_object_get(o, key), where, key, 0, out, err) ? TW_OK : TW_EPARSE;
 }
 
 /* A copy of object O without its "_" keys (provenance never goes on the

@@ -202,14 +202,14 @@ static void test_errors(void **state)
     } cases[] = {
         {"", "[{\"lun\": \"0\"}]", "dataDisks[0].name is missing"},
         {"", "[{\"name\": \"a\"}]", "dataDisks[0].lun is missing"},
-        {"", "[{\"name\": \"a\", \"lun\": \"\"}]", "dataDisks[0].lun is empty"},
-        {"", "[{\"name\": \"a\", \"lun\": \"x1\"}]", "dataDisks[0].lun \"x1\" is not a whole"},
-        {"", "[{\"name\": \"a\", \"lun\": \"-1\"}]", "dataDisks[0].lun \"-1\""},
-        {"", "[{\"name\": \"a\", \"lun\": \"300\"}]", "dataDisks[0].lun 300 is out of range"},
+        {"", "[{\"name\": \"a\", \"lun\": \"\"}]", "dataDisks[0].lun must not be empty"},
+        {"", "[{\"name\": \"a\", \"lun\": \"x1\"}]", "dataDisks[0].lun must be an integer from 0 to 255, got \"x1\""},
+        {"", "[{\"name\": \"a\", \"lun\": \"-1\"}]", "dataDisks[0].lun must be an integer from 0 to 255, got \"-1\""},
+        {"", "[{\"name\": \"a\", \"lun\": \"300\"}]", "dataDisks[0].lun must be an integer from 0 to 255, got 300"},
         {"", "[{\"name\": \"a\", \"lun\": \"0\", \"diskSizeGB\": \"12GB\"}]",
-         "dataDisks[0].diskSizeGB \"12GB\""},
+         "dataDisks[0].diskSizeGB must be an integer from 0 to 1048576 or null, got \"12GB\""},
         {"", "[{\"name\": \"a\", \"lun\": \"0\", \"diskSizeGB\": \"99999999\"}]",
-         "diskSizeGB 99999999 is out of range"},
+         "diskSizeGB must be an integer from 0 to 1048576 or null, got 99999999"},
         {"", "[{\"name\": \"a\", \"lun\": \"0\", \"caching\": \"Sometimes\"}]",
          "dataDisks[0].caching \"Sometimes\" is not None, ReadOnly or ReadWrite"},
         {"", "[{\"name\": \"a\", \"lun\": \"0\", \"writeAcceleratorEnabled\": \"maybe\"}]",
@@ -247,7 +247,7 @@ static void test_errors(void **state)
         {"{\"compute\": []}", "compute must be an object"},
         {"{\"compute\": {\"vmSize\": \"S\", \"location\": \"l\"}}", "compute.name is missing"},
         {"{\"compute\": {\"name\": \"\", \"vmSize\": \"S\", \"location\": \"l\"}}",
-         "compute.name is empty"},
+         "compute.name must not be empty"},
         {"{\"compute\": {\"name\": \"v\", \"vmSize\": 3, \"location\": \"l\"}}",
          "compute.vmSize must be a string"},
         {"{\"compute\": {\"name\": \"v\", \"vmSize\": \"S\"}}", "compute.location is missing"},
@@ -296,7 +296,7 @@ static void test_truncated_and_limits(void **state)
     snprintf(extra, sizeof(extra), "[{\"name\": \"%s\", \"lun\": \"0\"}]", longname);
     d = doc_with("", extra);
     assert_int_equal(tw_az_imds_parse(d, strlen(d), &inv, &err), TW_EPARSE);
-    assert_non_null(strstr(err.msg, "dataDisks[0].name is 299 bytes long"));
+    assert_non_null(strstr(err.msg, "dataDisks[0].name is too long (299 bytes, at most 127)"));
     free(d);
 
     /* 65 tags are more than the model keeps. */
