@@ -43,6 +43,8 @@
 
 #include <jansson.h>
 
+#include "core/jsonx.h"
+
 #define MAX_JOBS (1 << 16)           /* what a result record can carry */
 #define MAX_COUNT 9007199254740992.0 /* 2^53: exact in a double */
 #define MAX_NS 1e15                  /* 11 days in ns: no I/O takes longer */
@@ -103,9 +105,9 @@ static void utf8_cut_all(struct tw_result *r)
 }
 
 /*
- * Reads number KEY of O into *OUT when present.  Returns false with a
- * message when it is there but not a number in [0, hi]; *FOUND (if given)
- * says whether it was there.
+ * Reads number KEY of O into *OUT when present (core/jsonx's getter).
+ * Returns false with a message when it is there but not a number in
+ * [0, hi]; *FOUND (if given) says whether it was there.
  */
 static bool get_num(const json_t *o, const char *path, const char *key, double hi, double *out,
                     bool *found, struct tw_error *err)
@@ -113,18 +115,15 @@ static bool get_num(const json_t *o, const char *path, const char *key, double h
     const json_t *v = json_object_get(o, key);
     if (found)
         *found = v != NULL;
-    if (!v)
+    if (tw_jx_num(v, path, key, 0, hi, 0, out, err))
         return true;
-    double d = json_is_number(v) ? json_number_value(v) : -1;
-    if (!json_is_number(v) || !isfinite(d) || d < 0 || d > hi) {
-        tw_error_set(err, TW_EPARSE,
-                     "%s%s is not a number between 0 and %.0f: the file is "
-                     "not a valid fio output; give fio's unedited output",
-                     path, key, hi);
-        return false;
+    if (err) {
+        /* fio writes these itself: a wrong one means an edited file. */
+        size_t n = strlen(err->msg);
+        snprintf(err->msg + n, sizeof(err->msg) - n,
+                 ": the file is not a valid fio output; give fio's unedited output");
     }
-    *out = d;
-    return true;
+    return false;
 }
 
 /*
