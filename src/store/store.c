@@ -236,3 +236,87 @@ enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err)
     CHECK_ST(st, err);
     return st->ops->check(st, err);
 }
+
+enum tw_err tw_store_pricebook_get_at(struct tw_store *st, const char *region,
+                                      const char *currency, const char *at, char **items,
+                                      size_t *items_len, char *source, size_t source_len,
+                                      char *fetched_at, size_t fetched_len,
+                                      struct tw_error *err)
+{
+    *items = NULL;
+    if (items_len)
+        *items_len = 0;
+    if (source && source_len)
+        source[0] = '\0';
+    if (fetched_at && fetched_len)
+        fetched_at[0] = '\0';
+    CHECK_ST(st, err);
+    if (!region || !currency || !at || !*at)
+        return tw_error_set(err, TW_EINVAL,
+                            "a price book as of an instant is found by region, currency and "
+                            "the instant");
+    return st->ops->pricebook_get_at(st, region, currency, at, items, items_len, source,
+                                     source_len, fetched_at, fetched_len, err);
+}
+
+static const char *const action_names[] = {
+    [TW_ACT_PLANNED] = "planned", [TW_ACT_CHECKED] = "checked", [TW_ACT_SENT] = "sent",
+    [TW_ACT_VERIFIED] = "verified", [TW_ACT_DONE] = "done", [TW_ACT_SKIPPED] = "skipped",
+    [TW_ACT_FAILED] = "failed",
+};
+
+const char *tw_action_state_name(enum tw_action_state s)
+{
+    return (unsigned)s <= TW_ACT_FAILED ? action_names[s] : "unknown";
+}
+
+bool tw_action_move_allowed(enum tw_action_state from, enum tw_action_state to)
+{
+    switch (from) {
+    case TW_ACT_PLANNED:
+        return to == TW_ACT_CHECKED || to == TW_ACT_SKIPPED || to == TW_ACT_FAILED;
+    case TW_ACT_CHECKED:
+        return to == TW_ACT_SENT || to == TW_ACT_SKIPPED || to == TW_ACT_FAILED;
+    case TW_ACT_SENT:
+        return to == TW_ACT_VERIFIED || to == TW_ACT_FAILED;
+    case TW_ACT_VERIFIED:
+        return to == TW_ACT_DONE || to == TW_ACT_FAILED;
+    default:
+        return false; /* done, skipped and failed are final */
+    }
+}
+
+enum tw_err tw_store_action_add(struct tw_store *st, const struct tw_store_action_new *a,
+                                int64_t *id, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!a || !a->kind || !*a->kind)
+        return tw_error_set(err, TW_EINVAL, "an action needs a kind");
+    return st->ops->action_add(st, a, id, err);
+}
+
+enum tw_err tw_store_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
+                                 enum tw_action_state to, const char *owner, const char *detail,
+                                 struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!tw_action_move_allowed(from, to))
+        return tw_error_set(err, TW_EPERM, "an action can't go from %s to %s",
+                            tw_action_state_name(from), tw_action_state_name(to));
+    return st->ops->action_move(st, id, from, to, owner ? owner : "", detail ? detail : "", err);
+}
+
+enum tw_err tw_store_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
+                                  int *attempts, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->action_state(st, id, state, attempts, err);
+}
+
+enum tw_err tw_store_action_log_count(struct tw_store *st, int64_t id, size_t *n,
+                                      struct tw_error *err)
+{
+    *n = 0;
+    CHECK_ST(st, err);
+    return st->ops->action_log_count(st, id, n, err);
+}

@@ -221,6 +221,58 @@ enum tw_err tw_store_pricebook_get(struct tw_store *st, const char *region, cons
                                    size_t source_len, char *fetched_at, size_t fetched_len,
                                    struct tw_error *err);
 
+/* The book of (REGION, CURRENCY) as it stood at instant AT (RFC 3339):
+ * the last one fetched by then (every refresh and import is kept, schema
+ * 2); as tw_store_pricebook_get otherwise.  TW_ENOENT if none was. */
+enum tw_err tw_store_pricebook_get_at(struct tw_store *st, const char *region,
+                                      const char *currency, const char *at, char **items,
+                                      size_t *items_len, char *source, size_t source_len,
+                                      char *fetched_at, size_t fetched_len,
+                                      struct tw_error *err);
+
+/* ---- actions: a state machine with an audit log -------------------- */
+
+/*
+ * planned -> checked -> sent -> verified -> done; planned and checked may
+ * also end skipped, and any state before done may end failed.  A move is
+ * a compare-and-set in one transaction: it happens only if the action is
+ * still in the state the mover saw, so two workers can never both send
+ * the same action; each move is written to the transitions (audit) log.
+ */
+enum tw_action_state {
+    TW_ACT_PLANNED, TW_ACT_CHECKED, TW_ACT_SENT, TW_ACT_VERIFIED,
+    TW_ACT_DONE, TW_ACT_SKIPPED, TW_ACT_FAILED
+};
+const char *tw_action_state_name(enum tw_action_state s);
+/* Whether the machine allows FROM -> TO. */
+bool tw_action_move_allowed(enum tw_action_state from, enum tw_action_state to);
+
+struct tw_store_action_new {
+    int64_t plan_id;             /* 0: none */
+    int64_t disk_id;             /* 0: none */
+    const char *kind;            /* "downgrade", "upgrade", ... */
+    const char *from_sku, *to_sku;
+    const char *due_at;          /* RFC 3339; NULL: none */
+    const char *idempotency_key; /* unique; NULL: none */
+    bool dry_run;
+};
+/* Adds a planned action; *ID its id.  TW_EINVAL for a repeated key. */
+enum tw_err tw_store_action_add(struct tw_store *st, const struct tw_store_action_new *a,
+                                int64_t *id, struct tw_error *err);
+/* Moves action ID from FROM to TO if it is still in FROM (OWNER, who
+ * moves it, and DETAIL, e.g. the error of a failure, go to the log).
+ * TW_EPERM when it is no longer in FROM (another worker moved it) or the
+ * machine forbids the move; TW_ENOENT when there is no such action. */
+enum tw_err tw_store_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
+                                 enum tw_action_state to, const char *owner, const char *detail,
+                                 struct tw_error *err);
+/* The action's state and how many times it was sent. */
+enum tw_err tw_store_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
+                                  int *attempts, struct tw_error *err);
+/* The number of moves logged for action ID. */
+enum tw_err tw_store_action_log_count(struct tw_store *st, int64_t id, size_t *n,
+                                      struct tw_error *err);
+
 /* Checks the store's own consistency (SQLite: PRAGMA integrity_check);
  * TW_EIO with the first problem found. */
 enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err);

@@ -607,17 +607,16 @@ static enum tw_err put_result(struct ingest *in, size_t i, struct tw_error *err)
     bind_real_or_null(q, 22, x->write.present, x->write.mbps);
     bind_real_or_null(q, 23, x->write.present, x->write.lat.mean_ns);
     sqlite3_bind_int64(q, 24, x->errors.count);
-    /* A record cut from the body is stored as its place in the body: the
-     * text is there already, and writing it twice costs a third more. */
-    if (record) {
+    /* A record is stored as its own text (schema 2): cut from the body
+     * as the agent sent it when it could be found there, else rendered.
+     * (Version 1 stored a place in the body instead; reading a result
+     * then needed the whole report.) */
+    if (record)
         sqlite3_bind_text(q, 25, record, -1, SQLITE_STATIC);
-        sqlite3_bind_null(q, 26);
-        sqlite3_bind_null(q, 27);
-    } else {
-        sqlite3_bind_null(q, 25);
-        sqlite3_bind_int64(q, 26, in->records[i].at);
-        sqlite3_bind_int64(q, 27, in->records[i].chars);
-    }
+    else
+        sqlite3_bind_text(q, 25, in->records[i].p, (int)in->records[i].n, SQLITE_STATIC);
+    sqlite3_bind_null(q, 26);
+    sqlite3_bind_null(q, 27);
     enum tw_err e = run(s, q, "storing a result", err);
     free(record);
     if (e != TW_OK)

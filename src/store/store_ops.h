@@ -66,6 +66,21 @@ struct tw_store_ops {
                                  size_t source_len, char *fetched_at, size_t fetched_len,
                                  struct tw_error *err);
 
+    enum tw_err (*pricebook_get_at)(struct tw_store *st, const char *region,
+                                    const char *currency, const char *at, char **items,
+                                    size_t *items_len, char *source, size_t source_len,
+                                    char *fetched_at, size_t fetched_len, struct tw_error *err);
+
+    enum tw_err (*action_add)(struct tw_store *st, const struct tw_store_action_new *a,
+                              int64_t *id, struct tw_error *err);
+    enum tw_err (*action_move)(struct tw_store *st, int64_t id, enum tw_action_state from,
+                               enum tw_action_state to, const char *owner, const char *detail,
+                               struct tw_error *err);
+    enum tw_err (*action_state)(struct tw_store *st, int64_t id, enum tw_action_state *state,
+                                int *attempts, struct tw_error *err);
+    enum tw_err (*action_log_count)(struct tw_store *st, int64_t id, size_t *n,
+                                    struct tw_error *err);
+
     enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
 };
 

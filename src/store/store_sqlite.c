@@ -154,6 +154,104 @@ static const char *const migrations[] = {
     "  dry_run INTEGER NOT NULL DEFAULT 1,"
     "  detail TEXT);"
     "CREATE INDEX actions_disk ON actions(disk_id, requested_at);",
+
+    /* 1 -> 2: histories with their sources, price history, the action
+     * state machine with its audit log, plans' periods, policies by name,
+     * result records as their own text. */
+    /* SKU history may come from ARM too: report_id nullable, a source. */
+    "CREATE TABLE disk_sku_history_2 ("
+    "  id INTEGER PRIMARY KEY,"
+    "  disk_id INTEGER NOT NULL REFERENCES disks(id),"
+    "  observed_at TEXT NOT NULL,"
+    "  observed_ms INTEGER NOT NULL,"
+    "  sku TEXT NOT NULL,"
+    "  tier TEXT,"
+    "  size_gib INTEGER NOT NULL,"
+    "  report_id TEXT REFERENCES reports(id),"
+    "  source TEXT NOT NULL DEFAULT 'agent' CHECK (source IN ('agent', 'arm')),"
+    "  CHECK (source <> 'agent' OR report_id IS NOT NULL));"
+    "INSERT INTO disk_sku_history_2(id, disk_id, observed_at, observed_ms, sku, tier, size_gib,"
+    "  report_id, source) SELECT id, disk_id, observed_at, observed_ms, sku, tier, size_gib,"
+    "  report_id, 'agent' FROM disk_sku_history;"
+    "DROP TABLE disk_sku_history;"
+    "ALTER TABLE disk_sku_history_2 RENAME TO disk_sku_history;"
+    "CREATE INDEX disk_sku_history_disk ON disk_sku_history(disk_id, observed_ms);"
+    /* Power states: the agent's reports or ARM's instance view. */
+    "ALTER TABLE power_states ADD COLUMN source TEXT NOT NULL DEFAULT 'agent'"
+    "  CHECK (source IN ('agent', 'arm'));"
+    /* Price history: every refresh or import keeps its book; the latest
+     * (the highest id) is the default, a lookup as of an instant takes the
+     * last one fetched by then. */
+    "CREATE TABLE price_books_2 ("
+    "  id INTEGER PRIMARY KEY,"
+    "  region TEXT NOT NULL,"
+    "  currency TEXT NOT NULL,"
+    "  source TEXT NOT NULL,"
+    "  fetched_at TEXT NOT NULL,"
+    "  fetched_ms INTEGER,"
+    "  items TEXT NOT NULL);"
+    "INSERT INTO price_books_2(region, currency, source, fetched_at, fetched_ms, items)"
+    "  SELECT region, currency, source, fetched_at,"
+    "  CAST((julianday(nullif(fetched_at, '')) - 2440587.5) * 86400000 AS INTEGER), items"
+    "  FROM price_books;"
+    "DROP TABLE price_books;"
+    "ALTER TABLE price_books_2 RENAME TO price_books;"
+    "CREATE INDEX price_books_key ON price_books(region, currency, fetched_ms);"
+    /* Result records as their own text, no longer places in the bodies. */
+    "UPDATE results SET record = substr((SELECT body FROM reports p WHERE p.id = results.report_id),"
+    "  record_at, record_len), record_at = NULL, record_len = NULL WHERE record IS NULL;"
+    /* Policies by name; plans of a policy over a period. */
+    "CREATE TABLE policies ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  body TEXT NOT NULL,"
+    "  created_at TEXT NOT NULL,"
+    "  updated_at TEXT NOT NULL);"
+    "ALTER TABLE plans ADD COLUMN period_from TEXT;"
+    "ALTER TABLE plans ADD COLUMN period_to TEXT;"
+    /* Actions as a state machine: planned -> checked -> sent -> verified ->
+     * done, or skipped / failed; moved by compare-and-set on (state,
+     * version), every move in action_transitions. */
+    "CREATE TABLE actions_2 ("
+    "  id INTEGER PRIMARY KEY,"
+    "  plan_id INTEGER REFERENCES plans(id),"
+    "  disk_id INTEGER REFERENCES disks(id),"
+    "  kind TEXT NOT NULL,"
+    "  from_sku TEXT,"
+    "  to_sku TEXT,"
+    "  state TEXT NOT NULL DEFAULT 'planned' CHECK (state IN ('planned', 'checked', 'sent',"
+    "    'verified', 'done', 'skipped', 'failed')),"
+    "  due_at TEXT,"
+    "  due_ms INTEGER,"
+    "  requested_at TEXT NOT NULL,"
+    "  finished_at TEXT,"
+    "  dry_run INTEGER NOT NULL DEFAULT 1,"
+    "  detail TEXT,"
+    "  arm_operation_url TEXT,"
+    "  attempts INTEGER NOT NULL DEFAULT 0,"
+    "  last_error TEXT,"
+    "  idempotency_key TEXT UNIQUE,"
+    "  claim_owner TEXT,"
+    "  claim_until_ms INTEGER,"
+    "  version INTEGER NOT NULL DEFAULT 0);"
+    "INSERT INTO actions_2(id, plan_id, disk_id, kind, from_sku, to_sku, state, requested_at,"
+    "  finished_at, dry_run, detail) SELECT id, plan_id, disk_id, kind, from_sku, to_sku,"
+    "  CASE WHEN state IN ('planned', 'checked', 'sent', 'verified', 'done', 'skipped',"
+    "  'failed') THEN state ELSE 'failed' END, requested_at, finished_at, dry_run, detail"
+    "  FROM actions;"
+    "DROP TABLE actions;"
+    "ALTER TABLE actions_2 RENAME TO actions;"
+    "CREATE INDEX actions_disk ON actions(disk_id, requested_at);"
+    "CREATE INDEX actions_due ON actions(state, due_ms);"
+    "CREATE TABLE action_transitions ("
+    "  id INTEGER PRIMARY KEY,"
+    "  action_id INTEGER NOT NULL REFERENCES actions(id),"
+    "  from_state TEXT,"
+    "  to_state TEXT NOT NULL,"
+    "  at TEXT NOT NULL,"
+    "  owner TEXT NOT NULL DEFAULT '',"
+    "  detail TEXT NOT NULL DEFAULT '');"
+    "CREATE INDEX action_transitions_action ON action_transitions(action_id, id);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TW_STORE_SQLITE_VERSION,
@@ -670,17 +768,12 @@ static enum tw_err sq_pricebook_put(struct tw_store *st, const char *region, con
     return TW_OK;
 }
 
-static enum tw_err sq_pricebook_get(struct tw_store *st, const char *region, const char *currency,
-                                    char **items, size_t *items_len, char *source,
-                                    size_t source_len, char *fetched_at, size_t fetched_len,
-                                    struct tw_error *err)
+/* The book Q (bound: region, currency, and for GET_AT the instant) finds. */
+static enum tw_err price_read(struct tw_sqlite *s, sqlite3_stmt *q, const char *region,
+                              const char *currency, char **items, size_t *items_len,
+                              char *source, size_t source_len, char *fetched_at,
+                              size_t fetched_len, struct tw_error *err)
 {
-    struct tw_sqlite *s = (struct tw_sqlite *)st;
-    sqlite3_stmt *q = tw_sq_stmt(s, SQ_PRICE_GET, err);
-    if (!q)
-        return err ? err->code : TW_EIO;
-    tw_sq_text(q, 1, region, false);
-    tw_sq_text(q, 2, currency, false);
     int rc = sqlite3_step(q);
     if (rc == SQLITE_DONE) {
         sqlite3_reset(q);
@@ -707,6 +800,38 @@ static enum tw_err sq_pricebook_get(struct tw_store *st, const char *region, con
     if (items_len)
         *items_len = t ? n : 0;
     return TW_OK;
+}
+
+static enum tw_err sq_pricebook_get(struct tw_store *st, const char *region, const char *currency,
+                                    char **items, size_t *items_len, char *source,
+                                    size_t source_len, char *fetched_at, size_t fetched_len,
+                                    struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_PRICE_GET, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    tw_sq_text(q, 1, region, false);
+    tw_sq_text(q, 2, currency, false);
+    return price_read(s, q, region, currency, items, items_len, source, source_len, fetched_at,
+                      fetched_len, err);
+}
+
+static enum tw_err sq_pricebook_get_at(struct tw_store *st, const char *region,
+                                       const char *currency, const char *at, char **items,
+                                       size_t *items_len, char *source, size_t source_len,
+                                       char *fetched_at, size_t fetched_len,
+                                       struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_PRICE_GET_AT, err);
+    if (!q)
+        return err ? err->code : TW_EIO;
+    tw_sq_text(q, 1, region, false);
+    tw_sq_text(q, 2, currency, false);
+    tw_sq_text(q, 3, at, false);
+    return price_read(s, q, region, currency, items, items_len, source, source_len, fetched_at,
+                      fetched_len, err);
 }
 
 /* ---- counters and checks --------------------------------------------- */
@@ -765,5 +890,10 @@ static const struct tw_store_ops sqlite_ops = {
     .stats = sq_stats,
     .pricebook_put = sq_pricebook_put,
     .pricebook_get = sq_pricebook_get,
+    .pricebook_get_at = sq_pricebook_get_at,
+    .action_add = tw_sq_action_add,
+    .action_move = tw_sq_action_move,
+    .action_state = tw_sq_action_state,
+    .action_log_count = tw_sq_action_log_count,
     .check = sq_check,
 };

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#define TW_STORE_SQLITE_VERSION 1
+#define TW_STORE_SQLITE_VERSION 2
 /* PRAGMA application_id of a tierwise database: "TWSD". */
 #define TW_STORE_APP_ID 0x54575344
 
@@ -22,9 +22,9 @@
 #define TW_SQ_LAST_SEEN \
     "CASE WHEN d.detached_ms IS NULL THEN v.last_report_at ELSE d.last_seen_at END"
 
-/* A result's record: its own text when the store rendered it, else the
- * span of its report's body that holds it (in characters, as substr counts). */
-#define TW_SQ_RECORD "coalesce(r.record, substr(p.body, r.record_at, r.record_len))"
+/* A result's record: its own text (schema 2 stores every record so, and
+ * migration 2 cut version 1's places in the bodies out into it). */
+#define TW_SQ_RECORD "r.record"
 
 /*
  * Every statement the SQLite store runs, prepared once per handle on first
@@ -120,13 +120,13 @@
                        "OVER (PARTITION BY r.profile ORDER BY r.started_ms DESC, r.id DESC) " \
                        "AS n FROM result_disks rd JOIN results r ON r.id = rd.result_id "    \
                        "WHERE rd.disk_id = ?1) x JOIN results r ON r.id = x.id "             \
-                       "JOIN reports p ON p.id = r.report_id WHERE x.n = 1 ORDER BY x.profile") \
+                       "WHERE x.n = 1 ORDER BY x.profile")                                  \
     X(SQ_VM_LAST_BODY, "SELECT r.body FROM vms v JOIN reports r ON r.id = v.last_report_id " \
                        "WHERE v.id = ?1")                                                    \
     X(SQ_VM_LATEST_RESULTS, "SELECT " TW_SQ_RECORD " FROM (SELECT id, target, profile, "     \
                             "row_number() OVER (PARTITION BY target, profile ORDER BY "       \
                             "started_ms DESC, id DESC) AS n FROM results WHERE vm_id = ?1) x " \
-                            "JOIN results r ON r.id = x.id JOIN reports p ON p.id = r.report_id " \
+                            "JOIN results r ON r.id = x.id "                                  \
                             "WHERE x.n = 1 ORDER BY x.target, x.profile")                    \
     X(SQ_VM_IDS, "SELECT id FROM vms ORDER BY id")                                           \
     X(SQ_STATS, "SELECT (SELECT count(*) FROM reports), (SELECT count(*) FROM vms), "        \
@@ -134,10 +134,33 @@
                 "(SELECT count(*) FROM results), "                                           \
                 "(SELECT page_count FROM pragma_page_count()) * "                            \
                 "(SELECT page_size FROM pragma_page_size())")                                \
-    X(SQ_PRICE_PUT, "INSERT OR REPLACE INTO price_books(region, currency, source, fetched_at, " \
-                    "items) VALUES (?1, ?2, ?3, ?4, ?5)")                                    \
+    X(SQ_PRICE_PUT, "INSERT INTO price_books(region, currency, source, fetched_at, "         \
+                    "fetched_ms, items) VALUES (?1, ?2, ?3, ?4, CAST((julianday(nullif(?4, '')) " \
+                    "- 2440587.5) * 86400000 AS INTEGER), ?5)")                             \
     X(SQ_PRICE_GET, "SELECT source, fetched_at, items FROM price_books "                     \
-                    "WHERE region = ?1 AND currency = ?2")                                   \
+                    "WHERE region = ?1 AND currency = ?2 ORDER BY id DESC LIMIT 1")          \
+    X(SQ_PRICE_GET_AT, "SELECT source, fetched_at, items FROM price_books "                  \
+                       "WHERE region = ?1 AND currency = ?2 AND fetched_ms <= "               \
+                       "CAST((julianday(?3) - 2440587.5) * 86400000 AS INTEGER) "             \
+                       "ORDER BY fetched_ms DESC, id DESC LIMIT 1")                          \
+    X(SQ_ACTION_ADD, "INSERT INTO actions(plan_id, disk_id, kind, from_sku, to_sku, due_at, "  \
+                     "due_ms, requested_at, dry_run, idempotency_key) VALUES (?1, ?2, ?3, ?4, " \
+                     "?5, ?6, CAST((julianday(?6) - 2440587.5) * 86400000 AS INTEGER), "     \
+                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?7, ?8)")                       \
+    X(SQ_ACTION_GET, "SELECT state, attempts, claim_owner, version FROM actions WHERE id = ?1") \
+    X(SQ_ACTION_CAS, "UPDATE actions SET state = ?3, version = version + 1, "                 \
+                     "claim_owner = nullif(?4, ''), "                                         \
+                     "attempts = attempts + (?3 = 'sent'), "                                  \
+                     "last_error = CASE WHEN ?3 = 'failed' THEN ?5 ELSE last_error END, "     \
+                     "finished_at = CASE WHEN ?3 IN ('done', 'skipped', 'failed') "           \
+                     "THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE finished_at END "       \
+                     "WHERE id = ?1 AND state = ?2")                                          \
+    X(SQ_TRANSITION_ADD, "INSERT INTO action_transitions(action_id, from_state, to_state, at, " \
+                         "owner, detail) VALUES (?1, ?2, ?3, "                                 \
+                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?4, ?5)")                     \
+    X(SQ_TRANSITIONS, "SELECT from_state, to_state, at, owner, detail FROM action_transitions " \
+                      "WHERE action_id = ?1 ORDER BY id")                                     \
+    X(SQ_TRANSITION_COUNT, "SELECT count(*) FROM action_transitions WHERE action_id = ?1")    \
     X(SQ_CHECK, "PRAGMA integrity_check(1)")
 
 #define TW_SQ_ENUM(id, sql) id,
@@ -201,5 +224,16 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
                             struct tw_result **results, size_t *n_results,
                             struct tw_error *err);
 enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+
+/* Operations of store_actions.c. */
+enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_new *a,
+                             int64_t *id, struct tw_error *err);
+enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
+                              enum tw_action_state to, const char *owner, const char *detail,
+                              struct tw_error *err);
+enum tw_err tw_sq_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
+                               int *attempts, struct tw_error *err);
+enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
+                                   struct tw_error *err);
 
 #endif

@@ -71,13 +71,13 @@ static void test_fresh_and_reopen(void **state)
 {
     struct fx *f = *state;
     struct tw_store *st = open_ok(f->path);
-    assert_int_equal(tw_store_schema_version(), 1);
+    assert_int_equal(tw_store_schema_version(), 2);
     uint8_t h[32] = {1};
     struct tw_error err = {0};
     int64_t id;
     assert_int_equal(tw_store_token_add(st, "ops", TW_ROLE_ADMIN, h, &id, &err), TW_OK);
     tw_store_close(st);
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 2);
     assert_int_equal(sql_int(f->path, "PRAGMA application_id"), 0x54575344);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                                       "AND name IN ('tokens', 'vms', 'disks', 'disk_sku_history', "
@@ -110,7 +110,7 @@ static void test_newer_refused(void **state)
     assert_null(st);
     assert_non_null(strstr(err.msg, f->path));
     assert_non_null(strstr(err.msg, "schema version 7"));
-    assert_non_null(strstr(err.msg, "up to 1"));
+    assert_non_null(strstr(err.msg, "up to 2"));
     assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 7);
 }
 
@@ -230,7 +230,8 @@ static void test_pricebook(void **state)
     assert_string_equal(at, "2026-11-01T00:00:00Z");
     free(items);
 
-    /* Replaced whole; another currency is another book. */
+    /* A new book of the same key becomes the one read (the old one is kept
+     * as history, schema 2); another currency is another book. */
     const char *v2 = "[]";
     assert_int_equal(tw_store_pricebook_put(st, "westeurope", "EUR", "api http://127.0.0.1:1",
                                             "2026-11-29T00:00:00Z", v2, 2, &err),
@@ -244,7 +245,8 @@ static void test_pricebook(void **state)
     assert_string_equal(items, "[]");
     assert_string_equal(src, "api http://127.0.0.1:1");
     free(items);
-    assert_int_equal(sql_int(f->path, "SELECT count(*) FROM price_books"), 2);
+    assert_int_equal(sql_int(f->path, "SELECT count(DISTINCT region || currency) FROM price_books"),
+                     2);
     /* Source and time are optional to read back. */
     assert_int_equal(tw_store_pricebook_get(st, "westeurope", "USD", &items, NULL, NULL, 0, NULL,
                                             0, &err),
@@ -400,7 +402,7 @@ static void test_concurrent_open(void **state)
         pthread_join(t[i], &rc);
         assert_int_equal((intptr_t)rc, TW_OK);
     }
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 1);
+    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 2);
 }
 
 int main(void)

@@ -1,0 +1,160 @@
+/*
+ * store_actions.c - actions in the SQLite store: added planned, moved by
+ * compare-and-set on their state in one write transaction with the move
+ * logged in action_transitions (store.h "actions").
+ */
+#include "store/store_sqlite.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define STMT(q, s, id, err)                                  \
+    sqlite3_stmt *q = tw_sq_stmt((s), (id), (err));          \
+    if (!q)                                                  \
+        return (err) && (err)->code ? (err)->code : TW_EIO
+
+static void bind_id(sqlite3_stmt *q, int i, int64_t v)
+{
+    if (v > 0)
+        sqlite3_bind_int64(q, i, v);
+    else
+        sqlite3_bind_null(q, i);
+}
+
+enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_new *a,
+                             int64_t *id, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_ACTION_ADD, err);
+    bind_id(q, 1, a->plan_id);
+    bind_id(q, 2, a->disk_id);
+    tw_sq_text(q, 3, a->kind, false);
+    tw_sq_text(q, 4, a->from_sku, true);
+    tw_sq_text(q, 5, a->to_sku, true);
+    tw_sq_text(q, 6, a->due_at, true);
+    sqlite3_bind_int(q, 7, a->dry_run);
+    tw_sq_text(q, 8, a->idempotency_key, true);
+    if (sqlite3_step(q) != SQLITE_DONE) {
+        if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE) {
+            sqlite3_reset(q);
+            return tw_error_set(err, TW_EINVAL, "an action with idempotency key %s exists already",
+                                a->idempotency_key);
+        }
+        return tw_sq_fail(s, q, err, "storing an action");
+    }
+    sqlite3_reset(q);
+    if (id)
+        *id = sqlite3_last_insert_rowid(s->db);
+    return TW_OK;
+}
+
+static enum tw_err exec_stmt(struct tw_sqlite *s, enum tw_sq_id id, const char *what,
+                             struct tw_error *err)
+{
+    STMT(q, s, id, err);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, what);
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
+enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
+                              enum tw_action_state to, const char *owner, const char *detail,
+                              struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    /* BEGIN IMMEDIATE: the write lock first, so of two handles moving the
+     * same action the second waits, then finds the state moved on. */
+    enum tw_err rc = exec_stmt(s, SQ_BEGIN, "starting an action's move", err);
+    if (rc != TW_OK)
+        return rc;
+    sqlite3_stmt *q = tw_sq_stmt(s, SQ_ACTION_CAS, err);
+    if (!q) {
+        rc = err && err->code ? err->code : TW_EIO;
+        goto fail;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    tw_sq_text(q, 2, tw_action_state_name(from), false);
+    tw_sq_text(q, 3, tw_action_state_name(to), false);
+    tw_sq_text(q, 4, owner, false);
+    tw_sq_text(q, 5, detail, true);
+    if (sqlite3_step(q) != SQLITE_DONE) {
+        rc = tw_sq_fail(s, q, err, "moving an action");
+        goto fail;
+    }
+    sqlite3_reset(q);
+    if (sqlite3_changes(s->db) == 0) {
+        enum tw_action_state now;
+        int attempts;
+        rc = tw_sq_action_state(st, id, &now, &attempts, err);
+        if (rc == TW_OK)
+            rc = tw_error_set(err, TW_EPERM,
+                              "action %lld is %s, not %s: another worker moved it; it was "
+                              "not moved to %s",
+                              (long long)id, tw_action_state_name(now),
+                              tw_action_state_name(from), tw_action_state_name(to));
+        goto fail;
+    }
+    q = tw_sq_stmt(s, SQ_TRANSITION_ADD, err);
+    if (!q) {
+        rc = err && err->code ? err->code : TW_EIO;
+        goto fail;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    tw_sq_text(q, 2, tw_action_state_name(from), false);
+    tw_sq_text(q, 3, tw_action_state_name(to), false);
+    tw_sq_text(q, 4, owner, false);
+    tw_sq_text(q, 5, detail, false);
+    if (sqlite3_step(q) != SQLITE_DONE) {
+        rc = tw_sq_fail(s, q, err, "logging an action's move");
+        goto fail;
+    }
+    sqlite3_reset(q);
+    return exec_stmt(s, SQ_COMMIT, "committing an action's move", err);
+fail:
+    exec_stmt(s, SQ_ROLLBACK, "rolling an action's move back", NULL);
+    return rc;
+}
+
+enum tw_err tw_sq_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
+                               int *attempts, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_ACTION_GET, err);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_ENOENT, "there is no action %lld", (long long)id);
+    }
+    if (rc != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "reading an action");
+    const char *name = (const char *)sqlite3_column_text(q, 0);
+    enum tw_err e = tw_error_set(err, TW_EIO, "%s: action %lld has an unknown state", s->path,
+                                 (long long)id);
+    for (int k = TW_ACT_PLANNED; k <= TW_ACT_FAILED; k++) {
+        if (name && strcmp(name, tw_action_state_name((enum tw_action_state)k)) == 0) {
+            if (state)
+                *state = (enum tw_action_state)k;
+            tw_error_clear(err);
+            e = TW_OK;
+        }
+    }
+    if (attempts)
+        *attempts = sqlite3_column_int(q, 1);
+    sqlite3_reset(q);
+    return e;
+}
+
+enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
+                                   struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_TRANSITION_COUNT, err);
+    sqlite3_bind_int64(q, 1, id);
+    if (sqlite3_step(q) != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "counting an action's moves");
+    *n = (size_t)sqlite3_column_int64(q, 0);
+    sqlite3_reset(q);
+    return TW_OK;
+}

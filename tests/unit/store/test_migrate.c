@@ -1,0 +1,255 @@
+/* test_migrate.c - migration 2 in place on a copy of a real version-1
+ * database (tests/fixtures/store/v1.db, made by the build before it), the
+ * price history it brings, and actions moved by compare-and-set: two
+ * handles can never both move the same action to "sent". */
+#include "testhelp.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+struct fx {
+    char *dir;
+    char path[4096];
+};
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    f->dir = th_tmpdir();
+    snprintf(f->path, sizeof(f->path), "%s/v1.db", f->dir);
+    size_t len;
+    char *db = th_fixture("store/v1.db", &len);
+    FILE *out = fopen(f->path, "wb");
+    assert_non_null(out);
+    assert_int_equal(fwrite(db, 1, len, out), len);
+    fclose(out);
+    free(db);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    th_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static long long count(const struct fx *f, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static struct tw_store *open_ok(const char *path)
+{
+    struct tw_store *st = NULL;
+    struct tw_error err = {0};
+    if (tw_store_open(path, &st, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    return st;
+}
+
+static void test_from_version_1(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(count(f, "PRAGMA user_version"), 1);
+    struct tw_store *st = open_ok(f->path);
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_schema_version(), 2);
+    assert_int_equal(count(f, "PRAGMA user_version"), 2);
+    assert_int_equal(tw_store_check(st, &err), TW_OK);
+
+    /* Everything of version 1 is there. */
+    struct tw_store_stats s;
+    assert_int_equal(tw_store_stats(st, &s, &err), TW_OK);
+    assert_int_equal(s.reports, 4);
+    assert_int_equal(s.vms, 3);
+    assert_int_equal(s.disks, 16);
+    assert_int_equal(s.results, 7);
+    struct tw_store_token_row *tokens;
+    size_t n;
+    assert_int_equal(tw_store_token_list(st, &tokens, &n, &err), TW_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(tokens[1].name, "fixture-reader");
+    free(tokens);
+
+    /* Histories carry their source; records are their own text now. */
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history WHERE source = 'agent' "
+                              "AND report_id IS NOT NULL"),
+                     17);
+    assert_int_equal(count(f, "SELECT count(*) FROM power_states WHERE source = 'agent'"), 4);
+    assert_int_equal(count(f, "SELECT count(*) FROM results WHERE record IS NULL OR "
+                              "record_at IS NOT NULL OR json_valid(record) = 0"),
+                     0);
+    struct tw_store_result_rec *recs;
+    assert_int_equal(tw_store_disk_results(st, 3, &recs, &n, &err), TW_OK);
+    assert_int_equal(n, 1);
+    assert_non_null(strstr(recs[0].record, "\"6c1f0f5e-2d7b-4c47-9a51-3e0c8d2f7a01\""));
+    assert_string_equal(recs[0].profile, "rated-iops");
+    tw_store_result_recs_free(recs, n);
+    struct tw_store_sku_hist_row *h;
+    assert_int_equal(tw_store_disk_history(st, 3, &h, &n, &err), TW_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(h[0].sku, "Premium_LRS");
+    assert_string_equal(h[1].tier, "E40");
+    free(h);
+
+    /* The version-1 price book is the latest one, and new ones add to it. */
+    char *items = NULL, source[256], fetched[40];
+    size_t len;
+    assert_int_equal(tw_store_pricebook_get(st, "uksouth", "GBP", &items, &len, source,
+                                            sizeof(source), fetched, sizeof(fetched), &err),
+                     TW_OK);
+    assert_string_equal(source, "import real-p10-uksouth-gbp.json");
+    free(items);
+    assert_int_equal(tw_store_pricebook_put(st, "uksouth", "GBP", "api a", "2026-11-10T00:00:00Z",
+                                            "[1]", 3, &err),
+                     TW_OK);
+    assert_int_equal(tw_store_pricebook_put(st, "uksouth", "GBP", "api b",
+                                            "2026-11-20T12:00:00.5Z", "[2]", 3, &err),
+                     TW_OK);
+    assert_int_equal(tw_store_pricebook_get(st, "uksouth", "GBP", &items, &len, source,
+                                            sizeof(source), fetched, sizeof(fetched), &err),
+                     TW_OK);
+    assert_string_equal(items, "[2]");
+    assert_string_equal(fetched, "2026-11-20T12:00:00.5Z");
+    free(items);
+    /* "What did it cost on 2026-11-14?" The book fetched by then. */
+    assert_int_equal(tw_store_pricebook_get_at(st, "uksouth", "GBP", "2026-11-14T00:00:00Z",
+                                               &items, &len, source, sizeof(source), fetched,
+                                               sizeof(fetched), &err),
+                     TW_OK);
+    assert_string_equal(items, "[1]");
+    assert_string_equal(source, "api a");
+    free(items);
+    assert_int_equal(tw_store_pricebook_get_at(st, "uksouth", "GBP", "2026-11-20T12:00:00.5Z",
+                                               &items, &len, source, sizeof(source), fetched,
+                                               sizeof(fetched), &err),
+                     TW_OK);
+    assert_string_equal(items, "[2]");
+    free(items);
+    assert_int_equal(tw_store_pricebook_get_at(st, "uksouth", "GBP", "2026-11-01T00:00:00Z",
+                                               &items, &len, source, sizeof(source), fetched,
+                                               sizeof(fetched), &err),
+                     TW_ENOENT);
+    assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 3);
+    tw_store_close(st);
+
+    /* Opened again: nothing to migrate, nothing changed. */
+    st = open_ok(f->path);
+    assert_int_equal(count(f, "PRAGMA user_version"), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 3);
+    tw_store_close(st);
+}
+
+struct racer {
+    const char *path;
+    int64_t *ids;
+    size_t n;
+    int won;
+    int lost;
+};
+
+static void *race(void *arg)
+{
+    struct racer *r = arg;
+    struct tw_store *st = NULL;
+    struct tw_error err = {0};
+    if (tw_store_open(r->path, &st, &err) != TW_OK)
+        return NULL;
+    for (size_t i = 0; i < r->n; i++) {
+        enum tw_err rc = tw_store_action_move(st, r->ids[i], TW_ACT_CHECKED, TW_ACT_SENT,
+                                              "racer", NULL, &err);
+        if (rc == TW_OK)
+            r->won++;
+        else if (rc == TW_EPERM)
+            r->lost++;
+    }
+    tw_store_close(st);
+    return NULL;
+}
+
+static void test_action_compare_and_set(void **state)
+{
+    struct fx *f = *state;
+    struct tw_store *st = open_ok(f->path);
+    struct tw_error err = {0};
+    enum { N = 40 };
+    int64_t ids[N];
+    for (int i = 0; i < N; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "plan-1/disk-3/downgrade/%d", i);
+        struct tw_store_action_new a = {.disk_id = 3, .kind = "downgrade",
+                                        .from_sku = "Premium_LRS", .to_sku = "StandardSSD_LRS",
+                                        .due_at = "2026-12-05T19:05:00Z",
+                                        .idempotency_key = key, .dry_run = false};
+        assert_int_equal(tw_store_action_add(st, &a, &ids[i], &err), TW_OK);
+        assert_int_equal(tw_store_action_move(st, ids[i], TW_ACT_PLANNED, TW_ACT_CHECKED, "planner",
+                                              "VM deallocated", &err),
+                         TW_OK);
+    }
+    struct tw_store_action_new again = {.kind = "downgrade",
+                                        .idempotency_key = "plan-1/disk-3/downgrade/0"};
+    assert_int_equal(tw_store_action_add(st, &again, NULL, &err), TW_EINVAL);
+
+    /* Two workers, each on its own handle, send every action at once. */
+    struct racer a = {f->path, ids, N, 0, 0}, b = {f->path, ids, N, 0, 0};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, race, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, race, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(a.won + b.won, N);
+    assert_int_equal(a.lost + b.lost, N);
+    for (int i = 0; i < N; i++) {
+        enum tw_action_state s;
+        int attempts;
+        size_t moves;
+        assert_int_equal(tw_store_action_state(st, ids[i], &s, &attempts, &err), TW_OK);
+        assert_int_equal(s, TW_ACT_SENT);
+        assert_int_equal(attempts, 1);
+        assert_int_equal(tw_store_action_log_count(st, ids[i], &moves, &err), TW_OK);
+        assert_int_equal(moves, 2);
+    }
+    /* The machine's rules: no skipping verification, final states stay. */
+    assert_int_equal(tw_store_action_move(st, ids[0], TW_ACT_SENT, TW_ACT_DONE, "x", NULL, &err),
+                     TW_EPERM);
+    assert_int_equal(tw_store_action_move(st, ids[0], TW_ACT_SENT, TW_ACT_FAILED, "x",
+                                          "ARM answered 409", &err),
+                     TW_OK);
+    assert_int_equal(tw_store_action_move(st, ids[0], TW_ACT_FAILED, TW_ACT_SENT, "x", NULL, &err),
+                     TW_EPERM);
+    assert_int_equal(count(f, "SELECT count(*) FROM actions WHERE id = 1 AND last_error = "
+                              "'ARM answered 409' AND finished_at IS NOT NULL"),
+                     1);
+    assert_int_equal(tw_store_action_move(st, 9999, TW_ACT_PLANNED, TW_ACT_CHECKED, "x", NULL,
+                                          &err),
+                     TW_ENOENT);
+    assert_int_equal(tw_store_check(st, &err), TW_OK);
+    tw_store_close(st);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_from_version_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_action_compare_and_set, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
