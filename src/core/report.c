@@ -90,24 +90,11 @@ bool tw_uuid_valid(const char *s)
 
 /* ---- reading ---- */
 
-/* Reads a string member of the report's root or agent into DST. */
+/* Reads a string member of the report's root or agent (PATH names it from
+ * the root) into DST, with jsonread's getter. */
 static bool rd_str(struct tw_jr *j, const char *path, bool nullable, char *dst, size_t cap)
 {
-    if (nullable && tw_jr_null(j)) {
-        dst[0] = '\0';
-        return true;
-    }
-    if (tw_jr_peek(j) != '"')
-        return tw_jr_fail(j, TW_EPARSE, "%s must be a string%s", path,
-                          nullable ? " or null" : "");
-    size_t n;
-    bool over;
-    if (!tw_jr_string(j, dst, cap, &n, &over))
-        return false;
-    if (over)
-        return tw_jr_fail(j, TW_EPARSE, "%s is too long (%zu bytes, at most %zu) or holds NUL",
-                          path, n, cap - 1);
-    return true;
+    return tw_jr_get_str(j, "", path, nullable ? TW_JR_NULLABLE : 0, dst, cap);
 }
 
 static bool agent_read(struct tw_jr *j, struct tw_report *r)
