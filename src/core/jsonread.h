@@ -5,8 +5,10 @@
  * numbers, literals, nesting up to a depth) and hands the caller each
  * member or element in document order, so a parser can copy the fields it
  * knows straight into its structs and skip the rest, without building a
- * tree.  The prices page parser (pricepage.c) and the report reader
- * (report.c, with tw_inventory_read and tw_result_read) are built on it.
+ * tree.  The prices page parser (pricepage.c), the report reader
+ * (report.c) and the one reader of the inventory and of the result record
+ * (tw_inventory_read, tw_result_read, behind tw_inventory_from_json and
+ * tw_result_from_json) are built on it.
  *
  * Errors: the first failure is kept in R->rc and the caller's tw_error;
  * every later call returns false at once, so a reader can bail out on any
