@@ -1,10 +1,11 @@
 /*
- * ingest.c - the writer thread and its queue.
+ * ingest.c - the writer: a tw_worker whose batch function commits the
+ * reports queued (up to TW_INGEST_BATCH) in one transaction.
  */
 #include "server/ingest.h"
 
-#include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,28 +14,30 @@
 #include "server/metrics.h"
 
 struct tw_ingest {
-    pthread_mutex_t lock;
-    pthread_cond_t wake;
-    struct tw_ingest_job *head, *tail;
-    size_t depth;
-    bool stopping;
-    bool joined;
-    pthread_t thread;
-    bool writer_running;
+    struct tw_worker *w;
+    bool stopped;
     struct tw_store *st;
     struct tw_metrics *metrics;
     atomic_uint_fast64_t commits; /* batches committed with a new report */
 };
 
-/* Stores one batch and tells every job. */
-static void commit(struct tw_ingest *in, struct tw_ingest_job **jobs, size_t n)
+static struct tw_ingest_job *job_of(struct tw_worker_job *wj)
 {
+    return (struct tw_ingest_job *)(void *)((char *)wj - offsetof(struct tw_ingest_job, wj));
+}
+
+/* Stores one batch and tells every job (the worker's batch function). */
+static void commit(void *ctx, struct tw_worker_job **wjobs, size_t n)
+{
+    struct tw_ingest *in = ctx;
+    struct tw_ingest_job *jobs[TW_INGEST_BATCH];
     const struct tw_report *reps[TW_INGEST_BATCH];
     const char *raw[TW_INGEST_BATCH];
     size_t raw_len[TW_INGEST_BATCH];
     enum tw_put_status status[TW_INGEST_BATCH];
     struct tw_error errs[TW_INGEST_BATCH];
     for (size_t i = 0; i < n; i++) {
+        jobs[i] = job_of(wjobs[i]);
         reps[i] = jobs[i]->rep;
         raw[i] = jobs[i]->raw;
         raw_len[i] = jobs[i]->raw_len;
@@ -77,32 +80,6 @@ static void commit(struct tw_ingest *in, struct tw_ingest_job **jobs, size_t n)
         jobs[i]->done(jobs[i]); /* the job may be gone after this */
 }
 
-static void *writer(void *arg)
-{
-    struct tw_ingest *in = arg;
-    struct tw_ingest_job *batch[TW_INGEST_BATCH];
-    for (;;) {
-        pthread_mutex_lock(&in->lock);
-        while (!in->head && !in->stopping)
-            pthread_cond_wait(&in->wake, &in->lock);
-        if (!in->head && in->stopping) {
-            pthread_mutex_unlock(&in->lock);
-            break;
-        }
-        size_t n = 0;
-        while (in->head && n < TW_INGEST_BATCH) {
-            batch[n++] = in->head;
-            in->head = in->head->next;
-        }
-        if (!in->head)
-            in->tail = NULL;
-        in->depth -= n;
-        pthread_mutex_unlock(&in->lock);
-        commit(in, batch, n);
-    }
-    return NULL;
-}
-
 enum tw_err tw_ingest_start(const char *db_path, struct tw_metrics *metrics, struct tw_ingest **out,
                             struct tw_error *err)
 {
@@ -119,58 +96,40 @@ enum tw_err tw_ingest_start(const char *db_path, struct tw_metrics *metrics, str
         return rc;
     }
     in->metrics = metrics;
-    pthread_mutex_init(&in->lock, NULL);
-    pthread_cond_init(&in->wake, NULL);
-    if (pthread_create(&in->thread, NULL, writer, in) != 0) {
-        tw_ingest_stop(in);
-        tw_ingest_free(in);
-        return tw_error_set(err, TW_EIO, "can't start the writer thread");
+    const struct tw_worker_opts wo = {
+        .name = "the writer", .batch_max = TW_INGEST_BATCH, .batch = commit, .ctx = in};
+    if ((rc = tw_worker_start(&wo, &in->w, err)) != TW_OK) {
+        tw_store_close(in->st);
+        free(in);
+        return tw_error_set(err, rc, "can't start the writer thread");
     }
-    in->writer_running = true;
     *out = in;
     return TW_OK;
 }
 
 enum tw_err tw_ingest_submit(struct tw_ingest *in, struct tw_ingest_job *job)
 {
-    job->next = NULL;
     job->committed = false;
     tw_error_clear(&job->err);
-    pthread_mutex_lock(&in->lock);
-    if (in->stopping) {
-        pthread_mutex_unlock(&in->lock);
-        return TW_EINVAL;
-    }
-    if (in->tail)
-        in->tail->next = job;
-    else
-        in->head = job;
-    in->tail = job;
-    in->depth++;
-    pthread_cond_signal(&in->wake);
-    pthread_mutex_unlock(&in->lock);
-    return TW_OK;
+    memset(&job->wj, 0, sizeof(job->wj));
+    job->wj.arg = job;
+    /* TW_EINVAL once stopping (the queue has no bound, so never full). */
+    return tw_worker_submit(in->w, &job->wj) == TW_OK ? TW_OK : TW_EINVAL;
 }
 
 size_t tw_ingest_depth(struct tw_ingest *in)
 {
-    pthread_mutex_lock(&in->lock);
-    size_t d = in->depth;
-    pthread_mutex_unlock(&in->lock);
-    return d;
+    return tw_worker_depth(in->w);
 }
 
 void tw_ingest_stop(struct tw_ingest *in)
 {
-    if (!in || in->joined)
+    if (!in || in->stopped)
         return;
-    pthread_mutex_lock(&in->lock);
-    in->stopping = true;
-    pthread_cond_signal(&in->wake);
-    pthread_mutex_unlock(&in->lock);
-    if (in->writer_running)
-        pthread_join(in->thread, NULL);
-    in->joined = true;
+    /* Commits everything queued, however long it takes: each job is a
+     * request waiting for its answer. */
+    tw_worker_stop(in->w, TW_WORKER_DRAIN, 0);
+    in->stopped = true;
     /* The last handle to close copies the rest of the log. */
     tw_store_close(in->st);
     in->st = NULL;
@@ -181,8 +140,7 @@ void tw_ingest_free(struct tw_ingest *in)
     if (!in)
         return;
     tw_ingest_stop(in);
-    pthread_mutex_destroy(&in->lock);
-    pthread_cond_destroy(&in->wake);
+    tw_worker_free(in->w);
     free(in);
 }
 

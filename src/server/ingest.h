@@ -8,6 +8,11 @@
  * each report's outcome in its job and calls the job's DONE callback (the
  * server resumes the suspended request there).  A request is answered
  * only after its report is committed, so a 2xx means stored.
+ *
+ * The writer is a tw_worker (worker.h) with a batch function: the worker's
+ * queue and thread, and commit() as the batch of up to TW_INGEST_BATCH
+ * due jobs; its queue has no bound of its own (the connection limit bounds
+ * it) and its stop drains.
  */
 #ifndef TW_SERVER_INGEST_H
 #define TW_SERVER_INGEST_H
@@ -18,6 +23,7 @@
 
 #include "core/err.h"
 #include "core/report.h"
+#include "server/worker.h"
 #include "store/store.h"
 
 #define TW_INGEST_BATCH 64
@@ -36,7 +42,7 @@ struct tw_ingest_job {
     bool committed;            /* false: the batch's transaction failed (see err) */
     enum tw_put_status status; /* when committed */
     struct tw_error err;       /* the report's or the transaction's error */
-    struct tw_ingest_job *next;
+    struct tw_worker_job wj;   /* its place in the writer's queue */
 };
 
 struct tw_ingest;
