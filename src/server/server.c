@@ -130,6 +130,7 @@ static void server_free(struct tw_server *srv)
         return;
     tw_ingest_stop(srv->ingest);
     tw_ingest_free(srv->ingest);
+    tw_worker_free(srv->worker); /* with the operations table, or left to its thread */
     for (size_t i = 0; i < srv->pool_free; i++)
         tw_store_close(srv->pool[i]);
     free(srv->pool);
@@ -232,6 +233,23 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         server_free(srv);
         return rc;
     }
+    /* Long operations: one at a time, a bounded queue; the operations
+     * table goes with the worker. */
+    srv->ops = tw_ops_new(0);
+    if (!srv->ops) {
+        server_free(srv);
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    }
+    const struct tw_worker_opts wo = {.name = "the operations worker",
+                                      .queue_max = TW_OPS_QUEUE_MAX,
+                                      .ctx = srv->ops,
+                                      .ctx_free = tw_ops_free};
+    if ((rc = tw_worker_start(&wo, &srv->worker, err)) != TW_OK) {
+        tw_ops_free(srv->ops);
+        srv->ops = NULL;
+        server_free(srv);
+        return rc;
+    }
 
     int fd = -1;
     bool v6 = false;
@@ -316,6 +334,11 @@ void tw_server_stop(struct tw_server *srv, unsigned grace_ms)
     /* The writer commits what is queued and resumes those requests before
      * the daemon goes (libmicrohttpd must not stop with suspended ones). */
     tw_ingest_stop(srv->ingest);
+    /* Operations not started are cancelled; one running (a refresh waiting
+     * on the network) gets what is left of the grace, at least 1 s, and is
+     * then left to end on its own while the process exits. */
+    int64_t left_ms = deadline - tw_srv_mono_ms();
+    tw_worker_stop(srv->worker, TW_WORKER_CANCEL, left_ms > 1000 ? (long)left_ms : 1000);
     while (atomic_load(&srv->active) > 0 && tw_srv_mono_ms() < deadline + 2000) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);

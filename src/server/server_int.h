@@ -22,8 +22,10 @@
 #include "server/auth.h"
 #include "server/ingest.h"
 #include "server/metrics.h"
+#include "server/operations.h"
 #include "server/route.h"
 #include "server/server.h"
+#include "server/worker.h"
 #include "store/store.h"
 
 #define TW_AUTH_CACHE 64          /* tokens remembered ... */
@@ -52,6 +54,8 @@ struct tw_server {
     size_t route_static, route_unmatched; /* metrics rows beyond the table */
     struct tw_metrics *metrics;
     struct tw_ingest *ingest;
+    struct tw_worker *worker; /* long operations (a prices refresh); its context is OPS */
+    struct tw_ops *ops;       /* the operations table, owned by the worker */
 
     /* store handles for reads, each used by one thread at a time */
     pthread_mutex_t pool_lock;
@@ -180,6 +184,7 @@ void tw_v1_disk(struct tw_req *rq);
 void tw_v1_compliance(struct tw_req *rq);      /* v1_compliance.c */
 void tw_v1_prices(struct tw_req *rq);          /* v1_prices.c */
 void tw_v1_prices_refresh(struct tw_req *rq);
+void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per
  * latest result of VM VM_ID (or of every VM, *N_VMS counting them) into

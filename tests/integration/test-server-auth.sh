@@ -16,7 +16,9 @@ admin=$(make_token admin)
 bad="tw_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
 [ ${#agent} = 46 ] && [ "${agent#tw_}" != "$agent" ] && ok || bad "token format: $agent"
 
-# Prices refresh goes to a closed loopback port: admins get 502 upstream_failed.
+# Prices refresh goes to a closed loopback port: admins get 202 and an
+# operation (which fails with upstream_failed); its id is read back for the
+# operations row.
 start_server main --prices-url http://127.0.0.1:9
 [ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
 
@@ -35,13 +37,16 @@ GET    /api/v1/disks           401  401  403   200    200
 GET    /api/v1/disks/1         401  401  403   200    200
 GET    /api/v1/compliance      401  401  403   200    200
 GET    /api/v1/prices?region=westeurope&currency=USD  401  401  403  200  200
-POST   /api/v1/prices/refresh  401  401  403   403    502
+POST   /api/v1/prices/refresh  401  401  403   403    202
+GET    /api/v1/operations/OP   401  401  403   200    200
+GET    /api/v1/operations/00000000-0000-4000-8000-000000000000  401  401  403  404  404
 GET    /                       200  200  200   200    200
 GET    /app.js                 200  200  200   200    200
 GET    /api/v1/nothing         404  404  404   404    404
 DELETE /api/v1/vms             405  405  405   405    405
 "
 n=100
+op=none
 while read -r method path s_none s_bad s_agent s_reader s_admin; do
   [ -z "$method" ] && continue
   i=0
@@ -54,6 +59,7 @@ while read -r method path s_none s_bad s_agent s_reader s_admin; do
       admin) tok=$admin want=$s_admin ;;
     esac
     args=()
+    [ "$path" = /api/v1/operations/OP ] && path=/api/v1/operations/$op
     if [ "$path" = /api/v1/prices/refresh ]; then
       args=(-H 'Content-Type: application/json' --data-binary '{"region":"westeurope","currency":"USD"}')
     elif [ "$method" = POST ]; then
@@ -62,6 +68,7 @@ while read -r method path s_none s_bad s_agent s_reader s_admin; do
       args=(-H 'Content-Type: application/json' --data-binary "@$scratch/r-$(uuid $n).json")
     fi
     got=$(req "$method" "$path" "$tok" "${args[@]}")
+    [ "$path" = /api/v1/prices/refresh ] && [ "$got" = 202 ] && op=$(jq -r .id "$scratch/body")
     if [ "$got" = "$want" ]; then ok; else bad "$method $path as $who: $got, want $want: $(cat "$scratch/body")"; fi
     # Errors are JSON with a code and a message.
     if [ "$got" -ge 400 ]; then
