@@ -132,9 +132,13 @@ echo "   the verdict to say the figures came from somewhere else than the disk n
 "$tierwise" compliance --server "$api" --token-file "$out/reader.tok"
 
 step "prices: westeurope's disk prices from the (simulated) Retail Prices API, through the backend"
-curl -s --noproxy '*' -X POST -H "Authorization: Bearer $(cat "$out/admin.tok")" \
+# The refresh answers 202 with an operation; ?wait= waits for it to finish.
+op=$(curl -s --noproxy '*' -X POST -H "Authorization: Bearer $(cat "$out/admin.tok")" \
   -H 'Content-Type: application/json' -d '{"region":"westeurope","currency":"USD"}' \
-  "$api/api/v1/prices/refresh" | jq -c '{items, prices, pages, source, fetched_at}'
+  "$api/api/v1/prices/refresh" | jq -r .id)
+curl -s --noproxy '*' -H "Authorization: Bearer $(cat "$out/admin.tok")" \
+  "$api/api/v1/operations/$op?wait=30" |
+  jq -c '{state} + (.result // {} | {items, prices, pages, source, fetched_at}) + {error}'
 "$tierwise" prices show --db "$db" --region westeurope --currency USD --sku P10
 "$tierwise" prices show --db "$db" --region westeurope --currency USD --sku E10
 "$tierwise" prices show --db "$db" --region westeurope --currency USD --sku P40
