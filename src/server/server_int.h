@@ -162,6 +162,19 @@ void tw_srv_store_put(struct tw_server *srv, struct tw_store *st);
 /* Suspends RQ until its job is committed (POST /reports; request.c). */
 void tw_req_submit_report(struct tw_req *rq);
 
+/* ---- paging (page.c) ---- */
+
+#define TW_PAGE_DEFAULT 500
+/* Reads ?limit= (default TW_PAGE_DEFAULT, at most TW_STORE_PAGE_MAX),
+ * ?cursor= and the filters ?vm=, ?sku=, ?resource_group= into PG (its
+ * strings borrowed from the request) and, when VERDICT is not NULL,
+ * ?verdict= (-1: any, else an enum tw_verdict_kind); false when a 400 was
+ * answered. */
+bool tw_req_page(struct tw_req *rq, struct tw_store_page *pg, int *verdict);
+/* The next_cursor of an answer: the page after PG, or null when no rows
+ * follow (MORE false). */
+json_t *tw_page_next_cursor(const struct tw_store_page *pg, bool more);
+
 /* ---- the route table and the dashboard's files (api.c) ---- */
 
 extern const struct tw_route tw_api_routes[];
@@ -187,13 +200,14 @@ void tw_v1_prices_refresh(struct tw_req *rq);
 void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per
- * latest result of VM VM_ID (or of every VM, *N_VMS counting them) into
- * VERDICTS, one object per result or VM that can't be judged into ERRORS.
+ * latest result of VM VM_ID into VERDICTS, one object per result or VM that can't be judged into ERRORS.
  * TW_ENOENT when there is no such VM. */
 enum tw_err tw_v1_vm_verdicts(struct tw_server *srv, struct tw_store *st, int64_t vm_id,
                               json_t *verdicts, json_t *errors, struct tw_error *err);
-enum tw_err tw_v1_all_verdicts(struct tw_server *srv, struct tw_store *st, json_t *verdicts,
-                               json_t *errors, size_t *n_vms, struct tw_error *err);
+/* One page of VMs' verdicts (VERDICT: only that kind, -1 any). */
+enum tw_err tw_v1_page_verdicts(struct tw_server *srv, struct tw_store *st,
+                                const struct tw_store_page *pg, int verdict, json_t *verdicts,
+                                json_t *errors, size_t *n_vms, bool *more, struct tw_error *err);
 /* Sets "verdicts" on each disk object of DISKS: those of ALL covering it. */
 void tw_v1_attach_disk_verdicts(json_t *disks, const json_t *all);
 

@@ -18,12 +18,15 @@
 /* Verdicts as the API shows them: into two JSON arrays. */
 struct verdict_json {
     json_t *verdicts, *errors;
+    int only; /* an enum tw_verdict_kind to keep, -1: all */
 };
 
 static enum tw_err on_verdict(void *arg, int64_t vm_id, const char *vm_name,
                               const struct tw_result *r, const struct tw_verdict *v)
 {
     struct verdict_json *vj = arg;
+    if (vj->only >= 0 && (int)v->kind != vj->only)
+        return TW_OK;
     json_t *o = tw_verdict_to_value(v);
     if (!o)
         return TW_ENOMEM;
@@ -63,7 +66,7 @@ static void compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance
 enum tw_err tw_v1_vm_verdicts(struct tw_server *srv, struct tw_store *st, int64_t vm_id,
                                json_t *verdicts, json_t *errors, struct tw_error *err)
 {
-    struct verdict_json vj = {verdicts, errors};
+    struct verdict_json vj = {verdicts, errors, -1};
     struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, &vj};
     struct tw_svc_compliance_ctx ctx;
     compliance_ctx(srv, &ctx);
@@ -109,25 +112,31 @@ void tw_v1_attach_disk_verdicts(json_t *disks, const json_t *all)
     }
 }
 
-/* Verdicts of every VM into VERDICTS/ERRORS; *N_VMS counts the VMs. */
-enum tw_err tw_v1_all_verdicts(struct tw_server *srv, struct tw_store *st, json_t *verdicts,
-                                json_t *errors, size_t *n_vms, struct tw_error *err)
+enum tw_err tw_v1_page_verdicts(struct tw_server *srv, struct tw_store *st,
+                                const struct tw_store_page *pg, int verdict, json_t *verdicts,
+                                json_t *errors, size_t *n_vms, bool *more, struct tw_error *err)
 {
-    struct verdict_json vj = {verdicts, errors};
+    struct verdict_json vj = {verdicts, errors, verdict};
     struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, &vj};
     struct tw_svc_compliance_ctx ctx;
     compliance_ctx(srv, &ctx);
     if (!verdicts || !errors)
         return tw_error_set(err, TW_ENOMEM, "out of memory");
-    return tw_svc_compliance_fleet(st, &ctx, &sink, n_vms, err);
+    return tw_svc_compliance_page(st, &ctx, pg, &sink, n_vms, more, err);
 }
 
 void tw_v1_compliance(struct tw_req *rq)
 {
+    struct tw_store_page pg;
+    int verdict;
+    if (!tw_req_page(rq, &pg, &verdict))
+        return;
     WITH_STORE(rq, st, err);
     json_t *verdicts = json_array(), *errors = json_array();
     size_t n_vms = 0;
-    enum tw_err rc = tw_v1_all_verdicts(rq->srv, st, verdicts, errors, &n_vms, &err);
+    bool more = false;
+    enum tw_err rc = tw_v1_page_verdicts(rq->srv, st, &pg, verdict, verdicts, errors, &n_vms,
+                                         &more, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         json_decref(verdicts);
@@ -136,7 +145,6 @@ void tw_v1_compliance(struct tw_req *rq)
         return;
     }
     tw_req_json(rq, 200,
-                json_pack("{s:I, s:o, s:o}", "vms", (json_int_t)n_vms, "verdicts", verdicts,
-                          "errors", errors));
+                json_pack("{s:I, s:o, s:o, s:o}", "vms", (json_int_t)n_vms, "verdicts", verdicts,
+                          "errors", errors, "next_cursor", tw_page_next_cursor(&pg, more)));
 }
-

@@ -12,16 +12,28 @@
 
 void tw_v1_disks(struct tw_req *rq)
 {
+    struct tw_store_page pg;
+    if (!tw_req_page(rq, &pg, NULL))
+        return;
     WITH_STORE(rq, st, err);
     json_t *disks = NULL, *verdicts = json_array(), *errors = json_array();
     struct tw_store_disk_row *rows = NULL;
     size_t n = 0;
-    enum tw_err rc = tw_store_disks(st, &rows, &n, &err);
+    bool more = false;
+    enum tw_err rc = tw_store_disks_page(st, &pg, &rows, &n, &more, &err);
     if (rc == TW_OK && !(disks = tw_shape_disks(rows, n)))
         rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
+    /* The verdicts of the page's VMs only (rows come grouped by VM). */
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        if (i > 0 && rows[i].vm_id == rows[i - 1].vm_id)
+            continue;
+        rc = tw_v1_vm_verdicts(rq->srv, st, rows[i].vm_id, verdicts, errors, &err);
+        if (rc == TW_ENOENT) { /* gone since the page was read */
+            tw_error_clear(&err);
+            rc = TW_OK;
+        }
+    }
     free(rows);
-    if (rc == TW_OK)
-        rc = tw_v1_all_verdicts(rq->srv, st, verdicts, errors, NULL, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         json_decref(disks);
@@ -33,7 +45,8 @@ void tw_v1_disks(struct tw_req *rq)
     tw_v1_attach_disk_verdicts(disks, verdicts);
     json_decref(verdicts);
     json_decref(errors);
-    tw_req_json(rq, 200, json_pack("{s:o}", "disks", disks));
+    tw_req_json(rq, 200, json_pack("{s:o, s:o}", "disks", disks, "next_cursor",
+                                   tw_page_next_cursor(&pg, more)));
 }
 
 /* Disk ROW with its SKU history and latest results, as GET /disks/{id}

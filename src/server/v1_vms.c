@@ -12,10 +12,14 @@
 
 void tw_v1_vms(struct tw_req *rq)
 {
+    struct tw_store_page pg;
+    if (!tw_req_page(rq, &pg, NULL))
+        return;
     WITH_STORE(rq, st, err);
     struct tw_store_vm_row *rows = NULL;
     size_t n = 0;
-    enum tw_err rc = tw_store_vms(st, &rows, &n, &err);
+    bool more = false;
+    enum tw_err rc = tw_store_vms_page(st, &pg, &rows, &n, &more, &err);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         tw_req_store_error(rq, rc, &err);
@@ -28,7 +32,10 @@ void tw_v1_vms(struct tw_req *rq)
             vms = NULL;
         }
     tw_store_vm_rows_free(rows, n);
-    tw_req_json(rq, 200, vms ? json_pack("{s:o}", "vms", vms) : NULL);
+    tw_req_json(rq, 200,
+                vms ? json_pack("{s:o, s:o}", "vms", vms, "next_cursor",
+                                tw_page_next_cursor(&pg, more))
+                    : NULL);
 }
 
 /* VM ID with its attached disks as GET /vms/{id} shows it. */

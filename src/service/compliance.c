@@ -74,3 +74,24 @@ enum tw_err tw_svc_compliance_fleet(struct tw_store *st, const struct tw_svc_com
         *n_vms = n;
     return rc;
 }
+
+enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                   const struct tw_store_page *pg,
+                                   const struct tw_svc_compliance_sink *sink, size_t *n_vms,
+                                   bool *more, struct tw_error *err)
+{
+    int64_t *ids = NULL;
+    size_t n = 0;
+    enum tw_err rc = tw_store_vm_ids_page(st, pg, &ids, &n, more, err);
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        rc = tw_svc_compliance_vm(st, ctx, ids[i], sink, err);
+        if (rc == TW_ENOENT) { /* gone since the page was read */
+            tw_error_clear(err);
+            rc = TW_OK;
+        }
+    }
+    free(ids);
+    if (n_vms)
+        *n_vms = n;
+    return rc;
+}

@@ -13,6 +13,7 @@
 #ifndef TW_SERVICE_COMPLIANCE_H
 #define TW_SERVICE_COMPLIANCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -57,5 +58,12 @@ enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compli
 enum tw_err tw_svc_compliance_fleet(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                     const struct tw_svc_compliance_sink *sink, size_t *n_vms,
                                     struct tw_error *err);
+
+/* One page of VMs (by id, PG's filters; SKU: VMs with such a disk) judged
+ * into SINK; *N_VMS the VMs of the page, *MORE whether VMs follow. */
+enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                   const struct tw_store_page *pg,
+                                   const struct tw_svc_compliance_sink *sink, size_t *n_vms,
+                                   bool *more, struct tw_error *err);
 
 #endif

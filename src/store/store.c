@@ -320,3 +320,30 @@ enum tw_err tw_store_action_log_count(struct tw_store *st, int64_t id, size_t *n
     CHECK_ST(st, err);
     return st->ops->action_log_count(st, id, n, err);
 }
+
+/* A page's bounds, checked once for every implementation. */
+static enum tw_err page_ok(const struct tw_store_page *pg, struct tw_error *err)
+{
+    if (!pg || pg->limit < 1 || pg->limit > TW_STORE_PAGE_MAX)
+        return tw_error_set(err, TW_ERANGE, "a page holds 1 to %d rows", TW_STORE_PAGE_MAX);
+    if (pg->offset > (size_t)INT64_MAX / 2)
+        return tw_error_set(err, TW_ERANGE, "a page starts too far in");
+    return TW_OK;
+}
+
+#define PAGE_OP(name, rowtype)                                                          \
+    enum tw_err tw_store_##name(struct tw_store *st, const struct tw_store_page *pg,   \
+                                rowtype **rows, size_t *n, bool *more,                  \
+                                struct tw_error *err)                                   \
+    {                                                                                   \
+        *rows = NULL;                                                                   \
+        *n = 0;                                                                         \
+        *more = false;                                                                  \
+        CHECK_ST(st, err);                                                              \
+        enum tw_err rc = page_ok(pg, err);                                              \
+        return rc != TW_OK ? rc : st->ops->name(st, pg, rows, n, more, err);            \
+    }
+
+PAGE_OP(vms_page, struct tw_store_vm_row)
+PAGE_OP(disks_page, struct tw_store_disk_row)
+PAGE_OP(vm_ids_page, int64_t)

@@ -186,6 +186,28 @@ enum tw_err tw_store_disk_results(struct tw_store *st, int64_t disk_id,
                                   struct tw_store_result_rec **recs, size_t *n,
                                   struct tw_error *err);
 
+/* One page of a list, and its filters (NULL: any). */
+#define TW_STORE_PAGE_MAX 5000
+struct tw_store_page {
+    size_t limit;               /* rows per page, 1 .. TW_STORE_PAGE_MAX */
+    size_t offset;              /* rows before the page */
+    const char *vm;             /* the VM's name (any case) */
+    const char *sku;            /* a disk's SKU (Premium_LRS) or tier (P10), any case */
+    const char *resource_group; /* the VM's resource group (any case) */
+};
+/* A page of tw_store_vms (ordered the same; SKU ignored); *MORE says
+ * whether rows follow it.  Free as tw_store_vms. */
+enum tw_err tw_store_vms_page(struct tw_store *st, const struct tw_store_page *pg,
+                              struct tw_store_vm_row **rows, size_t *n, bool *more,
+                              struct tw_error *err);
+/* A page of tw_store_disks (ordered the same). */
+enum tw_err tw_store_disks_page(struct tw_store *st, const struct tw_store_page *pg,
+                                struct tw_store_disk_row **rows, size_t *n, bool *more,
+                                struct tw_error *err);
+/* A page of VM ids, ascending; with SKU, the VMs with such a disk. */
+enum tw_err tw_store_vm_ids_page(struct tw_store *st, const struct tw_store_page *pg,
+                                 int64_t **ids, size_t *n, bool *more, struct tw_error *err);
+
 /* For compliance: the VM's inventory as last reported, and the latest
  * result per (target, profile) from that VM (*RESULTS malloc'd, caller
  * frees).  TW_ENOENT if there is no such VM; TW_EPARSE when a stored report

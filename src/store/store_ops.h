@@ -52,6 +52,14 @@ struct tw_store_ops {
     enum tw_err (*disk_results)(struct tw_store *st, int64_t disk_id,
                                 struct tw_store_result_rec **recs, size_t *n,
                                 struct tw_error *err);
+    enum tw_err (*vms_page)(struct tw_store *st, const struct tw_store_page *pg,
+                            struct tw_store_vm_row **rows, size_t *n, bool *more,
+                            struct tw_error *err);
+    enum tw_err (*disks_page)(struct tw_store *st, const struct tw_store_page *pg,
+                              struct tw_store_disk_row **rows, size_t *n, bool *more,
+                              struct tw_error *err);
+    enum tw_err (*vm_ids_page)(struct tw_store *st, const struct tw_store_page *pg,
+                               int64_t **ids, size_t *n, bool *more, struct tw_error *err);
     enum tw_err (*vm_latest)(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                              struct tw_result **results, size_t *n_results,
                              struct tw_error *err);

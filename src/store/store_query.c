@@ -375,3 +375,68 @@ enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct t
     *n = k;
     return TW_OK;
 }
+
+/* ---- pages ---- */
+
+/* Binds a page's filters and bounds (one row more than the page, to know
+ * whether another follows). */
+static void bind_page(sqlite3_stmt *q, const struct tw_store_page *pg)
+{
+    tw_sq_text(q, 2, pg->vm, true);
+    tw_sq_text(q, 3, pg->sku, true);
+    tw_sq_text(q, 4, pg->resource_group, true);
+    sqlite3_bind_int64(q, 5, (sqlite3_int64)pg->limit + 1);
+    sqlite3_bind_int64(q, 6, (sqlite3_int64)pg->offset);
+}
+
+enum tw_err tw_sq_vms_page(struct tw_store *st, const struct tw_store_page *pg,
+                           struct tw_store_vm_row **out, size_t *n, bool *more,
+                           struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_VMS_PAGE, err);
+    bind_page(q, pg);
+    enum tw_err rc =
+        rows(s, q, sizeof(**out), vm_row, vm_rows_free, "the VMs", (void **)out, n, err);
+    if (rc == TW_OK && *n > pg->limit) {
+        *more = true;
+        free((*out)[pg->limit].tags);
+        *n = pg->limit;
+    }
+    return rc;
+}
+
+enum tw_err tw_sq_disks_page(struct tw_store *st, const struct tw_store_page *pg,
+                             struct tw_store_disk_row **out, size_t *n, bool *more,
+                             struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_DISKS_PAGE, err);
+    bind_page(q, pg);
+    enum tw_err rc = rows(s, q, sizeof(**out), disk_row, NULL, "the disks", (void **)out, n, err);
+    if (rc == TW_OK && *n > pg->limit) {
+        *more = true;
+        *n = pg->limit;
+    }
+    return rc;
+}
+
+static bool id_row(sqlite3_stmt *q, void *out)
+{
+    *(int64_t *)out = sqlite3_column_int64(q, 0);
+    return true;
+}
+
+enum tw_err tw_sq_vm_ids_page(struct tw_store *st, const struct tw_store_page *pg, int64_t **out,
+                              size_t *n, bool *more, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_VM_IDS_PAGE, err);
+    bind_page(q, pg);
+    enum tw_err rc = rows(s, q, sizeof(**out), id_row, NULL, "the VM ids", (void **)out, n, err);
+    if (rc == TW_OK && *n > pg->limit) {
+        *more = true;
+        *n = pg->limit;
+    }
+    return rc;
+}

@@ -26,6 +26,12 @@
  * migration 2 cut version 1's places in the bodies out into it). */
 #define TW_SQ_RECORD "r.record"
 
+/* The filters of the paged lists: ?2 the VM's name, ?4 its resource
+ * group (both without regard to case; ?3 is the SKU or tier). */
+#define TW_SQ_VM_FILTER \
+    "(?2 IS NULL OR v.name = ?2 COLLATE NOCASE) AND (?4 IS NULL OR v.resource_group = ?4 " \
+    "COLLATE NOCASE)"
+
 /*
  * Every statement the SQLite store runs, prepared once per handle on first
  * use and kept.  X(id, sql).
@@ -129,6 +135,21 @@
                             "JOIN results r ON r.id = x.id "                                  \
                             "WHERE x.n = 1 ORDER BY x.target, x.profile")                    \
     X(SQ_VM_IDS, "SELECT id FROM vms ORDER BY id")                                           \
+    X(SQ_VMS_PAGE, "SELECT v.id, v.name, v.resource_id, v.subscription_id, v.resource_group, " \
+                   "v.location, v.vm_size, v.tags, v.power_state, v.power_state_at, "        \
+                   "v.last_report_at, (SELECT count(*) FROM disks d WHERE d.vm_id = v.id AND " \
+                   "d.detached_ms IS NULL) FROM vms v WHERE " TW_SQ_VM_FILTER               \
+                   " ORDER BY v.name, v.id LIMIT ?5 OFFSET ?6")                              \
+    X(SQ_DISKS_PAGE, "SELECT d.id, d.vm_id, v.name, d.name, d.role, d.lun, d.sku, d.size_gib, " \
+                     "d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "  \
+                     TW_SQ_LAST_SEEN ", d.detached_at FROM disks d JOIN vms v ON v.id = "     \
+                     "d.vm_id WHERE d.detached_ms IS NULL AND " TW_SQ_VM_FILTER              \
+                     " AND (?3 IS NULL OR d.sku = ?3 COLLATE NOCASE OR d.tier = ?3 COLLATE "   \
+                     "NOCASE) ORDER BY v.name, v.id, d.lun, d.name LIMIT ?5 OFFSET ?6")       \
+    X(SQ_VM_IDS_PAGE, "SELECT v.id FROM vms v WHERE " TW_SQ_VM_FILTER                        \
+                      " AND (?3 IS NULL OR EXISTS (SELECT 1 FROM disks d WHERE d.vm_id = v.id " \
+                      "AND d.detached_ms IS NULL AND (d.sku = ?3 COLLATE NOCASE OR d.tier = ?3 " \
+                      "COLLATE NOCASE))) ORDER BY v.id LIMIT ?5 OFFSET ?6")                   \
     X(SQ_STATS, "SELECT (SELECT count(*) FROM reports), (SELECT count(*) FROM vms), "        \
                 "(SELECT count(*) FROM disks WHERE detached_ms IS NULL), "                   \
                 "(SELECT count(*) FROM results), "                                           \
@@ -224,6 +245,15 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
                             struct tw_result **results, size_t *n_results,
                             struct tw_error *err);
 enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+
+enum tw_err tw_sq_vms_page(struct tw_store *st, const struct tw_store_page *pg,
+                           struct tw_store_vm_row **rows, size_t *n, bool *more,
+                           struct tw_error *err);
+enum tw_err tw_sq_disks_page(struct tw_store *st, const struct tw_store_page *pg,
+                             struct tw_store_disk_row **rows, size_t *n, bool *more,
+                             struct tw_error *err);
+enum tw_err tw_sq_vm_ids_page(struct tw_store *st, const struct tw_store_page *pg, int64_t **ids,
+                              size_t *n, bool *more, struct tw_error *err);
 
 /* Operations of store_actions.c. */
 enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_new *a,
