@@ -285,7 +285,10 @@ bool tw_inventory_read(struct tw_jr *r, struct tw_inventory *inv, const char *ro
 static bool find_inventory(struct tw_jr *r, void *arg)
 {
     int *found = arg; /* 0 none, 1 an object, -1 something else */
-    if (tw_jr_peek(r) != '{')
+    char c = tw_jr_peek(r);
+    if (c != '{' && c != '[' && c) /* a bare value is no document, as to jansson */
+        return tw_jr_syntax(r, "an inventory must be a JSON object");
+    if (c != '{')
         return tw_jr_skip(r);
     struct tw_jr_obj o = {0};
     char key[16];

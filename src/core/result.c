@@ -649,6 +649,9 @@ bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root)
 
 static bool result_doc(struct tw_jr *r, void *arg)
 {
+    char c = tw_jr_peek(r);
+    if (c != '{' && c != '[' && c) /* a bare value is no document, as to jansson */
+        return tw_jr_syntax(r, "a bench result must be a JSON object");
     return tw_result_read(r, arg, "");
 }
 

@@ -3,8 +3,8 @@
  * jansson with JSON_REJECT_DUPLICATES, on the three documents read on it:
  * the report, a bench result and an inventory.  Each has one reader now,
  * so what is compared is the JSON beneath the fields: a document jansson
- * refuses (broken, a repeated key, nested too deep) must be refused as
- * broken JSON, and one jansson accepts must never be (a refusal then names
+ * refuses (broken, a repeated key, nested too deep, a bare value such as
+ * "\"x\"" at the root) must be refused as broken JSON, and one jansson accepts must never be (a refusal then names
  * a field).  The field-by-field comparison with the former jansson readers
  * went with them.
  */
@@ -90,7 +90,7 @@ static bool ref_valid(const char *buf, size_t len, int max_depth)
      * reader refuses it, so the reference does too. */
     if (memchr(buf, '\0', len) || !depth_ok(buf, len, max_depth, &line, &col))
         return false;
-    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, NULL);
+    json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, NULL);
     json_decref(root);
     return root != NULL;
 }

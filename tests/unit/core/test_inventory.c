@@ -58,6 +58,7 @@ static void test_messages(void **state)
         {"{" VM ", \"disks\": {}}", "disks must be an array"},
         {"{\"inventory\": [], \"results\": []}", "inventory must be an object"},
         {"[]", "the inventory must be a JSON object"},
+        {"\"x\"", "not valid JSON at line 1, column 1: an inventory must be a JSON object"},
         {"{\"vm\": {\"name\": 1}, \"disks\": []}", "vm.name must be a string"},
         {"{\"vm\": {\"name\": \"v\", \"tags\": {\"k\": 2}}}", "vm.tags.k must be a string"},
         {"{" VM ", \"disks\": [{\"name\": \"d\", \"role\": \"temp\", \"sku\": \"P\", "
