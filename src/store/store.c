@@ -5,6 +5,8 @@
  */
 #include "store/store_ops.h"
 
+#include "core/time.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,3 +349,71 @@ static enum tw_err page_ok(const struct tw_store_page *pg, struct tw_error *err)
 PAGE_OP(vms_page, struct tw_store_vm_row)
 PAGE_OP(disks_page, struct tw_store_disk_row)
 PAGE_OP(vm_ids_page, int64_t)
+
+/* OBSERVED_AT as milliseconds, or TW_EPARSE naming it. */
+static enum tw_err observed_ms(const char *at, int64_t *ms, struct tw_error *err)
+{
+    if (!at || !tw_rfc3339_ms(at, ms))
+        return tw_error_set(err, TW_EPARSE, "observation time \"%.40s\" is not RFC 3339",
+                            at ? at : "");
+    return TW_OK;
+}
+
+enum tw_err tw_store_power_observe(struct tw_store *st, int64_t vm_id, const char *state,
+                                   const char *observed_at, enum tw_obs_source source,
+                                   struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    int64_t ms;
+    if (!state || !*state || strlen(state) > 31)
+        return tw_error_set(err, TW_EINVAL, "a power state needs a name (running, "
+                                            "deallocated, ...)");
+    enum tw_err rc = observed_ms(observed_at, &ms, err);
+    return rc != TW_OK ? rc
+                       : st->ops->power_observe(st, vm_id, state, observed_at, ms, source, err);
+}
+
+enum tw_err tw_store_sku_observe(struct tw_store *st, int64_t disk_id, const char *sku,
+                                 const char *tier, int64_t size_gib, const char *observed_at,
+                                 enum tw_obs_source source, bool *added, struct tw_error *err)
+{
+    if (added)
+        *added = false;
+    CHECK_ST(st, err);
+    int64_t ms;
+    if (!sku || !*sku)
+        return tw_error_set(err, TW_EINVAL, "a SKU observation needs the SKU");
+    enum tw_err rc = observed_ms(observed_at, &ms, err);
+    return rc != TW_OK ? rc
+                       : st->ops->sku_observe(st, disk_id, sku, tier ? tier : "", size_gib,
+                                              observed_at, ms, source, added, err);
+}
+
+enum tw_err tw_store_policy_put(struct tw_store *st, const char *name, const char *body,
+                                struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!name || !*name || !body)
+        return tw_error_set(err, TW_EINVAL, "a policy needs a name and a body");
+    return st->ops->policy_put(st, name, body, err);
+}
+
+enum tw_err tw_store_policy_get(struct tw_store *st, const char *name, char **body,
+                                struct tw_error *err)
+{
+    *body = NULL;
+    CHECK_ST(st, err);
+    if (!name)
+        return tw_error_set(err, TW_EINVAL, "a policy is found by its name");
+    return st->ops->policy_get(st, name, body, err);
+}
+
+enum tw_err tw_store_plan_add(struct tw_store *st, const char *policy, const char *from,
+                              const char *to, const char *body, int64_t *id,
+                              struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!policy || !*policy || !body)
+        return tw_error_set(err, TW_EINVAL, "a plan needs its policy and a body");
+    return st->ops->plan_add(st, policy, from, to, body, id, err);
+}

@@ -295,6 +295,40 @@ enum tw_err tw_store_action_state(struct tw_store *st, int64_t id, enum tw_actio
 enum tw_err tw_store_action_log_count(struct tw_store *st, int64_t id, size_t *n,
                                       struct tw_error *err);
 
+/* ---- observations from elsewhere than a report (ARM) ---------------- */
+
+enum tw_obs_source { TW_OBS_AGENT, TW_OBS_ARM };
+
+/* A power state of VM VM_ID seen at OBSERVED_AT (RFC 3339) by SOURCE
+ * (ARM's instance view while the agent can't report: the VM is
+ * deallocated): kept in the history, and the VM's current state when it
+ * is the newest observation.  TW_ENOENT for no such VM, TW_EPARSE for a
+ * bad time. */
+enum tw_err tw_store_power_observe(struct tw_store *st, int64_t vm_id, const char *state,
+                                   const char *observed_at, enum tw_obs_source source,
+                                   struct tw_error *err);
+/* A disk's (SKU, tier, size) seen at OBSERVED_AT by SOURCE: a history row
+ * (without a report) when it differs from the observation before it, so
+ * drift is seen while the VM is deallocated.  *ADDED (may be NULL) says
+ * whether a row was added.  The disk's current fields follow reports. */
+enum tw_err tw_store_sku_observe(struct tw_store *st, int64_t disk_id, const char *sku,
+                                 const char *tier, int64_t size_gib, const char *observed_at,
+                                 enum tw_obs_source source, bool *added, struct tw_error *err);
+
+/* ---- policies and plans ---------------------------------------------- */
+
+/* Stores policy NAME's BODY (JSON text), replacing one of that name. */
+enum tw_err tw_store_policy_put(struct tw_store *st, const char *name, const char *body,
+                                struct tw_error *err);
+/* Policy NAME's body (*BODY malloc'd, free()); TW_ENOENT if none. */
+enum tw_err tw_store_policy_get(struct tw_store *st, const char *name, char **body,
+                                struct tw_error *err);
+/* A plan of policy POLICY over [FROM, TO) (RFC 3339) with BODY; *ID its
+ * id, for tw_store_action_new.plan_id. */
+enum tw_err tw_store_plan_add(struct tw_store *st, const char *policy, const char *from,
+                              const char *to, const char *body, int64_t *id,
+                              struct tw_error *err);
+
 /* Checks the store's own consistency (SQLite: PRAGMA integrity_check);
  * TW_EIO with the first problem found. */
 enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err);

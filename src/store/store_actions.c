@@ -6,6 +6,7 @@
 #include "store/store_sqlite.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define STMT(q, s, id, err)                                  \
@@ -156,5 +157,187 @@ enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
         return tw_sq_fail(s, q, err, "counting an action's moves");
     *n = (size_t)sqlite3_column_int64(q, 0);
     sqlite3_reset(q);
+    return TW_OK;
+}
+
+/* ---- observations from ARM, policies, plans ---- */
+
+static const char *source_name(enum tw_obs_source s)
+{
+    return s == TW_OBS_ARM ? "arm" : "agent";
+}
+
+/* TW_OK when row ID exists according to Q (bound by us), else TW_ENOENT. */
+static enum tw_err exists(struct tw_sqlite *s, enum tw_sq_id qid, int64_t id, const char *what,
+                          struct tw_error *err)
+{
+    STMT(q, s, qid, err);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    if (rc == SQLITE_ROW)
+        return TW_OK;
+    if (rc != SQLITE_DONE)
+        return tw_sq_fail(s, NULL, err, what);
+    return tw_error_set(err, TW_ENOENT, "there is no %s %lld", what, (long long)id);
+}
+
+/* Runs WORK inside one write transaction. */
+#define IN_TX(s, err, rc, work)                                                      \
+    do {                                                                             \
+        (rc) = exec_stmt((s), SQ_BEGIN, "starting a transaction", (err));            \
+        if ((rc) == TW_OK) {                                                         \
+            work;                                                                    \
+            if ((rc) == TW_OK)                                                       \
+                (rc) = exec_stmt((s), SQ_COMMIT, "committing", (err));               \
+            if ((rc) != TW_OK && !sqlite3_get_autocommit((s)->db))                   \
+                exec_stmt((s), SQ_ROLLBACK, "rolling back", NULL);                   \
+        }                                                                            \
+    } while (0)
+
+enum tw_err tw_sq_power_observe(struct tw_store *st, int64_t vm_id, const char *state,
+                                const char *observed_at, int64_t ms, enum tw_obs_source source,
+                                struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    enum tw_err rc;
+    IN_TX(s, err, rc, {
+        rc = exists(s, SQ_VM_EXISTS, vm_id, "VM", err);
+        sqlite3_stmt *q = rc == TW_OK ? tw_sq_stmt(s, SQ_POWER_OBS, err) : NULL;
+        if (rc == TW_OK && !q)
+            rc = err && err->code ? err->code : TW_EIO;
+        if (q) {
+            sqlite3_bind_int64(q, 1, vm_id);
+            tw_sq_text(q, 2, observed_at, false);
+            sqlite3_bind_int64(q, 3, ms);
+            tw_sq_text(q, 4, state, false);
+            tw_sq_text(q, 5, source_name(source), false);
+            if (sqlite3_step(q) != SQLITE_DONE)
+                rc = tw_sq_fail(s, q, err, "storing a power state");
+            else
+                sqlite3_reset(q);
+        }
+        /* The VM's current state only when this is its newest observation. */
+        sqlite3_stmt *v = rc == TW_OK ? tw_sq_stmt(s, SQ_VM_POWER, err) : NULL;
+        if (rc == TW_OK && !v)
+            rc = err && err->code ? err->code : TW_EIO;
+        if (v) {
+            sqlite3_bind_int64(v, 1, vm_id);
+            tw_sq_text(v, 2, state, false);
+            tw_sq_text(v, 3, observed_at, false);
+            sqlite3_bind_int64(v, 4, ms);
+            if (sqlite3_step(v) != SQLITE_DONE)
+                rc = tw_sq_fail(s, v, err, "updating a VM's power state");
+            else
+                sqlite3_reset(v);
+        }
+    });
+    return rc;
+}
+
+enum tw_err tw_sq_sku_observe(struct tw_store *st, int64_t disk_id, const char *sku,
+                              const char *tier, int64_t size_gib, const char *observed_at,
+                              int64_t ms, enum tw_obs_source source, bool *added,
+                              struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    enum tw_err rc;
+    IN_TX(s, err, rc, {
+        rc = exists(s, SQ_DISK_EXISTS, disk_id, "disk", err);
+        bool same = false;
+        sqlite3_stmt *p = rc == TW_OK ? tw_sq_stmt(s, SQ_HIST_PREV, err) : NULL;
+        if (rc == TW_OK && !p)
+            rc = err && err->code ? err->code : TW_EIO;
+        if (p) {
+            sqlite3_bind_int64(p, 1, disk_id);
+            sqlite3_bind_int64(p, 2, ms);
+            int step = sqlite3_step(p);
+            if (step == SQLITE_ROW) {
+                const char *ps = (const char *)sqlite3_column_text(p, 0);
+                const char *pt = (const char *)sqlite3_column_text(p, 1);
+                same = ps && strcmp(ps, sku) == 0 && strcmp(pt ? pt : "", tier) == 0 &&
+                       sqlite3_column_int64(p, 2) == size_gib;
+            } else if (step != SQLITE_DONE) {
+                rc = tw_sq_fail(s, p, err, "reading a disk's SKU history");
+            }
+            sqlite3_reset(p);
+        }
+        sqlite3_stmt *q = rc == TW_OK && !same ? tw_sq_stmt(s, SQ_HIST_OBS, err) : NULL;
+        if (rc == TW_OK && !same && !q)
+            rc = err && err->code ? err->code : TW_EIO;
+        if (q) {
+            sqlite3_bind_int64(q, 1, disk_id);
+            tw_sq_text(q, 2, observed_at, false);
+            sqlite3_bind_int64(q, 3, ms);
+            tw_sq_text(q, 4, sku, false);
+            tw_sq_text(q, 5, tier, true);
+            sqlite3_bind_int64(q, 6, size_gib);
+            tw_sq_text(q, 7, source_name(source), false);
+            if (sqlite3_step(q) != SQLITE_DONE) {
+                rc = tw_sq_fail(s, q, err, "storing a SKU observation");
+            } else {
+                sqlite3_reset(q);
+                if (added)
+                    *added = true;
+            }
+        }
+    });
+    return rc;
+}
+
+enum tw_err tw_sq_policy_put(struct tw_store *st, const char *name, const char *body,
+                             struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_POLICY_PUT, err);
+    tw_sq_text(q, 1, name, false);
+    tw_sq_text(q, 2, body, false);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, "storing a policy");
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
+enum tw_err tw_sq_policy_get(struct tw_store *st, const char *name, char **body,
+                             struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_POLICY_GET, err);
+    tw_sq_text(q, 1, name, false);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_ENOENT, "there is no policy named %.128s", name);
+    }
+    if (rc != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "reading a policy");
+    const char *t = (const char *)sqlite3_column_text(q, 0);
+    size_t n = t ? (size_t)sqlite3_column_bytes(q, 0) : 0;
+    char *copy = malloc(n + 1);
+    if (copy) {
+        memcpy(copy, t ? t : "", n);
+        copy[n] = '\0';
+    }
+    sqlite3_reset(q);
+    if (!copy)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading a policy");
+    *body = copy;
+    return TW_OK;
+}
+
+enum tw_err tw_sq_plan_add(struct tw_store *st, const char *policy, const char *from,
+                           const char *to, const char *body, int64_t *id, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_PLAN_ADD, err);
+    tw_sq_text(q, 1, policy, false);
+    tw_sq_text(q, 2, body, false);
+    tw_sq_text(q, 3, from, true);
+    tw_sq_text(q, 4, to, true);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, "storing a plan");
+    sqlite3_reset(q);
+    if (id)
+        *id = sqlite3_last_insert_rowid(s->db);
     return TW_OK;
 }

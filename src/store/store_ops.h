@@ -89,6 +89,21 @@ struct tw_store_ops {
     enum tw_err (*action_log_count)(struct tw_store *st, int64_t id, size_t *n,
                                     struct tw_error *err);
 
+    enum tw_err (*power_observe)(struct tw_store *st, int64_t vm_id, const char *state,
+                                 const char *observed_at, int64_t observed_ms,
+                                 enum tw_obs_source source, struct tw_error *err);
+    enum tw_err (*sku_observe)(struct tw_store *st, int64_t disk_id, const char *sku,
+                               const char *tier, int64_t size_gib, const char *observed_at,
+                               int64_t observed_ms, enum tw_obs_source source, bool *added,
+                               struct tw_error *err);
+    enum tw_err (*policy_put)(struct tw_store *st, const char *name, const char *body,
+                              struct tw_error *err);
+    enum tw_err (*policy_get)(struct tw_store *st, const char *name, char **body,
+                              struct tw_error *err);
+    enum tw_err (*plan_add)(struct tw_store *st, const char *policy, const char *from,
+                            const char *to, const char *body, int64_t *id,
+                            struct tw_error *err);
+
     enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
 };
 

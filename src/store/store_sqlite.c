@@ -898,5 +898,10 @@ static const struct tw_store_ops sqlite_ops = {
     .action_move = tw_sq_action_move,
     .action_state = tw_sq_action_state,
     .action_log_count = tw_sq_action_log_count,
+    .power_observe = tw_sq_power_observe,
+    .sku_observe = tw_sq_sku_observe,
+    .policy_put = tw_sq_policy_put,
+    .policy_get = tw_sq_policy_get,
+    .plan_add = tw_sq_plan_add,
     .check = sq_check,
 };

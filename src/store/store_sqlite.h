@@ -182,6 +182,19 @@
     X(SQ_TRANSITIONS, "SELECT from_state, to_state, at, owner, detail FROM action_transitions " \
                       "WHERE action_id = ?1 ORDER BY id")                                     \
     X(SQ_TRANSITION_COUNT, "SELECT count(*) FROM action_transitions WHERE action_id = ?1")    \
+    X(SQ_POWER_OBS, "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) " \
+                    "VALUES (?1, ?2, ?3, ?4, ?5)")                                           \
+    X(SQ_VM_EXISTS, "SELECT 1 FROM vms WHERE id = ?1")                                       \
+    X(SQ_DISK_EXISTS, "SELECT 1 FROM disks WHERE id = ?1")                                   \
+    X(SQ_HIST_OBS, "INSERT INTO disk_sku_history(disk_id, observed_at, observed_ms, sku, tier, " \
+                   "size_gib, source) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")                   \
+    X(SQ_POLICY_PUT, "INSERT INTO policies(name, body, created_at, updated_at) VALUES (?1, ?2, " \
+                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), strftime('%Y-%m-%dT%H:%M:%fZ', " \
+                     "'now')) ON CONFLICT(name) DO UPDATE SET body = excluded.body, "         \
+                     "updated_at = excluded.updated_at")                                     \
+    X(SQ_POLICY_GET, "SELECT body FROM policies WHERE name = ?1")                            \
+    X(SQ_PLAN_ADD, "INSERT INTO plans(policy, created_at, body, period_from, period_to) "     \
+                   "VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?2, ?3, ?4)")          \
     X(SQ_CHECK, "PRAGMA integrity_check(1)")
 
 #define TW_SQ_ENUM(id, sql) id,
@@ -255,7 +268,20 @@ enum tw_err tw_sq_disks_page(struct tw_store *st, const struct tw_store_page *pg
 enum tw_err tw_sq_vm_ids_page(struct tw_store *st, const struct tw_store_page *pg, int64_t **ids,
                               size_t *n, bool *more, struct tw_error *err);
 
-/* Operations of store_actions.c. */
+/* Operations of store_actions.c (with observations, policies, plans). */
+enum tw_err tw_sq_power_observe(struct tw_store *st, int64_t vm_id, const char *state,
+                                const char *observed_at, int64_t observed_ms,
+                                enum tw_obs_source source, struct tw_error *err);
+enum tw_err tw_sq_sku_observe(struct tw_store *st, int64_t disk_id, const char *sku,
+                              const char *tier, int64_t size_gib, const char *observed_at,
+                              int64_t observed_ms, enum tw_obs_source source, bool *added,
+                              struct tw_error *err);
+enum tw_err tw_sq_policy_put(struct tw_store *st, const char *name, const char *body,
+                             struct tw_error *err);
+enum tw_err tw_sq_policy_get(struct tw_store *st, const char *name, char **body,
+                             struct tw_error *err);
+enum tw_err tw_sq_plan_add(struct tw_store *st, const char *policy, const char *from,
+                           const char *to, const char *body, int64_t *id, struct tw_error *err);
 enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_new *a,
                              int64_t *id, struct tw_error *err);
 enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,

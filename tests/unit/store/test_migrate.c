@@ -245,11 +245,88 @@ static void test_action_compare_and_set(void **state)
     tw_store_close(st);
 }
 
+static void test_arm_observations_policies_plans(void **state)
+{
+    struct fx *f = *state;
+    struct tw_store *st = open_ok(f->path);
+    struct tw_error err = {0};
+    /* Disk 3 (sap-db-01-data1) is StandardSSD_LRS E40 since the late
+     * report of 2026-12-01T09:00Z; ARM sees it switched back while the VM
+     * is deallocated, then the same again (no new row). */
+    bool added = false;
+    assert_int_equal(tw_store_sku_observe(st, 3, "Premium_LRS", "P40", 2048,
+                                          "2026-12-01T10:00:00Z", TW_OBS_ARM, &added, &err),
+                     TW_OK);
+    assert_true(added);
+    assert_int_equal(tw_store_sku_observe(st, 3, "Premium_LRS", "P40", 2048,
+                                          "2026-12-01T10:30:00Z", TW_OBS_ARM, &added, &err),
+                     TW_OK);
+    assert_false(added);
+    struct tw_store_sku_hist_row *h;
+    size_t n;
+    assert_int_equal(tw_store_disk_history(st, 3, &h, &n, &err), TW_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(h[2].sku, "Premium_LRS");
+    assert_string_equal(h[2].observed_at, "2026-12-01T10:00:00Z");
+    free(h);
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history WHERE source = 'arm' AND "
+                              "report_id IS NULL"),
+                     1);
+    assert_int_equal(tw_store_sku_observe(st, 9999, "Premium_LRS", "P40", 1, "2026-12-01T10:00:00Z",
+                                          TW_OBS_ARM, NULL, &err),
+                     TW_ENOENT);
+    assert_int_equal(tw_store_sku_observe(st, 3, "Premium_LRS", "P40", 1, "yesterday", TW_OBS_ARM,
+                                          NULL, &err),
+                     TW_EPARSE);
+
+    /* Power states from ARM: the newest becomes the VM's; an older one is
+     * history only. */
+    assert_int_equal(tw_store_power_observe(st, 1, "running", "2026-12-01T11:00:00Z", TW_OBS_ARM,
+                                            &err),
+                     TW_OK);
+    assert_int_equal(tw_store_power_observe(st, 1, "stopped", "2026-12-01T08:00:00Z", TW_OBS_ARM,
+                                            &err),
+                     TW_OK);
+    struct tw_store_vm_row vm;
+    assert_int_equal(tw_store_vm(st, 1, &vm, &err), TW_OK);
+    assert_string_equal(vm.power_state, "running");
+    assert_string_equal(vm.power_state_at, "2026-12-01T11:00:00Z");
+    free(vm.tags);
+    assert_int_equal(count(f, "SELECT count(*) FROM power_states WHERE vm_id = 1 AND source = "
+                              "'arm' AND report_id IS NULL"),
+                     2);
+    assert_int_equal(tw_store_power_observe(st, 77, "running", "2026-12-01T11:00:00Z", TW_OBS_ARM,
+                                            &err),
+                     TW_ENOENT);
+
+    /* Policies by name (a second put replaces), plans, their actions. */
+    char *body;
+    assert_int_equal(tw_store_policy_put(st, "sap-weekend", "{\"v\":1}", &err), TW_OK);
+    assert_int_equal(tw_store_policy_put(st, "sap-weekend", "{\"v\":2}", &err), TW_OK);
+    assert_int_equal(tw_store_policy_get(st, "sap-weekend", &body, &err), TW_OK);
+    assert_string_equal(body, "{\"v\":2}");
+    free(body);
+    assert_int_equal(tw_store_policy_get(st, "nothing", &body, &err), TW_ENOENT);
+    int64_t plan;
+    assert_int_equal(tw_store_plan_add(st, "sap-weekend", "2026-12-05T00:00:00Z",
+                                       "2026-12-07T00:00:00Z", "{}", &plan, &err),
+                     TW_OK);
+    struct tw_store_action_new a = {.plan_id = plan, .disk_id = 3, .kind = "downgrade"};
+    int64_t id;
+    assert_int_equal(tw_store_action_add(st, &a, &id, &err), TW_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM actions a JOIN plans p ON p.id = a.plan_id "
+                              "WHERE p.policy = 'sap-weekend' AND a.state = 'planned'"),
+                     1);
+    assert_int_equal(tw_store_check(st, &err), TW_OK);
+    tw_store_close(st);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_from_version_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_action_compare_and_set, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arm_observations_policies_plans, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
