@@ -189,9 +189,8 @@ static void finish(struct tw_ops *ops, const char *id, json_t *result, const cha
 
 void tw_ops_succeed(struct tw_ops *ops, const char *id, json_t *result)
 {
-    if (!result)
-        result = json_object(); /* out of memory: still finished */
-    finish(ops, id, result ? result : NULL, "internal", "out of memory");
+    /* No result (out of memory building it): failed, but finished. */
+    finish(ops, id, result, "internal", "out of memory building the operation's result");
 }
 
 void tw_ops_fail(struct tw_ops *ops, const char *id, const char *code, const char *message)
