@@ -65,6 +65,7 @@ const struct tw_route tw_api_routes[] = {
     {"GET", "/api/v1/disks", TW_AUTH_READER, tw_v1_disks, false},
     {"GET", "/api/v1/disks/{id}", TW_AUTH_READER, tw_v1_disk, false},
     {"GET", "/api/v1/compliance", TW_AUTH_READER, tw_v1_compliance, false},
+    {"GET", "/api/v1/compliance/summary", TW_AUTH_READER, tw_v1_compliance_summary, false},
     {"GET", "/api/v1/prices", TW_AUTH_READER, tw_v1_prices, false},
     {"POST", "/api/v1/prices/refresh", TW_AUTH_ADMIN, tw_v1_prices_refresh, true},
     {"GET", "/api/v1/operations/{name}", TW_AUTH_READER, tw_v1_operation, false},

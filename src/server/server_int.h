@@ -195,6 +195,7 @@ void tw_v1_vm(struct tw_req *rq);
 void tw_v1_disks(struct tw_req *rq);           /* v1_disks.c */
 void tw_v1_disk(struct tw_req *rq);
 void tw_v1_compliance(struct tw_req *rq);      /* v1_compliance.c */
+void tw_v1_compliance_summary(struct tw_req *rq);
 void tw_v1_prices(struct tw_req *rq);          /* v1_prices.c */
 void tw_v1_prices_refresh(struct tw_req *rq);
 void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */

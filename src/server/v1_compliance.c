@@ -21,9 +21,10 @@ struct verdict_json {
     int only; /* an enum tw_verdict_kind to keep, -1: all */
 };
 
-static enum tw_err on_verdict(void *arg, int64_t vm_id, const char *vm_name,
+static enum tw_err on_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
                               const struct tw_result *r, const struct tw_verdict *v)
 {
+    const char *vm_name = inv->vm.name;
     struct verdict_json *vj = arg;
     if (vj->only >= 0 && (int)v->kind != vj->only)
         return TW_OK;
@@ -147,4 +148,49 @@ void tw_v1_compliance(struct tw_req *rq)
     tw_req_json(rq, 200,
                 json_pack("{s:I, s:o, s:o, s:o}", "vms", (json_int_t)n_vms, "verdicts", verdicts,
                           "errors", errors, "next_cursor", tw_page_next_cursor(&pg, more)));
+}
+
+/* GET /api/v1/compliance/summary: {"vms", "verdicts", "errors", "by_sku":
+ * [{"sku", "delivers", "under", "vm-capped", "burst", "cached",
+ * "inconclusive"}]}, each verdict counted for every disk it covers. */
+void tw_v1_compliance_summary(struct tw_req *rq)
+{
+    struct tw_svc_compliance_summary *sum = malloc(sizeof(*sum));
+    if (!sum) {
+        tw_req_error(rq, 500, "internal", "out of memory");
+        return;
+    }
+    struct tw_error err = {0};
+    struct tw_store *st = tw_srv_store_get(rq->srv, &err);
+    if (!st) {
+        free(sum);
+        tw_req_store_error(rq, err.code ? err.code : TW_EIO, &err);
+        return;
+    }
+    struct tw_svc_compliance_ctx ctx;
+    compliance_ctx(rq->srv, &ctx);
+    enum tw_err rc = tw_svc_compliance_summary(st, &ctx, sum, &err);
+    tw_srv_store_put(rq->srv, st);
+    if (rc != TW_OK) {
+        free(sum);
+        tw_req_store_error(rq, rc == TW_ENOENT ? TW_EIO : rc, &err);
+        return;
+    }
+    json_t *by = json_array();
+    for (size_t i = 0; by && i < sum->n_skus; i++) {
+        json_t *o = json_pack("{s:s}", "sku", sum->skus[i].sku);
+        for (int k = TW_VERDICT_DELIVERS; o && k <= TW_VERDICT_INCONCLUSIVE; k++)
+            json_object_set_new(o, tw_verdict_name((enum tw_verdict_kind)k),
+                                json_integer((json_int_t)sum->skus[i].count[k]));
+        if (json_array_append_new(by, o) != 0) {
+            json_decref(by);
+            by = NULL;
+        }
+    }
+    json_t *out = by ? json_pack("{s:I, s:I, s:I, s:o}", "vms", (json_int_t)sum->vms, "verdicts",
+                                 (json_int_t)sum->verdicts, "errors", (json_int_t)sum->errors,
+                                 "by_sku", by)
+                     : NULL;
+    free(sum);
+    tw_req_json(rq, 200, out);
 }

@@ -3,7 +3,9 @@
  */
 #include "service/compliance.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                  int64_t vm_id, const struct tw_svc_compliance_sink *sink,
@@ -36,7 +38,7 @@ enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compli
     for (size_t i = 0; rc == TW_OK && i < n; i++) {
         struct tw_error e = {0};
         if (tw_verdict_check(&results[i], inv, ctx->cat, cap, v, &e) == TW_OK) {
-            rc = sink->verdict(sink->arg, vm_id, inv->vm.name, &results[i], v);
+            rc = sink->verdict(sink->arg, vm_id, inv, &results[i], v);
         } else {
             struct tw_svc_compliance_error ce = {.vm_id = vm_id,
                                                  .vm_name = inv->vm.name,
@@ -94,4 +96,50 @@ enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_comp
     if (n_vms)
         *n_vms = n;
     return rc;
+}
+
+static enum tw_err count_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
+                                 const struct tw_result *r, const struct tw_verdict *v)
+{
+    struct tw_svc_compliance_summary *sum = arg;
+    (void)vm_id;
+    (void)r;
+    sum->verdicts++;
+    for (size_t k = 0; k < v->n_disks; k++) {
+        const char *sku = "unknown";
+        for (size_t d = 0; d < inv->n_disks; d++)
+            if (strcmp(inv->disks[d].name, v->disks[k].name) == 0)
+                sku = inv->disks[d].sku;
+        size_t i = 0;
+        while (i < sum->n_skus && strcmp(sum->skus[i].sku, sku) != 0)
+            i++;
+        if (i == sum->n_skus) {
+            if (sum->n_skus == TW_SVC_SUMMARY_SKUS) {
+                i = TW_SVC_SUMMARY_SKUS - 1; /* the last row gathers the rest */
+                snprintf(sum->skus[i].sku, sizeof(sum->skus[0].sku), "other");
+            } else {
+                snprintf(sum->skus[i].sku, sizeof(sum->skus[0].sku), "%s", sku);
+                sum->n_skus++;
+            }
+        }
+        if ((unsigned)v->kind <= TW_VERDICT_INCONCLUSIVE)
+            sum->skus[i].count[v->kind]++;
+    }
+    return TW_OK;
+}
+
+static enum tw_err count_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    (void)e;
+    ((struct tw_svc_compliance_summary *)arg)->errors++;
+    return TW_OK;
+}
+
+enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                      struct tw_svc_compliance_summary *out,
+                                      struct tw_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    struct tw_svc_compliance_sink sink = {count_verdict, count_error, out};
+    return tw_svc_compliance_fleet(st, ctx, &sink, &out->vms, err);
 }

@@ -42,7 +42,7 @@ struct tw_svc_compliance_error {
 /* Where verdicts go.  Each callback's pointers are valid during the call
  * only; a callback returning an error stops the walk with it. */
 struct tw_svc_compliance_sink {
-    enum tw_err (*verdict)(void *arg, int64_t vm_id, const char *vm_name,
+    enum tw_err (*verdict)(void *arg, int64_t vm_id, const struct tw_inventory *inv,
                            const struct tw_result *r, const struct tw_verdict *v);
     enum tw_err (*error)(void *arg, const struct tw_svc_compliance_error *e);
     void *arg;
@@ -65,5 +65,23 @@ enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_comp
                                    const struct tw_store_page *pg,
                                    const struct tw_svc_compliance_sink *sink, size_t *n_vms,
                                    bool *more, struct tw_error *err);
+
+/* The fleet's verdicts counted by disk SKU: each verdict counts once for
+ * every disk it covers, under that disk's SKU (a stripe of three P40s is
+ * three Premium_LRS verdicts). */
+#define TW_SVC_SUMMARY_SKUS 32
+struct tw_svc_compliance_summary {
+    size_t vms;                    /* VMs judged */
+    size_t verdicts;               /* verdicts made */
+    size_t errors;                 /* results or VMs that could not be judged */
+    size_t n_skus;
+    struct {
+        char sku[32];              /* "Premium_LRS"; "other" past TW_SVC_SUMMARY_SKUS */
+        size_t count[TW_VERDICT_INCONCLUSIVE + 1]; /* by enum tw_verdict_kind */
+    } skus[TW_SVC_SUMMARY_SKUS];
+};
+enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                      struct tw_svc_compliance_summary *out,
+                                      struct tw_error *err);
 
 #endif

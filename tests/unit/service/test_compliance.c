@@ -53,14 +53,15 @@ static int teardown(void **state)
 
 struct seen {
     int verdicts, errors, vm_errors;
-    char line[16][160];
+    char line[16][512];
     char error[256];
 };
 
-static enum tw_err on_verdict(void *arg, int64_t vm_id, const char *vm_name,
+static enum tw_err on_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
                               const struct tw_result *r, const struct tw_verdict *v)
 {
     struct seen *s = arg;
+    const char *vm_name = inv->vm.name;
     if (s->verdicts < 16)
         snprintf(s->line[s->verdicts], sizeof(s->line[0]), "%lld %s %s %s %s", (long long)vm_id,
                  vm_name, r->profile, v->target, tw_verdict_name(v->kind));
@@ -125,11 +126,35 @@ static void test_unreadable_vm(void **state)
     assert_int_equal(s.verdicts, 7 - 3); /* the other two VMs still judged */
 }
 
+static void test_summary(void **state)
+{
+    struct fx *f = *state;
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps};
+    struct tw_svc_compliance_summary sum;
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_compliance_summary(f->st, &ctx, &sum, &err), TW_OK);
+    assert_int_equal(sum.vms, 3);
+    assert_int_equal(sum.verdicts, 7);
+    assert_int_equal(sum.errors, 0);
+    size_t total = 0, premium_burst = 0;
+    for (size_t i = 0; i < sum.n_skus; i++) {
+        for (int k = 0; k <= TW_VERDICT_INCONCLUSIVE; k++)
+            total += sum.skus[i].count[k];
+        if (strcmp(sum.skus[i].sku, "Premium_LRS") == 0)
+            premium_burst = sum.skus[i].count[TW_VERDICT_BURST];
+    }
+    /* Per disk covered: sap-db-01's stripe of 3 and its log, sap-app-02's
+     * stripe of 2 twice and sde, web-03's sdc and sde. */
+    assert_int_equal(total, 3 + 1 + 2 + 2 + 1 + 1 + 1);
+    assert_true(premium_burst >= 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fleet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_vm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
