@@ -25,7 +25,7 @@
 #include "core/err.h"
 #include "core/uuid.h"
 
-#define TW_OPS_MAX 256     /* operations kept */
+#define TW_OPS_MAX 256       /* operations kept */
 #define TW_OPS_WAIT_MAX_S 60 /* the longest ?wait= */
 #define TW_OPS_QUEUE_MAX 16  /* operations queued behind the running one */
 

@@ -25,11 +25,11 @@ struct op {
     char kind[32];
     char key[96];
     enum tw_op_state state;
-    uint64_t seq;              /* creation order */
+    uint64_t seq;                                /* creation order */
     int64_t created_ns, started_ns, finished_ns; /* CLOCK_REALTIME; 0: not yet */
     json_t *request;
-    json_t *result;            /* succeeded */
-    char code[48];             /* failed */
+    json_t *result; /* succeeded */
+    char code[48];  /* failed */
     char message[768];
 };
 
@@ -211,12 +211,11 @@ static json_t *op_json(const struct op *o)
     json_t *err = o->state == TW_OP_FAILED
                       ? json_pack("{s:s, s:s}", "code", o->code, "message", o->message)
                       : json_null();
-    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:O, s:O, s:o}", "id", o->id, "kind",
-                     o->kind, "state", state_name[o->state], "created_at",
-                     time_json(o->created_ns), "started_at", time_json(o->started_ns),
-                     "finished_at", time_json(o->finished_ns), "request",
-                     o->request ? o->request : json_null(), "result",
-                     o->result ? o->result : json_null(), "error", err);
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:o, s:O, s:O, s:o}", "id", o->id, "kind", o->kind,
+                     "state", state_name[o->state], "created_at", time_json(o->created_ns),
+                     "started_at", time_json(o->started_ns), "finished_at",
+                     time_json(o->finished_ns), "request", o->request ? o->request : json_null(),
+                     "result", o->result ? o->result : json_null(), "error", err);
 }
 
 json_t *tw_ops_get(struct tw_ops *ops, const char *id, int64_t until_ns,
@@ -268,8 +267,7 @@ void tw_v1_operation(struct tw_req *rq)
         wait_s = strtol(w, &end, 10);
         if (!w[0] || *end || errno || wait_s < 0 || wait_s > TW_OPS_WAIT_MAX_S) {
             tw_req_error(rq, 400, "bad_request",
-                         "wait must be a whole number of seconds from 0 to %d",
-                         TW_OPS_WAIT_MAX_S);
+                         "wait must be a whole number of seconds from 0 to %d", TW_OPS_WAIT_MAX_S);
             return;
         }
     }

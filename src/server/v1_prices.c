@@ -91,8 +91,7 @@ static void refresh_run(struct tw_worker_job *wj)
         free(j);
         return;
     }
-    struct tw_svc_refresh req = {.prices_url = j->prices_url, .region = j->reg,
-                                 .currency = j->cur};
+    struct tw_svc_refresh req = {.prices_url = j->prices_url, .region = j->reg, .currency = j->cur};
     struct tw_svc_refresh_result res;
     memset(&res, 0, sizeof(res));
     rc = tw_svc_prices_refresh(st, &req, &res, &err);
@@ -172,8 +171,7 @@ void tw_v1_prices_refresh(struct tw_req *rq)
     snprintf(key, sizeof(key), "%s %s", reg, cur);
     bool joined = false;
     rc = tw_ops_create(srv->ops, "prices.refresh", key,
-                       json_pack("{s:s, s:s}", "region", reg, "currency", cur), id, &joined,
-                       &err);
+                       json_pack("{s:s, s:s}", "region", reg, "currency", cur), id, &joined, &err);
     if (rc == TW_ENOMEM) {
         tw_req_error(rq, 503, "busy", "%s", err.msg);
         return;

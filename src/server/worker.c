@@ -21,8 +21,8 @@
 
 struct tw_worker {
     pthread_mutex_t lock;
-    pthread_cond_t wake;  /* a submission or the stop */
-    pthread_cond_t ended; /* the thread ended */
+    pthread_cond_t wake;               /* a submission or the stop */
+    pthread_cond_t ended;              /* the thread ended */
     struct tw_worker_job *head, *tail; /* due, in order */
     struct tw_worker_job *later;       /* due later, by (due_ns, seq) */
     size_t depth;                      /* jobs in both lists */
@@ -46,7 +46,8 @@ int64_t tw_worker_now_ns(void)
 
 static struct timespec to_timespec(int64_t ns)
 {
-    struct timespec ts = {.tv_sec = (time_t)(ns / TW_NS_PER_S), .tv_nsec = (long)(ns % TW_NS_PER_S)};
+    struct timespec ts = {.tv_sec = (time_t)(ns / TW_NS_PER_S),
+                          .tv_nsec = (long)(ns % TW_NS_PER_S)};
     return ts;
 }
 
@@ -154,7 +155,8 @@ enum tw_err tw_worker_start(const struct tw_worker_opts *opts, struct tw_worker 
         w->stopping = w->thread_ended = w->joined = true;
         w->o.ctx_free = NULL; /* the caller keeps its context on failure */
         destroy(w);
-        return tw_error_set(err, TW_EIO, "can't start %s's thread", opts->name ? opts->name : "the worker");
+        return tw_error_set(err, TW_EIO, "can't start %s's thread",
+                            opts->name ? opts->name : "the worker");
     }
     w->have_thread = true;
     *out = w;
@@ -271,7 +273,8 @@ bool tw_worker_stop(struct tw_worker *w, enum tw_worker_stop_mode mode, long tim
     if (ended)
         pthread_join(w->thread, NULL);
     else {
-        fprintf(stderr, "tierwise serve: %s still runs a job after %ld ms; left to end on its own\n",
+        fprintf(stderr,
+                "tierwise serve: %s still runs a job after %ld ms; left to end on its own\n",
                 w->o.name, timeout_ms);
         pthread_detach(w->thread);
     }

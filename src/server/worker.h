@@ -50,18 +50,18 @@ struct tw_worker_job {
     tw_worker_fn cancel; /* instead of RUN when stopped before it ran; NULL: nothing */
     void *arg;           /* the caller's */
     /* the worker's */
-    int64_t due_ns;                /* CLOCK_REALTIME instant; 0: due at submission */
-    uint64_t seq;                  /* submission order */
-    struct tw_worker_job *next;    /* in its list */
+    int64_t due_ns;             /* CLOCK_REALTIME instant; 0: due at submission */
+    uint64_t seq;               /* submission order */
+    struct tw_worker_job *next; /* in its list */
 };
 
 struct tw_worker_opts {
-    const char *name;  /* for messages ("the writer"); NULL: "the worker" */
-    size_t queue_max;  /* queued jobs at most (due now and later); 0: no bound */
-    size_t batch_max;  /* jobs handed to BATCH at once; 0: 1 */
+    const char *name; /* for messages ("the writer"); NULL: "the worker" */
+    size_t queue_max; /* queued jobs at most (due now and later); 0: no bound */
+    size_t batch_max; /* jobs handed to BATCH at once; 0: 1 */
     /* Runs N (1..BATCH_MAX) due jobs, in order; NULL: each job's RUN. */
     void (*batch)(void *ctx, struct tw_worker_job **jobs, size_t n);
-    void *ctx;                  /* for BATCH, tw_worker_ctx() */
+    void *ctx;                   /* for BATCH, tw_worker_ctx() */
     void (*ctx_free)(void *ctx); /* with the worker (may be NULL) */
 };
 

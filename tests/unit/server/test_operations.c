@@ -45,14 +45,14 @@ static void test_lifecycle(void **state)
     json_decref(v);
 
     /* The same key while unfinished: joined; another key: a new one. */
-    assert_int_equal(tw_ops_create(ops, "prices.refresh", "westeurope USD", json_object(), id2,
-                                   &joined, &err),
-                     TW_OK);
+    assert_int_equal(
+        tw_ops_create(ops, "prices.refresh", "westeurope USD", json_object(), id2, &joined, &err),
+        TW_OK);
     assert_true(joined);
     assert_string_equal(id2, id);
-    assert_int_equal(tw_ops_create(ops, "prices.refresh", "eastus USD", json_object(), id3,
-                                   &joined, &err),
-                     TW_OK);
+    assert_int_equal(
+        tw_ops_create(ops, "prices.refresh", "eastus USD", json_object(), id3, &joined, &err),
+        TW_OK);
     assert_false(joined);
     assert_string_not_equal(id3, id);
 
@@ -68,9 +68,9 @@ static void test_lifecycle(void **state)
     assert_non_null(str(v, "finished_at"));
     json_decref(v);
     /* Finished: the same key makes a new one. */
-    assert_int_equal(tw_ops_create(ops, "prices.refresh", "westeurope USD", json_object(), id2,
-                                   &joined, &err),
-                     TW_OK);
+    assert_int_equal(
+        tw_ops_create(ops, "prices.refresh", "westeurope USD", json_object(), id2, &joined, &err),
+        TW_OK);
     assert_false(joined);
     assert_string_not_equal(id2, id);
 

@@ -20,8 +20,8 @@
 
 struct rec {
     pthread_mutex_t lock;
-    int order[64];   /* job numbers in the order they ran */
-    int64_t at[64];  /* when each ran (CLOCK_REALTIME ns) */
+    int order[64];  /* job numbers in the order they ran */
+    int64_t at[64]; /* when each ran (CLOCK_REALTIME ns) */
     int n;
     int cancelled[64];
     int n_cancelled;
@@ -181,8 +181,7 @@ static void test_full_queue(void **state)
     }
     init_job(&q[3], r, 4);
     assert_int_equal(tw_worker_submit(w, &q[3].wj), TW_ENOMEM);
-    assert_int_equal(tw_worker_submit_at(w, &q[3].wj, tw_worker_now_ns() + TW_NS_PER_S),
-                     TW_ENOMEM);
+    assert_int_equal(tw_worker_submit_at(w, &q[3].wj, tw_worker_now_ns() + TW_NS_PER_S), TW_ENOMEM);
     assert_int_equal(tw_worker_depth(w), 3);
     atomic_store(&gate, true);
     wait_ran(r, 4);
