@@ -208,11 +208,13 @@ enum tw_err tw_store_disks_page(struct tw_store *st, const struct tw_store_page 
 enum tw_err tw_store_vm_ids_page(struct tw_store *st, const struct tw_store_page *pg,
                                  int64_t **ids, size_t *n, bool *more, struct tw_error *err);
 
-/* For compliance: the VM's inventory as last reported, and the latest
- * result per (target, profile) from that VM (*RESULTS malloc'd, caller
- * frees).  TW_ENOENT if there is no such VM; TW_EPARSE when a stored report
- * or result no longer reads (a damaged row): the caller reports that VM as
- * not judged and goes on with the others. */
+/* For compliance: the VM's inventory as last reported, read from its rows
+ * (the VM's fields and its attached disks, in the order its newest report
+ * listed them; no report body is read), and the latest result per (target,
+ * profile) from that VM, each read from its record's own text (*RESULTS
+ * malloc'd, caller frees).  TW_ENOENT if there is no such VM; TW_EPARSE
+ * when a stored result record no longer reads (a damaged row): the caller
+ * reports that VM as not judged and goes on with the others. */
 enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                                struct tw_result **results, size_t *n_results,
                                struct tw_error *err);

@@ -386,12 +386,17 @@ static void bind_disk(sqlite3_stmt *q, const struct ingest *in, const struct tw_
     tw_sq_text(q, 12, d->device, true);
     tw_sq_text(q, 13, in->r->created_at, false);
     sqlite3_bind_int64(q, 14, in->ms);
+    sqlite3_bind_int64(q, 17, (sqlite3_int64)(d - in->r->inv.disks));
 }
 
-/* Whether the stored row (SQ_DISK_FIND, columns 4..13) says what D says. */
-static bool disk_same(sqlite3_stmt *q, const struct tw_disk *d)
+/* Whether the stored row (SQ_DISK_FIND, columns 4..13, its place in the
+ * inventory 15) says what D, disk POS of the report, says. */
+static bool disk_same(sqlite3_stmt *q, const struct tw_disk *d, size_t pos)
 {
     bool lun_null = sqlite3_column_type(q, 6) == SQLITE_NULL;
+    if (sqlite3_column_type(q, 15) == SQLITE_NULL ||
+        sqlite3_column_int64(q, 15) != (sqlite3_int64)pos)
+        return false;
     return text_is(q, 4, d->name) && text_is(q, 5, d->role == TW_DISK_OS ? "os" : "data") &&
            (d->lun < 0 ? lun_null : !lun_null && sqlite3_column_int(q, 6) == d->lun) &&
            text_is(q, 7, d->sku) && sqlite3_column_int64(q, 8) == d->size_gib &&
@@ -424,7 +429,7 @@ static void judge(const struct ingest *in, sqlite3_stmt *q, const struct tw_disk
         ds->newer = in->newest;
     else
         ds->newer = in->ms >= sqlite3_column_int64(q, attached ? 3 : 2);
-    ds->same = attached && vm_id == in->vm_id && disk_same(q, d);
+    ds->same = attached && vm_id == in->vm_id && disk_same(q, d, (size_t)(d - in->r->inv.disks));
     ds->same_sku = text_is(q, 7, d->sku) && text_is(q, 9, d->tier) &&
                    sqlite3_column_int64(q, 8) == d->size_gib;
 }

@@ -276,37 +276,58 @@ enum tw_err tw_sq_disk_results(struct tw_store *st, int64_t disk_id,
 
 /* ---- for compliance ---- */
 
+/* The VM's inventory from its rows: the VM's fields and the disks attached
+ * now (those of its newest report), in the order that report listed them. */
+static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_inventory *inv,
+                                  struct tw_error *err)
+{
+    struct tw_store_vm_row vm;
+    memset(&vm, 0, sizeof(vm));
+    enum tw_err e = tw_sq_vm(&s->base, vm_id, &vm, err);
+    if (e != TW_OK)
+        return e;
+    struct tw_vm *v = &inv->vm;
+    memcpy(v->name, vm.name, sizeof(v->name));
+    memcpy(v->resource_id, vm.resource_id, sizeof(v->resource_id));
+    memcpy(v->subscription_id, vm.subscription_id, sizeof(v->subscription_id));
+    memcpy(v->resource_group, vm.resource_group, sizeof(v->resource_group));
+    memcpy(v->location, vm.location, sizeof(v->location));
+    memcpy(v->vm_size, vm.vm_size, sizeof(v->vm_size));
+    v->n_tags = vm.n_tags;
+    if (vm.n_tags)
+        memcpy(v->tags, vm.tags, vm.n_tags * sizeof(v->tags[0]));
+    free(vm.tags);
+
+    STMT(q, s, SQ_VM_INV_DISKS, err);
+    sqlite3_bind_int64(q, 1, vm_id);
+    struct tw_store_disk_row row;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (inv->n_disks == TW_INV_MAX_DISKS)
+            continue; /* a report never holds more */
+        memset(&row, 0, sizeof(row));
+        disk_row(q, &row);
+        inv->disks[inv->n_disks++] = row.disk;
+    }
+    if (rc != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, "reading a VM's disks");
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
 enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                             struct tw_result **results, size_t *n_results,
                             struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
-    STMT(q, s, SQ_VM_LAST_BODY, err);
-    sqlite3_bind_int64(q, 1, vm_id);
-    int rc = sqlite3_step(q);
-    if (rc == SQLITE_DONE) {
-        sqlite3_reset(q);
-        return tw_error_set(err, TW_ENOENT, "there is no VM %lld", (long long)vm_id);
-    }
-    if (rc != SQLITE_ROW)
-        return tw_sq_fail(s, q, err, "reading a VM's last report");
-    /* The inventory as last reported is in that report's body. */
-    struct tw_report *rep = tw_report_new();
-    if (!rep) {
-        sqlite3_reset(q);
-        return oom(err, "a VM's last report");
-    }
+    /* The inventory from the vms and disks rows (no report is read), the
+     * latest results from their records' own text. */
+    tw_inventory_init(inv);
+    enum tw_err e = inventory_rows(s, vm_id, inv, err);
+    if (e != TW_OK)
+        return e;
     struct tw_error perr = {0};
-    enum tw_err e = tw_report_from_json((const char *)sqlite3_column_text(q, 0),
-                                        (size_t)sqlite3_column_bytes(q, 0), rep, &perr);
-    sqlite3_reset(q);
-    if (e != TW_OK) {
-        tw_report_free(rep);
-        return tw_error_set(err, TW_EPARSE, "%s: the last report of VM %lld no longer reads: %s",
-                            s->path, (long long)vm_id, perr.msg);
-    }
-    *inv = rep->inv;
-    tw_report_free(rep);
+    int rc;
 
     STMT(r, s, SQ_VM_LATEST_RESULTS, err);
     sqlite3_bind_int64(r, 1, vm_id);

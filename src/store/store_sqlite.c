@@ -200,6 +200,19 @@ static const char *const migrations[] = {
     /* Result records as their own text, no longer places in the bodies. */
     "UPDATE results SET record = substr((SELECT body FROM reports p WHERE p.id = results.report_id),"
     "  record_at, record_len), record_at = NULL, record_len = NULL WHERE record IS NULL;"
+    /* A disk's place in its VM's newest inventory, so that the inventory
+     * compliance judges against is read from the rows in the order the
+     * agent listed it (no report body is read); a migrated disk takes its
+     * place from its VM's last report. */
+    "ALTER TABLE disks ADD COLUMN position INTEGER;"
+    "UPDATE disks SET position = (SELECT CAST(j.key AS INTEGER) FROM vms v"
+    "  JOIN reports p ON p.id = v.last_report_id,"
+    "  json_each(CASE WHEN json_valid(p.body) THEN p.body ELSE '{}' END, '$.inventory.disks') j"
+    "  WHERE v.id = disks.vm_id AND disks.identity = CASE"
+    "  WHEN coalesce(json_extract(j.value, '$.managed_disk_id'), '') <> ''"
+    "  THEN 'id:' || lower(json_extract(j.value, '$.managed_disk_id'))"
+    "  ELSE 'vm:' || disks.vm_id || '/' || lower(json_extract(j.value, '$.name')) END"
+    "  ORDER BY j.key LIMIT 1) WHERE detached_ms IS NULL;"
     /* Policies by name; plans of a policy over a period. */
     "CREATE TABLE policies ("
     "  id INTEGER PRIMARY KEY,"

@@ -72,21 +72,21 @@
                         "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")                       \
     X(SQ_DISK_FIND, "SELECT d.id, d.vm_id, d.detached_ms, v.last_report_ms, d.name, d.role, " \
                     "d.lun, d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, "       \
-                    "d.write_accelerator, d.device FROM disks d JOIN vms v ON v.id = d.vm_id " \
-                    "WHERE d.identity = ?1")                                                 \
+                    "d.write_accelerator, d.device, NULL, d.position FROM disks d "           \
+                    "JOIN vms v ON v.id = d.vm_id WHERE d.identity = ?1")                                                 \
     X(SQ_DISK_INSERT, "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, "  \
                       "tier, caching, managed_disk_id, write_accelerator, device, "          \
-                      "last_seen_at, last_seen_ms, detached_at, detached_ms) "               \
+                      "last_seen_at, last_seen_ms, detached_at, detached_ms, position) "     \
                       "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, " \
-                      "?15, ?16)")                                                           \
+                      "?15, ?16, ?17)")                                                           \
     X(SQ_DISK_UPDATE, "UPDATE disks SET vm_id = ?2, name = ?3, role = ?4, lun = ?5, "        \
                       "sku = ?6, size_gib = ?7, tier = ?8, caching = ?9, "                   \
                       "managed_disk_id = ?10, write_accelerator = ?11, device = ?12, "       \
                       "last_seen_at = ?13, last_seen_ms = ?14, detached_at = NULL, "         \
-                      "detached_ms = NULL WHERE id = ?1")                                    \
+                      "detached_ms = NULL, position = ?17 WHERE id = ?1")                                    \
     X(SQ_VM_DISKS_ALL, "SELECT id, vm_id, detached_ms, NULL, name, role, lun, sku, size_gib, " \
-                       "tier, caching, managed_disk_id, write_accelerator, device, identity "  \
-                       "FROM disks WHERE vm_id = ?1")                                          \
+                       "tier, caching, managed_disk_id, write_accelerator, device, identity, " \
+                       "position FROM disks WHERE vm_id = ?1")                                          \
     X(SQ_DISK_DETACH, "UPDATE disks SET detached_at = ?2, detached_ms = ?3, "                \
                       "last_seen_at = ?4, last_seen_ms = ?5 WHERE id = ?1")                  \
     X(SQ_HIST_INSERT, "INSERT INTO disk_sku_history(disk_id, observed_at, observed_ms, sku, " \
@@ -127,8 +127,11 @@
                        "AS n FROM result_disks rd JOIN results r ON r.id = rd.result_id "    \
                        "WHERE rd.disk_id = ?1) x JOIN results r ON r.id = x.id "             \
                        "WHERE x.n = 1 ORDER BY x.profile")                                  \
-    X(SQ_VM_LAST_BODY, "SELECT r.body FROM vms v JOIN reports r ON r.id = v.last_report_id " \
-                       "WHERE v.id = ?1")                                                    \
+    X(SQ_VM_INV_DISKS, "SELECT d.id, d.vm_id, v.name, d.name, d.role, d.lun, d.sku, "        \
+                       "d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, " \
+                       "d.device, NULL, NULL FROM disks d JOIN vms v ON v.id = d.vm_id "     \
+                       "WHERE d.vm_id = ?1 AND d.detached_ms IS NULL "                       \
+                       "ORDER BY d.position, d.lun, d.name, d.id")                           \
     X(SQ_VM_LATEST_RESULTS, "SELECT " TW_SQ_RECORD " FROM (SELECT id, target, profile, "     \
                             "row_number() OVER (PARTITION BY target, profile ORDER BY "       \
                             "started_ms DESC, id DESC) AS n FROM results WHERE vm_id = ?1) x " \

@@ -167,19 +167,28 @@ expect 1 "no/such/dir" -- timeout 20 "$cli" serve --db "$scratch/pf.db" --listen
   --port-file "$scratch/no/such/dir/port"
 [ -f "$scratch/pf.db" ] && [ ! -e "$scratch/pf.db-wal" ] && ok ||
   bad "port file failure: the database was not closed ($(ls "$scratch" | grep pf.db))"
-# ---- a stored report this build can no longer read ----
+# ---- a stored result record this build can no longer read ----
 # (a damaged row, or a parser made stricter since): that VM's verdicts are
 # an error entry; /compliance, /disks and the VM itself still answer 200.
+# Compliance reads the VM's rows and its results' records, never a report's
+# body: a damaged body first changes nothing.
 if command -v sqlite3 >/dev/null; then
   sqlite3 "$db" "UPDATE reports SET body = '{\"not\": \"a report\"}' WHERE id =
     (SELECT last_report_id FROM vms WHERE name = 'web-03')" || bad "sqlite3 update"
+  start_server body
+  [ "$(req GET /api/v1/compliance "$reader")" = 200 ] && ok || bad "compliance with a damaged body: $(cat "$scratch/body")"
+  jq -e --argjson vm "$vm" '([.errors[] | select(.vm_id == $vm)] | length == 0) and ([.verdicts[] | select(.vm_id == $vm)] | length == 2)' \
+    "$scratch/body" >/dev/null && ok || bad "a report body was read for compliance: $(cat "$scratch/body")"
+  stop_server TERM
+  sqlite3 "$db" "UPDATE results SET record = '{\"not\": \"a result\"}' WHERE vm_id =
+    (SELECT id FROM vms WHERE name = 'web-03')" || bad "sqlite3 update"
   start_server unread
-  [ "$(req GET /api/v1/compliance "$reader")" = 200 ] && ok || bad "compliance with an unreadable report: $(cat "$scratch/body")"
+  [ "$(req GET /api/v1/compliance "$reader")" = 200 ] && ok || bad "compliance with an unreadable result: $(cat "$scratch/body")"
   jq -e --argjson vm "$vm" '[.errors[] | select(.vm_id == $vm and (.message | test("no longer reads")))] | length == 1' \
     "$scratch/body" >/dev/null && ok || bad "no error entry for the unreadable VM: $(cat "$scratch/body")"
   jq -e --argjson vm "$vm" '[.verdicts[] | select(.vm_id != $vm)] | length > 0' "$scratch/body" >/dev/null &&
     ok || bad "the other VMs lost their verdicts: $(cat "$scratch/body")"
-  [ "$(req GET /api/v1/disks "$reader")" = 200 ] && ok || bad "disks with an unreadable report: $(cat "$scratch/body")"
+  [ "$(req GET /api/v1/disks "$reader")" = 200 ] && ok || bad "disks with an unreadable result: $(cat "$scratch/body")"
   [ "$(req GET "/api/v1/vms/$vm" "$reader")" = 200 ] && ok || bad "the unreadable VM: $(cat "$scratch/body")"
   jq -e '.verdict_errors | length == 1' "$scratch/body" >/dev/null && ok || bad "verdict_errors: $(cat "$scratch/body")"
   stop_server TERM

@@ -107,12 +107,14 @@ static void test_fleet(void **state)
 static void test_unreadable_vm(void **state)
 {
     struct fx *f = *state;
-    /* VM 2's last report damaged from outside the store. */
+    /* VM 2's result records damaged from outside the store (compliance
+     * reads the rows and the records, never a report's body). */
     sqlite3 *db;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE reports SET body = '{\"broken\": true}' WHERE id = "
-                                  "(SELECT last_report_id FROM vms WHERE id = 2)",
+                                  "UPDATE reports SET body = '{\"broken\": true}';"
+                                  "UPDATE results SET record = '{\"broken\": true}' "
+                                  "WHERE vm_id = 2",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);

@@ -56,6 +56,28 @@ static long long count(const struct fx *f, const char *sql)
     return v;
 }
 
+/* VM VM_ID's last report's body as stored (malloc'd). */
+static char *last_body(const struct fx *f, int64_t vm_id, size_t *len)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT p.body FROM vms v JOIN reports p ON p.id = "
+                                            "v.last_report_id WHERE v.id = ?1",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, vm_id);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    *len = (size_t)sqlite3_column_bytes(q, 0);
+    char *b = malloc(*len + 1);
+    assert_non_null(b);
+    memcpy(b, sqlite3_column_text(q, 0), *len);
+    b[*len] = '\0';
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return b;
+}
+
 static struct tw_store *open_ok(const char *path)
 {
     struct tw_store *st = NULL;
@@ -97,6 +119,35 @@ static void test_from_version_1(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM results WHERE record IS NULL OR "
                               "record_at IS NOT NULL OR json_valid(record) = 0"),
                      0);
+    /* Each attached disk has its place in its VM's last inventory, so the
+     * inventory compliance reads from the rows is the one the last report
+     * holds: every disk, in its order, every field. */
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE detached_ms IS NULL AND "
+                              "position IS NULL"),
+                     0);
+    struct tw_inventory *inv = malloc(sizeof(*inv));
+    struct tw_report *rep = tw_report_new();
+    assert_non_null(inv);
+    assert_non_null(rep);
+    for (int64_t vm = 1; vm <= 3; vm++) {
+        size_t blen;
+        char *body = last_body(f, vm, &blen);
+        assert_int_equal(tw_report_from_json(body, blen, rep, &err), TW_OK);
+        free(body);
+        struct tw_result *res;
+        size_t nres;
+        assert_int_equal(tw_store_vm_latest(st, vm, inv, &res, &nres, &err), TW_OK);
+        free(res);
+        assert_string_equal(inv->vm.name, rep->inv.vm.name);
+        assert_string_equal(inv->vm.resource_id, rep->inv.vm.resource_id);
+        assert_string_equal(inv->vm.vm_size, rep->inv.vm.vm_size);
+        assert_string_equal(inv->vm.location, rep->inv.vm.location);
+        assert_int_equal(inv->vm.n_tags, rep->inv.vm.n_tags);
+        assert_int_equal(inv->n_disks, rep->inv.n_disks);
+        assert_memory_equal(inv->disks, rep->inv.disks, inv->n_disks * sizeof(inv->disks[0]));
+    }
+    tw_report_free(rep);
+    free(inv);
     struct tw_store_result_rec *recs;
     assert_int_equal(tw_store_disk_results(st, 3, &recs, &n, &err), TW_OK);
     assert_int_equal(n, 1);
