@@ -8,8 +8,8 @@
  */
 #include "server/server_int.h"
 
-#include <errno.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,16 +21,39 @@ static const char *arg(struct tw_req *rq, const char *name)
     return v && v[0] ? v : NULL;
 }
 
+/* S as an unsigned number in BASE (10, or 36 with lowercase letters, the
+ * form this server writes its cursors in): digits only, no sign, no
+ * spaces, no leading zero, so every value has one spelling.  False when
+ * S is not such a number or does not fit in 62 bits. */
+static bool parse_digits(const char *s, unsigned base, uint64_t *out)
+{
+    uint64_t v = 0;
+    if (!s[0] || (s[0] == '0' && s[1]))
+        return false;
+    for (const char *p = s; *p; p++) {
+        unsigned d;
+        if (*p >= '0' && *p <= '9')
+            d = (unsigned)(*p - '0');
+        else if (*p >= 'a' && *p <= 'z')
+            d = (unsigned)(*p - 'a') + 10;
+        else
+            return false;
+        if (d >= base || v > ((UINT64_C(1) << 62) - d) / base)
+            return false;
+        v = v * base + d;
+    }
+    *out = v;
+    return true;
+}
+
 bool tw_req_page(struct tw_req *rq, struct tw_store_page *pg, int *verdict)
 {
     memset(pg, 0, sizeof(*pg));
     pg->limit = TW_PAGE_DEFAULT;
     const char *limit = arg(rq, "limit");
     if (limit) {
-        char *end;
-        errno = 0;
-        long long v = strtoll(limit, &end, 10);
-        if (*end || errno || v < 1 || v > TW_STORE_PAGE_MAX || limit[0] == '+') {
+        uint64_t v;
+        if (!parse_digits(limit, 10, &v) || v < 1 || v > TW_STORE_PAGE_MAX) {
             tw_req_error(rq, 400, "bad_request",
                          "limit \"%.40s\" is not a number of rows from 1 to %d (default %d)",
                          limit, TW_STORE_PAGE_MAX, TW_PAGE_DEFAULT);
@@ -40,14 +63,9 @@ bool tw_req_page(struct tw_req *rq, struct tw_store_page *pg, int *verdict)
     }
     const char *cursor = arg(rq, "cursor");
     if (cursor) {
-        char *end;
-        errno = 0;
-        unsigned long long off = cursor[0] == 'o' && cursor[1] && cursor[1] != '-' &&
-                                         cursor[1] != '+'
-                                     ? strtoull(cursor + 1, &end, 36)
-                                     : 0;
-        if (cursor[0] != 'o' || !cursor[1] || cursor[1] == '-' || cursor[1] == '+' || *end ||
-            errno || off > (unsigned long long)INT64_MAX / 2) {
+        uint64_t off;
+        if (cursor[0] != 'o' || !parse_digits(cursor + 1, 36, &off) ||
+            off > (uint64_t)INT64_MAX / 2) {
             tw_req_error(rq, 400, "bad_request",
                          "cursor \"%.40s\" is not one this server gave: pass the next_cursor "
                          "of the previous page as it came",

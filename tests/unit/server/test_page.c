@@ -139,7 +139,11 @@ static void test_pages(void **state)
     static const char *const bad[] = {
         "/api/v1/vms?limit=0",         "/api/v1/vms?limit=5001", "/api/v1/disks?limit=x",
         "/api/v1/disks?limit=-1",      "/api/v1/vms?cursor=42",  "/api/v1/vms?cursor=o-1",
-        "/api/v1/compliance?verdict=ok", "/api/v1/compliance?cursor=o!"};
+        "/api/v1/compliance?verdict=ok", "/api/v1/compliance?cursor=o!",
+        /* One spelling per value: no spaces, signs, capitals or leading zeros. */
+        "/api/v1/vms?limit=%205",      "/api/v1/vms?limit=+5",   "/api/v1/vms?limit=05",
+        "/api/v1/vms?cursor=o%205",    "/api/v1/vms?cursor=oZZ", "/api/v1/vms?cursor=o05",
+        "/api/v1/vms?cursor=o",        "/api/v1/vms?cursor=ozzzzzzzzzzzzzzzz"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (get(base, bad[i], &j) != 400)
             fail_msg("%s: not a 400", bad[i]);
