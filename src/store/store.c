@@ -308,6 +308,28 @@ enum tw_err tw_store_action_move(struct tw_store *st, int64_t id, enum tw_action
     return st->ops->action_move(st, id, from, to, owner ? owner : "", detail ? detail : "", err);
 }
 
+enum tw_err tw_store_action_claim(struct tw_store *st, int64_t id, const char *owner,
+                                  int64_t now_ms, int64_t lease_ms, int64_t *until_ms,
+                                  struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!owner || !owner[0])
+        return tw_error_set(err, TW_EINVAL, "a claim needs an owner's name");
+    if (lease_ms <= 0 || now_ms < 0 || now_ms > INT64_MAX - lease_ms)
+        return tw_error_set(err, TW_EINVAL, "a claim's lease must be a positive time, got %lld ms",
+                            (long long)lease_ms);
+    return st->ops->action_claim(st, id, owner, now_ms, lease_ms, until_ms, err);
+}
+
+enum tw_err tw_store_action_release(struct tw_store *st, int64_t id, const char *owner,
+                                    struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!owner || !owner[0])
+        return tw_error_set(err, TW_EINVAL, "a release needs the owner's name");
+    return st->ops->action_release(st, id, owner, err);
+}
+
 enum tw_err tw_store_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
                                   int *attempts, struct tw_error *err)
 {

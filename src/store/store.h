@@ -290,6 +290,24 @@ enum tw_err tw_store_action_add(struct tw_store *st, const struct tw_store_actio
 enum tw_err tw_store_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
                                  enum tw_action_state to, const char *owner, const char *detail,
                                  struct tw_error *err);
+/*
+ * Claims action ID for OWNER (a worker's or backend's name, not "") until
+ * NOW_MS + LEASE_MS (milliseconds since the epoch, the caller's clock; LEASE_MS
+ * > 0), compare-and-set in one transaction: taken only when the action is
+ * unclaimed or its lease has expired (its end <= NOW_MS), renewed when OWNER
+ * holds it already.  *UNTIL_MS (may be NULL) gets the lease's end.  TW_EPERM
+ * when another owner's lease runs past NOW_MS (the message names it and
+ * when it ends) or the action is finished (done, skipped, failed);
+ * TW_ENOENT when there is no such action.
+ */
+enum tw_err tw_store_action_claim(struct tw_store *st, int64_t id, const char *owner,
+                                  int64_t now_ms, int64_t lease_ms, int64_t *until_ms,
+                                  struct tw_error *err);
+/* Releases OWNER's claim on action ID (the lease ended or not); TW_EPERM
+ * when OWNER does not hold it (another took it over), TW_ENOENT when there
+ * is no such action. */
+enum tw_err tw_store_action_release(struct tw_store *st, int64_t id, const char *owner,
+                                    struct tw_error *err);
 /* The action's state and how many times it was sent. */
 enum tw_err tw_store_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
                                   int *attempts, struct tw_error *err);

@@ -117,6 +117,92 @@ fail:
     return rc;
 }
 
+/* Why a claim or a release on action ID changed nothing, inside the
+ * transaction that tried: no such action, finished, or another's claim. */
+static enum tw_err claim_refused(struct tw_sqlite *s, int64_t id, const char *owner,
+                                 bool release, struct tw_error *err)
+{
+    STMT(q, s, SQ_ACTION_CLAIMED, err);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(q);
+        return tw_error_set(err, TW_ENOENT, "there is no action %lld", (long long)id);
+    }
+    if (rc != SQLITE_ROW)
+        return tw_sq_fail(s, q, err, "reading an action's claim");
+    char state[16], holder[256];
+    tw_sq_copy(q, 0, state, sizeof(state));
+    tw_sq_copy(q, 1, holder, sizeof(holder));
+    bool leased = sqlite3_column_type(q, 2) != SQLITE_NULL;
+    long long until = (long long)sqlite3_column_int64(q, 2);
+    sqlite3_reset(q);
+    if (release)
+        return tw_error_set(err, TW_EPERM, "action %lld is not claimed by %s%s%s", (long long)id,
+                            owner, leased && holder[0] ? ": it is claimed by " : "",
+                            leased ? holder : "");
+    if (strcmp(state, "done") == 0 || strcmp(state, "skipped") == 0 ||
+        strcmp(state, "failed") == 0)
+        return tw_error_set(err, TW_EPERM, "action %lld is %s: there is nothing to claim",
+                            (long long)id, state);
+    return tw_error_set(err, TW_EPERM,
+                        "action %lld is claimed by %s until %lld ms (epoch); %s may take it "
+                        "once that lease has expired",
+                        (long long)id, holder, until, owner);
+}
+
+/* One compare-and-set (SQ_ACTION_CLAIM or SQ_ACTION_RELEASE) in a
+ * BEGIN IMMEDIATE transaction, so that the refusal's reason is read in the
+ * same snapshot as the attempt. */
+static enum tw_err claim_cas(struct tw_sqlite *s, enum tw_sq_id stmt, int64_t id,
+                             const char *owner, int64_t now_ms, int64_t lease_ms,
+                             struct tw_error *err)
+{
+    enum tw_err rc = exec_stmt(s, SQ_BEGIN, "starting an action's claim", err);
+    if (rc != TW_OK)
+        return rc;
+    sqlite3_stmt *q = tw_sq_stmt(s, stmt, err);
+    if (!q) {
+        rc = err && err->code ? err->code : TW_EIO;
+        goto fail;
+    }
+    sqlite3_bind_int64(q, 1, id);
+    tw_sq_text(q, 2, owner, false);
+    if (stmt == SQ_ACTION_CLAIM) {
+        sqlite3_bind_int64(q, 3, now_ms);
+        sqlite3_bind_int64(q, 4, lease_ms);
+    }
+    if (sqlite3_step(q) != SQLITE_DONE) {
+        rc = tw_sq_fail(s, q, err, "claiming an action");
+        goto fail;
+    }
+    sqlite3_reset(q);
+    if (sqlite3_changes(s->db) == 0) {
+        rc = claim_refused(s, id, owner, stmt == SQ_ACTION_RELEASE, err);
+        goto fail;
+    }
+    return exec_stmt(s, SQ_COMMIT, "committing an action's claim", err);
+fail:
+    exec_stmt(s, SQ_ROLLBACK, "rolling an action's claim back", NULL);
+    return rc;
+}
+
+enum tw_err tw_sq_action_claim(struct tw_store *st, int64_t id, const char *owner, int64_t now_ms,
+                               int64_t lease_ms, int64_t *until_ms, struct tw_error *err)
+{
+    enum tw_err rc = claim_cas((struct tw_sqlite *)st, SQ_ACTION_CLAIM, id, owner, now_ms,
+                               lease_ms, err);
+    if (rc == TW_OK && until_ms)
+        *until_ms = now_ms + lease_ms;
+    return rc;
+}
+
+enum tw_err tw_sq_action_release(struct tw_store *st, int64_t id, const char *owner,
+                                 struct tw_error *err)
+{
+    return claim_cas((struct tw_sqlite *)st, SQ_ACTION_RELEASE, id, owner, 0, 0, err);
+}
+
 enum tw_err tw_sq_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
                                int *attempts, struct tw_error *err)
 {

@@ -84,6 +84,11 @@ struct tw_store_ops {
     enum tw_err (*action_move)(struct tw_store *st, int64_t id, enum tw_action_state from,
                                enum tw_action_state to, const char *owner, const char *detail,
                                struct tw_error *err);
+    enum tw_err (*action_claim)(struct tw_store *st, int64_t id, const char *owner,
+                                int64_t now_ms, int64_t lease_ms, int64_t *until_ms,
+                                struct tw_error *err);
+    enum tw_err (*action_release)(struct tw_store *st, int64_t id, const char *owner,
+                                  struct tw_error *err);
     enum tw_err (*action_state)(struct tw_store *st, int64_t id, enum tw_action_state *state,
                                 int *attempts, struct tw_error *err);
     enum tw_err (*action_log_count)(struct tw_store *st, int64_t id, size_t *n,

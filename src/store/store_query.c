@@ -283,9 +283,19 @@ static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_
 {
     struct tw_store_vm_row vm;
     memset(&vm, 0, sizeof(vm));
-    enum tw_err e = tw_sq_vm(&s->base, vm_id, &vm, err);
-    if (e != TW_OK)
-        return e;
+    STMT(vq, s, SQ_VM_INV, err);
+    sqlite3_bind_int64(vq, 1, vm_id);
+    int rc = sqlite3_step(vq);
+    if (rc == SQLITE_DONE) {
+        sqlite3_reset(vq);
+        return tw_error_set(err, TW_ENOENT, "there is no VM %lld", (long long)vm_id);
+    }
+    if (rc != SQLITE_ROW)
+        return tw_sq_fail(s, vq, err, "reading a VM");
+    bool ok = vm_row(vq, &vm);
+    sqlite3_reset(vq);
+    if (!ok)
+        return oom(err, "a VM");
     struct tw_vm *v = &inv->vm;
     memcpy(v->name, vm.name, sizeof(v->name));
     memcpy(v->resource_id, vm.resource_id, sizeof(v->resource_id));
@@ -301,7 +311,6 @@ static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_
     STMT(q, s, SQ_VM_INV_DISKS, err);
     sqlite3_bind_int64(q, 1, vm_id);
     struct tw_store_disk_row row;
-    int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (inv->n_disks == TW_INV_MAX_DISKS)
             continue; /* a report never holds more */

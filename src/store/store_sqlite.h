@@ -127,6 +127,8 @@
                        "AS n FROM result_disks rd JOIN results r ON r.id = rd.result_id "    \
                        "WHERE rd.disk_id = ?1) x JOIN results r ON r.id = x.id "             \
                        "WHERE x.n = 1 ORDER BY x.profile")                                  \
+    X(SQ_VM_INV, "SELECT id, name, resource_id, subscription_id, resource_group, location, " \
+                 "vm_size, tags, NULL, NULL, NULL, NULL FROM vms WHERE id = ?1")              \
     X(SQ_VM_INV_DISKS, "SELECT d.id, d.vm_id, v.name, d.name, d.role, d.lun, d.sku, "        \
                        "d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, " \
                        "d.device, NULL, NULL FROM disks d JOIN vms v ON v.id = d.vm_id "     \
@@ -179,6 +181,14 @@
                      "finished_at = CASE WHEN ?3 IN ('done', 'skipped', 'failed') "           \
                      "THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE finished_at END "       \
                      "WHERE id = ?1 AND state = ?2")                                          \
+    X(SQ_ACTION_CLAIM, "UPDATE actions SET claim_owner = ?2, claim_until_ms = ?3 + ?4, "      \
+                       "version = version + 1 WHERE id = ?1 AND state NOT IN ('done', "      \
+                       "'skipped', 'failed') AND (claim_owner IS NULL OR claim_owner = ?2 OR "   \
+                       "claim_until_ms IS NULL OR claim_until_ms <= ?3)")                    \
+    X(SQ_ACTION_RELEASE, "UPDATE actions SET claim_owner = NULL, claim_until_ms = NULL, "     \
+                         "version = version + 1 WHERE id = ?1 AND claim_owner = ?2 AND "       \
+                         "claim_until_ms IS NOT NULL")                                         \
+    X(SQ_ACTION_CLAIMED, "SELECT state, claim_owner, claim_until_ms FROM actions WHERE id = ?1") \
     X(SQ_TRANSITION_ADD, "INSERT INTO action_transitions(action_id, from_state, to_state, at, " \
                          "owner, detail) VALUES (?1, ?2, ?3, "                                 \
                          "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?4, ?5)")                     \
@@ -292,6 +302,10 @@ enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_st
                               struct tw_error *err);
 enum tw_err tw_sq_action_state(struct tw_store *st, int64_t id, enum tw_action_state *state,
                                int *attempts, struct tw_error *err);
+enum tw_err tw_sq_action_claim(struct tw_store *st, int64_t id, const char *owner, int64_t now_ms,
+                               int64_t lease_ms, int64_t *until_ms, struct tw_error *err);
+enum tw_err tw_sq_action_release(struct tw_store *st, int64_t id, const char *owner,
+                                 struct tw_error *err);
 enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
                                    struct tw_error *err);
 

@@ -236,6 +236,152 @@ static void *race(void *arg)
     return NULL;
 }
 
+/* Two handles claim the same actions at once for their own owners: each
+ * action goes to exactly one of them. */
+struct claimer {
+    const char *path;
+    const char *owner;
+    const int64_t *ids;
+    size_t n;
+    int64_t now_ms;
+    int won, lost;
+};
+
+static void *claim_race(void *arg)
+{
+    struct claimer *c = arg;
+    struct tw_store *st = NULL;
+    struct tw_error err = {0};
+    if (tw_store_open(c->path, &st, &err) != TW_OK)
+        return NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        enum tw_err rc = tw_store_action_claim(st, c->ids[i], c->owner, c->now_ms, 30000, NULL,
+                                               &err);
+        if (rc == TW_OK)
+            c->won++;
+        else if (rc == TW_EPERM)
+            c->lost++;
+    }
+    tw_store_close(st);
+    return NULL;
+}
+
+static long long claim_until(const struct fx *f, int64_t id, char *owner, size_t len)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(db, "SELECT claim_owner, claim_until_ms FROM actions "
+                                            "WHERE id = ?1",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(q, 1, id);
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    const unsigned char *o = sqlite3_column_text(q, 0);
+    snprintf(owner, len, "%s", o ? (const char *)o : "");
+    long long until = sqlite3_column_type(q, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(q, 1);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return until;
+}
+
+static void test_action_claim(void **state)
+{
+    struct fx *f = *state;
+    struct tw_store *st = open_ok(f->path);
+    struct tw_error err = {0};
+    enum { N = 40 };
+    int64_t ids[N];
+    for (int i = 0; i < N; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "plan-1/disk-3/claim/%d", i);
+        struct tw_store_action_new a = {.disk_id = 3, .kind = "downgrade",
+                                        .from_sku = "Premium_LRS", .to_sku = "StandardSSD_LRS",
+                                        .idempotency_key = key, .dry_run = true};
+        assert_int_equal(tw_store_action_add(st, &a, &ids[i], &err), TW_OK);
+    }
+    const int64_t t0 = 1764547200000; /* 2025-12-01T00:00:00Z */
+
+    /* Two handles race for every action: exactly one claim each. */
+    struct claimer a = {f->path, "backend-a", ids, N, t0, 0, 0};
+    struct claimer b = {f->path, "backend-b", ids, N, t0, 0, 0};
+    pthread_t ta, tb;
+    assert_int_equal(pthread_create(&ta, NULL, claim_race, &a), 0);
+    assert_int_equal(pthread_create(&tb, NULL, claim_race, &b), 0);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(a.won + b.won, N);
+    assert_int_equal(a.lost + b.lost, N);
+    char owner[64];
+    int a_held = 0;
+    for (int i = 0; i < N; i++) {
+        assert_int_equal(claim_until(f, ids[i], owner, sizeof(owner)), t0 + 30000);
+        a_held += strcmp(owner, "backend-a") == 0;
+        assert_true(strcmp(owner, "backend-a") == 0 || strcmp(owner, "backend-b") == 0);
+    }
+    assert_int_equal(a_held, a.won);
+
+    /* Action 0's holder, and the other one. */
+    claim_until(f, ids[0], owner, sizeof(owner));
+    const char *other = strcmp(owner, "backend-a") == 0 ? "backend-b" : "backend-a";
+    char holder[64];
+    snprintf(holder, sizeof(holder), "%s", owner);
+
+    /* Within the lease another owner is refused, and told by whom. */
+    assert_int_equal(tw_store_action_claim(st, ids[0], other, t0 + 29999, 30000, NULL, &err),
+                     TW_EPERM);
+    assert_non_null(strstr(err.msg, holder));
+    tw_error_clear(&err);
+    /* The holder renews it: a new end, still its own. */
+    int64_t until = 0;
+    assert_int_equal(tw_store_action_claim(st, ids[0], holder, t0 + 20000, 30000, &until, &err),
+                     TW_OK);
+    assert_int_equal(until, t0 + 50000);
+    assert_int_equal(claim_until(f, ids[0], owner, sizeof(owner)), t0 + 50000);
+    assert_string_equal(owner, holder);
+    /* The old end no longer frees it... */
+    assert_int_equal(tw_store_action_claim(st, ids[0], other, t0 + 30000, 30000, NULL, &err),
+                     TW_EPERM);
+    tw_error_clear(&err);
+    /* ... the renewed one does: another owner takes the expired lease over. */
+    assert_int_equal(tw_store_action_claim(st, ids[0], other, t0 + 50000, 10000, &until, &err),
+                     TW_OK);
+    assert_int_equal(until, t0 + 60000);
+    assert_int_equal(claim_until(f, ids[0], owner, sizeof(owner)), t0 + 60000);
+    assert_string_equal(owner, other);
+    /* The one who lost it can't release it; the holder can, and then
+     * anyone may claim it at once. */
+    assert_int_equal(tw_store_action_release(st, ids[0], holder, &err), TW_EPERM);
+    assert_non_null(strstr(err.msg, other));
+    tw_error_clear(&err);
+    assert_int_equal(tw_store_action_release(st, ids[0], other, &err), TW_OK);
+    assert_int_equal(claim_until(f, ids[0], owner, sizeof(owner)), -1);
+    assert_string_equal(owner, "");
+    assert_int_equal(tw_store_action_claim(st, ids[0], holder, t0 + 50001, 1000, NULL, &err),
+                     TW_OK);
+
+    /* A finished action is not claimed; an unknown one is not found; a
+     * claim needs an owner and a lease. */
+    assert_int_equal(tw_store_action_move(st, ids[1], TW_ACT_PLANNED, TW_ACT_SKIPPED, "planner",
+                                          NULL, &err),
+                     TW_OK);
+    assert_int_equal(tw_store_action_claim(st, ids[1], "backend-a", t0 + 999999, 1000, NULL,
+                                           &err),
+                     TW_EPERM);
+    assert_non_null(strstr(err.msg, "skipped"));
+    tw_error_clear(&err);
+    assert_int_equal(tw_store_action_claim(st, 99999, "backend-a", t0, 1000, NULL, &err),
+                     TW_ENOENT);
+    tw_error_clear(&err);
+    assert_int_equal(tw_store_action_release(st, 99999, "backend-a", &err), TW_ENOENT);
+    tw_error_clear(&err);
+    assert_int_equal(tw_store_action_claim(st, ids[2], "", t0, 1000, NULL, &err), TW_EINVAL);
+    tw_error_clear(&err);
+    assert_int_equal(tw_store_action_claim(st, ids[2], "backend-a", t0, 0, NULL, &err),
+                     TW_EINVAL);
+    tw_store_close(st);
+}
+
 static void test_action_compare_and_set(void **state)
 {
     struct fx *f = *state;
@@ -377,6 +523,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_from_version_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_action_compare_and_set, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_action_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_observations_policies_plans, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
