@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "httpd/reqctx.h"
 #include "server/static.h"
 
 int64_t tw_srv_mono_ms(void)
@@ -80,47 +81,6 @@ enum tw_err tw_server_parse_listen(const char *spec, char *host, size_t hostlen,
         return tw_error_set(err, TW_EINVAL,
                             "--listen \"%s\": %s is not a numeric IPv4 or IPv6 address", spec,
                             host);
-    return TW_OK;
-}
-
-static enum tw_err listen_socket(const char *host, unsigned port, int *fd_out, unsigned *bound,
-                                 bool *v6, struct tw_error *err)
-{
-    struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof(ss));
-    socklen_t sl;
-    struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-    if (inet_pton(AF_INET, host, &s4->sin_addr) == 1) {
-        s4->sin_family = AF_INET;
-        s4->sin_port = htons((uint16_t)port);
-        sl = sizeof(*s4);
-        *v6 = false;
-    } else {
-        inet_pton(AF_INET6, host, &s6->sin6_addr);
-        s6->sin6_family = AF_INET6;
-        s6->sin6_port = htons((uint16_t)port);
-        sl = sizeof(*s6);
-        *v6 = true;
-    }
-    int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return tw_error_set(err, TW_EIO, "can't create a socket: %s", strerror(errno));
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (*v6)
-        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-    if (bind(fd, (struct sockaddr *)&ss, sl) != 0 || listen(fd, 1024) != 0) {
-        int e = errno;
-        close(fd);
-        return tw_error_set(err, TW_EIO, "can't listen on %s port %u: %s%s", host, port,
-                            strerror(e),
-                            e == EADDRINUSE ? " (give another port, or 0 for a free one)" : "");
-    }
-    sl = sizeof(ss);
-    getsockname(fd, (struct sockaddr *)&ss, &sl);
-    *bound = ntohs(*v6 ? s6->sin6_port : s4->sin_port);
-    *fd_out = fd;
     return TW_OK;
 }
 
@@ -253,7 +213,7 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
 
     int fd = -1;
     bool v6 = false;
-    if ((rc = listen_socket(host, port, &fd, &srv->port, &v6, err)) != TW_OK) {
+    if ((rc = tw_httpd_listen(host, port, 1024, &fd, &srv->port, &v6, err)) != TW_OK) {
         server_free(srv);
         return rc;
     }
