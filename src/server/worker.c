@@ -176,7 +176,9 @@ static enum tw_err submit(struct tw_worker *w, struct tw_worker_job *job, int64_
     }
     job->seq = ++w->seq;
     job->due_ns = due_ns;
-    if (due_ns == 0 || due_ns <= tw_worker_now_ns()) {
+    int64_t now = tw_worker_now_ns();
+    if (due_ns == 0 || due_ns <= now) {
+        promote(w, now); /* timed jobs already due go first, in their order */
         append_due(w, job);
     } else {
         struct tw_worker_job **p = &w->later;

@@ -161,6 +161,40 @@ static void test_timed(void **state)
     rec_free(r);
 }
 
+/* A timed job whose instant passed while the worker was busy runs before
+ * a job submitted now, after that instant: due order is instant order. */
+static void test_due_before_now(void **state)
+{
+    (void)state;
+    struct rec *r = rec_new();
+    struct tw_worker *w = start(0);
+    atomic_bool gate = false, entered = false;
+    struct tjob hold, timed, now;
+    init_job(&hold, r, 1);
+    hold.gate = &gate;
+    hold.entered = &entered;
+    init_job(&timed, r, 2);
+    init_job(&now, r, 3);
+    assert_int_equal(tw_worker_submit(w, &hold.wj), TW_OK);
+    for (int i = 0; i < 5000 && !atomic_load(&entered); i++)
+        usleep(1000);
+    assert_true(atomic_load(&entered));
+    int64_t due = tw_worker_now_ns() + 20 * TW_NS_PER_MS;
+    assert_int_equal(tw_worker_submit_at(w, &timed.wj, due), TW_OK);
+    while (tw_worker_now_ns() <= due + 10 * TW_NS_PER_MS)
+        usleep(1000);
+    assert_int_equal(tw_worker_submit(w, &now.wj), TW_OK);
+    atomic_store(&gate, true);
+    wait_ran(r, 3);
+    assert_int_equal(ran(r), 3);
+    assert_int_equal(r->order[0], 1);
+    assert_int_equal(r->order[1], 2);
+    assert_int_equal(r->order[2], 3);
+    assert_true(tw_worker_stop(w, TW_WORKER_DRAIN, 0));
+    tw_worker_free(w);
+    rec_free(r);
+}
+
 static void test_full_queue(void **state)
 {
     (void)state;
@@ -336,6 +370,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order),
         cmocka_unit_test(test_timed),
+        cmocka_unit_test(test_due_before_now),
         cmocka_unit_test(test_full_queue),
         cmocka_unit_test(test_stop_drain),
         cmocka_unit_test(test_stop_cancel_and_timeout),
