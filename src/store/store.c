@@ -187,6 +187,13 @@ enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inv
     return st->ops->vm_latest(st, vm_id, inv, results, n_results, err);
 }
 
+enum tw_err tw_store_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void *arg,
+                                  struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->fleet_latest(st, fn, arg, err);
+}
+
 enum tw_err tw_store_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err)
 {
     *ids = NULL;

@@ -218,6 +218,20 @@ enum tw_err tw_store_vm_ids_page(struct tw_store *st, const struct tw_store_page
 enum tw_err tw_store_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_inventory *inv,
                                struct tw_result **results, size_t *n_results,
                                struct tw_error *err);
+/* What tw_store_fleet_latest hands over for each VM: its inventory and its
+ * latest results as tw_store_vm_latest reads them, or, when one of its
+ * records no longer reads, RESULTS NULL, N 0 and WHY saying so (else WHY is
+ * NULL).  The pointers are valid during the call; an error returned stops
+ * the walk with it. */
+typedef enum tw_err (*tw_store_latest_fn)(void *arg, int64_t vm_id,
+                                          const struct tw_inventory *inv,
+                                          const struct tw_result *results, size_t n,
+                                          const char *why);
+/* Every VM (ascending id) through FN, in one pass over the rows (three
+ * queries in one read transaction, not three per VM): for the fleet's
+ * compliance. */
+enum tw_err tw_store_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void *arg,
+                                  struct tw_error *err);
 /* The ids of all VMs, ascending (*IDS malloc'd). */
 enum tw_err tw_store_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
 

@@ -64,6 +64,8 @@ struct tw_store_ops {
                              struct tw_result **results, size_t *n_results,
                              struct tw_error *err);
     enum tw_err (*vm_ids)(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+    enum tw_err (*fleet_latest)(struct tw_store *st, tw_store_latest_fn fn, void *arg,
+                                struct tw_error *err);
     enum tw_err (*stats)(struct tw_store *st, struct tw_store_stats *out, struct tw_error *err);
 
     enum tw_err (*pricebook_put)(struct tw_store *st, const char *region, const char *currency,

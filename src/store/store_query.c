@@ -276,6 +276,20 @@ enum tw_err tw_sq_disk_results(struct tw_store *st, int64_t disk_id,
 
 /* ---- for compliance ---- */
 
+/* A VM row's fields as the inventory's VM. */
+static void vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v)
+{
+    memcpy(v->name, vm->name, sizeof(v->name));
+    memcpy(v->resource_id, vm->resource_id, sizeof(v->resource_id));
+    memcpy(v->subscription_id, vm->subscription_id, sizeof(v->subscription_id));
+    memcpy(v->resource_group, vm->resource_group, sizeof(v->resource_group));
+    memcpy(v->location, vm->location, sizeof(v->location));
+    memcpy(v->vm_size, vm->vm_size, sizeof(v->vm_size));
+    v->n_tags = vm->n_tags;
+    if (vm->n_tags)
+        memcpy(v->tags, vm->tags, vm->n_tags * sizeof(v->tags[0]));
+}
+
 /* The VM's inventory from its rows: the VM's fields and the disks attached
  * now (those of its newest report), in the order that report listed them. */
 static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_inventory *inv,
@@ -296,16 +310,7 @@ static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_
     sqlite3_reset(vq);
     if (!ok)
         return oom(err, "a VM");
-    struct tw_vm *v = &inv->vm;
-    memcpy(v->name, vm.name, sizeof(v->name));
-    memcpy(v->resource_id, vm.resource_id, sizeof(v->resource_id));
-    memcpy(v->subscription_id, vm.subscription_id, sizeof(v->subscription_id));
-    memcpy(v->resource_group, vm.resource_group, sizeof(v->resource_group));
-    memcpy(v->location, vm.location, sizeof(v->location));
-    memcpy(v->vm_size, vm.vm_size, sizeof(v->vm_size));
-    v->n_tags = vm.n_tags;
-    if (vm.n_tags)
-        memcpy(v->tags, vm.tags, vm.n_tags * sizeof(v->tags[0]));
+    vm_into(&vm, &inv->vm);
     free(vm.tags);
 
     STMT(q, s, SQ_VM_INV_DISKS, err);
@@ -373,6 +378,96 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
     *results = arr;
     *n_results = n;
     return TW_OK;
+}
+
+enum tw_err tw_sq_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void *arg,
+                               struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *vq = tw_sq_stmt(s, SQ_FLEET_VMS, err);
+    sqlite3_stmt *dq = vq ? tw_sq_stmt(s, SQ_FLEET_DISKS, err) : NULL;
+    sqlite3_stmt *rq = dq ? tw_sq_stmt(s, SQ_FLEET_RESULTS, err) : NULL;
+    if (!rq)
+        return err && err->code ? err->code : TW_EIO;
+    struct tw_inventory *inv = malloc(sizeof(*inv));
+    if (!inv)
+        return oom(err, "the fleet's inventories");
+    struct tw_result *res = NULL;
+    size_t cap = 0;
+    enum tw_err e = TW_OK;
+    /* The three cursors walk by VM id side by side; all three are open
+     * before the first VM is handed over, so they read one snapshot. */
+    int vrc = sqlite3_step(vq), drc = sqlite3_step(dq), rrc = sqlite3_step(rq);
+    while (e == TW_OK && vrc == SQLITE_ROW) {
+        int64_t vm_id = sqlite3_column_int64(vq, 0);
+        struct tw_store_vm_row vm;
+        memset(&vm, 0, sizeof(vm));
+        if (!vm_row(vq, &vm)) {
+            e = oom(err, "a VM");
+            break;
+        }
+        tw_inventory_init(inv);
+        vm_into(&vm, &inv->vm);
+        free(vm.tags);
+        while (drc == SQLITE_ROW && sqlite3_column_int64(dq, 1) < vm_id)
+            drc = sqlite3_step(dq);
+        struct tw_store_disk_row row;
+        while (drc == SQLITE_ROW && sqlite3_column_int64(dq, 1) == vm_id) {
+            if (inv->n_disks < TW_INV_MAX_DISKS) {
+                memset(&row, 0, sizeof(row));
+                disk_row(dq, &row);
+                inv->disks[inv->n_disks++] = row.disk;
+            }
+            drc = sqlite3_step(dq);
+        }
+        while (rrc == SQLITE_ROW && sqlite3_column_int64(rq, 0) < vm_id)
+            rrc = sqlite3_step(rq);
+        size_t n = 0;
+        struct tw_error why = {0};
+        while (rrc == SQLITE_ROW && sqlite3_column_int64(rq, 0) == vm_id) {
+            if (!why.code && e == TW_OK) {
+                if (n == cap) {
+                    size_t ncap = cap ? cap * 2 : 16;
+                    struct tw_result *p = realloc(res, ncap * sizeof(*p));
+                    if (!p) {
+                        e = oom(err, "a VM's results");
+                        break;
+                    }
+                    res = p;
+                    cap = ncap;
+                }
+                struct tw_error perr = {0};
+                if (tw_result_from_json((const char *)sqlite3_column_text(rq, 1),
+                                        (size_t)sqlite3_column_bytes(rq, 1), &res[n],
+                                        &perr) == TW_OK)
+                    n++;
+                else
+                    tw_error_set(&why, TW_EPARSE,
+                                 "%s: a stored result of VM %lld no longer reads: %s", s->path,
+                                 (long long)vm_id, perr.msg);
+            }
+            rrc = sqlite3_step(rq);
+        }
+        if (e != TW_OK)
+            break;
+        e = fn(arg, vm_id, inv, why.code ? NULL : res, why.code ? 0 : n,
+               why.code ? why.msg : NULL);
+        if (e != TW_OK && err && !err->code)
+            tw_error_set(err, e, "the walk of the fleet stopped");
+        vrc = sqlite3_step(vq);
+    }
+    if (e == TW_OK && vrc != SQLITE_DONE)
+        e = tw_sq_fail(s, vq, err, "reading the VMs");
+    else if (e == TW_OK && drc != SQLITE_ROW && drc != SQLITE_DONE)
+        e = tw_sq_fail(s, dq, err, "reading the disks");
+    else if (e == TW_OK && rrc != SQLITE_ROW && rrc != SQLITE_DONE)
+        e = tw_sq_fail(s, rq, err, "reading the results");
+    sqlite3_reset(vq);
+    sqlite3_reset(dq);
+    sqlite3_reset(rq);
+    free(res);
+    free(inv);
+    return e;
 }
 
 enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err)

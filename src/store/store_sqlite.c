@@ -902,6 +902,7 @@ static const struct tw_store_ops sqlite_ops = {
     .disks_page = tw_sq_disks_page,
     .vm_ids_page = tw_sq_vm_ids_page,
     .vm_latest = tw_sq_vm_latest,
+    .fleet_latest = tw_sq_fleet_latest,
     .vm_ids = tw_sq_vm_ids,
     .stats = sq_stats,
     .pricebook_put = sq_pricebook_put,

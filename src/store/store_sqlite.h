@@ -139,6 +139,17 @@
                             "started_ms DESC, id DESC) AS n FROM results WHERE vm_id = ?1) x " \
                             "JOIN results r ON r.id = x.id "                                  \
                             "WHERE x.n = 1 ORDER BY x.target, x.profile")                    \
+    X(SQ_FLEET_VMS, "SELECT id, name, resource_id, subscription_id, resource_group, "         \
+                    "location, vm_size, tags, NULL, NULL, NULL, NULL FROM vms ORDER BY id")   \
+    X(SQ_FLEET_DISKS, "SELECT d.id, d.vm_id, NULL, d.name, d.role, d.lun, d.sku, d.size_gib, " \
+                      "d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "  \
+                      "NULL, NULL FROM disks d WHERE d.detached_ms IS NULL "                   \
+                      "ORDER BY d.vm_id, d.position, d.lun, d.name, d.id")                     \
+    X(SQ_FLEET_RESULTS, "SELECT x.vm_id, " TW_SQ_RECORD " FROM (SELECT id, vm_id, target, "    \
+                        "profile, row_number() OVER (PARTITION BY vm_id, target, profile "     \
+                        "ORDER BY started_ms DESC, id DESC) AS n FROM results) x "              \
+                        "JOIN results r ON r.id = x.id WHERE x.n = 1 "                          \
+                        "ORDER BY x.vm_id, x.target, x.profile")                                \
     X(SQ_VM_IDS, "SELECT id FROM vms ORDER BY id")                                           \
     X(SQ_VMS_PAGE, "SELECT v.id, v.name, v.resource_id, v.subscription_id, v.resource_group, " \
                    "v.location, v.vm_size, v.tags, v.power_state, v.power_state_at, "        \
@@ -271,6 +282,8 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
                             struct tw_result **results, size_t *n_results,
                             struct tw_error *err);
 enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
+enum tw_err tw_sq_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void *arg,
+                               struct tw_error *err);
 
 enum tw_err tw_sq_vms_page(struct tw_store *st, const struct tw_store_page *pg,
                            struct tw_store_vm_row **rows, size_t *n, bool *more,

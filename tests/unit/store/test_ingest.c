@@ -602,6 +602,52 @@ static void test_latest_per_profile(void **state)
     tw_report_free(c);
 }
 
+/* tw_store_fleet_latest hands over what tw_store_vm_latest reads, VM by
+ * VM in id order; a VM whose record no longer reads gets WHY instead. */
+struct fleet_seen {
+    struct tw_store *st;
+    size_t vms, bad;
+    int64_t last_id;
+};
+
+static enum tw_err fleet_check(void *arg, int64_t vm_id, const struct tw_inventory *inv,
+                               const struct tw_result *results, size_t n, const char *why)
+{
+    struct fleet_seen *fs = arg;
+    assert_true(vm_id > fs->last_id);
+    fs->last_id = vm_id;
+    fs->vms++;
+    struct tw_inventory *one = malloc(sizeof(*one));
+    struct tw_result *res = NULL;
+    size_t n1 = 0;
+    struct tw_error err = {0};
+    enum tw_err rc = tw_store_vm_latest(fs->st, vm_id, one, &res, &n1, &err);
+    if (why) {
+        fs->bad++;
+        assert_int_equal(rc, TW_EPARSE);
+        assert_string_equal(why, err.msg);
+        assert_null(results);
+    } else {
+        assert_int_equal(rc, TW_OK);
+        assert_int_equal(n, n1);
+        assert_memory_equal(inv, one, sizeof(*one));
+        if (n)
+            assert_memory_equal(results, res, n * sizeof(*res));
+    }
+    free(res);
+    free(one);
+    return TW_OK;
+}
+
+static void fleet_walk(struct fx *f, size_t want_vms, size_t want_bad)
+{
+    struct fleet_seen fs = {f->st, 0, 0, 0};
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_fleet_latest(f->st, fleet_check, &fs, &err), TW_OK);
+    assert_int_equal(fs.vms, want_vms);
+    assert_int_equal(fs.bad, want_bad);
+}
+
 /* Each result's record is kept as its own text cut from the body as sent
  * (schema 2; version 1 kept its place in the body): strings
  * holding quotes, backslashes, brackets, multi-byte characters and a
@@ -669,6 +715,15 @@ static void test_records_from_body(void **state)
     free(res);
     assert_int_equal(count(f, "SELECT count(*) FROM results WHERE record LIKE '{\"schema_version\"%'"),
                      2);
+    fleet_walk(f, 2, 0);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "UPDATE results SET record = '[1]' WHERE id = "
+                                      "(SELECT max(id) FROM results)",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    fleet_walk(f, 2, 1);
     free(inv);
     free(ids);
     free(body);
