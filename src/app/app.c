@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <jansson.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -2,6 +2,7 @@
 #include "core/inventory.h"
 #include "core/jsonread.h"
 
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>

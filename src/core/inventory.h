@@ -13,9 +13,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
 
 #include "core/err.h"
+
+/* jansson's json_t, declared so this header needs no jansson include. */
+struct json_t;
 
 #define TW_INV_MAX_DISKS 72   /* OS disk + the largest VM's 64 data disks, with room */
 #define TW_INV_MAX_TAGS 64    /* Azure allows 50 per resource */
@@ -71,7 +73,7 @@ const struct tw_disk *tw_inventory_disk_by_device(const struct tw_inventory *inv
                                                    const char *dev);
 
 /* The inventory as a JSON value (new reference), NULL when out of memory. */
-json_t *tw_inventory_to_value(const struct tw_inventory *inv);
+struct json_t *tw_inventory_to_value(const struct tw_inventory *inv);
 
 /*
  * Reads LEN bytes of JSON: either the inventory object itself or a whole

@@ -17,6 +17,7 @@
 #include "core/jsonread.h"
 
 #include <ctype.h>
+#include <jansson.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -14,12 +14,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
 
 #include "core/err.h"
 #include "core/inventory.h"
 #include "core/result.h"
 #include "core/time.h"
+
+/* jansson's json_t, declared so this header needs no jansson include. */
+struct json_t;
 
 #define TW_REPORT_SCHEMA "tierwise.report/1"
 #define TW_REPORT_MAX_RESULTS 256   /* more in one report is refused */
@@ -58,7 +60,7 @@ enum tw_err tw_report_from_json(const char *buf, size_t len, struct tw_report *r
                                 struct tw_error *err);
 
 /* The report as a JSON value (new reference) / compact string (free()). */
-json_t *tw_report_to_value(const struct tw_report *r);
+struct json_t *tw_report_to_value(const struct tw_report *r);
 char *tw_report_to_json(const struct tw_report *r, size_t flags);
 
 /* Whether S is a canonical UUID string (36 chars, hex and dashes). */

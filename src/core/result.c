@@ -9,6 +9,7 @@
 #include "core/result.h"
 #include "core/jsonread.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

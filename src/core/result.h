@@ -14,9 +14,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <jansson.h>
 
 #include "core/err.h"
+
+/* jansson's json_t, declared so this header needs no jansson include. */
+struct json_t;
 
 #define TW_RESULT_SCHEMA "tierwise.bench-result/1"
 #define TW_RESULT_MAX_PCT 32      /* percentiles one direction can carry */
@@ -135,7 +137,7 @@ enum tw_err tw_result_from_json(const char *buf, size_t len,
                                 struct tw_result *r, struct tw_error *err);
 
 /* As above, as a jansson value (new reference; NULL when out of memory). */
-json_t *tw_result_to_value(const struct tw_result *r);
+struct json_t *tw_result_to_value(const struct tw_result *r);
 
 /* Formats a percentile as its JSON key ("p50", "p99.9"); returns OUT. */
 char *tw_pct_key(double pct, char *out, size_t outlen);

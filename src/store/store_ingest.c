@@ -11,6 +11,7 @@
 #include "store/store_sqlite.h"
 
 #include <ctype.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,5 @@
 /* fuzz_imds.c - the IMDS instance parser on arbitrary bytes. */
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

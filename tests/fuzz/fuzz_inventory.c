@@ -1,5 +1,6 @@
 /* fuzz_inventory.c - the inventory reader (core/inventory.c) on arbitrary
  * bytes: what --inventory-file and the report body go through. */
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

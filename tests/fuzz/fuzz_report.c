@@ -1,5 +1,6 @@
 /* fuzz_report.c - the report reader (core/report.c) on arbitrary bytes:
  * what every POST /api/v1/reports body goes through. */
+#include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,6 +2,7 @@
  * broken documents, and the fetch against a loopback server. */
 #include "testhelp.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
  * leaves behind. */
 #include "testhelp.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -2,6 +2,7 @@
  * fixtures, round trips, and each kind of bad input named by its field. */
 #include "testhelp.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

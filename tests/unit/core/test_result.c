@@ -1,6 +1,7 @@
 /* test_result.c - the result record's JSON form: round trip and bad input. */
 #include "testhelp.h"
 
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 

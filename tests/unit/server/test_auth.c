@@ -2,6 +2,7 @@
  * parsing and the role rules. */
 #include "testhelp.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "server/auth.h"
