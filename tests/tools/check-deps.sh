@@ -115,6 +115,15 @@ for dir in "$src"/*/; do
   done < <(grep -Hn -E '^[[:space:]]*#[[:space:]]*include' "$dir"*.[ch] 2>/dev/null |
            sed -E 's/:[[:space:]]*#[[:space:]]*include[[:space:]]*/:#include /')
 done
+# The store's interface speaks domain rows, never the API's JSON: its
+# public headers must not reach jansson, not even through core's headers.
+for h in store/store.h store/store_ops.h; do
+  [ -f "$src/$h" ] || continue
+  if printf '#include "%s"\n' "$h" | ${CC:-cc} -std=c11 -D_GNU_SOURCE -I"$src" -E -x c - 2>/dev/null |
+     grep -q 'jansson\.h'; then
+    say "src/$h reaches <jansson.h>; the store's interface answers domain structs, not JSON"
+  fi
+done
 if [ $bad -eq 0 ]; then
   echo "check-deps: ${#checked[@]} modules (${checked[*]}): all includes follow the dependency table"
 fi
