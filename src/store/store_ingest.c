@@ -731,6 +731,17 @@ static enum tw_err fail_batch(struct tw_sqlite *s, size_t n, enum tw_put_status 
     return err && err->code ? err->code : TW_EIO;
 }
 
+/* The largest body a report row can hold: SQLite's length limit (on a
+ * value and on the whole row, 1,000,000,000 bytes by default) less room
+ * for the row's other columns.  A body past it is refused as too large
+ * (400 report_rejected), never handed to a bind that would fail and turn
+ * into a store failure that the agent retries for ever. */
+static size_t body_max(struct tw_sqlite *s)
+{
+    int lim = sqlite3_limit(s->db, SQLITE_LIMIT_LENGTH, -1);
+    return lim > (1 << 20) ? (size_t)lim - (1 << 20) : 0;
+}
+
 enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const *reps,
                               const char *const *raw, const size_t *raw_len, size_t n,
                               const char *received_at, enum tw_put_status *status,
@@ -779,8 +790,11 @@ enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const
         enum tw_err e;
         if (!in.body)
             e = tw_error_set(&one, TW_ENOMEM, "out of memory rendering report %s", r->id);
-        else if (in.body_len > 0x7fffffff)
-            e = tw_error_set(&one, TW_ERANGE, "report %s is too large to store", r->id);
+        else if (in.body_len > body_max(s))
+            e = tw_error_set(&one, TW_ERANGE,
+                             "report %s is too large to store: %zu bytes, past the %zu that "
+                             "one row holds; send a smaller report",
+                             r->id, in.body_len, body_max(s));
         else
             e = put_one(&in, &status[i], &one);
         free(own);

@@ -1,11 +1,14 @@
 /* test_failures.c - the answer to a report the store refuses as bad:
  * 400 report_rejected, as JSON, without Retry-After.
  *
- * Through HTTP it can't be reached today: the store refuses a body only
- * past 2 GiB (TW_ERANGE, "too large to store") and --body-max stops at
- * 1 GiB.  So the refusal is made for real one level down: the writer and
- * a real store on a scratch file get a report whose body is announced at
- * 2 GiB + 1 (the store checks the length before it reads a byte), beside
+ * The store refuses a body past what one row holds (SQLite's length
+ * limit, 1,000,000,000 bytes, less 1 MiB for the other columns: TW_ERANGE,
+ * "too large to store"), below --body-max's ceiling of 1 GiB, so a body
+ * between the two is answered 400 and not retried as a store failure.
+ * Sending a gigabyte here is too heavy, so the refusal is made for real one
+ * level down: the writer and a real store on a scratch file get a report
+ * whose body is announced one byte past that limit (the store checks the
+ * length before it reads a byte), beside
  * a normal report in the same run; the writer's verdict on each job is
  * then answered by the report handler's own code.  The response body is
  * read back by standing in for libmicrohttpd's buffer constructor. */
@@ -104,7 +107,7 @@ static void test_rejected_report(void **state)
     char *big = report_json("6b1f3c2e-0000-4000-8000-000000000001");
     char *fine = report_json("6b1f3c2e-0000-4000-8000-000000000002");
     struct tw_ingest_job jbig, jfine;
-    fill_job(&jbig, big, (size_t)0x7fffffff + 1); /* too large for the store */
+    fill_job(&jbig, big, (size_t)1000000000 - (1u << 20) + 1); /* a byte past a row */
     fill_job(&jfine, fine, strlen(fine));
     atomic_store(&n_done, 0);
     assert_int_equal(tw_ingest_submit(in, &jbig), TW_OK);
