@@ -19,7 +19,6 @@
 struct span {
     const char *p;
     size_t n;
-    int64_t at, chars;   /* the same in characters, from 1 (SQL's substr) */
 };
 
 struct ingest {
@@ -215,24 +214,6 @@ static bool find_records(const char *b, size_t n, struct span *out, size_t want)
             i = skip_ws(b, n, i + 1);
         }
         return false;
-    }
-}
-
-/* Where each span starts and how long it is in UTF-8 characters (the
- * body is valid UTF-8: the parser accepted it). */
-static void count_chars(const char *body, struct span *sp, size_t n)
-{
-    const char *p = body;
-    int64_t chars = 0;
-    for (size_t k = 0; k < n; k++) {
-        for (; p < sp[k].p; p++)
-            chars += ((unsigned char)*p & 0xc0) != 0x80;
-        sp[k].at = chars + 1;
-        int64_t len = 0;
-        for (; p < sp[k].p + sp[k].n; p++)
-            len += ((unsigned char)*p & 0xc0) != 0x80;
-        sp[k].chars = len;
-        chars += len;
     }
 }
 
@@ -782,10 +763,8 @@ enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const
             struct span *sp = spans;
             if (r->n_results > 16)
                 sp = many = malloc(r->n_results * sizeof(*many));
-            if (sp && find_records(in.body, in.body_len, sp, r->n_results)) {
+            if (sp && find_records(in.body, in.body_len, sp, r->n_results))
                 in.records = sp;
-                count_chars(in.body, sp, r->n_results);
-            }
         }
         enum tw_err e;
         if (!in.body)
