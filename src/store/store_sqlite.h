@@ -145,11 +145,12 @@
                       "d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "  \
                       "NULL, NULL FROM disks d WHERE d.detached_ms IS NULL "                   \
                       "ORDER BY d.vm_id, d.position, d.lun, d.name, d.id")                     \
-    X(SQ_FLEET_RESULTS, "SELECT x.vm_id, " TW_SQ_RECORD " FROM (SELECT id, vm_id, target, "    \
-                        "profile, row_number() OVER (PARTITION BY vm_id, target, profile "     \
-                        "ORDER BY started_ms DESC, id DESC) AS n FROM results) x "              \
-                        "JOIN results r ON r.id = x.id WHERE x.n = 1 "                          \
-                        "ORDER BY x.vm_id, x.target, x.profile")                                \
+    /* In the index's order, so that no sort holds the fleet's records. */                  \
+    X(SQ_FLEET_RESULTS, "SELECT r.vm_id, " TW_SQ_RECORD " FROM results r INDEXED BY results_vm " \
+                        "WHERE r.id IN (SELECT id FROM (SELECT id, row_number() OVER "          \
+                        "(PARTITION BY vm_id, target, profile ORDER BY started_ms DESC, id "    \
+                        "DESC) AS n FROM results) WHERE n = 1) "                                \
+                        "ORDER BY r.vm_id, r.target, r.profile")                                \
     X(SQ_VM_IDS, "SELECT id FROM vms ORDER BY id")                                           \
     X(SQ_VMS_PAGE, "SELECT v.id, v.name, v.resource_id, v.subscription_id, v.resource_group, " \
                    "v.location, v.vm_size, v.tags, v.power_state, v.power_state_at, "        \
