@@ -35,6 +35,12 @@ enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_n
     tw_sq_text(q, 6, a->due_at, true);
     sqlite3_bind_int(q, 7, a->dry_run);
     tw_sq_text(q, 8, a->idempotency_key, true);
+    enum tw_err rc = tw_sq_bind_instant(q, 9, a->due_at, "the action's due time", err);
+    if (rc != TW_OK) {
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        return rc;
+    }
     if (sqlite3_step(q) != SQLITE_DONE) {
         if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE) {
             sqlite3_reset(q);

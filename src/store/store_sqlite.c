@@ -10,6 +10,8 @@
  */
 #include "store/store_sqlite.h"
 
+#include "core/time.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,7 +194,7 @@ static const char *const migrations[] = {
     "  items TEXT NOT NULL);"
     "INSERT INTO price_books_2(region, currency, source, fetched_at, fetched_ms, items)"
     "  SELECT region, currency, source, fetched_at,"
-    "  CAST((julianday(nullif(fetched_at, '')) - 2440587.5) * 86400000 AS INTEGER), items"
+    "  CAST(round((julianday(nullif(fetched_at, '')) - 2440587.5) * 86400000) AS INTEGER), items"
     "  FROM price_books;"
     "DROP TABLE price_books;"
     "ALTER TABLE price_books_2 RENAME TO price_books;"
@@ -334,6 +336,27 @@ int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null)
     if (!s || (empty_null && !s[0]))
         return sqlite3_bind_null(st, i);
     return sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
+}
+
+/* Binds TEXT's instant in milliseconds at I (NULL when TEXT is NULL or
+ * empty): read by core's RFC 3339 reader, the same one observations go
+ * through, never by SQL's julianday (which loses a millisecond half the
+ * time and stores NULL for text it can't read).  Text that is no RFC 3339
+ * time fails with TW_EPARSE naming WHAT. */
+enum tw_err tw_sq_bind_instant(sqlite3_stmt *st, int i, const char *text, const char *what,
+                               struct tw_error *err)
+{
+    if (!text || !text[0]) {
+        sqlite3_bind_null(st, i);
+        return TW_OK;
+    }
+    int64_t ms;
+    if (!tw_rfc3339_ms(text, &ms))
+        return tw_error_set(err, TW_EPARSE,
+                            "%s \"%.60s\" is not an RFC 3339 time (e.g. 2026-11-14T09:30:00Z)",
+                            what, text);
+    sqlite3_bind_int64(st, i, ms);
+    return TW_OK;
 }
 
 /* Runs one statement (or several) that return nothing worth reading. */
@@ -774,6 +797,12 @@ static enum tw_err sq_pricebook_put(struct tw_store *st, const char *region, con
     tw_sq_text(q, 2, currency, false);
     tw_sq_text(q, 3, source, false);
     tw_sq_text(q, 4, fetched_at, false);
+    enum tw_err rc = tw_sq_bind_instant(q, 6, fetched_at, "the price book's fetch time", err);
+    if (rc != TW_OK) {
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        return rc;
+    }
     sqlite3_bind_text(q, 5, items, (int)items_len, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE)
         return tw_sq_fail(s, q, err, "storing a price book");
@@ -842,7 +871,14 @@ static enum tw_err sq_pricebook_get_at(struct tw_store *st, const char *region,
         return err ? err->code : TW_EIO;
     tw_sq_text(q, 1, region, false);
     tw_sq_text(q, 2, currency, false);
-    tw_sq_text(q, 3, at, false);
+    enum tw_err rc = tw_sq_bind_instant(q, 3, at, "the instant of a price lookup", err);
+    if (rc == TW_OK && (!at || !at[0]))
+        rc = tw_error_set(err, TW_EINVAL, "a price lookup needs an instant");
+    if (rc != TW_OK) {
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        return rc;
+    }
     return price_read(s, q, region, currency, items, items_len, source, source_len, fetched_at,
                       fetched_len, err);
 }

@@ -173,17 +173,15 @@
                 "(SELECT page_count FROM pragma_page_count()) * "                            \
                 "(SELECT page_size FROM pragma_page_size())")                                \
     X(SQ_PRICE_PUT, "INSERT INTO price_books(region, currency, source, fetched_at, "         \
-                    "fetched_ms, items) VALUES (?1, ?2, ?3, ?4, CAST((julianday(nullif(?4, '')) " \
-                    "- 2440587.5) * 86400000 AS INTEGER), ?5)")                             \
+                    "fetched_ms, items) VALUES (?1, ?2, ?3, ?4, ?6, ?5)")                             \
     X(SQ_PRICE_GET, "SELECT source, fetched_at, items FROM price_books "                     \
                     "WHERE region = ?1 AND currency = ?2 ORDER BY id DESC LIMIT 1")          \
     X(SQ_PRICE_GET_AT, "SELECT source, fetched_at, items FROM price_books "                  \
-                       "WHERE region = ?1 AND currency = ?2 AND fetched_ms <= "               \
-                       "CAST((julianday(?3) - 2440587.5) * 86400000 AS INTEGER) "             \
+                       "WHERE region = ?1 AND currency = ?2 AND fetched_ms <= ?3 "            \
                        "ORDER BY fetched_ms DESC, id DESC LIMIT 1")                          \
     X(SQ_ACTION_ADD, "INSERT INTO actions(plan_id, disk_id, kind, from_sku, to_sku, due_at, "  \
                      "due_ms, requested_at, dry_run, idempotency_key) VALUES (?1, ?2, ?3, ?4, " \
-                     "?5, ?6, CAST((julianday(?6) - 2440587.5) * 86400000 AS INTEGER), "     \
+                     "?5, ?6, ?9, "                                                        \
                      "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?7, ?8)")                       \
     X(SQ_ACTION_GET, "SELECT state, attempts, claim_owner, version FROM actions WHERE id = ?1") \
     X(SQ_ACTION_CAS, "UPDATE actions SET state = ?3, version = version + 1, "                 \
@@ -254,6 +252,10 @@ enum tw_err tw_sq_fail(struct tw_sqlite *s, sqlite3_stmt *stmt, struct tw_error 
 /* Binds S as text (static: it must outlive the step); "" binds as NULL
  * when EMPTY_NULL. */
 int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null);
+/* Binds an RFC 3339 TEXT as milliseconds since 1970 (NULL when TEXT is NULL
+ * or empty); TW_EPARSE naming WHAT when it is no such time. */
+enum tw_err tw_sq_bind_instant(sqlite3_stmt *st, int i, const char *text, const char *what,
+                               struct tw_error *err);
 
 /* Copies column COL's text into OUT (LEN bytes, truncated); NULL is "". */
 void tw_sq_copy(sqlite3_stmt *st, int col, char *out, size_t len);

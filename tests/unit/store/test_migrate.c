@@ -199,13 +199,41 @@ static void test_from_version_1(void **state)
                                                &items, &len, source, sizeof(source), fetched,
                                                sizeof(fetched), &err),
                      TW_ENOENT);
-    assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 3);
+    /* To the millisecond: a book fetched at .365 is not yet there at .364
+     * (SQL's julianday made .365 into .364 about half the time). */
+    assert_int_equal(tw_store_pricebook_put(st, "uksouth", "GBP", "api c",
+                                            "2028-06-20T11:08:21.365Z", "[3]", 3, &err),
+                     TW_OK);
+    assert_int_equal(count(f, "SELECT fetched_ms FROM price_books WHERE source = 'api c'"),
+                     1845112101365);
+    assert_int_equal(tw_store_pricebook_get_at(st, "uksouth", "GBP", "2028-06-20T11:08:21.364Z",
+                                               &items, &len, source, sizeof(source), fetched,
+                                               sizeof(fetched), &err),
+                     TW_OK);
+    assert_string_equal(items, "[2]");
+    free(items);
+    assert_int_equal(tw_store_pricebook_get_at(st, "uksouth", "GBP", "2028-06-20T11:08:21.365Z",
+                                               &items, &len, source, sizeof(source), fetched,
+                                               sizeof(fetched), &err),
+                     TW_OK);
+    assert_string_equal(items, "[3]");
+    free(items);
+    /* Text that is no time is an error, never "no book" or a NULL instant. */
+    assert_int_equal(tw_store_pricebook_get_at(st, "uksouth", "GBP", "yesterday", &items, &len,
+                                               source, sizeof(source), fetched, sizeof(fetched),
+                                               &err),
+                     TW_EPARSE);
+    assert_non_null(strstr(err.msg, "yesterday"));
+    assert_int_equal(tw_store_pricebook_put(st, "uksouth", "GBP", "api d", "last tuesday", "[4]",
+                                            3, &err),
+                     TW_EPARSE);
+    assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 4);
     tw_store_close(st);
 
     /* Opened again: nothing to migrate, nothing changed. */
     st = open_ok(f->path);
     assert_int_equal(count(f, "PRAGMA user_version"), 2);
-    assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 4);
     tw_store_close(st);
 }
 
