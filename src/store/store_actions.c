@@ -117,7 +117,11 @@ enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_st
         goto fail;
     }
     sqlite3_reset(q);
-    return exec_stmt(s, SQ_COMMIT, "committing an action's move", err);
+    rc = exec_stmt(s, SQ_COMMIT, "committing an action's move", err);
+    if (rc == TW_OK || sqlite3_get_autocommit(s->db))
+        return rc;
+    /* A COMMIT that failed (busy, I/O, a full disk) can leave the
+     * transaction open: never keep its write lock. */
 fail:
     exec_stmt(s, SQ_ROLLBACK, "rolling an action's move back", NULL);
     return rc;
@@ -187,7 +191,11 @@ static enum tw_err claim_cas(struct tw_sqlite *s, enum tw_sq_id stmt, int64_t id
         rc = claim_refused(s, id, owner, stmt == SQ_ACTION_RELEASE, err);
         goto fail;
     }
-    return exec_stmt(s, SQ_COMMIT, "committing an action's claim", err);
+    rc = exec_stmt(s, SQ_COMMIT, "committing an action's claim", err);
+    if (rc == TW_OK || sqlite3_get_autocommit(s->db))
+        return rc;
+    /* A COMMIT that failed (busy, I/O, a full disk) can leave the
+     * transaction open: never keep its write lock. */
 fail:
     exec_stmt(s, SQ_ROLLBACK, "rolling an action's claim back", NULL);
     return rc;
