@@ -124,6 +124,35 @@ enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_comp
     return rc;
 }
 
+void tw_svc_compliance_summary_add(struct tw_svc_compliance_summary *sum, const char *sku,
+                                   enum tw_verdict_kind kind)
+{
+    /* Compared as the row will hold it (a longer name cut short). */
+    char name[sizeof(sum->skus[0].sku)];
+    snprintf(name, sizeof(name), "%s", sku);
+    size_t i = 0;
+    while (i < sum->n_skus && strcmp(sum->skus[i].sku, name) != 0)
+        i++;
+    if (i == sum->n_skus) {
+        /* Named rows take all but the last; the last, once needed,
+         * gathers every SKU past them as "other" and is never
+         * renamed, so no named row's counts move. */
+        if (sum->n_skus < TW_SVC_SUMMARY_SKUS - 1) {
+            memcpy(sum->skus[i].sku, name, sizeof(name));
+            sum->n_skus++;
+        } else {
+            i = TW_SVC_SUMMARY_SKUS - 1;
+            if (sum->n_skus == TW_SVC_SUMMARY_SKUS - 1) {
+                memset(&sum->skus[i], 0, sizeof(sum->skus[i]));
+                snprintf(sum->skus[i].sku, sizeof(sum->skus[0].sku), "other");
+                sum->n_skus++;
+            }
+        }
+    }
+if ((unsigned)kind <= TW_VERDICT_INCONCLUSIVE)
+        sum->skus[i].count[kind]++;
+}
+
 static enum tw_err count_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
                                  const struct tw_result *r, const struct tw_verdict *v)
 {
@@ -136,20 +165,7 @@ static enum tw_err count_verdict(void *arg, int64_t vm_id, const struct tw_inven
         for (size_t d = 0; d < inv->n_disks; d++)
             if (strcmp(inv->disks[d].name, v->disks[k].name) == 0)
                 sku = inv->disks[d].sku;
-        size_t i = 0;
-        while (i < sum->n_skus && strcmp(sum->skus[i].sku, sku) != 0)
-            i++;
-        if (i == sum->n_skus) {
-            if (sum->n_skus == TW_SVC_SUMMARY_SKUS) {
-                i = TW_SVC_SUMMARY_SKUS - 1; /* the last row gathers the rest */
-                snprintf(sum->skus[i].sku, sizeof(sum->skus[0].sku), "other");
-            } else {
-                snprintf(sum->skus[i].sku, sizeof(sum->skus[0].sku), "%s", sku);
-                sum->n_skus++;
-            }
-        }
-        if ((unsigned)v->kind <= TW_VERDICT_INCONCLUSIVE)
-            sum->skus[i].count[v->kind]++;
+        tw_svc_compliance_summary_add(sum, sku, v->kind);
     }
     return TW_OK;
 }

@@ -76,12 +76,18 @@ struct tw_svc_compliance_summary {
     size_t errors;                 /* results or VMs that could not be judged */
     size_t n_skus;
     struct {
-        char sku[32];              /* "Premium_LRS"; "other" past TW_SVC_SUMMARY_SKUS */
+        char sku[32];              /* "Premium_LRS"; the last row "other" past 31 SKUs */
         size_t count[TW_VERDICT_INCONCLUSIVE + 1]; /* by enum tw_verdict_kind */
     } skus[TW_SVC_SUMMARY_SKUS];
 };
 enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                       struct tw_svc_compliance_summary *out,
                                       struct tw_error *err);
+/* Counts one disk's verdict KIND under SKU in SUM (zeroed before the first
+ * call): the first TW_SVC_SUMMARY_SKUS - 1 SKUs get a row each, in the
+ * order they come; every SKU after them is counted in one last row named
+ * "other", and no named row is ever renamed. */
+void tw_svc_compliance_summary_add(struct tw_svc_compliance_summary *sum, const char *sku,
+                                   enum tw_verdict_kind kind);
 
 #endif

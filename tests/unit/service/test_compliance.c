@@ -151,12 +151,44 @@ static void test_summary(void **state)
     assert_true(premium_burst >= 2);
 }
 
+/* Past 31 SKUs the rest are counted as "other", and the named rows keep
+ * their own counts (the 32nd SKU never takes over a named row). */
+static void test_summary_many_skus(void **state)
+{
+    (void)state;
+    struct tw_svc_compliance_summary sum;
+    memset(&sum, 0, sizeof(sum));
+    char name[64];
+    for (int round = 0; round < 2; round++)
+        for (int k = 0; k < 40; k++) {
+            snprintf(name, sizeof(name), "Sku_%02d", k);
+            tw_svc_compliance_summary_add(&sum, name, TW_VERDICT_UNDER);
+        }
+    assert_int_equal(sum.n_skus, TW_SVC_SUMMARY_SKUS);
+    for (int k = 0; k < TW_SVC_SUMMARY_SKUS - 1; k++) {
+        snprintf(name, sizeof(name), "Sku_%02d", k);
+        assert_string_equal(sum.skus[k].sku, name);
+        assert_int_equal(sum.skus[k].count[TW_VERDICT_UNDER], 2);
+    }
+    assert_string_equal(sum.skus[TW_SVC_SUMMARY_SKUS - 1].sku, "other");
+    assert_int_equal(sum.skus[TW_SVC_SUMMARY_SKUS - 1].count[TW_VERDICT_UNDER],
+                     2 * (40 - (TW_SVC_SUMMARY_SKUS - 1)));
+    /* A name longer than a row holds is one row, not a new one each time. */
+    memset(&sum, 0, sizeof(sum));
+    for (int i = 0; i < 3; i++)
+        tw_svc_compliance_summary_add(&sum, "A_sku_name_far_longer_than_thirty_one_bytes",
+                                      TW_VERDICT_DELIVERS);
+    assert_int_equal(sum.n_skus, 1);
+    assert_int_equal(sum.skus[0].count[TW_VERDICT_DELIVERS], 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fleet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_vm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+        cmocka_unit_test(test_summary_many_skus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
