@@ -179,6 +179,41 @@ mutant spool-bound \
   '-R ^(unit/agent/spool|integration/agent-spool)$'
 edit src/agent/spool.c 'if (n + 1 > sp->max_reports ||' 'if (n > sp->max_reports ||'
 
+mutant tz-overlap-later \
+  'a local time in the autumn overlap is the earlier of its two instants' \
+  '-R ^unit/(core/tz|app/tz_diff)$'
+edit src/core/tz.c 'second = true;' 'second = true, best = c;'
+
+mutant money-half-down \
+  'money rounds once, half away from zero, to the currency'"'"'s minor unit' \
+  '-R ^unit/core/money$'
+edit src/core/money.c 'if (r >= d - r)' 'if (r > d - r)'
+
+mutant action-cas-any-state \
+  'moving an action is a compare-and-set: two workers never both send it' \
+  '-R ^unit/store/migrate$'
+edit src/store/store_sqlite.h '"WHERE id = ?1 AND state = ?2")' '"WHERE id = ?1")'
+
+mutant cursor-alias \
+  'a list cursor has one spelling per value (no leading zeros, capitals, spaces)' \
+  '-R ^unit/server/page$'
+edit src/server/page.c "if (!s[0] || (s[0] == '0' && s[1]))" 'if (!s[0])'
+
+mutant summary-renames-row \
+  'the compliance summary never moves a named SKU'"'"'s counts into "other"' \
+  '-R ^unit/service/compliance$'
+edit src/service/compliance.c 'if (sum->n_skus < TW_SVC_SUMMARY_SKUS - 1) {' 'if (sum->n_skus < TW_SVC_SUMMARY_SKUS) {'
+
+mutant body-past-row \
+  'a report body past what one store row holds is refused as too large (400), never a store failure' \
+  '-R ^unit/server/failures$'
+edit src/store/store_ingest.c 'else if (in.body_len > body_max(s))' 'else if (in.body_len > 0x7fffffff)'
+
+mutant worker-due-order \
+  'a timed job already due runs before a job submitted after its instant' \
+  '-R ^unit/server/worker$'
+edit src/server/worker.c 'promote(w, now); /* timed' '(void)now; /* timed'
+
 # ---- options ---------------------------------------------------------------
 
 selected=()
