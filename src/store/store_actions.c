@@ -36,11 +36,8 @@ enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_n
     sqlite3_bind_int(q, 7, a->dry_run);
     tw_sq_text(q, 8, a->idempotency_key, true);
     enum tw_err rc = tw_sq_bind_instant(q, 9, a->due_at, "the action's due time", err);
-    if (rc != TW_OK) {
-        sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
+    if (rc != TW_OK)
         return rc;
-    }
     if (sqlite3_step(q) != SQLITE_DONE) {
         if (sqlite3_extended_errcode(s->db) == SQLITE_CONSTRAINT_UNIQUE) {
             sqlite3_reset(q);
@@ -65,6 +62,28 @@ static enum tw_err exec_stmt(struct tw_sqlite *s, enum tw_sq_id id, const char *
     return TW_OK;
 }
 
+/* Runs STMT (the compare-and-set, or its line in the audit log) with the
+ * move's five parameters: id, from, to, owner, detail (NULL when empty
+ * and DETAIL_NULL). */
+static enum tw_err move_step(struct tw_sqlite *s, enum tw_sq_id stmt, int64_t id,
+                             enum tw_action_state from, enum tw_action_state to,
+                             const char *owner, const char *detail, bool detail_null,
+                             const char *what, struct tw_error *err)
+{
+    sqlite3_stmt *q = tw_sq_stmt(s, stmt, err);
+    if (!q)
+        return err && err->code ? err->code : TW_EIO;
+    sqlite3_bind_int64(q, 1, id);
+    tw_sq_text(q, 2, tw_action_state_name(from), false);
+    tw_sq_text(q, 3, tw_action_state_name(to), false);
+    tw_sq_text(q, 4, owner, false);
+    tw_sq_text(q, 5, detail, detail_null);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, what);
+    sqlite3_reset(q);
+    return TW_OK;
+}
+
 enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
                               enum tw_action_state to, const char *owner, const char *detail,
                               struct tw_error *err)
@@ -75,21 +94,9 @@ enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_st
     enum tw_err rc = exec_stmt(s, SQ_BEGIN, "starting an action's move", err);
     if (rc != TW_OK)
         return rc;
-    sqlite3_stmt *q = tw_sq_stmt(s, SQ_ACTION_CAS, err);
-    if (!q) {
-        rc = err && err->code ? err->code : TW_EIO;
+    rc = move_step(s, SQ_ACTION_CAS, id, from, to, owner, detail, true, "moving an action", err);
+    if (rc != TW_OK)
         goto fail;
-    }
-    sqlite3_bind_int64(q, 1, id);
-    tw_sq_text(q, 2, tw_action_state_name(from), false);
-    tw_sq_text(q, 3, tw_action_state_name(to), false);
-    tw_sq_text(q, 4, owner, false);
-    tw_sq_text(q, 5, detail, true);
-    if (sqlite3_step(q) != SQLITE_DONE) {
-        rc = tw_sq_fail(s, q, err, "moving an action");
-        goto fail;
-    }
-    sqlite3_reset(q);
     if (sqlite3_changes(s->db) == 0) {
         enum tw_action_state now;
         int attempts;
@@ -102,21 +109,10 @@ enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_st
                               tw_action_state_name(from), tw_action_state_name(to));
         goto fail;
     }
-    q = tw_sq_stmt(s, SQ_TRANSITION_ADD, err);
-    if (!q) {
-        rc = err && err->code ? err->code : TW_EIO;
+    rc = move_step(s, SQ_TRANSITION_ADD, id, from, to, owner, detail, false,
+                   "logging an action's move", err);
+    if (rc != TW_OK)
         goto fail;
-    }
-    sqlite3_bind_int64(q, 1, id);
-    tw_sq_text(q, 2, tw_action_state_name(from), false);
-    tw_sq_text(q, 3, tw_action_state_name(to), false);
-    tw_sq_text(q, 4, owner, false);
-    tw_sq_text(q, 5, detail, false);
-    if (sqlite3_step(q) != SQLITE_DONE) {
-        rc = tw_sq_fail(s, q, err, "logging an action's move");
-        goto fail;
-    }
-    sqlite3_reset(q);
     rc = exec_stmt(s, SQ_COMMIT, "committing an action's move", err);
     if (rc == TW_OK || sqlite3_get_autocommit(s->db))
         return rc;

@@ -342,7 +342,7 @@ int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null)
  * empty): read by core's RFC 3339 reader, the same one observations go
  * through, never by SQL's julianday (which loses a millisecond half the
  * time and stores NULL for text it can't read).  Text that is no RFC 3339
- * time fails with TW_EPARSE naming WHAT. */
+ * time fails with TW_EPARSE naming WHAT, and ST is reset and unbound. */
 enum tw_err tw_sq_bind_instant(sqlite3_stmt *st, int i, const char *text, const char *what,
                                struct tw_error *err)
 {
@@ -351,10 +351,13 @@ enum tw_err tw_sq_bind_instant(sqlite3_stmt *st, int i, const char *text, const 
         return TW_OK;
     }
     int64_t ms;
-    if (!tw_rfc3339_ms(text, &ms))
+    if (!tw_rfc3339_ms(text, &ms)) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
         return tw_error_set(err, TW_EPARSE,
                             "%s \"%.60s\" is not an RFC 3339 time (e.g. 2026-11-14T09:30:00Z)",
                             what, text);
+    }
     sqlite3_bind_int64(st, i, ms);
     return TW_OK;
 }
@@ -798,11 +801,8 @@ static enum tw_err sq_pricebook_put(struct tw_store *st, const char *region, con
     tw_sq_text(q, 3, source, false);
     tw_sq_text(q, 4, fetched_at, false);
     enum tw_err rc = tw_sq_bind_instant(q, 6, fetched_at, "the price book's fetch time", err);
-    if (rc != TW_OK) {
-        sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
+    if (rc != TW_OK)
         return rc;
-    }
     sqlite3_bind_text(q, 5, items, (int)items_len, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE)
         return tw_sq_fail(s, q, err, "storing a price book");
@@ -866,19 +866,16 @@ static enum tw_err sq_pricebook_get_at(struct tw_store *st, const char *region,
                                        struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
+    if (!at || !at[0])
+        return tw_error_set(err, TW_EINVAL, "a price lookup needs an instant");
     sqlite3_stmt *q = tw_sq_stmt(s, SQ_PRICE_GET_AT, err);
     if (!q)
         return err ? err->code : TW_EIO;
     tw_sq_text(q, 1, region, false);
     tw_sq_text(q, 2, currency, false);
     enum tw_err rc = tw_sq_bind_instant(q, 3, at, "the instant of a price lookup", err);
-    if (rc == TW_OK && (!at || !at[0]))
-        rc = tw_error_set(err, TW_EINVAL, "a price lookup needs an instant");
-    if (rc != TW_OK) {
-        sqlite3_reset(q);
-        sqlite3_clear_bindings(q);
+    if (rc != TW_OK)
         return rc;
-    }
     return price_read(s, q, region, currency, items, items_len, source, source_len, fetched_at,
                       fetched_len, err);
 }

@@ -253,7 +253,8 @@ enum tw_err tw_sq_fail(struct tw_sqlite *s, sqlite3_stmt *stmt, struct tw_error 
  * when EMPTY_NULL. */
 int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null);
 /* Binds an RFC 3339 TEXT as milliseconds since 1970 (NULL when TEXT is NULL
- * or empty); TW_EPARSE naming WHAT when it is no such time. */
+ * or empty); TW_EPARSE naming WHAT when it is no such time (ST then reset
+ * and unbound). */
 enum tw_err tw_sq_bind_instant(sqlite3_stmt *st, int i, const char *text, const char *what,
                                struct tw_error *err);
 
