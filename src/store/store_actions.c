@@ -62,6 +62,20 @@ static enum tw_err exec_stmt(struct tw_sqlite *s, enum tw_sq_id id, const char *
     return TW_OK;
 }
 
+/* Ends the transaction begun by SQ_BEGIN: commits when RC is TW_OK, and
+ * rolls back when RC is an error or the COMMIT failed (busy, I/O, a full
+ * disk) and left the transaction open, so no handle keeps the write lock.
+ * Returns RC, or the COMMIT's error. */
+static enum tw_err end_tx(struct tw_sqlite *s, enum tw_err rc, const char *what,
+                          struct tw_error *err)
+{
+    if (rc == TW_OK)
+        rc = exec_stmt(s, SQ_COMMIT, what, err);
+    if (rc != TW_OK && !sqlite3_get_autocommit(s->db))
+        exec_stmt(s, SQ_ROLLBACK, "rolling back", NULL);
+    return rc;
+}
+
 /* Runs STMT (the compare-and-set, or its line in the audit log) with the
  * move's five parameters: id, from, to, owner, detail (NULL when empty
  * and DETAIL_NULL). */
@@ -113,14 +127,8 @@ enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_st
                    "logging an action's move", err);
     if (rc != TW_OK)
         goto fail;
-    rc = exec_stmt(s, SQ_COMMIT, "committing an action's move", err);
-    if (rc == TW_OK || sqlite3_get_autocommit(s->db))
-        return rc;
-    /* A COMMIT that failed (busy, I/O, a full disk) can leave the
-     * transaction open: never keep its write lock. */
 fail:
-    exec_stmt(s, SQ_ROLLBACK, "rolling an action's move back", NULL);
-    return rc;
+    return end_tx(s, rc, "committing an action's move", err);
 }
 
 /* Why a claim or a release on action ID changed nothing, inside the
@@ -187,14 +195,8 @@ static enum tw_err claim_cas(struct tw_sqlite *s, enum tw_sq_id stmt, int64_t id
         rc = claim_refused(s, id, owner, stmt == SQ_ACTION_RELEASE, err);
         goto fail;
     }
-    rc = exec_stmt(s, SQ_COMMIT, "committing an action's claim", err);
-    if (rc == TW_OK || sqlite3_get_autocommit(s->db))
-        return rc;
-    /* A COMMIT that failed (busy, I/O, a full disk) can leave the
-     * transaction open: never keep its write lock. */
 fail:
-    exec_stmt(s, SQ_ROLLBACK, "rolling an action's claim back", NULL);
-    return rc;
+    return end_tx(s, rc, "committing an action's claim", err);
 }
 
 enum tw_err tw_sq_action_claim(struct tw_store *st, int64_t id, const char *owner, int64_t now_ms,
@@ -284,10 +286,7 @@ static enum tw_err exists(struct tw_sqlite *s, enum tw_sq_id qid, int64_t id, co
         (rc) = exec_stmt((s), SQ_BEGIN, "starting a transaction", (err));            \
         if ((rc) == TW_OK) {                                                         \
             work;                                                                    \
-            if ((rc) == TW_OK)                                                       \
-                (rc) = exec_stmt((s), SQ_COMMIT, "committing", (err));               \
-            if ((rc) != TW_OK && !sqlite3_get_autocommit((s)->db))                   \
-                exec_stmt((s), SQ_ROLLBACK, "rolling back", NULL);                   \
+            (rc) = end_tx((s), (rc), "committing", (err));                           \
         }                                                                            \
     } while (0)
 
