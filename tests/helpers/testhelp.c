@@ -28,6 +28,18 @@ char *th_fixture(const char *rel, size_t *len)
     return buf;
 }
 
+void th_fixture_copy(const char *rel, const char *path)
+{
+    size_t len;
+    char *bytes = th_fixture(rel, &len);
+    FILE *out = fopen(path, "wb");
+    if (!out)
+        fail_msg("can't create %s for fixture %s", path, rel);
+    if (fwrite(bytes, 1, len, out) != len || fclose(out) != 0)
+        fail_msg("can't write %s for fixture %s", path, rel);
+    free(bytes);
+}
+
 char *th_tmpdir(void)
 {
     const char *base = getenv("TMPDIR");

@@ -16,6 +16,10 @@
  * it can't.  *LEN gets the size.  Caller frees. */
 char *th_fixture(const char *rel, size_t *len);
 
+/* Copies TW_FIXTURES/REL to the file PATH (made or replaced); fails the
+ * test if it can't. */
+void th_fixture_copy(const char *rel, const char *path);
+
 /* Makes a fresh directory under $TMPDIR (or /var/tmp, which supports
  * O_DIRECT more often than /tmp); returns a new string, caller frees and
  * removes it with th_rmtree. */

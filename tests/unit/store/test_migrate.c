@@ -22,13 +22,7 @@ static int setup(void **state)
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
     snprintf(f->path, sizeof(f->path), "%s/v1.db", f->dir);
-    size_t len;
-    char *db = th_fixture("store/v1.db", &len);
-    FILE *out = fopen(f->path, "wb");
-    assert_non_null(out);
-    assert_int_equal(fwrite(db, 1, len, out), len);
-    fclose(out);
-    free(db);
+    th_fixture_copy("store/v1.db", f->path);
     *state = f;
     return 0;
 }
