@@ -29,6 +29,13 @@
 
 #define TW_VERDICT_MAX_DISKS TW_RESULT_MAX_MEMBERS
 
+/* The version of the rules below.  The backend keeps each result's verdict
+ * beside it when the report is stored (judged once, not per request) and
+ * trusts a kept verdict only while this version, the tier catalog and the
+ * VM caps it was judged with are those in use: a change to how a verdict
+ * is made bumps it, and every kept verdict is then judged again. */
+#define TW_VERDICT_RULES_VERSION 1
+
 /* Measured at or above this share of expected delivers. */
 #define TW_VERDICT_DELIVERS_RATIO 0.90
 /* Up to this share of expected is still the rating (measurement noise);
