@@ -227,22 +227,84 @@ static void say(const struct tw_az_prices_req *rq, const char *fmt, ...)
 }
 
 /*
- * Rewrites a failed request's message around what matters: the page, the
- * status and the API's own {"Error": {"Code", "Message"}}.  The generic
- * message starts with the whole URL, and a Retail Prices query is long
- * enough to push the server's words out of it.
+ * A failure's message with its cause first and the URL last: "CAUSE; GET
+ * URL" (or "; NextPageLink URL" for a link not followed).  A Retail Prices query is some 600 characters, longer than a
+ * message holds, so when both do not fit the URL is the part cut short
+ * (its end replaced by "..."), never the cause.  TW_AZ_PRICES_MIN_URL
+ * characters of the URL are kept however long the cause is.
  */
-static void describe(const char *base, int page, const struct tw_az_http_resp *resp, enum tw_err rc,
+#define TW_AZ_PRICES_MIN_URL 60
+static enum tw_err url_last(struct tw_error *err, enum tw_err rc, const char *label,
+                            const char *url, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static enum tw_err url_last(struct tw_error *err, enum tw_err rc, const char *label,
+                            const char *url, const char *fmt, ...)
+{
+    if (!err)
+        return rc;
+    char msg[sizeof(err->msg)], sep[32];
+    const size_t cap = sizeof(msg) - 1;
+    snprintf(sep, sizeof(sep), "; %s ", label);
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    size_t len = n < 0 ? 0 : (size_t)n;
+    size_t room_for_url = TW_AZ_PRICES_MIN_URL + strlen(sep) + 3;
+    if (len + room_for_url > cap) { /* a cause longer than most: trim its end */
+        len = cap - room_for_url;
+        memcpy(msg + len - 3, "...", 3);
+    }
+    msg[len] = '\0';
+    size_t ul = url ? strlen(url) : 0;
+    if (ul) {
+        size_t left = cap - len - strlen(sep);
+        if (ul <= left)
+            snprintf(msg + len, sizeof(msg) - len, "%s%s", sep, url);
+        else
+            snprintf(msg + len, sizeof(msg) - len, "%s%.*s...", sep, (int)(left - 3), url);
+    }
+    return tw_error_set(err, rc, "%s", msg);
+}
+
+/*
+ * Rewrites a failed request's message around what matters: the page, the
+ * status and the API's own {"Error": {"Code", "Message"}}, with the URL
+ * last.  The HTTP client's message starts with the whole URL, and a Retail
+ * Prices query is long enough to push the cause out of it.
+ */
+static void describe(const char *url, int page, const struct tw_az_http_resp *resp, enum tw_err rc,
                      struct tw_error *err)
 {
     char tries[32] = "";
     if (resp->attempts > 1)
         snprintf(tries, sizeof(tries), ", %d attempts", resp->attempts);
     if (resp->status == 0) {
-        if (resp->net == TW_AZ_NET_OK || resp->net == TW_AZ_NET_BLOCKED)
-            return; /* refused before sending: the message says why */
-        tw_error_set(err, rc, "GET %.200s%s (page %d%s): %s", base, TW_AZ_PRICES_PATH, page, tries,
-                     tw_az_net_words(resp->net));
+        if (resp->net == TW_AZ_NET_BLOCKED) {
+            url_last(err, rc, "GET", url,
+                                  "Retail Prices page %d: %s: loopback-only mode "
+                                  "(TIERWISE_LOOPBACK_ONLY) allows 127.0.0.0/8 and ::1 only",
+                                  page, tw_az_net_words(resp->net));
+            return;
+        }
+        if (resp->net == TW_AZ_NET_OK) {
+            /* Refused before sending; the client's message is "GET URL:
+             * CAUSE", the cause lost when the URL filled it. */
+            char cause[sizeof(err->msg)];
+            size_t ul = strlen(url);
+            const char *m = err->msg;
+            if (strncmp(m, "GET ", 4) == 0 && strncmp(m + 4, url, ul) == 0 &&
+                strncmp(m + 4 + ul, ": ", 2) == 0)
+                snprintf(cause, sizeof(cause), "%s", m + 4 + ul + 2);
+            else if (strncmp(m, "GET ", 4) == 0 || !m[0])
+                snprintf(cause, sizeof(cause), "%s", tw_strerror(rc));
+            else
+                snprintf(cause, sizeof(cause), "%s", m);
+            url_last(err, rc, "GET", url, "Retail Prices page %d: %s", page, cause);
+            return;
+        }
+        url_last(err, rc, "GET", url, "Retail Prices page %d%s: %s", page, tries,
+                              tw_az_net_words(resp->net));
         return;
     }
     struct tw_price_items none = {0};
@@ -263,8 +325,8 @@ static void describe(const char *base, int page, const struct tw_az_http_resp *r
         text[2 + n] = '\0';
     }
     tw_price_items_cleanup(&none);
-    tw_error_set(err, rc, "GET %.200s%s (page %d%s): HTTP %ld%s", base, TW_AZ_PRICES_PATH, page,
-                 tries, resp->status, text);
+    url_last(err, rc, "GET", url, "Retail Prices page %d%s: HTTP %ld%s", page, tries,
+                          resp->status, text);
 }
 
 enum tw_err tw_az_prices_fetch(const struct tw_az_prices_req *rq, struct tw_price_items *out,
@@ -331,10 +393,10 @@ enum tw_err tw_az_prices_fetch(const struct tw_az_prices_req *rq, struct tw_pric
         uint64_t key = link_key(url);
         for (int i = 0; i < stats->pages; i++) {
             if (seen[i] == key) {
-                rc = tw_error_set(err, TW_EIO,
-                                  "Retail Prices: page %d links back to a page already read "
-                                  "(%.300s): a loop of links; not following it",
-                                  stats->pages, url);
+                rc = url_last(err, TW_EIO, "GET", url,
+                                           "Retail Prices: page %d links back to a page "
+                                           "already read: a loop of links; not following it",
+                                           stats->pages);
                 goto out;
             }
         }
@@ -345,7 +407,7 @@ enum tw_err tw_az_prices_fetch(const struct tw_az_prices_req *rq, struct tw_pric
         stats->attempts += resp.attempts;
         stats->waited_ms += resp.waited_ms;
         if (rc != TW_OK && rc != TW_ENOMEM)
-            describe(base, stats->pages + 1, &resp, rc, err);
+            describe(url, stats->pages + 1, &resp, rc, err);
         if (rc == TW_OK) {
             double p0 = now_s();
             stats->bytes += resp.body.len;
@@ -354,8 +416,8 @@ enum tw_err tw_az_prices_fetch(const struct tw_az_prices_req *rq, struct tw_pric
                                      &perr);
             stats->parse_s += now_s() - p0;
             if (rc != TW_OK)
-                tw_error_set(err, rc, "Retail Prices page %d (%.300s): %s", stats->pages + 1, url,
-                             perr.msg);
+                url_last(err, rc, "GET", url, "Retail Prices page %d: %s", stats->pages + 1,
+                                      perr.msg);
         }
         tw_az_http_resp_cleanup(&resp);
         if (rc != TW_OK)
@@ -380,10 +442,10 @@ enum tw_err tw_az_prices_fetch(const struct tw_az_prices_req *rq, struct tw_pric
             largest = page->items;
         if (page->next[0]) {
             if (!tw_az_prices_link_ok(page->next, base)) {
-                rc = tw_error_set(err, TW_EPERM,
-                                  "Retail Prices page %d links to %.300s, which is not the "
-                                  "configured endpoint %s: refused, a refresh never leaves it",
-                                  stats->pages, page->next, base);
+                rc = url_last(err, TW_EPERM, "NextPageLink", page->next,
+                              "Retail Prices page %d links to a host that is not the "
+                              "configured endpoint %.200s: refused, a refresh never leaves it",
+                              stats->pages, base);
                 goto out;
             }
             memcpy(url, page->next, strlen(page->next) + 1);

@@ -405,6 +405,65 @@ static void test_deadline(void **state)
     fs_stop(s);
 }
 
+/* A failure's message keeps its cause whole and puts the URL last, cut
+ * short with "..." when the two do not fit in a message. */
+static void test_messages_url_last(void **state)
+{
+    (void)state;
+    struct logs l = {0};
+    struct tw_price_items items = {0};
+    struct tw_error err = {0};
+    /* Refused by loopback-only mode before anything is sent: the first
+     * URL (some 600 characters) used to fill the message before the cause. */
+    struct tw_az_prices_req rq = req("http://10.0.0.1:1", &l);
+    assert_int_equal(tw_az_prices_fetch(&rq, &items, NULL, &err), TW_EPERM);
+    const char *get = strstr(err.msg, "; GET http://10.0.0.1:1/api/retail/prices?currencyCode=");
+    if (!strstr(err.msg, "Retail Prices page 1: refused by loopback-only mode") || !get ||
+        !strstr(err.msg, "TIERWISE_LOOPBACK_ONLY"))
+        fail_msg("%s", err.msg);
+    assert_true(strstr(err.msg, "TIERWISE_LOOPBACK_ONLY") < get);
+    size_t n = strlen(err.msg);
+    assert_true(n < sizeof(err.msg));
+    assert_string_equal(err.msg + n - 3, "...");
+
+    /* Page 2, behind a long link, does not parse: the parser's words come
+     * before the URL, and the message ends in the link's cut end. */
+    struct fakesrv *s = fs_start((struct fs_reply[]){{200, "{}", NULL, 0}, {0}});
+    assert_non_null(s);
+    rq = req(s->base, &l);
+    char link[880]; /* page() leaves about 900 bytes for the envelope */
+    int o = snprintf(link, sizeof(link), "%s/api/retail/prices?$skip=100&pad=", s->base);
+    memset(link + o, 'x', sizeof(link) - (size_t)o - 1);
+    link[sizeof(link) - 1] = '\0';
+    char *p1 = page(100, "USD", link);
+    fs_script(s, (struct fs_reply[]){{200, p1, NULL, 0}, {200, "<html>gateway</html>", NULL, 0},
+                                     {0}});
+    assert_int_equal(tw_az_prices_fetch(&rq, &items, NULL, &err), TW_EPARSE);
+    const char *cause = strstr(err.msg, "not valid JSON");
+    get = strstr(err.msg, "; GET http://127.0.0.1:");
+    if (!strstr(err.msg, "Retail Prices page 2: ") || !cause || !get || cause > get)
+        fail_msg("%s", err.msg);
+    n = strlen(err.msg);
+    assert_string_equal(err.msg + n - 6, "xxx...");
+
+    /* A link off the endpoint: the cause, then the link, last. */
+    snprintf(link, sizeof(link), "http://127.0.0.2:%u/api/retail/prices?$skip=100&pad=%0700d",
+             (unsigned)s->port, 0);
+    free(p1);
+    p1 = page(100, "USD", link);
+    fs_script(s, (struct fs_reply[]){{200, p1, NULL, 0}, {0}});
+    assert_int_equal(tw_az_prices_fetch(&rq, &items, NULL, &err), TW_EPERM);
+    cause = strstr(err.msg, "not the configured endpoint");
+    get = strstr(err.msg, "; NextPageLink http://127.0.0.2:");
+    if (!cause || !get || cause > get || !strstr(err.msg, "a refresh never leaves it"))
+        fail_msg("%s", err.msg);
+    n = strlen(err.msg);
+    assert_string_equal(err.msg + n - 3, "...");
+    free(p1);
+    tw_price_items_cleanup(&items);
+    fs_stop(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_refused_links),
         cmocka_unit_test(test_currency_mismatch),
         cmocka_unit_test(test_deadline),
+        cmocka_unit_test(test_messages_url_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
