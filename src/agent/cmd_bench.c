@@ -12,6 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "agent/agent.h"
 #include "app/app.h"
 #include "bench/job.h"
@@ -55,11 +57,54 @@ static void usage(FILE *f)
             "Any of --rw --bs --qd --jobs --read-pct --engine changes the method, so the\n"
             "result is recorded as profile \"custom\".\n\n"
             "Output:\n"
-            "  --json               the result as JSON (tierwise.bench-result/1) on stdout\n"
+            "  --json               the result as JSON (tierwise.bench-result/1) on stdout;\n"
+            "                       with --list-profiles, the profiles as a JSON array\n"
+            "  -q, --quiet          no progress line and no notes on stderr (errors and\n"
+            "                       I/O error counts are still said)\n"
+            "  -v, --verbose        also say the method, the target (device, direct I/O,\n"
+            "                       bytes used) and the engine before the run, on a\n"
+            "                       terminal or not\n"
+            "  --version            print the version and exit\n"
             "  -h, --help           this text\n\n"
             "Exit status: 0 done, 1 the run failed (also when every I/O failed), 2 bad\n"
             "input (the message says what to change), 130 interrupted.\n",
             TW_AGENT_PROG, TW_AGENT_PROG, TW_AGENT_PROG);
+}
+
+/* The profiles as a JSON array on stdout: name, what for, the method and
+ * the default times. */
+static int list_profiles_json(void)
+{
+    json_t *arr = json_array();
+    const struct tw_profile *p;
+    for (unsigned i = 0; arr && (p = tw_profile_at(i)); i++) {
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:f, s:f, s:b}",
+                              "name", p->name, "summary", p->summary, "engine", p->engine,
+                              "pattern", tw_pattern_name(p->pattern), "block_size",
+                              (json_int_t)p->block_size, "queue_depth",
+                              (json_int_t)p->queue_depth, "jobs", (json_int_t)p->jobs,
+                              "read_pct", (json_int_t)p->read_pct, "runtime_s",
+                              (double)p->runtime_ms / 1e3, "ramp_s", (double)p->ramp_ms / 1e3,
+                              "writes", tw_profile_writes(p));
+        if (!o || json_array_append_new(arr, o) != 0) {
+            json_decref(arr);
+            arr = NULL;
+        }
+    }
+    char *text = arr ? json_dumps(arr, JSON_INDENT(2)) : NULL;
+    json_decref(arr);
+    if (!text) {
+        tw_app_error(TW_AGENT_PROG, "out of memory listing the profiles");
+        return TW_EXIT_FAIL;
+    }
+    puts(text);
+    free(text);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        tw_app_error(TW_AGENT_PROG, "writing the profiles to standard output failed: %s",
+                     strerror(errno));
+        return TW_EXIT_FAIL;
+    }
+    return TW_EXIT_OK;
 }
 
 static void list_profiles(void)
@@ -101,14 +146,25 @@ static void layout_progress(uint64_t done, uint64_t total, void *arg)
     }
 }
 
-/* Parses a whole non-negative number into *OUT within [LO, HI]. */
-static bool parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
-                       unsigned long *out)
+/* Reads a whole non-negative number (digits only) into *OUT; false for
+ * anything else, or past ULONG_MAX. */
+static bool read_uint(const char *s, unsigned long *out)
 {
     char *end;
     errno = 0;
     unsigned long v = strtoul(s, &end, 10);
-    if (errno || end == s || *end || s[0] == '-' || v < lo || v > hi) {
+    if (errno || end == s || *end || s[0] < '0' || s[0] > '9')
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Parses a whole non-negative number into *OUT within [LO, HI]. */
+static bool parse_uint(const char *opt, const char *s, unsigned long lo, unsigned long hi,
+                       unsigned long *out)
+{
+    unsigned long v;
+    if (!read_uint(s, &v) || v < lo || v > hi) {
         tw_app_error(TW_AGENT_PROG, "%s \"%s\": give a whole number from %lu to %lu", opt, s,
                      lo, hi);
         return false;
@@ -123,7 +179,7 @@ int tw_agent_cmd_bench(int argc, char **argv)
 {
     enum { O_TARGET = 256, O_PROFILE, O_LIST, O_RUNTIME, O_RAMP, O_SIZE, O_IOSIZE, O_RW,
            O_BS, O_QD, O_JOBS, O_READPCT, O_ENGINE, O_SEED, O_DESTRUCTIVE, O_BUFFERED,
-           O_JSON, O_FAIL };
+           O_JSON, O_FAIL, O_VERSION };
     static const struct option opts[] = {
         {"target", required_argument, NULL, O_TARGET},
         {"profile", required_argument, NULL, O_PROFILE},
@@ -143,6 +199,9 @@ int tw_agent_cmd_bench(int argc, char **argv)
         {"buffered", no_argument, NULL, O_BUFFERED},
         {"json", no_argument, NULL, O_JSON},
         {"null-fail-every", required_argument, NULL, O_FAIL}, /* tests only */
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -150,20 +209,29 @@ int tw_agent_cmd_bench(int argc, char **argv)
     const char *runtime = NULL, *ramp = NULL;
     uint64_t size = 0, io_size = 0, bs = 0, seed = 0;
     unsigned long qd = 0, jobs = 0, read_pct = 101, fail_every = 0, tmp;
-    bool json = false, destructive = false, buffered = false, custom = false;
+    bool json = false, destructive = false, buffered = false, custom = false, list = false;
     struct tw_error err = {0};
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
         case O_TARGET: target = optarg; break;
         case O_PROFILE: profile_name = optarg; break;
-        case O_LIST: list_profiles(); return TW_EXIT_OK;
+        case O_LIST: list = true; break;
         case O_RUNTIME: runtime = optarg; break;
         case O_RAMP: ramp = optarg; break;
         case O_SIZE:
-            if (tw_size_parse(optarg, &size, &err) != TW_OK || size == 0) {
-                tw_app_error(TW_AGENT_PROG, "--size: %s", size ? err.msg : "give more than 0 bytes");
+            if (tw_size_parse(optarg, &size, &err) != TW_OK) {
+                if (err.code == TW_EINVAL)
+                    tw_app_error(TW_AGENT_PROG, "--size \"%s\" is not a size; write it like 8k, "
+                                 "1M or 10G (k, M, G are powers of 1024; KB, MB, GB of 1000)",
+                                 optarg);
+                else
+                    tw_app_error(TW_AGENT_PROG, "--size: %s", err.msg);
+                return TW_EXIT_USAGE;
+            }
+            if (size == 0) {
+                tw_app_error(TW_AGENT_PROG, "--size %s: give more than 0 bytes", optarg);
                 return TW_EXIT_USAGE;
             }
             break;
@@ -186,13 +254,13 @@ int tw_agent_cmd_bench(int argc, char **argv)
             custom = true;
             break;
         case O_QD:
-            if (!parse_uint("--qd", optarg, 0, 65536, &qd))
-                return TW_EXIT_USAGE;
-            if (qd == 0) {
+            if (read_uint(optarg, &qd) && qd == 0) {
                 tw_app_error(TW_AGENT_PROG, "--qd 0: the queue depth is the number of I/Os "
-                             "in flight; give 1 or more (rated figures need 32 or more)");
+                             "in flight; give 1 to 65536 (rated figures need 32 or more)");
                 return TW_EXIT_USAGE;
             }
+            if (!parse_uint("--qd", optarg, 1, 65536, &qd))
+                return TW_EXIT_USAGE;
             custom = true;
             break;
         case O_JOBS:
@@ -218,9 +286,18 @@ int tw_agent_cmd_bench(int argc, char **argv)
             if (!parse_uint("--null-fail-every", optarg, 1, 1000000000, &fail_every))
                 return TW_EXIT_USAGE;
             break;
+        case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;
+        case 'v': tw_app_set_verbosity(TW_APP_VERBOSE); break;
+        case O_VERSION: return tw_app_print_version(TW_AGENT_PROG);
         case 'h': usage(stdout); return TW_EXIT_OK;
         default: usage(stderr); return TW_EXIT_USAGE;
         }
+    }
+    if (list && optind == argc) {
+        if (json)
+            return list_profiles_json();
+        list_profiles();
+        return fflush(stdout) == 0 ? TW_EXIT_OK : TW_EXIT_FAIL;
     }
     if (optind < argc) {
         tw_app_error(TW_AGENT_PROG, "unexpected argument \"%s\"; see bench --help", argv[optind]);
@@ -294,7 +371,9 @@ int tw_agent_cmd_bench(int argc, char **argv)
         .buffered = buffered,
         .sysfs_root = getenv("TW_SYSFS_ROOT"),
         .mounts_path = getenv("TW_MOUNTS_FILE"),
-        .layout_progress = isatty(STDERR_FILENO) ? layout_progress : NULL,
+        .layout_progress = isatty(STDERR_FILENO) && tw_app_get_verbosity() != TW_APP_QUIET
+                               ? layout_progress
+                               : NULL,
     };
     struct tw_target t;
     if (size && size < p.block_size) {
@@ -309,8 +388,8 @@ int tw_agent_cmd_bench(int argc, char **argv)
         return tw_app_exit_code(rc);
     }
     if (t.laid_out)
-        fprintf(stderr, "%s: laid out %s with %llu bytes of random data\n", TW_AGENT_PROG,
-                target, (unsigned long long)t.size);
+        tw_app_note(TW_AGENT_PROG, "laid out %s with %llu bytes of random data", target,
+                    (unsigned long long)t.size);
     p.fd = t.fd;
     p.direct = t.direct;
     p.region_offset = 0;
@@ -324,13 +403,20 @@ int tw_agent_cmd_bench(int argc, char **argv)
         return TW_EXIT_FAIL;
     }
     tw_result_init(r);
-    bool tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO);
-    if (tty) {
-        p.progress = progress;
+    bool tty = isatty(STDOUT_FILENO) && isatty(STDERR_FILENO) &&
+               tw_app_get_verbosity() != TW_APP_QUIET;
+    if (tty || tw_app_get_verbosity() == TW_APP_VERBOSE)
         fprintf(stderr, "%s: %s on %s for %.0f s (+%.0f s ramp)\n", TW_AGENT_PROG,
                 custom ? "custom" : prof->name, target, (double)p.runtime_ms / 1e3,
                 (double)p.ramp_ms / 1e3);
-    }
+    if (tty)
+        p.progress = progress;
+    tw_app_detail(TW_AGENT_PROG,
+                  "method: %s %s, %u bytes per I/O, QD %u x %u jobs, %u %% reads; target: %s "
+                  "(device %s), %llu bytes, %s I/O",
+                  p.engine->name, tw_pattern_name(p.pattern), p.block_size, p.queue_depth,
+                  p.jobs, p.read_pct, target, t.device[0] ? t.device : "unknown",
+                  (unsigned long long)t.size, t.direct ? "direct" : "buffered");
     tw_app_catch_signals(&interrupted);
     p.interrupt = &interrupted;
     rc = tw_job_run(&p, r, &err);

@@ -145,13 +145,18 @@ int tw_app_main(const char *prog, const char *about, const char *exits,
         usage(stdout, prog, about, exits, cmds, ncmds);
         return TW_EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("%s %s\n", prog, TW_VERSION);
-        return TW_EXIT_OK;
-    }
+    if (strcmp(argv[1], "--version") == 0)
+        return tw_app_print_version(prog);
     for (size_t i = 0; i < ncmds; i++) {
-        if (strcmp(argv[1], cmds[i].name) == 0)
-            return cmds[i].run(argc - 1, argv + 1);
+        if (strcmp(argv[1], cmds[i].name) != 0)
+            continue;
+        /* --version is every subcommand's: it wins over the rest of the
+         * line, as --help does (up to a "--", after which all is data). */
+        for (int a = 2; a < argc && strcmp(argv[a], "--") != 0; a++)
+            if (strcmp(argv[a], "--version") == 0)
+                return tw_app_print_version(prog);
+        tw_app_set_verbosity(TW_APP_NORMAL);
+        return cmds[i].run(argc - 1, argv + 1);
     }
     tw_app_error(prog, "unknown command \"%s\"; %s --help lists the commands", argv[1], prog);
     return TW_EXIT_USAGE;

@@ -49,7 +49,8 @@ struct tw_app_cmd {
 
 /*
  * The main() of an executable with subcommands: --help (usage on stdout,
- * status 0), --version, the command's run(), or a usage error (status 2).
+ * status 0), --version (also after any subcommand: "PROG VERSION" on
+ * stdout, status 0), the command's run(), or a usage error (status 2).
  * ABOUT is the one-line description, EXITS the exit-status paragraph.
  */
 int tw_app_main(const char *prog, const char *about, const char *exits,
@@ -85,5 +86,27 @@ enum tw_err tw_app_read_token(const char *path, char *tok, size_t toklen,
 
 /* Installs SIGINT/SIGTERM handlers that set *FLAG. */
 void tw_app_catch_signals(volatile sig_atomic_t *flag);
+
+/*
+ * How much a command says on stderr beyond its errors and warnings, set by
+ * -q/--quiet (TW_APP_QUIET) and -v/--verbose (TW_APP_VERBOSE) where a
+ * command takes them (each --help says what they change there).  Errors
+ * are always said.  The process's one setting: a command sets it while
+ * reading its options (tw_app_set_verbosity), tw_app_main resets it.
+ */
+enum tw_app_verbosity { TW_APP_QUIET = -1, TW_APP_NORMAL = 0, TW_APP_VERBOSE = 1 };
+void tw_app_set_verbosity(enum tw_app_verbosity v);
+enum tw_app_verbosity tw_app_get_verbosity(void);
+
+/* "PROG: MSG" on stderr unless quiet (progress, what was done). */
+void tw_app_note(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* "PROG: MSG" on stderr only when verbose (where settings came from, the
+ * plan in detail). */
+void tw_app_detail(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints "PROG VERSION" on stdout (--version of a command or subcommand);
+ * returns TW_EXIT_OK. */
+int tw_app_print_version(const char *prog);
 
 #endif

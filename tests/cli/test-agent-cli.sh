@@ -64,6 +64,26 @@ for args in "--help" "bench --help" "import-fio --help"; do
 done
 if "$tierwise" --help | grep -q usage && "$tierwise" result --help | grep -q usage; then ok; else bad "tierwise --help"; fi
 "$agent" bench --list-profiles | grep -q rated-throughput && ok || bad "--list-profiles"
+# --list-profiles --json (either order) is a JSON array of the profiles.
+for args in "--list-profiles --json" "--json --list-profiles"; do
+  # shellcheck disable=SC2086
+  "$agent" bench $args >"$scratch/prof.json" 2>"$scratch/err"
+  if python3 -c 'import json, sys
+p = json.load(open(sys.argv[1]))
+assert isinstance(p, list) and len(p) == 8, p
+r = [x for x in p if x["name"] == "rated-iops"][0]
+assert (r["queue_depth"], r["jobs"], r["block_size"], r["runtime_s"], r["writes"]) == (256, 4, 8192, 30, False), r
+' "$scratch/prof.json" 2>"$scratch/py.err"; then ok
+  else bad "bench $args is not the profiles as JSON: $(head -c 300 "$scratch/prof.json") $(cat "$scratch/py.err")"; fi
+done
+# --version on the command and every subcommand: the version on stdout, 0.
+for args in "--version" "bench --version" "import-fio --version" "inventory --version" \
+            "run --version" "bench --target x --version"; do
+  # shellcheck disable=SC2086
+  out=$("$agent" $args 2>&1); st=$?
+  [ $st -eq 0 ] && grep -qx "tierwise-agent [0-9][0-9.]*" <<<"$out" && ok ||
+    bad "$agent $args: exit $st: $out"
+done
 
 # Bad input: exit 2 and one clear message.
 expect 2 "no target" -- "$agent" bench --profile rated-iops
@@ -78,6 +98,11 @@ expect 2 "unknown engine" -- "$agent" bench --target "$f" --rw read --bs 8k --en
 expect 2 "--read-pct" -- "$agent" bench --target "$f" --rw randrw --bs 8k --read-pct 120
 expect 2 "--rw \"trim\"" -- "$agent" bench --target "$f" --rw trim --bs 8k
 expect 2 "size" -- "$agent" bench --target "$f" --size lots --profile rated-iops
+expect 2 "--size \"abc\" is not a size" -- "$agent" bench --target "$f" --size abc --profile rated-iops
+expect 2 "give more than 0 bytes" -- "$agent" bench --target "$f" --size 0 --profile rated-iops
+expect 2 "from 1 to 65536" -- "$agent" bench --target "$f" --rw randread --bs 8k --qd -1
+expect 2 "from 1 to 65536" -- "$agent" bench --target "$f" --rw randread --bs 8k --qd 65537
+expect 2 "give 1 to 65536" -- "$agent" bench --target "$f" --rw randread --bs 8k --qd 0
 expect 2 "unknown command" -- "$agent" frobnicate
 [ -e /dev/shm/tw-cli-$$ ] && bad "tmpfs file left behind" || ok
 
@@ -135,6 +160,18 @@ script -qec "${nul[*]} --rw randread --bs 4k --runtime 2 --ramp 0" \
 grep -q "IOPS.*ETA" "$scratch/tty.txt" && ok || bad "no progress line on a terminal: $(head -c 300 "$scratch/tty.txt")"
 "${nul[@]}" --rw randread --bs 4k --runtime 2 --ramp 0 >"$scratch/pipe.txt" 2>&1
 grep -q "ETA" "$scratch/pipe.txt" && bad "progress line printed into a pipe" || ok
+# -q: no progress line even on a terminal; -v: the method said even into a pipe.
+script -qec "${nul[*]} --rw randread --bs 4k --runtime 1 --ramp 0 -q" \
+  /dev/null >"$scratch/tty-q.txt" 2>&1
+grep -q "ETA" "$scratch/tty-q.txt" && bad "-q drew a progress line: $(head -c 300 "$scratch/tty-q.txt")" || ok
+grep -q "IOPS" "$scratch/tty-q.txt" && ok || bad "-q dropped the result: $(head -c 300 "$scratch/tty-q.txt")"
+"${nul[@]}" --rw randread --bs 4k --runtime 1 --ramp 0 -v >"$scratch/v.txt" 2>"$scratch/v.err"
+grep -q "method: null randread, 4096 bytes per I/O, QD 32 x 1 jobs" "$scratch/v.err" && ok ||
+  bad "-v did not say the method: $(cat "$scratch/v.err")"
+rm -f "$scratch/q.bench"
+"$agent" bench --target "$scratch/q.bench" --size 1M --buffered --engine null --rw read --bs 4k \
+  --runtime 0 --io-size 64k --ramp 0 -q >/dev/null 2>"$scratch/q.err"
+[ ! -s "$scratch/q.err" ] && ok || bad "-q still said: $(cat "$scratch/q.err")"
 # SIGINT stops a run with status 130 and no result on stdout.
 "${nul[@]}" --rw randread --bs 4k --runtime 30 --ramp 0 --json >"$scratch/int.json" 2>/dev/null &
 pid=$!
