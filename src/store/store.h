@@ -367,4 +367,28 @@ enum tw_err tw_store_plan_add(struct tw_store *st, const char *policy, const cha
  * TW_EIO with the first problem found. */
 enum tw_err tw_store_check(struct tw_store *st, struct tw_error *err);
 
+/* ---- the fleet's counts for /metrics (store_stats.c) ----------------- */
+
+/* One group of a count: a VM size (TIER ""), or a disk SKU and its tier
+ * (TIER "" when not known). */
+#define TW_STORE_COUNTS_MAX 256 /* groups kept; the last one is "other" past that */
+struct tw_store_count {
+    char key[64];
+    char tier[16];
+    int64_t n;
+};
+struct tw_store_fleet_counts {
+    struct tw_store_count *vm_sizes;  /* by size, ascending; malloc'd */
+    size_t n_vm_sizes;
+    struct tw_store_count *disk_skus; /* attached disks by SKU then tier; malloc'd */
+    size_t n_disk_skus;
+    int64_t vms;                      /* all VMs (the sum of vm_sizes) */
+    int64_t vms_silent;               /* VMs whose newest report was received before the instant */
+};
+/* The counts, in one read transaction; free with tw_store_fleet_counts_free
+ * (also on an error).  SILENT_BEFORE_MS: milliseconds since 1970. */
+enum tw_err tw_store_fleet_counts(struct tw_store *st, int64_t silent_before_ms,
+                                  struct tw_store_fleet_counts *out, struct tw_error *err);
+void tw_store_fleet_counts_free(struct tw_store_fleet_counts *c); /* NULL allowed */
+
 #endif

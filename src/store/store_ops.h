@@ -112,6 +112,9 @@ struct tw_store_ops {
                             struct tw_error *err);
 
     enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
+
+    enum tw_err (*fleet_counts)(struct tw_store *st, int64_t silent_before_ms,
+                                struct tw_store_fleet_counts *out, struct tw_error *err);
 };
 
 struct tw_store {

@@ -953,4 +953,5 @@ static const struct tw_store_ops sqlite_ops = {
     .policy_get = tw_sq_policy_get,
     .plan_add = tw_sq_plan_add,
     .check = sq_check,
+    .fleet_counts = tw_sq_fleet_counts,
 };

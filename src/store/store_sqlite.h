@@ -326,4 +326,8 @@ enum tw_err tw_sq_action_release(struct tw_store *st, int64_t id, const char *ow
 enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
                                    struct tw_error *err);
 
+/* Operation of store_stats.c. */
+enum tw_err tw_sq_fleet_counts(struct tw_store *st, int64_t silent_before_ms,
+                               struct tw_store_fleet_counts *out, struct tw_error *err);
+
 #endif
