@@ -112,5 +112,11 @@ int run_cycle(struct run_cfg *c, struct tw_spool *sp, struct tw_az_http *http,
     if (end == DRAIN_EMPTY)
         end = run_drain(c, sp, http, &sum);
     *end_out = end;
-    return run_worse(status, run_drain_status(c, sp, end, &sum));
+    status = run_worse(status, run_drain_status(c, sp, end, &sum));
+    /* The backend could not be reached (or was busy): this cycle's report
+     * is safe in the spool but delivered nowhere, which a timer or cron
+     * must be able to tell from a delivery. */
+    if (end == DRAIN_DOWN)
+        status = run_worse(status, EXIT_SPOOLED);
+    return status;
 }

@@ -18,7 +18,7 @@ int run_worse(int a, int b)
 {
     static const int order[] = {TW_EXIT_INTERRUPTED, TW_EXIT_USAGE, EXIT_REFUSED,
                                 EXIT_SPOOL_FULL, EXIT_REJECTED, TW_AGENT_EXIT_OFF_AZURE,
-                                TW_EXIT_FAIL};
+                                TW_EXIT_FAIL, EXIT_SPOOLED};
     for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
         if (a == order[i] || b == order[i])
             return order[i];
@@ -54,15 +54,24 @@ static enum drain_end post(struct tw_az_http *http, const char *url, const char 
     snprintf(msg, msglen, "%s", err.msg);
     enum drain_end end = DRAIN_EMPTY;
     if (rc == TW_OK || (resp.status >= 200 && resp.status <= 299)) {
-        /* Delivered only when the backend says so: 201 "stored" or 200
-         * "already stored".  Any other 2xx (a proxy's page, another
-         * service at that URL) did not store anything: the report stays,
-         * as for a wrong URL. */
+        /* Delivered only when the backend says so of this report: 201
+         * "stored" or 200 "already stored", naming its id.  Any other 2xx
+         * (a proxy's page, another service at that URL, an answer about
+         * another report) did not store this one: it stays, as for a wrong
+         * URL. */
         json_t *j = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
         const char *s = json_string_value(json_object_get(j, "status"));
-        if (s && ((resp.status == 201 && strcmp(s, "stored") == 0) ||
-                  (resp.status == 200 && strcmp(s, "already stored") == 0))) {
+        const char *id = json_string_value(json_object_get(j, "id"));
+        bool said = s && ((resp.status == 201 && strcmp(s, "stored") == 0) ||
+                          (resp.status == 200 && strcmp(s, "already stored") == 0));
+        if (said && id && strcmp(id, e->id) == 0) {
             snprintf(how, howlen, "%s", s);
+        } else if (said) {
+            snprintf(msg, msglen,
+                     "POST %.300s answered %ld \"%s\" for report %.40s, not for report %.40s "
+                     "that was sent (a proxy or cache in between?)",
+                     url, resp.status, s, id ? id : "(no id)", e->id);
+            end = DRAIN_REFUSED;
         } else {
             snprintf(msg, msglen,
                      "POST %.300s answered %ld without confirming that report %.40s is stored "

@@ -26,6 +26,7 @@
 #define EXIT_SPOOL_FULL 4 /* this cycle's report could not be kept */
 #define EXIT_REJECTED 5   /* the server refused a report as bad: set aside */
 #define EXIT_REFUSED 6    /* the server refused the token or the URL: kept */
+#define EXIT_SPOOLED 7    /* nothing of this cycle delivered: its report waits in the spool */
 
 #define TOKEN_MAX 4096
 #define REPORTS_PATH "/api/v1/reports"

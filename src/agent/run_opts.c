@@ -60,8 +60,7 @@ static void usage(FILE *f)
         "Without --once the agent runs until SIGTERM or SIGINT, then exits 0 (or 2 when\n"
         "the first cycle finds bad usage or input).\n"
         "Exit status (--once, and the spool actions):\n"
-        "  0   the report was delivered, or spooled because the backend could not be\n"
-        "      reached or answered 5xx/429 (the next run sends it)\n"
+        "  0   the report was delivered (stored, or already stored)\n"
         "  1   the work failed: a benchmark, IMDS, the spool file, another agent on it\n"
         "  2   bad usage or input: an option, the URL, the token file, a spool file\n"
         "      that is not a spool\n"
@@ -71,8 +70,11 @@ static void usage(FILE *f)
         "  6   the server refused the token or the URL (401/403/404/405, a redirect,\n"
         "      or a 2xx not confirming the report as stored): the reports stay in\n"
         "      the spool\n"
+        "  7   nothing delivered: the backend could not be reached or answered\n"
+        "      5xx/429/408, and this cycle's report waits in the spool (the next run\n"
+        "      sends it; nothing is lost)\n"
         "  130 interrupted\n"
-        "With several, the first of 130 2 6 4 5 3 1.\n",
+        "With several, the first of 130 2 6 4 5 3 1 7.\n",
         TW_AGENT_PROG, TW_AGENT_PROG, TW_SPOOL_DEFAULT_MAX_REPORTS);
 }
 

@@ -61,11 +61,12 @@ stop_server
 down="http://127.0.0.1:$port"
 run=("$agent" run --token-file "$scratch/agent.tok" --profiles none --once)
 
-# 1. Down: three cycles, three reports kept, each run exits 0.
+# 1. Down: three cycles, three reports kept, each run exits 7 (nothing
+#    delivered, the report waits in the spool).
 for i in 1 2 3; do
   "${run[@]}" --server "$down" --spool "$scratch/spool.db" 2>"$scratch/err"
   st=$?
-  [ $st -eq 0 ] && grep -q "kept in the spool" "$scratch/err" && ok ||
+  [ $st -eq 7 ] && grep -q "kept in the spool" "$scratch/err" && ok ||
     bad "run $i with the backend down: exit $st: $(cat "$scratch/err")"
 done
 [ "$(spooled "$scratch/spool.db" pending)" = 3 ] && ok || bad "not 3 reports spooled"

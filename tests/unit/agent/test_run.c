@@ -116,13 +116,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
         return reply(c, 401, "{\"error\":{\"code\":\"unauthorized\",\"message\":\"bad token\"}}");
     if (act == 299) /* another service at that URL: a 200 that stores nothing */
         return reply(c, 200, "<html><body>Welcome</body></html>");
+    if (act == 298) /* "stored", but of another report (a confused proxy or cache) */
+        return reply(c, 201, "{\"id\":\"00000000-0000-4000-8000-000000000000\","
+                             "\"status\":\"stored\"}");
+    if (act == 297) /* "stored" without saying which report */
+        return reply(c, 201, "{\"status\":\"stored\"}");
     if (act == 422)
         return reply(c, 422, "{\"error\":{\"code\":\"bad_report\",\"message\":\"results[0]: "
                              "expected an object\"}}");
     if (act)
         return reply(c, (unsigned)act, "{\"error\":{\"code\":\"busy\",\"message\":\"later\"}}");
-    return repeat ? reply(c, 200, "{\"status\":\"already stored\"}")
-                  : reply(c, 201, "{\"status\":\"stored\"}");
+    char ans[128];
+    snprintf(ans, sizeof(ans), "{\"id\":\"%s\",\"status\":\"%s\"}", idc,
+             repeat ? "already stored" : "stored");
+    return reply(c, repeat ? 200 : 201, ans);
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **con_cls,
@@ -270,18 +277,18 @@ static void test_delivered(void **state)
     assert_int_equal(st.pending + st.rejected, 0);
 }
 
-/* Down (nothing listens, then 503s): spooled, exit 0; up again: drained
- * oldest first, the new report last, each stored once. */
+/* Down (nothing listens, then 503s): spooled, exit 7 (nothing delivered);
+ * up again: drained oldest first, the new report last, each stored once. */
 static void test_down_then_up(void **state)
 {
     struct fx *f = *state;
     char dead[64];
     dead_url(dead, sizeof(dead));
-    assert_int_equal(run_with(f, dead, NULL), 0);
-    assert_int_equal(run_with(f, dead, NULL), 0);
+    assert_int_equal(run_with(f, dead, NULL), 7);
+    assert_int_equal(run_with(f, dead, NULL), 7);
     int busy[] = {503, 503, 503};
     srv_script(f->srv, busy, 3);
-    assert_int_equal(run_once(f), 0); /* 3 attempts of the oldest, all 503 */
+    assert_int_equal(run_once(f), 7); /* 3 attempts of the oldest, all 503 */
     assert_int_equal(f->srv->n_stored, 0);
     assert_int_equal(spool_stats(f).pending, 3);
 
@@ -311,7 +318,7 @@ static void test_lost_answer(void **state)
     struct fx *f = *state;
     int drop[] = {-1};
     srv_script(f->srv, drop, 1);
-    assert_int_equal(run_once(f), 0);
+    assert_int_equal(run_once(f), 7); /* no answer: kept for the next run */
     assert_int_equal(f->srv->n_stored, 1);
     assert_int_equal(spool_stats(f).pending, 1);
     assert_int_equal(run_once(f), 0);
@@ -372,6 +379,25 @@ static void test_unconfirmed_2xx(void **state)
     assert_int_equal(spool_stats(f).pending, 0);
 }
 
+/* A 201 "stored" that names another report, or none, does not confirm
+ * this one: it stays in the spool (exit 6), and goes when the backend
+ * answers for it. */
+static void test_stored_other_id(void **state)
+{
+    struct fx *f = *state;
+    int other[] = {298};
+    srv_script(f->srv, other, 1);
+    assert_int_equal(run_once(f), 6);
+    assert_int_equal(spool_stats(f).pending, 1);
+    int none[] = {297};
+    srv_script(f->srv, none, 1);
+    assert_int_equal(run_once(f), 6);
+    assert_int_equal(spool_stats(f).pending, 2);
+    assert_int_equal(run_once(f), 0);
+    assert_int_equal(spool_stats(f).pending, 0);
+    assert_int_equal(f->srv->n_stored, 3);
+}
+
 /* The bound: full while the backend is down is exit 4, nothing dropped. */
 static void test_full(void **state)
 {
@@ -379,8 +405,8 @@ static void test_full(void **state)
     char dead[64];
     dead_url(dead, sizeof(dead));
     const char *max[] = {"--spool-max", "2", NULL};
-    assert_int_equal(run_with(f, dead, max), 0);
-    assert_int_equal(run_with(f, dead, max), 0);
+    assert_int_equal(run_with(f, dead, max), 7);
+    assert_int_equal(run_with(f, dead, max), 7);
     assert_int_equal(run_with(f, dead, max), 4);
     assert_int_equal(spool_stats(f).pending, 2);
     /* Back up: the two kept reports go, then a new one. */
@@ -400,6 +426,24 @@ static void test_token_file(void **state)
     assert_int_equal(run_once(f), 2);
     unlink(f->token);
     assert_int_equal(run_once(f), 2);
+    assert_int_equal(f->srv->n_received, 0);
+}
+
+/* A FIFO (or a folder) given as the token file is refused at once as not
+ * a regular file (exit 2), never waited on for a writer.  The alarm turns
+ * a hang into a failed test. */
+static void test_token_fifo(void **state)
+{
+    struct fx *f = *state;
+    unlink(f->token);
+    assert_int_equal(mkfifo(f->token, 0600), 0);
+    alarm(20);
+    assert_int_equal(run_once(f), 2);
+    unlink(f->token);
+    assert_int_equal(mkdir(f->token, 0700), 0);
+    assert_int_equal(run_once(f), 2);
+    alarm(0);
+    rmdir(f->token);
     assert_int_equal(f->srv->n_received, 0);
 }
 
@@ -486,8 +530,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rejected, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unconfirmed_2xx, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stored_other_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_fifo, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_bad_input, setup, teardown),
