@@ -48,8 +48,8 @@ static int spool_action(const struct run_cfg *c, bool list, bool retry)
             say("%s", err.msg);
             status = TW_EXIT_FAIL;
         } else {
-            fprintf(stderr, "%s: %lld rejected report(s) queued again in %s\n", TW_AGENT_PROG,
-                    (long long)n, c->spool_path);
+            tw_app_note(TW_AGENT_PROG, "%lld rejected report(s) queued again in %s",
+                        (long long)n, c->spool_path);
         }
     }
     if (list && status == TW_EXIT_OK) {
@@ -137,8 +137,8 @@ int tw_agent_cmd_run(int argc, char **argv)
         struct tw_spool_stats st = {0};
         if (status != TW_EXIT_USAGE && tw_spool_stats(sp, &st, &err) == TW_OK &&
             (st.pending || st.rejected))
-            fprintf(stderr, "%s: the spool %s holds %lld pending and %lld rejected report(s)\n",
-                    TW_AGENT_PROG, c->spool_path, (long long)st.pending, (long long)st.rejected);
+            tw_app_note(TW_AGENT_PROG, "the spool %s holds %lld pending and %lld rejected report(s)",
+                        c->spool_path, (long long)st.pending, (long long)st.rejected);
     } else {
         status = run_serve_forever(c, sp, http);
     }

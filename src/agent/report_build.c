@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent/agent.h"
+#include "app/app.h"
 #include "bench/job.h"
 #include "bench/sys.h"
 #include "bench/target.h"
@@ -250,9 +251,10 @@ enum tw_err tw_agent_bench_disks(const struct tw_agent_bench_plan *plan, struct 
             if (res->errors.count && res->read.ios + res->write.ios == 0)
                 (*failed)++;
             const struct tw_dir *dir = res->read.present ? &res->read : &res->write;
-            fprintf(log, TW_AGENT_PROG ": %s (LUN %d): %s on %s: %.0f IOPS, %.2f MB/s%s%s\n", disk->name,
-                    disk->lun, prof->name, path, dir->iops, dir->mbps,
-                    res->errors.count ? "; I/O errors, the first: " : "", res->errors.first);
+            if (res->errors.count || tw_app_get_verbosity() != TW_APP_QUIET)
+                fprintf(log, TW_AGENT_PROG ": %s (LUN %d): %s on %s: %.0f IOPS, %.2f MB/s%s%s\n",
+                        disk->name, disk->lun, prof->name, path, dir->iops, dir->mbps,
+                        res->errors.count ? "; I/O errors, the first: " : "", res->errors.first);
             enum tw_err add = tw_report_add_result(r, res);
             if (add == TW_ERANGE) {
                 fprintf(log, TW_AGENT_PROG ": %s (LUN %d): %s not reported: a report carries at most %d "

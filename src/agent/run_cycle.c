@@ -107,7 +107,7 @@ int run_cycle(struct run_cfg *c, struct tw_spool *sp, struct tw_az_http *http,
         say("%s", err.msg);
         return run_worse(status, rc == TW_ERANGE ? EXIT_SPOOL_FULL : TW_EXIT_FAIL);
     }
-    fprintf(stderr, "%s: report %s made (%zu results)\n", TW_AGENT_PROG, id, n_results);
+    tw_app_note(TW_AGENT_PROG, "report %s made (%zu results)", id, n_results);
     /* Send it now, after any older ones, unless the backend just failed. */
     if (end == DRAIN_EMPTY)
         end = run_drain(c, sp, http, &sum);

@@ -27,13 +27,16 @@ int run_worse(int a, int b)
 
 /* Reads the token (tw_app_read_token: a file only its owner may read, like
  * ssh's private keys, since the token lets anyone post in this VM's name). */
-int run_read_token(const char *path, char *tok, size_t toklen)
+int run_read_token(const char *path, const char *from, char *tok, size_t toklen)
 {
     struct tw_error err = {0};
     enum tw_err rc = tw_app_read_token(path, tok, toklen, &err);
     if (rc == TW_OK)
         return TW_EXIT_OK;
-    say("%s", err.msg);
+    if (from && strcmp(from, "--token-file") != 0)
+        say("%s (the token file given by %s)", err.msg, from);
+    else
+        say("%s", err.msg);
     return rc == TW_EINVAL ? TW_EXIT_USAGE : TW_EXIT_FAIL;
 }
 
@@ -104,7 +107,7 @@ enum drain_end run_drain(const struct run_cfg *c, struct tw_spool *sp, struct tw
 {
     char token[TOKEN_MAX];
     /* Read each time, so a new token is taken without a restart. */
-    if (run_read_token(c->token_file, token, sizeof(token)) != TW_EXIT_OK)
+    if (run_read_token(c->token_file, c->token_from, token, sizeof(token)) != TW_EXIT_OK)
         return DRAIN_REFUSED;
     enum drain_end end = DRAIN_EMPTY;
     for (;;) {
@@ -132,7 +135,7 @@ enum drain_end run_drain(const struct run_cfg *c, struct tw_spool *sp, struct tw
                 sum->repeated++;
             else
                 sum->delivered++;
-            fprintf(stderr, "%s: report %s delivered (%s)\n", TW_AGENT_PROG, e.id, how);
+            tw_app_note(TW_AGENT_PROG, "report %s delivered (%s)", e.id, how);
         } else if (one == DRAIN_REJECTED) {
             rc = tw_spool_reject(sp, e.seq, status, msg, &err);
             sum->rejected++;

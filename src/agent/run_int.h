@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "agent/agent.h"
+#include "agent/agent_config.h"
 #include "agent/devmap.h"
 #include "agent/report_build.h"
 #include "agent/spool.h"
@@ -37,6 +38,8 @@ struct run_cfg {
     const char *server;                         /* --server, the base URL */
     char url[2048];                             /* where reports are posted */
     const char *token_file;                     /* --token-file */
+    char server_from[4200], token_from[4200];   /* where each came from, for messages */
+    struct tw_agent_config file_cfg;            /* the config file's "server", "token_file" */
     const char *spool;                          /* --spool, or NULL for the default */
     char spool_path[4096];                      /* the spool file in use */
     struct tw_spool_opts spool_opts;            /* --spool-max, --spool-max-bytes */
@@ -84,8 +87,9 @@ struct drain_sum {
 /* Keeps the more important of two exit statuses (see run --help). */
 int run_worse(int a, int b);
 
-/* Reads the token from PATH into TOK; an exit status. */
-int run_read_token(const char *path, char *tok, size_t toklen);
+/* Reads the token from PATH (named by FROM: "--token-file",
+ * "TIERWISE_TOKEN_FILE", the config file) into TOK; an exit status. */
+int run_read_token(const char *path, const char *from, char *tok, size_t toklen);
 
 /* Sends the spool's pending reports, oldest first, until it is empty or
  * the backend fails; a report the server calls bad is set aside. */

@@ -78,24 +78,26 @@ static void usage(FILE *f)
         TW_AGENT_PROG, TW_AGENT_PROG, TW_SPOOL_DEFAULT_MAX_REPORTS);
 }
 
-/* The reports URL from the base URL the user gave. */
-static bool make_url(const char *in, char *out, size_t outlen)
+/* The reports URL from the base URL the user gave (WHERE names where it
+ * came from: "--server", "TIERWISE_SERVER", the config file). */
+static bool make_url(const char *in, const char *where, char *out, size_t outlen)
 {
     size_t skip = strncasecmp(in, "http://", 7) == 0    ? 7
                   : strncasecmp(in, "https://", 8) == 0 ? 8
                                                         : 0;
     if (!skip) {
-        say("--server \"%s\": give an http:// or https:// URL, e.g. https://tierwise.example:8443",
-            in);
+        say("%s \"%s\": give an http:// or https:// URL, e.g. https://tierwise.example:8443",
+            where, in);
         return false;
     }
     if (!in[skip] || in[skip] == '/' || in[skip] == ':') {
-        say("--server \"%s\": the URL has no host", in);
+        say("%s \"%s\": the URL has no host", where, in);
         return false;
     }
     for (const char *p = in; *p; p++) {
         if ((unsigned char)*p <= ' ' || *p == 0x7f || *p == '?' || *p == '#') {
-            say("--server \"%s\": give the base URL only, without spaces, query or fragment", in);
+            say("%s \"%s\": give the base URL only, without spaces, query or fragment", where,
+                in);
             return false;
         }
     }
@@ -103,7 +105,7 @@ static bool make_url(const char *in, char *out, size_t outlen)
     while (n > skip && in[n - 1] == '/')
         n--;
     if (n + sizeof(REPORTS_PATH) > outlen) {
-        say("--server: the URL is longer than %zu bytes", outlen - sizeof(REPORTS_PATH));
+        say("%s: the URL is longer than %zu bytes", where, outlen - sizeof(REPORTS_PATH));
         return false;
     }
     snprintf(out, outlen, "%.*s%s", (int)n, in, REPORTS_PATH);
@@ -143,7 +145,7 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
     enum { O_SERVER = 256, O_TOKEN, O_PROFILES, O_RUNTIME, O_RAMP, O_FILE_TARGET, O_FILE_SIZE,
            O_ENGINE, O_BUFFERED, O_IMDS, O_CONFIG, O_INV_FILE, O_SYSFS, O_DEV, O_SPOOL,
            O_SPOOL_MAX, O_SPOOL_BYTES, O_SPOOL_LIST, O_SPOOL_RETRY, O_ONCE, O_INTERVAL,
-           O_RETRY_MIN, O_RETRY_MAX };
+           O_RETRY_MIN, O_RETRY_MAX, O_VERSION };
     static const struct option opts[] = {
         {"server", required_argument, NULL, O_SERVER},
         {"token-file", required_argument, NULL, O_TOKEN},
@@ -168,6 +170,9 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
         {"interval", required_argument, NULL, O_INTERVAL},
         {"retry-min", required_argument, NULL, O_RETRY_MIN},
         {"retry-max", required_argument, NULL, O_RETRY_MAX},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"version", no_argument, NULL, O_VERSION},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -182,7 +187,7 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
     int ch;
     optind = 1;
     opterr = 0;
-    while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (ch) {
         case O_SERVER: c->server = optarg; break;
         case O_TOKEN: c->token_file = optarg; break;
@@ -259,6 +264,11 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
             if (!parse_duration("--retry-max", optarg, 100, &c->retry_max_ms))
                 goto out;
             break;
+        case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;
+        case 'v': tw_app_set_verbosity(TW_APP_VERBOSE); break;
+        case O_VERSION:
+            *status = tw_app_print_version(TW_AGENT_PROG);
+            goto out;
         case 'h':
             usage(stdout);
             *status = TW_EXIT_OK;
@@ -274,8 +284,8 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
         say("unexpected argument \"%s\"; see run --help", argv[optind]);
         goto out;
     }
-    if (c->inventory_file && (c->imds || c->config)) {
-        say("--inventory-file replaces IMDS: leave out --imds-url and --config");
+    if (c->inventory_file && c->imds) {
+        say("--inventory-file replaces IMDS: leave out --imds-url");
         goto out;
     }
     if (c->retry_max_ms < c->retry_min_ms) {
@@ -294,34 +304,91 @@ out:
     return false;
 }
 
+/* An environment variable's value, NULL when unset or empty. */
+static const char *env_value(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? v : NULL;
+}
+
+/* The backend's URL and the token file: each from its flag, else its
+ * environment variable, else the config file (read only when one of them
+ * is still missing).  False with *STATUS when the config file is bad. */
+static bool resolve_backend(struct run_cfg *c, int *status)
+{
+    const char *v;
+    if (c->server)
+        snprintf(c->server_from, sizeof(c->server_from), "--server");
+    else if ((v = env_value("TIERWISE_SERVER"))) {
+        c->server = v;
+        snprintf(c->server_from, sizeof(c->server_from), "TIERWISE_SERVER");
+    }
+    if (c->token_file)
+        snprintf(c->token_from, sizeof(c->token_from), "--token-file");
+    else if ((v = env_value("TIERWISE_TOKEN_FILE"))) {
+        c->token_file = v;
+        snprintf(c->token_from, sizeof(c->token_from), "TIERWISE_TOKEN_FILE");
+    }
+    const char *cfg = c->config ? c->config : env_value("TIERWISE_CONFIG");
+    if ((c->server && c->token_file) || !cfg)
+        return true;
+    struct tw_buf b;
+    struct tw_error err = {0};
+    tw_buf_init(&b, 1u << 20);
+    enum tw_err rc = tw_app_read_file(cfg, &b, &err);
+    if (rc == TW_OK)
+        rc = tw_agent_config_parse(b.data, b.len, cfg, &c->file_cfg, &err);
+    tw_buf_cleanup(&b);
+    if (rc != TW_OK) {
+        say("%s (the config file, from %s)", err.msg, c->config ? "--config" : "TIERWISE_CONFIG");
+        *status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
+        return false;
+    }
+    if (!c->server && c->file_cfg.server[0]) {
+        c->server = c->file_cfg.server;
+        snprintf(c->server_from, sizeof(c->server_from), "\"server\" in %s", cfg);
+    }
+    if (!c->token_file && c->file_cfg.token_file[0]) {
+        c->token_file = c->file_cfg.token_file;
+        snprintf(c->token_from, sizeof(c->token_from), "\"token_file\" in %s", cfg);
+    }
+    return true;
+}
+
 bool run_check_backend(struct run_cfg *c, struct tw_az_http_opts *ho, int *status)
 {
     struct tw_error err = {0};
     *status = TW_EXIT_USAGE;
+    if (!resolve_backend(c, status))
+        goto out;
+    *status = TW_EXIT_USAGE;
     if (!c->server) {
-        say("no backend: give --server URL (where tierwise serve listens)");
+        say("no backend: give --server URL (where tierwise serve listens), or set "
+            "TIERWISE_SERVER, or \"server\" in the config file (--config, TIERWISE_CONFIG)");
         goto out;
     }
     if (!c->token_file) {
         say("no token: give --token-file FILE with an agent token (tierwise token create "
-            "--role agent)");
+            "--role agent), or set TIERWISE_TOKEN_FILE, or \"token_file\" in the config file");
         goto out;
     }
-    if (!make_url(c->server, c->url, sizeof(c->url)))
+    if (!make_url(c->server, c->server_from, c->url, sizeof(c->url)))
         goto out;
+    tw_app_detail(TW_AGENT_PROG, "backend %s (from %s); token file %s (from %s)", c->server,
+                  c->server_from, c->token_file, c->token_from);
     if (tw_agent_plan_profiles(&c->plan, c->profiles, &err) != TW_OK) {
         say("--profiles: %s", err.msg);
         goto out;
     }
     tw_az_http_opts_default(ho);
     if (ho->loopback_only && !tw_az_url_is_loopback(c->url)) {
-        say("--server %s is not on 127.0.0.0/8 or ::1, and TIERWISE_LOOPBACK_ONLY is set",
-            c->server);
+        say("%s %s is not on 127.0.0.0/8 or ::1, and TIERWISE_LOOPBACK_ONLY is set",
+            c->server_from, c->server);
         goto out;
     }
     {
         char token[TOKEN_MAX];
-        *status = run_read_token(c->token_file, token, sizeof(token));
+        *status = run_read_token(c->token_file, c->token_from, token, sizeof(token));
         memset(token, 0, sizeof(token));
         if (*status != TW_EXIT_OK)
             goto out;

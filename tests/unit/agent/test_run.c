@@ -429,6 +429,80 @@ static void test_token_file(void **state)
     assert_int_equal(f->srv->n_received, 0);
 }
 
+/* Runs `run --once` with only ARGS (NULL-terminated) besides the spool,
+ * the inventory and no profiles: the backend and the token come from the
+ * environment or the config file. */
+static int run_bare(struct fx *f, const char *const *args)
+{
+    const char *argv[40] = {"run", "--once", "--spool", f->spool, "--inventory-file", f->inv,
+                            "--profiles", "none"};
+    int argc = 8;
+    for (int i = 0; args && args[i]; i++)
+        argv[argc++] = args[i];
+    argv[argc] = NULL;
+    return tw_agent_cmd_run(argc, (char **)argv);
+}
+
+/* The server URL and the token file: flag, else TIERWISE_SERVER /
+ * TIERWISE_TOKEN_FILE, else the config file's "server" / "token_file". */
+static void test_backend_sources(void **state)
+{
+    struct fx *f = *state;
+    char dead[64], cfg[4300], text[9000], other_tok[4300];
+    dead_url(dead, sizeof(dead));
+    snprintf(cfg, sizeof(cfg), "%s/agent.json", f->dir);
+    snprintf(other_tok, sizeof(other_tok), "%s/other.token", f->dir);
+    put_file(other_tok, "tok-from-env\n", 0600);
+
+    /* The config file alone. */
+    snprintf(text, sizeof(text), "{\"server\": \"%s\", \"token_file\": \"%s\"}", f->srv->base,
+             f->token);
+    put_file(cfg, text, 0600);
+    const char *by_cfg[] = {"--config", cfg, NULL};
+    assert_int_equal(run_bare(f, by_cfg), 0);
+    assert_int_equal(f->srv->n_stored, 1);
+    assert_string_equal(f->srv->auth, "Bearer tok-123");
+    /* TIERWISE_CONFIG names it too. */
+    setenv("TIERWISE_CONFIG", cfg, 1);
+    assert_int_equal(run_bare(f, NULL), 0);
+    assert_int_equal(f->srv->n_stored, 2);
+
+    /* The environment wins over the file. */
+    setenv("TIERWISE_TOKEN_FILE", other_tok, 1);
+    assert_int_equal(run_bare(f, NULL), 0);
+    assert_string_equal(f->srv->auth, "Bearer tok-from-env");
+    snprintf(text, sizeof(text), "{\"server\": \"%s\", \"token_file\": \"%s\"}", dead,
+             f->token);
+    put_file(cfg, text, 0600);
+    setenv("TIERWISE_SERVER", f->srv->base, 1);
+    assert_int_equal(run_bare(f, NULL), 0);
+    assert_int_equal(f->srv->n_stored, 4);
+
+    /* A flag wins over the environment. */
+    const char *by_flag[] = {"--token-file", f->token, NULL};
+    assert_int_equal(run_bare(f, by_flag), 0);
+    assert_string_equal(f->srv->auth, "Bearer tok-123");
+    setenv("TIERWISE_SERVER", dead, 1);
+    const char *srv_flag[] = {"--server", f->srv->base, NULL};
+    assert_int_equal(run_bare(f, srv_flag), 0);
+    assert_int_equal(f->srv->n_stored, 6);
+
+    /* A bad value says where it came from; an empty variable is unset. */
+    setenv("TIERWISE_SERVER", "ftp://x", 1);
+    assert_int_equal(run_bare(f, NULL), 2);
+    setenv("TIERWISE_SERVER", "", 1);
+    assert_int_equal(run_bare(f, NULL), 7); /* the file's dead URL: spooled */
+    put_file(cfg, "{\"token_file\": \"relative.token\"}", 0600);
+    unsetenv("TIERWISE_TOKEN_FILE");
+    assert_int_equal(run_bare(f, NULL), 2);
+    put_file(cfg, "{\"server\": ", 0600);
+    assert_int_equal(run_bare(f, NULL), 2);
+    unsetenv("TIERWISE_SERVER");
+    unsetenv("TIERWISE_CONFIG");
+    /* Neither: the message names all three ways. */
+    assert_int_equal(run_bare(f, NULL), 2);
+}
+
 /* A FIFO (or a folder) given as the token file is refused at once as not
  * a regular file (exit 2), never waited on for a writer.  The alarm turns
  * a hang into a failed test. */
@@ -534,6 +608,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_fifo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_backend_sources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon_bad_input, setup, teardown),
