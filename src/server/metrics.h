@@ -1,10 +1,14 @@
 /*
  * metrics.h - the backend's counters in the Prometheus text format
  * (version 0.0.4): requests by route and status, a latency histogram per
- * route, ingest batches, and the store's gauges.
+ * route, ingest batches, the store's gauges, the fleet's gauges (verdicts
+ * by disk SKU, VMs by size, disks by SKU and tier, agents not heard from)
+ * and the standard process_* metrics of the process.
  *
  * Counting is lock-free (relaxed atomics), so every request can count
- * itself; rendering reads the counters as they are at that moment.
+ * itself; rendering reads the counters as they are at that moment.  The
+ * fleet's figures are taken from the store at most once a minute
+ * (tw_metrics_fleet_due / tw_metrics_fleet_refresh) and kept.
  */
 #ifndef TW_SERVER_METRICS_H
 #define TW_SERVER_METRICS_H
@@ -14,6 +18,8 @@
 
 #include "core/buf.h"
 #include "core/err.h"
+#include "service/compliance.h"
+#include "store/store.h"
 
 #define TW_METRICS_MAX_ROUTES 40
 #define TW_METRICS_N_BUCKETS 14
@@ -48,8 +54,51 @@ struct tw_metrics_store {
     int64_t queue_depth;
 };
 
-/* Appends the whole exposition to OUT; TW_ENOMEM when it does not fit. */
-enum tw_err tw_metrics_render(const struct tw_metrics *m, const struct tw_metrics_store *st,
+/* Appends the whole exposition to OUT (the fleet's gauges once taken, and
+ * the process_* metrics where /proc answers); TW_ENOMEM when it does not
+ * fit. */
+enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_store *st,
                               struct tw_buf *out);
+
+/* ---- the fleet's gauges ---- */
+
+/* How long the fleet's figures are kept: judging the fleet costs about a
+ * second on a large one, and a scraper polls every 15 to 60 s. */
+#define TW_METRICS_FLEET_TTL_S 60
+/* An agent not heard from for this long counts as silent. */
+#define TW_METRICS_SILENT_S (2 * 86400)
+
+/* Whether the fleet's figures were never taken, or were taken
+ * TW_METRICS_FLEET_TTL_S or more before NOW_MONO_S (CLOCK_MONOTONIC). */
+bool tw_metrics_fleet_due(struct tw_metrics *m, int64_t now_mono_s);
+/* Takes the fleet's figures from ST (NULL: the store could not be had):
+ * the compliance summary under CTX and the store's counts, with VMs silent
+ * since NOW_MS - TW_METRICS_SILENT_S (NOW_MS: the system clock, ms since
+ * 1970).  One refresh runs at a time; one that finds the figures fresh
+ * (taken by another meanwhile) does nothing.  On an error the figures
+ * taken before are kept (their age says how old), the failure is counted
+ * and returned with ERR. */
+enum tw_err tw_metrics_fleet_refresh(struct tw_metrics *m, struct tw_store *st,
+                                     const struct tw_svc_compliance_ctx *ctx,
+                                     int64_t now_mono_s, int64_t now_ms, struct tw_error *err);
+
+/* ---- the process ---- */
+
+/* What /proc/self/stat says of the process. */
+struct tw_proc_stat {
+    uint64_t utime_ticks, stime_ticks; /* CPU time in clock ticks */
+    uint64_t start_ticks;              /* start, in ticks after boot */
+    uint64_t vsize_bytes;              /* virtual memory */
+    int64_t rss_pages;                 /* resident set, in pages */
+};
+/* Reads LEN bytes of /proc/PID/stat ("pid (comm) state ppid ..."; comm may
+ * hold spaces and parentheses: fields are counted from its last ')').
+ * TW_EPARSE with ERR naming the field when it is not such a line. */
+enum tw_err tw_proc_stat_parse(const char *buf, size_t len, struct tw_proc_stat *out,
+                               struct tw_error *err);
+/* The "btime N" line of LEN bytes of /proc/stat: the boot time, seconds
+ * since 1970.  TW_EPARSE when there is none or it is no number. */
+enum tw_err tw_proc_btime_parse(const char *buf, size_t len, int64_t *btime,
+                                struct tw_error *err);
 
 #endif

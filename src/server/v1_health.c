@@ -60,6 +60,16 @@ void tw_v1_metrics(struct tw_req *rq)
         ms.db_bytes = ss.db_bytes;
     }
     ms.queue_depth = (int64_t)tw_ingest_depth(srv->ingest);
+    /* The fleet's gauges (verdicts, SKUs, silent agents) are taken at most
+     * every TW_METRICS_FLEET_TTL_S (metrics.h) and kept between scrapes. */
+    if (tw_metrics_fleet_due(srv->metrics, now.tv_sec)) {
+        struct tw_svc_compliance_ctx cx = {&srv->cat, &srv->caps};
+        struct tw_error ferr = {0};
+        struct tw_store *fst = tw_srv_store_get(srv, &ferr);
+        tw_metrics_fleet_refresh(srv->metrics, fst, &cx, now.tv_sec, (int64_t)time(NULL) * 1000,
+                                 &ferr);
+        tw_srv_store_put(srv, fst);
+    }
     struct tw_buf out;
     tw_buf_init(&out, 4u << 20);
     if (tw_metrics_render(srv->metrics, &ms, &out) != TW_OK || !out.data) {
