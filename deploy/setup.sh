@@ -20,7 +20,14 @@ packages=(
   fio jq curl sqlite3                      # tests and tests/perf: reference tool, JSON, HTTP, db checks
   wrk                                      # tests/perf/ingest-load.sh: HTTP load generator
   tzdata                                   # IANA zone files (/usr/share/zoneinfo) read by core/tz through app/tzload
+  prometheus                               # tests: promtool check metrics of /metrics (its daemon is disabled below)
+  python3-jsonschema                       # tests: the API's answers checked against its OpenAPI document
 )
+# Only some Debian releases have these (13 does, 12 does not); the tests that
+# need them exit 77 without.
+for p in python3-openapi-spec-validator; do  # tests: validates web/openapi.json
+  apt-cache show "$p" >/dev/null 2>&1 && packages+=("$p")
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -47,4 +54,9 @@ fi
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Only promtool is wanted of prometheus: its server, which Debian enables
+# and starts, is stopped and disabled where systemd runs.
+if printf '%s\n' "${missing[@]}" | grep -qx prometheus && [ -d /run/systemd/system ]; then
+  $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
 echo "setup: done"
