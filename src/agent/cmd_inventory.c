@@ -22,6 +22,7 @@
 #include "azure/endpoints.h"
 #include "azure/imds.h"
 #include "core/inventory.h"
+#include "core/tier.h"
 
 #define INVENTORY_FILE_MAX (4u << 20)
 #define MAX_STACKS 32
@@ -34,9 +35,19 @@ static void usage(FILE *f)
             "Shows this VM (name, size, region, subscription, resource group, tags) and\n"
             "its managed disks (name, role, LUN, SKU, size, tier, caching) with the Linux\n"
             "device of each, read from the Azure Instance Metadata Service (IMDS).\n\n"
+            "TIER is the disk's size tier (the smallest tier of its SKU holding its size:\n"
+            "a 2 TiB Premium SSD is P40, a 200 GiB Standard SSD E15), PERF the performance\n"
+            "tier Azure reports, if any; IOPS and MB/S are the rated figures of the tier in\n"
+            "use (the performance tier when it is higher), from the built-in catalog\n"
+            "(pricing/azure-disk-tiers.json; Standard figures are \"up to\").  Premium SSD\n"
+            "v2 and Ultra disks have no tiers: their figures are provisioned per disk, and\n"
+            "the table says so under Ratings instead of guessing.\n\n"
             "Options:\n"
             "  --json                 the inventory as JSON (the \"inventory\" object of\n"
-            "                         tierwise.report/1) on stdout, nothing else\n"
+            "                         tierwise.report/1) on stdout, nothing else; each disk\n"
+            "                         has tier (in use), size_tier, performance_tier,\n"
+            "                         rating (tier, provisioned, none), rated_iops,\n"
+            "                         rated_mbps and rated_why\n"
             "  --imds-url URL         IMDS base URL (default: $TIERWISE_IMDS_URL, then the\n"
             "                         config file's imds_url, then http://169.254.169.254)\n"
             "  --config FILE          JSON config file with imds_url, arm_url, login_url,\n"
@@ -91,11 +102,17 @@ static void print_table(const struct tw_inventory *inv, const enum tw_devmap_how
     }
     if (w > 64)
         w = 64;
-    printf("%-*s  %-4s  %-3s  %-15s  %9s  %-4s  %-12s  %s\n", w, "DISK", "ROLE", "LUN", "SKU",
-           "SIZE", "TIER", "CACHING", "DEVICE");
+    printf("%-*s  %-4s  %-3s  %-15s  %9s  %-4s  %-4s  %6s  %5s  %-12s  %s\n", w, "DISK", "ROLE",
+           "LUN", "SKU", "SIZE", "TIER", "PERF", "IOPS", "MB/S", "CACHING", "DEVICE");
+    size_t n_why = 0;
     for (size_t i = 0; i < inv->n_disks; i++) {
         const struct tw_disk *d = &inv->disks[i];
-        char lun[8], size[24], cache[24];
+        char lun[8], size[24], cache[24], iops[24] = "-", mbps[24] = "-";
+        n_why += d->rated_why[0] != '\0';
+        if (d->rated_iops > 0)
+            snprintf(iops, sizeof(iops), "%lld", (long long)d->rated_iops);
+        if (d->rated_mbps > 0)
+            snprintf(mbps, sizeof(mbps), "%g", d->rated_mbps);
         snprintf(lun, sizeof(lun), "%d", d->lun);
         if (d->size_gib > 0)
             snprintf(size, sizeof(size), "%lld GiB", (long long)d->size_gib);
@@ -103,14 +120,22 @@ static void print_table(const struct tw_inventory *inv, const enum tw_devmap_how
             snprintf(size, sizeof(size), "?");
         snprintf(cache, sizeof(cache), "%s%s", tw_caching_name(d->caching),
                  d->write_accelerator ? "+WA" : "");
-        printf("%-*s  %-4s  %-3s  %-15s  %9s  %-4s  %-12s  %s", w, d->name,
+        printf("%-*s  %-4s  %-3s  %-15s  %9s  %-4s  %-4s  %6s  %5s  %-12s  %s", w, d->name,
                d->role == TW_DISK_OS ? "os" : "data", d->lun >= 0 ? lun : "-",
-               d->sku[0] ? d->sku : "-", size, d->tier[0] ? d->tier : "-", cache,
+               d->sku[0] ? d->sku : "-", size, d->size_tier[0] ? d->size_tier : "-",
+               d->perf_tier[0] ? d->perf_tier : "-", iops, mbps, cache,
                d->device[0] ? d->device : "-");
         if (how && how[i] != TW_DEVMAP_LINK && how[i] != TW_DEVMAP_GIVEN)
             printf("  (%s)", how_words(how[i]));
         printf("\n");
     }
+    /* TIER is the size tier, PERF the performance tier Azure reports; IOPS
+     * and MB/S are the rating of the tier in use.  What has none says why. */
+    if (n_why)
+        printf("\nRatings\n");
+    for (size_t i = 0; i < inv->n_disks; i++)
+        if (inv->disks[i].rated_why[0])
+            printf("  %s: %s\n", inv->disks[i].name, inv->disks[i].rated_why);
     if (n_st)
         printf("\nStacked devices\n");
     for (size_t i = 0; i < n_st; i++) {
@@ -144,6 +169,22 @@ static int print_json(const struct tw_inventory *inv)
     return TW_EXIT_OK;
 }
 
+/* Each disk's size tier, tier in use and rated figures, from the built-in
+ * catalog (pricing/azure-disk-tiers.json): IMDS gives none of them. */
+static int rate(struct tw_inventory *inv)
+{
+    struct tw_tier_catalog cat = {0};
+    struct tw_error err = {0};
+    if (tw_tier_catalog_builtin(&cat, &err) != TW_OK) {
+        tw_app_error(TW_AGENT_PROG, "the built-in tier catalog: %s", err.msg);
+        tw_tier_catalog_cleanup(&cat);
+        return TW_EXIT_FAIL;
+    }
+    tw_inventory_rate(inv, &cat);
+    tw_tier_catalog_cleanup(&cat);
+    return TW_EXIT_OK;
+}
+
 int tw_agent_inventory_file(const char *path, struct tw_inventory *inv)
 {
     struct tw_buf b;
@@ -162,7 +203,7 @@ int tw_agent_inventory_file(const char *path, struct tw_inventory *inv)
     tw_buf_cleanup(&b);
     /* Whatever is wrong with a file the user named (missing, unreadable,
      * not an inventory) is bad input; only memory is a failure. */
-    return rc == TW_OK ? TW_EXIT_OK : rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
+    return rc == TW_OK ? rate(inv) : rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
 }
 
 int tw_agent_inventory_imds(const char *imds_flag, const char *config,
@@ -190,7 +231,7 @@ int tw_agent_inventory_imds(const char *imds_flag, const char *config,
     bool unreachable = false;
     rc = tw_az_imds_fetch(&o, ep.url[TW_AZ_EP_IMDS], inv, &unreachable, &err);
     if (rc == TW_OK)
-        return TW_EXIT_OK;
+        return rate(inv);
     if (unreachable) {
         tw_app_error(TW_AGENT_PROG,
                      "not an Azure VM? the Instance Metadata Service did not answer (%s; "

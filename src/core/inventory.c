@@ -50,6 +50,34 @@ const struct tw_disk *tw_inventory_disk_by_device(const struct tw_inventory *inv
     return NULL;
 }
 
+/* ---- rating ---- */
+
+void tw_inventory_rate(struct tw_inventory *inv, const struct tw_tier_catalog *cat)
+{
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        struct tw_disk *d = &inv->disks[i];
+        /* Unrated, `tier` is what the source said: Azure's own field,
+         * which names a performance tier; kept before it is replaced. */
+        if (d->rating == TW_RATING_UNSET && !d->perf_tier[0])
+            memcpy(d->perf_tier, d->tier, sizeof(d->perf_tier));
+        struct tw_disk_rating r;
+        tw_tier_rate(cat, d->sku, d->size_gib, d->perf_tier, &r);
+        d->rating = r.kind;
+        memset(d->tier, 0, sizeof(d->tier));
+        memset(d->size_tier, 0, sizeof(d->size_tier));
+        if (r.size_tier)
+            snprintf(d->size_tier, sizeof(d->size_tier), "%s", r.size_tier->name);
+        d->rated_iops = 0;
+        d->rated_mbps = 0;
+        if (r.tier) {
+            snprintf(d->tier, sizeof(d->tier), "%s", r.tier->name);
+            d->rated_iops = r.tier->iops;
+            d->rated_mbps = r.tier->mbps;
+        }
+        snprintf(d->rated_why, sizeof(d->rated_why), "%s", r.why);
+    }
+}
+
 /* ---- writing ---- */
 
 static json_t *str_or_null(const char *s)
@@ -93,6 +121,17 @@ json_t *tw_inventory_to_value(const struct tw_inventory *inv)
         json_object_set_new(o, "sku", json_string(d->sku));
         json_object_set_new(o, "size_gib", json_integer(d->size_gib));
         json_object_set_new(o, "tier", str_or_null(d->tier));
+        if (d->rating != TW_RATING_UNSET || d->perf_tier[0])
+            json_object_set_new(o, "performance_tier", str_or_null(d->perf_tier));
+        if (d->rating != TW_RATING_UNSET) {
+            json_object_set_new(o, "size_tier", str_or_null(d->size_tier));
+            json_object_set_new(o, "rating", json_string(tw_rating_kind_name(d->rating)));
+            json_object_set_new(o, "rated_iops",
+                                d->rated_iops > 0 ? json_integer(d->rated_iops) : json_null());
+            json_object_set_new(o, "rated_mbps",
+                                d->rated_mbps > 0 ? json_real(d->rated_mbps) : json_null());
+            json_object_set_new(o, "rated_why", str_or_null(d->rated_why));
+        }
         json_object_set_new(o, "caching", json_string(tw_caching_name(d->caching)));
         if (d->managed_disk_id[0])
             json_object_set_new(o, "managed_disk_id", json_string(d->managed_disk_id));
@@ -124,6 +163,7 @@ static bool disk_read(struct tw_jr *r, const char *root, size_t idx, struct tw_d
         return tw_jr_fail(r, TW_EPARSE, "%s must be an object", path);
     memset(d, 0, sizeof(*d));
     d->lun = -1;
+    char rating[16] = "";
     unsigned seen = 0;
     struct tw_jr_obj o = {0};
     while (tw_jr_member(r, &o, key, sizeof(key))) {
@@ -146,6 +186,18 @@ static bool disk_read(struct tw_jr *r, const char *root, size_t idx, struct tw_d
             ok = tw_jr_get_int(r, path, key, 0, 1048576, 0, &d->size_gib);
         } else if (strcmp(key, "tier") == 0) {
             ok = tw_jr_get_str(r, path, key, TW_JR_NULLABLE, d->tier, sizeof(d->tier));
+        } else if (strcmp(key, "performance_tier") == 0) {
+            ok = tw_jr_get_str(r, path, key, TW_JR_NULLABLE, d->perf_tier, sizeof(d->perf_tier));
+        } else if (strcmp(key, "size_tier") == 0) {
+            ok = tw_jr_get_str(r, path, key, TW_JR_NULLABLE, d->size_tier, sizeof(d->size_tier));
+        } else if (strcmp(key, "rating") == 0) {
+            ok = tw_jr_get_str(r, path, key, 0, rating, sizeof(rating));
+        } else if (strcmp(key, "rated_iops") == 0) {
+            ok = tw_jr_get_int(r, path, key, 1, 100000000, TW_JR_NULLABLE, &d->rated_iops);
+        } else if (strcmp(key, "rated_mbps") == 0) {
+            ok = tw_jr_null(r) || tw_jr_get_num(r, path, key, 1, 1000000, &d->rated_mbps);
+        } else if (strcmp(key, "rated_why") == 0) {
+            ok = tw_jr_get_str(r, path, key, TW_JR_NULLABLE, d->rated_why, sizeof(d->rated_why));
         } else if (strcmp(key, "caching") == 0) {
             ok = tw_jr_get_str(r, path, key, 0, caching, sizeof(caching));
         } else if (strcmp(key, "managed_disk_id") == 0) {
@@ -169,6 +221,9 @@ static bool disk_read(struct tw_jr *r, const char *root, size_t idx, struct tw_d
         d->role = TW_DISK_DATA;
     else
         return tw_jr_fail(r, TW_EPARSE, "%s.role \"%s\" is neither os nor data", path, role);
+    if (rating[0] && !tw_rating_kind_parse(rating, &d->rating))
+        return tw_jr_fail(r, TW_EPARSE, "%s.rating \"%s\" is not tier, provisioned or none",
+                          path, rating);
     d->caching = TW_CACHE_NONE;
     if (caching[0] && tw_caching_parse(caching, &d->caching) != TW_OK)
         return tw_jr_fail(r, TW_EPARSE, "%s.caching \"%s\" is not None, ReadOnly or ReadWrite",

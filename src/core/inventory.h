@@ -15,6 +15,7 @@
 
 
 #include "core/err.h"
+#include "core/tier.h"
 
 /* jansson's json_t, declared so this header needs no jansson include. */
 struct json_t;
@@ -36,7 +37,17 @@ struct tw_disk {
     int lun;                    /* -1 for the OS disk or when unknown */
     char sku[32];               /* Premium_LRS, StandardSSD_LRS, Standard_LRS, ... */
     int64_t size_gib;
-    char tier[16];              /* P10, E10, S10 ...; "" when unknown (JSON null) */
+    /* The tier in use (P10, E15, S30 ...) once rated (tw_inventory_rate):
+     * the size tier or a higher performance tier; "" when there is none
+     * (JSON null).  Before rating, what the source said: Azure's `tier`,
+     * a performance tier. */
+    char tier[16];
+    char perf_tier[16];         /* the performance tier Azure reports, "" unset */
+    char size_tier[16];         /* the smallest tier holding the size, "" none */
+    enum tw_rating_kind rating; /* TW_RATING_UNSET until rated */
+    int64_t rated_iops;         /* of the tier in use; 0 unknown (JSON null) */
+    double rated_mbps;          /* MB/s of the tier in use; 0 unknown */
+    char rated_why[240];        /* why there is no tier, or what was left aside; "" */
     enum tw_caching caching;
     char managed_disk_id[512];  /* ARM resource id, "" when unknown */
     bool write_accelerator;
@@ -72,7 +83,18 @@ enum tw_err tw_caching_parse(const char *s, enum tw_caching *out);
 const struct tw_disk *tw_inventory_disk_by_device(const struct tw_inventory *inv,
                                                    const char *dev);
 
-/* The inventory as a JSON value (new reference), NULL when out of memory. */
+/*
+ * Rates every disk of INV from CAT (tw_tier_rate): size tier, the tier in
+ * use (into `tier`), rated IOPS and MB/s or why there are none.  A disk
+ * not rated before has its `tier` (what IMDS or a file said: Azure's
+ * performance tier) kept as its perf_tier first; rating again gives the
+ * same.
+ */
+void tw_inventory_rate(struct tw_inventory *inv, const struct tw_tier_catalog *cat);
+
+/* The inventory as a JSON value (new reference), NULL when out of memory.
+ * A rated disk also has `size_tier`, `performance_tier`, `rating`,
+ * `rated_iops`, `rated_mbps` and `rated_why`. */
 struct json_t *tw_inventory_to_value(const struct tw_inventory *inv);
 
 /*

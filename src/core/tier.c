@@ -13,6 +13,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,4 +455,95 @@ enum tw_err tw_tier_prov_range(const struct tw_tier_catalog *cat, const char *sk
     *min_mbps = p->min_mbps;
     *max_mbps = hi_mbps;
     return TW_OK;
+}
+
+/* ---- a disk's rating, for the inventory ---- */
+
+static const char *const rating_names[] = {
+    [TW_RATING_UNSET] = "",
+    [TW_RATING_TIER] = "tier",
+    [TW_RATING_PROVISIONED] = "provisioned",
+    [TW_RATING_NONE] = "none",
+};
+
+const char *tw_rating_kind_name(enum tw_rating_kind k)
+{
+    return (unsigned)k < 4 ? rating_names[k] : "";
+}
+
+bool tw_rating_kind_parse(const char *name, enum tw_rating_kind *out)
+{
+    for (int k = TW_RATING_TIER; k <= TW_RATING_NONE; k++) {
+        if (name && strcmp(name, rating_names[k]) == 0) {
+            *out = (enum tw_rating_kind)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* OUT->why, cut to its size if need be (messages quote outside names). */
+__attribute__((format(printf, 2, 3))) static void why_set(struct tw_disk_rating *out,
+                                                          const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(out->why, sizeof(out->why), fmt, ap);
+    va_end(ap);
+}
+
+static void rate_provisioned(const struct tw_tier_catalog *cat, const char *sku,
+                             const struct tw_sku *sk, int64_t size_gib,
+                             struct tw_disk_rating *out)
+{
+    int64_t lo, hi;
+    double lo_m, hi_m;
+    struct tw_error err = {0};
+    out->kind = TW_RATING_PROVISIONED;
+    const char *family = tw_sku_family_name(sk->family);
+    if (tw_tier_prov_range(cat, sku, size_gib, &lo, &hi, &lo_m, &hi_m, &err) == TW_OK)
+        why_set(out, "%s disks have no size tiers: their IOPS and MB/s are provisioned per disk "
+                     "(%lld to %lld IOPS, %g to %g MB/s at %lld GiB); the inventory does not "
+                     "say what is set",
+                family, (long long)lo, (long long)hi, lo_m, hi_m, (long long)size_gib);
+    else
+        why_set(out, "%s disks have no size tiers: their IOPS and MB/s are provisioned per "
+                     "disk (%s)", family, err.msg);
+}
+
+void tw_tier_rate(const struct tw_tier_catalog *cat, const char *sku, int64_t size_gib,
+                  const char *perf_tier, struct tw_disk_rating *out)
+{
+    memset(out, 0, sizeof(*out));
+    struct tw_error err = {0};
+    struct tw_sku sk;
+    if (tw_tier_sku(cat, sku, &sk) && tw_sku_provisioned(sk.family)) {
+        rate_provisioned(cat, sku, &sk, size_gib, out);
+        return;
+    }
+    out->kind = TW_RATING_NONE;
+    if (!sku || !*sku) {
+        why_set(out, "no SKU is given (an unmanaged or ephemeral disk has none), so no tier");
+        return;
+    }
+    if (tw_tier_for_size(cat, sku, size_gib, &out->size_tier, &err) != TW_OK) {
+        why_set(out, "%s", err.msg);
+        return;
+    }
+    const struct tw_tier *t = NULL;
+    if (tw_tier_for_disk(cat, sku, size_gib, perf_tier, &t, &err) != TW_OK) {
+        why_set(out, "%s: its rating is unknown", err.msg);
+        return;
+    }
+    out->kind = TW_RATING_TIER;
+    out->tier = t;
+    /* A performance tier that is not the one in use is kept, and said. */
+    if (!perf_tier || !*perf_tier || strcasecmp(perf_tier, t->name) == 0)
+        return;
+    if (out->size_tier->name[0] != 'P')
+        why_set(out, "%s disks have no performance tiers: \"%s\" is not in effect, the size tier "
+                 "%s is", tw_sku_family_name(sk.family), perf_tier, t->name);
+    else
+        why_set(out, "performance tier %s is below the size's own tier %s, which is in effect",
+                 perf_tier, t->name);
 }

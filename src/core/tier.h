@@ -122,6 +122,39 @@ enum tw_err tw_tier_prov_range(const struct tw_tier_catalog *cat, const char *sk
                                int64_t size_gib, int64_t *min_iops, int64_t *max_iops,
                                double *min_mbps, double *max_mbps, struct tw_error *err);
 
+/* What a disk is rated at, as the inventory shows it. */
+enum tw_rating_kind {
+    TW_RATING_UNSET,        /* not looked up (an inventory as read, before rating) */
+    TW_RATING_TIER,         /* a tier's figures: the size tier or a performance tier above it */
+    TW_RATING_PROVISIONED,  /* Premium SSD v2, Ultra: no tiers, IOPS and MB/s set per disk */
+    TW_RATING_NONE          /* no rating: no size, an unknown SKU, beyond the largest tier,
+                             * a performance tier the catalog does not know */
+};
+
+struct tw_disk_rating {
+    enum tw_rating_kind kind;
+    const struct tw_tier *size_tier; /* the smallest tier of the SKU's table holding the
+                                      * size; NULL when there is none */
+    const struct tw_tier *tier;      /* the tier in use (TW_RATING_TIER only, else NULL) */
+    char why[240];                   /* "" or, in words, why there is no tier or what was
+                                      * left aside (a stale or Standard performance tier) */
+};
+
+/*
+ * Rates a disk of SKU and SIZE_GIB whose performance tier (as Azure reports
+ * it; "" or NULL when unset) is PERF_TIER: its size tier, the tier in use
+ * (tw_tier_for_disk's rules) or, for a provisioned SKU, no tier with the
+ * range the size allows in OUT->why.  Never fails: a disk that can't be
+ * rated is TW_RATING_NONE with the reason.
+ */
+void tw_tier_rate(const struct tw_tier_catalog *cat, const char *sku, int64_t size_gib,
+                  const char *perf_tier, struct tw_disk_rating *out);
+
+/* "tier", "provisioned", "none" ("" for TW_RATING_UNSET). */
+const char *tw_rating_kind_name(enum tw_rating_kind k);
+/* The kind called NAME (not "" or UNSET); false when none is. */
+bool tw_rating_kind_parse(const char *name, enum tw_rating_kind *out);
+
 const char *tw_burst_kind_name(enum tw_burst_kind k);
 
 /* The bytes of pricing/azure-disk-tiers.json, generated at build time. */

@@ -110,7 +110,10 @@ cat > "$scratch/inv.json" <<'EOF'
 EOF
 if "$agent" inventory --inventory-file "$scratch/inv.json" --sysfs-root "$sys" --dev-root "$dev" \
      >"$scratch/out.txt" 2>"$scratch/err"; then
-  grep -Eq '^db-vm-01-data0 +data +0 +Premium_LRS +1024 GiB +P30 +None +/dev/sdc$' "$scratch/out.txt" &&
+  grep -Eq '^DISK +ROLE +LUN +SKU +SIZE +TIER +PERF +IOPS +MB/S +CACHING +DEVICE$' "$scratch/out.txt" &&
+    grep -Eq '^db-vm-01-data0 +data +0 +Premium_LRS +1024 GiB +P30 +P30 +5000 +200 +None +/dev/sdc$' "$scratch/out.txt" &&
+    grep -Eq '^db-vm-01-data1 +data +1 +Premium_LRS +1024 GiB +P30 +- +5000 +200 +None +/dev/sdd$' "$scratch/out.txt" &&
+    grep -Eq '^db-vm-01-os +os +- +Premium_LRS +64 GiB +P6 +- +240 +50 +ReadWrite ' "$scratch/out.txt" &&
     grep -Eq '^db-vm-01-data1 +data +1 .*/dev/sdd$' "$scratch/out.txt" &&
     grep -Eq '^db-vm-01-os +os +- .*ReadWrite +/dev/sda$' "$scratch/out.txt" &&
     grep -Eq '^db-vm-01-log +data +2 .*None\+WA +-  \(not found\)$' "$scratch/out.txt" &&
@@ -128,13 +131,87 @@ if TW_SYSFS_ROOT=$sys TW_DEV_ROOT=$dev "$agent" inventory --json --inventory-fil
     grep -q '"device": null' "$scratch/inv2.json" &&
     grep -q '"lun": null' "$scratch/inv2.json" &&
     grep -q '"write_accelerator": true' "$scratch/inv2.json" &&
-    grep -q '"tier": "P30"' "$scratch/inv2.json" && ok || bad "inventory JSON: $(cat "$scratch/inv2.json")"
+    grep -q '"tier": "P30"' "$scratch/inv2.json" &&
+    grep -q '"size_tier": "P30"' "$scratch/inv2.json" &&
+    grep -q '"performance_tier": "P30"' "$scratch/inv2.json" &&
+    grep -q '"rated_iops": 5000' "$scratch/inv2.json" &&
+    grep -q '"size_tier": "P6"' "$scratch/inv2.json" && ok || bad "inventory JSON: $(cat "$scratch/inv2.json")"
   "$agent" inventory --json --inventory-file "$scratch/inv2.json" --sysfs-root "$sys" \
     --dev-root "$dev" >"$scratch/inv3.json" 2>&1 && cmp -s "$scratch/inv2.json" "$scratch/inv3.json" &&
     ok || bad "JSON does not read back the same: $(diff "$scratch/inv2.json" "$scratch/inv3.json")"
 else
   bad "inventory --json --inventory-file failed: $(cat "$scratch/err")"
 fi
+# Tiers and ratings: the size tier of each family (exactly a tier's size,
+# one GiB over, the largest), a performance tier above the size's own and
+# one below it, and the disks that have none, each saying why.
+cat > "$scratch/tiers.json" <<'EOF'
+{"vm": {"name": "tier-vm", "vm_size": "Standard_E8s_v3", "location": "westeurope"},
+ "disks": [
+   {"name": "prem-2t", "role": "data", "lun": 0, "sku": "Premium_LRS", "size_gib": 2048},
+   {"name": "prem-128", "role": "data", "lun": 1, "sku": "Premium_LRS", "size_gib": 128},
+   {"name": "prem-129", "role": "data", "lun": 2, "sku": "Premium_LRS", "size_gib": 129},
+   {"name": "prem-perf", "role": "data", "lun": 3, "sku": "Premium_LRS", "size_gib": 1024, "tier": "P50"},
+   {"name": "prem-stale", "role": "data", "lun": 4, "sku": "Premium_LRS", "size_gib": 1024, "tier": "P10"},
+   {"name": "ssd-200", "role": "data", "lun": 5, "sku": "StandardSSD_LRS", "size_gib": 200},
+   {"name": "hdd-max", "role": "data", "lun": 6, "sku": "Standard_LRS", "size_gib": 32767},
+   {"name": "prem-huge", "role": "data", "lun": 7, "sku": "Premium_LRS", "size_gib": 32768},
+   {"name": "v2", "role": "data", "lun": 8, "sku": "PremiumV2_LRS", "size_gib": 512},
+   {"name": "ultra", "role": "data", "lun": 9, "sku": "UltraSSD_LRS", "size_gib": 1024}
+ ]}
+EOF
+if "$agent" inventory --inventory-file "$scratch/tiers.json" --sysfs-root "$sys" --dev-root "$dev" \
+     >"$scratch/tiers.txt" 2>"$scratch/err"; then
+  t=$scratch/tiers.txt
+  grep -Eq '^prem-2t +data +0 +Premium_LRS +2048 GiB +P40 +- +7500 +250 ' "$t" &&
+    grep -Eq '^prem-128 +data +1 +Premium_LRS +128 GiB +P10 +- +500 +100 ' "$t" &&
+    grep -Eq '^prem-129 +data +2 +Premium_LRS +129 GiB +P15 +- +1100 +125 ' "$t" &&
+    grep -Eq '^prem-perf +data +3 +Premium_LRS +1024 GiB +P30 +P50 +7500 +250 ' "$t" &&
+    grep -Eq '^prem-stale +data +4 +Premium_LRS +1024 GiB +P30 +P10 +5000 +200 ' "$t" &&
+    grep -Eq '^ssd-200 +data +5 +StandardSSD_LRS +200 GiB +E15 +- +500 +60 ' "$t" &&
+    grep -Eq '^hdd-max +data +6 +Standard_LRS +32767 GiB +S80 +- +2000 +500 ' "$t" &&
+    grep -Eq '^prem-huge +data +7 +Premium_LRS +32768 GiB +- +- +- +- ' "$t" &&
+    grep -Eq '^v2 +data +8 +PremiumV2_LRS +512 GiB +- +- +- +- ' "$t" &&
+    grep -Eq '^ultra +data +9 +UltraSSD_LRS +1024 GiB +- +- +- +- ' "$t" &&
+    grep -qx 'Ratings' "$t" &&
+    grep -q '^  prem-huge: a Premium_LRS disk of 32768 GiB is beyond the largest tier (P80, 32767 GiB)$' "$t" &&
+    grep -q "^  prem-stale: performance tier P10 is below the size's own tier P30" "$t" &&
+    grep -q '^  v2: Premium SSD v2 disks have no size tiers: their IOPS and MB/s are provisioned per disk (3000 to 80000 IOPS' "$t" &&
+    grep -q '^  ultra: Ultra disks have no size tiers' "$t" &&
+    [ "$(grep -c '^  [a-z0-9-]*: ' "$t")" = 4 ] &&
+    ok || bad "inventory tiers table: $(cat "$t")"
+else
+  bad "inventory of tiers.json failed: $(cat "$scratch/err")"
+fi
+if "$agent" inventory --json --inventory-file "$scratch/tiers.json" --sysfs-root "$sys" --dev-root "$dev" \
+     >"$scratch/tiers2.json" 2>"$scratch/err"; then
+  if command -v jq >/dev/null; then
+    jq -e '[.disks[] | {(.name): [.tier, .size_tier, .performance_tier, .rating, .rated_iops, .rated_mbps]}] | add ==
+           {"prem-2t": ["P40", "P40", null, "tier", 7500, 250],
+            "prem-128": ["P10", "P10", null, "tier", 500, 100],
+            "prem-129": ["P15", "P15", null, "tier", 1100, 125],
+            "prem-perf": ["P50", "P30", "P50", "tier", 7500, 250],
+            "prem-stale": ["P30", "P30", "P10", "tier", 5000, 200],
+            "ssd-200": ["E15", "E15", null, "tier", 500, 60],
+            "hdd-max": ["S80", "S80", null, "tier", 2000, 500],
+            "prem-huge": [null, null, null, "none", null, null],
+            "v2": [null, null, null, "provisioned", null, null],
+            "ultra": [null, null, null, "provisioned", null, null]}' "$scratch/tiers2.json" >/dev/null &&
+      jq -e '[.disks[] | select(.rated_why != null) | .name] == ["prem-stale", "prem-huge", "v2", "ultra"]' \
+        "$scratch/tiers2.json" >/dev/null && ok || bad "inventory tiers JSON: $(cat "$scratch/tiers2.json")"
+  else
+    grep -q '"rating": "provisioned"' "$scratch/tiers2.json" && ok || bad "inventory tiers JSON: $(cat "$scratch/tiers2.json")"
+  fi
+  # Read back (the rated inventory as --inventory-file), it is rated the same.
+  "$agent" inventory --json --inventory-file "$scratch/tiers2.json" --sysfs-root "$sys" \
+    --dev-root "$dev" >"$scratch/tiers3.json" 2>&1 && cmp -s "$scratch/tiers2.json" "$scratch/tiers3.json" &&
+    ok || bad "rated JSON does not read back the same: $(diff "$scratch/tiers2.json" "$scratch/tiers3.json")"
+else
+  bad "inventory --json of tiers.json failed: $(cat "$scratch/err")"
+fi
+printf '{"vm": {"name": "v", "location": "l", "vm_size": "S"}, "disks": [{"name": "d", "role": "data", "sku": "Premium_LRS", "size_gib": 1, "rating": "big"}]}' > "$scratch/rating.json"
+expect 2 'disks[0].rating "big" is not tier, provisioned or none' -- "$agent" inventory --inventory-file "$scratch/rating.json"
+
 # A whole report is accepted too (its "inventory" member).
 printf '{"schema_version": "tierwise.report/1", "inventory": %s, "results": []}' \
   "$(cat "$scratch/inv.json")" > "$scratch/report.json"
@@ -178,14 +255,36 @@ if [ "$part" = imds ]; then
          >"$scratch/imds.txt" 2>"$scratch/err"; then
       grep -q '^VM  *advisor-vm-01$' "$scratch/imds.txt" &&
         grep -q '^Size  *Standard_D2s_v3$' "$scratch/imds.txt" &&
-        grep -Eq '^advisor-vm-01-data0 +data +0 +Premium_LRS +128 GiB +- +ReadOnly +/dev/sdc$' "$scratch/imds.txt" &&
+        grep -Eq '^advisor-vm-01-data0 +data +0 +Premium_LRS +128 GiB +P10 +- +500 +100 +ReadOnly +/dev/sdc$' "$scratch/imds.txt" &&
         grep -Eq '^advisor-vm-01-data1 +data +1 +StandardSSD_LRS +256 GiB .*/dev/sdd$' "$scratch/imds.txt" &&
         grep -q 'env=test, owner=advisor' "$scratch/imds.txt" && ok || bad "IMDS table: $(cat "$scratch/imds.txt")"
     else
       bad "inventory from the loopback IMDS failed: $(cat "$scratch/err")"
     fi
     TIERWISE_IMDS_URL="http://127.0.0.1:$port" "$agent" inventory --json >"$scratch/imds.json" 2>/dev/null &&
-      grep -q '"vm_size": "Standard_D2s_v3"' "$scratch/imds.json" && ok || bad "IMDS JSON: $(cat "$scratch/imds.json")"
+      grep -q '"vm_size": "Standard_D2s_v3"' "$scratch/imds.json" &&
+      grep -q '"size_tier": "E15"' "$scratch/imds.json" && ok || bad "IMDS JSON: $(cat "$scratch/imds.json")"
+    # IMDS documents no tier; one it sends (a performance tier) is kept
+    # and, above the size's own, is the tier in use.
+    python3 - "$scratch/www/metadata/instance" <<'PY'
+import json, sys
+p = sys.argv[1]
+with open(p) as f:
+    d = json.load(f)
+d["compute"]["storageProfile"]["dataDisks"][0]["tier"] = "P20"
+with open(p, "w") as f:
+    json.dump(d, f)
+PY
+    if "$agent" inventory --imds-url "http://127.0.0.1:$port" --sysfs-root "$sys" --dev-root "$dev" \
+         >"$scratch/imds-perf.txt" 2>"$scratch/err"; then
+      grep -Eq '^advisor-vm-01-data0 +data +0 +Premium_LRS +128 GiB +P10 +P20 +2300 +150 +ReadOnly ' \
+        "$scratch/imds-perf.txt" && ok || bad "IMDS performance tier: $(cat "$scratch/imds-perf.txt")"
+    else
+      bad "inventory from the loopback IMDS (tier) failed: $(cat "$scratch/err")"
+    fi
+    "$agent" inventory --json --imds-url "http://127.0.0.1:$port" >"$scratch/imds-perf.json" 2>/dev/null &&
+      grep -q '"performance_tier": "P20"' "$scratch/imds-perf.json" &&
+      grep -q '"tier": "P20"' "$scratch/imds-perf.json" && ok || bad "IMDS performance tier JSON: $(cat "$scratch/imds-perf.json")"
     # An answer that is not an instance document: exit 1 (IMDS failed), not 3.
     echo '{"compute": {}}' > "$scratch/www/metadata/instance"
     expect 1 "compute.name is missing" -- "$agent" inventory --imds-url "http://127.0.0.1:$port"

@@ -183,6 +183,105 @@ static void test_perf_tier(void **state)
     assert_int_equal(tw_tier_for_disk(cat, "Premium_LRS", 40000, "P80", &t, &err), TW_EINVAL);
 }
 
+/* The inventory's lookup: size tier, tier in use, figures, or why none. */
+static void test_rate(void **state)
+{
+    const struct tw_tier_catalog *cat = *state;
+    struct tw_disk_rating r;
+    struct {
+        const char *sku;
+        int64_t gib;
+        const char *size_tier;
+        int64_t iops;
+        double mbps;
+    } rows[] = {
+        {"Premium_LRS", 2048, "P40", 7500, 250},   /* 2 TiB Premium */
+        {"Premium_LRS", 128, "P10", 500, 100},     /* exactly a tier's size */
+        {"Premium_LRS", 129, "P15", 1100, 125},    /* one GiB over */
+        {"Premium_LRS", 32767, "P80", 20000, 900}, /* the largest */
+        {"StandardSSD_LRS", 200, "E15", 500, 60},
+        {"Standard_LRS", 200, "S15", 500, 60},
+        {"Standard_LRS", 32767, "S80", 2000, 500},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        tw_tier_rate(cat, rows[i].sku, rows[i].gib, NULL, &r);
+        if (r.kind != TW_RATING_TIER || !r.size_tier || r.tier != r.size_tier)
+            fail_msg("%s %lld GiB: kind %d, %s", rows[i].sku, (long long)rows[i].gib, r.kind,
+                     r.why);
+        assert_string_equal(r.size_tier->name, rows[i].size_tier);
+        assert_int_equal(r.tier->iops, rows[i].iops);
+        assert_true(r.tier->mbps == rows[i].mbps);
+        assert_string_equal(r.why, "");
+    }
+    /* Beyond the largest tier: no tier, and why. */
+    tw_tier_rate(cat, "Premium_LRS", 32768, "", &r);
+    assert_int_equal(r.kind, TW_RATING_NONE);
+    assert_null(r.size_tier);
+    assert_null(r.tier);
+    assert_non_null(strstr(r.why, "beyond the largest tier (P80, 32767 GiB)"));
+    /* A performance tier above the size's own is the tier in use. */
+    tw_tier_rate(cat, "Premium_LRS", 1024, "p40", &r);
+    assert_int_equal(r.kind, TW_RATING_TIER);
+    assert_string_equal(r.size_tier->name, "P30");
+    assert_string_equal(r.tier->name, "P40");
+    assert_int_equal(r.tier->iops, 7500);
+    assert_string_equal(r.why, "");
+    tw_tier_rate(cat, "Premium_LRS", 1024, "P30", &r); /* the size's own: nothing to say */
+    assert_string_equal(r.tier->name, "P30");
+    assert_string_equal(r.why, "");
+    /* Below it, or on a Standard disk: the size tier, and it is said. */
+    tw_tier_rate(cat, "Premium_LRS", 1024, "P10", &r);
+    assert_int_equal(r.kind, TW_RATING_TIER);
+    assert_string_equal(r.tier->name, "P30");
+    assert_non_null(strstr(r.why, "P10 is below the size's own tier P30"));
+    tw_tier_rate(cat, "StandardSSD_LRS", 100, "E30", &r);
+    assert_string_equal(r.tier->name, "E10");
+    assert_non_null(strstr(r.why, "Standard SSD disks have no performance tiers: \"E30\""));
+    /* A performance tier the catalog does not know: unknown, not guessed. */
+    tw_tier_rate(cat, "Premium_LRS", 128, "P99", &r);
+    assert_int_equal(r.kind, TW_RATING_NONE);
+    assert_string_equal(r.size_tier->name, "P10");
+    assert_null(r.tier);
+    assert_non_null(strstr(r.why, "\"P99\""));
+    /* Provisioned disks have no tiers: said, with what the size allows. */
+    tw_tier_rate(cat, "PremiumV2_LRS", 512, NULL, &r);
+    assert_int_equal(r.kind, TW_RATING_PROVISIONED);
+    assert_null(r.size_tier);
+    assert_null(r.tier);
+    assert_non_null(strstr(r.why, "Premium SSD v2 disks have no size tiers"));
+    assert_non_null(strstr(r.why, "3000 to 80000 IOPS"));
+    assert_non_null(strstr(r.why, "does not say what is set"));
+    tw_tier_rate(cat, "ultrassd_lrs", 1024, "P30", &r);
+    assert_int_equal(r.kind, TW_RATING_PROVISIONED);
+    assert_non_null(strstr(r.why, "Ultra disks have no size tiers"));
+    tw_tier_rate(cat, "PremiumV2_LRS", 0, NULL, &r);
+    assert_int_equal(r.kind, TW_RATING_PROVISIONED);
+    assert_non_null(strstr(r.why, "outside its sizes"));
+    /* No SKU, an unknown one, no size. */
+    tw_tier_rate(cat, "", 128, NULL, &r);
+    assert_int_equal(r.kind, TW_RATING_NONE);
+    assert_non_null(strstr(r.why, "no SKU is given"));
+    tw_tier_rate(cat, NULL, 128, NULL, &r);
+    assert_int_equal(r.kind, TW_RATING_NONE);
+    tw_tier_rate(cat, "Premium_XRS", 128, NULL, &r);
+    assert_int_equal(r.kind, TW_RATING_NONE);
+    assert_non_null(strstr(r.why, "unknown disk SKU \"Premium_XRS\""));
+    tw_tier_rate(cat, "Premium_LRS", 0, NULL, &r);
+    assert_int_equal(r.kind, TW_RATING_NONE);
+    assert_non_null(strstr(r.why, "0 GiB"));
+    /* The kinds' names, both ways. */
+    enum tw_rating_kind k;
+    assert_string_equal(tw_rating_kind_name(TW_RATING_PROVISIONED), "provisioned");
+    assert_string_equal(tw_rating_kind_name(TW_RATING_UNSET), "");
+    assert_true(tw_rating_kind_parse("none", &k));
+    assert_int_equal(k, TW_RATING_NONE);
+    assert_true(tw_rating_kind_parse("tier", &k));
+    assert_int_equal(k, TW_RATING_TIER);
+    assert_false(tw_rating_kind_parse("", &k));
+    assert_false(tw_rating_kind_parse("Tier", &k));
+    assert_false(tw_rating_kind_parse(NULL, &k));
+}
+
 static void test_provisioned(void **state)
 {
     const struct tw_tier_catalog *cat = *state;
@@ -327,6 +426,7 @@ int main(void)
         cmocka_unit_test(test_size_to_tier),
         cmocka_unit_test(test_size_errors),
         cmocka_unit_test(test_perf_tier),
+        cmocka_unit_test(test_rate),
         cmocka_unit_test(test_provisioned),
         cmocka_unit_test(test_minimal_catalog),
         cmocka_unit_test(test_bad_catalogs),
