@@ -20,6 +20,7 @@ packages=(
   fio jq curl sqlite3                      # tests and tests/perf: reference tool, JSON, HTTP, db checks
   wrk                                      # tests/perf/ingest-load.sh: HTTP load generator
   tzdata                                   # IANA zone files (/usr/share/zoneinfo) read by core/tz through app/tzload
+  groff-base                               # tests/install: the generated man pages render without warnings
   prometheus                               # tests: promtool check metrics of /metrics (its daemon is disabled below)
   python3-jsonschema                       # tests: the API's answers checked against its OpenAPI document
 )
