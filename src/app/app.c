@@ -218,7 +218,10 @@ int tw_app_json_options(int argc, char **argv, void (*help)(FILE *f), bool *json
 enum tw_err tw_app_read_token(const char *path, char *tok, size_t toklen,
                               struct tw_error *err)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    /* O_NONBLOCK: a FIFO (or a device) given by mistake must not hang the
+     * open waiting for a writer; it is refused below as not a regular file.
+     * On a regular file the flag changes nothing. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
         return tw_error_set(err, TW_EINVAL,
                             "--token-file %s: %s; give the file holding the token (tierwise "
@@ -235,7 +238,10 @@ enum tw_err tw_app_read_token(const char *path, char *tok, size_t toklen,
     enum tw_err rc = TW_EINVAL;
     ssize_t n = 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        tw_error_set(err, rc, "--token-file %s is not a regular file", path);
+        tw_error_set(err, rc,
+                     "--token-file %s is not a regular file (a FIFO, device or folder); give "
+                     "the file holding the token",
+                     path);
     } else if (!credential && (st.st_mode & (S_IRWXG | S_IRWXO))) {
         tw_error_set(err, rc,
                      "--token-file %s: permissions %04o are too open: others than its owner "

@@ -256,13 +256,20 @@ static enum tw_err url_last(struct tw_error *err, enum tw_err rc, const char *la
         memcpy(msg + len - 3, "...", 3);
     }
     msg[len] = '\0';
-    size_t ul = url ? strlen(url) : 0;
+    size_t ul = url ? strlen(url) : 0, sl = strlen(sep);
     if (ul) {
-        size_t left = cap - len - strlen(sep);
-        if (ul <= left)
-            snprintf(msg + len, sizeof(msg) - len, "%s%s", sep, url);
-        else
-            snprintf(msg + len, sizeof(msg) - len, "%s%.*s...", sep, (int)(left - 3), url);
+        size_t left = cap - len - sl; /* >= TW_AZ_PRICES_MIN_URL + 3 */
+        memcpy(msg + len, sep, sl);
+        len += sl;
+        if (ul <= left) {
+            memcpy(msg + len, url, ul);
+            len += ul;
+        } else {
+            memcpy(msg + len, url, left - 3);
+            memcpy(msg + len + left - 3, "...", 3);
+            len += left;
+        }
+        msg[len] = '\0';
     }
     return tw_error_set(err, rc, "%s", msg);
 }

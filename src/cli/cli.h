@@ -4,6 +4,27 @@
 
 #define TW_CLI_PROG "tierwise"
 
+/* Options every command takes (README "Output for people and programs"):
+ * -q/--quiet (no notes on stderr; errors are always said), -v/--verbose
+ * (also what was read, from where, and how long it took), --version
+ * (tw_app_main answers it before the command runs; listed so that getopt
+ * takes its abbreviations too).  TW_CLI_SAY_HELP is their --help text. */
+#define TW_CLI_OPT_VERSION 0x7601
+#define TW_CLI_SAY_OPTS                                                                            \
+    {"quiet", no_argument, NULL, 'q'}, {"verbose", no_argument, NULL, 'v'},                        \
+        {"version", no_argument, NULL, TW_CLI_OPT_VERSION}
+#define TW_CLI_SAY_HELP                                                                            \
+    "  -q, --quiet       no notes on stderr (errors are always said)\n"                             \
+    "  -v, --verbose     also say on stderr what is read, from where, and how long it\n"           \
+    "                    took\n"                                                                    \
+    "      --version     print the version and exit\n"
+
+/* The switch cases of -q and -v (TW_CLI_OPT_VERSION is the command's to
+ * answer with tw_app_print_version, after freeing what it holds). */
+#define TW_CLI_SAY_CASES                                                                           \
+    case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;                                           \
+    case 'v': tw_app_set_verbosity(TW_APP_VERBOSE); break
+
 int tw_cli_cmd_result(int argc, char **argv);
 int tw_cli_cmd_compliance(int argc, char **argv);
 int tw_cli_cmd_serve(int argc, char **argv);

@@ -13,6 +13,7 @@
 
 #include "app/app.h"
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "core/inventory.h"
 #include "core/result.h"
 #include "core/tier.h"
@@ -29,8 +30,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s compliance --inventory FILE --result FILE [--result FILE ...]\n"
-            "                [--vm-size SIZE] [--catalog FILE] [--vm-caps FILE] [--json]\n"
-            "       %s compliance --server URL --token-file FILE [--json]\n\n"
+            "                [--vm-size SIZE] [--catalog FILE] [--vm-caps FILE] [--json | --csv]\n"
+            "       %s compliance --server URL --token-file FILE [--json | --csv]\n\n"
             "Judges bench results against the rated tier of the Azure disks they ran on:\n"
             "expected = min(sum of the member disks' rated figures, the VM's uncached cap),\n"
             "IOPS for random I/O, MB/s for sequential I/O. Works offline on files, or reads\n"
@@ -54,7 +55,16 @@ static void usage(FILE *f)
             "  --token-file FILE a reader (or admin) token, in a file only you can read\n"
             "  --json            print {\"verdicts\": [...]} on stdout (with --server: the\n"
             "                    backend's answer, with \"vms\" and \"errors\")\n"
+            "  --csv             print the verdicts as CSV (RFC 4180, a header row, CRLF):\n"
+            "                    vm,vm_size,profile,result_id,target,disks,tiers,verdict,\n"
+            "                    judged,measured_iops,measured_mbps,expected_iops,\n"
+            "                    expected_mbps,bound_by,ratio_iops,ratio_mbps,reason\n"
+            "                    (disks and tiers separated by spaces)\n"
+            TW_CLI_SAY_HELP
+            "                    (-v: the files, tables and URL read; -q: no note of a VM\n"
+            "                    size the caps table lacks)\n"
             "  -h, --help        this text\n\n"
+            "Text groups the verdicts by VM (name and size), each line naming the profile.\n\n"
             "Verdicts: delivers (>= 90 %% of expected), under, vm-capped (the VM's cap binds\n"
             "and is reached), burst (above the rating, within burst figures), cached (host\n"
             "caching served the reads), inconclusive (the method can't reach the rating:\n"
@@ -117,15 +127,6 @@ static enum tw_err parse_result(const char *b, size_t n, void *a, struct tw_erro
     return tw_result_from_json(b, n, a, e);
 }
 
-static void print_text(const struct tw_verdict *v)
-{
-    printf("%-12s %s [", tw_verdict_name(v->kind), v->target[0] ? v->target : "?");
-    for (size_t i = 0; i < v->n_disks; i++)
-        printf("%s%s%s%s", i ? ", " : "", v->disks[i].name, v->disks[i].tier[0] ? " " : "",
-               v->disks[i].tier);
-    printf("] result %s: %s\n", v->result_id, v->reason);
-}
-
 /* One verdict of the backend's answer as a line (the same as print_text). */
 static void print_served(const json_t *v, const char *profile)
 {
@@ -144,11 +145,121 @@ static void print_served(const json_t *v, const char *profile)
            profile && profile[0] ? " " : "", id ? id : "?", reason ? reason : "");
 }
 
+/* Appends the strings of array A to OUT (CAP bytes), separated by spaces. */
+static void join(const json_t *a, char *out, size_t cap)
+{
+    size_t o = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < json_array_size(a) && o < cap; i++) {
+        const char *v = json_string_value(json_array_get(a, i));
+        int n = snprintf(out + o, cap - o, "%s%s", i ? " " : "", v ? v : "");
+        if (n < 0)
+            break;
+        o += (size_t)n;
+    }
+}
+
+static double num_or_nan(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : 0.0 / 0.0;
+}
+
+/* The verdicts of DOC ({"verdicts": [...]}, the backend's or built from
+ * files) as CSV, one record per verdict (csv.h). */
+static void print_csv(const json_t *doc)
+{
+    static const char *const head[] = {
+        "vm",            "vm_size",       "profile",       "result_id",     "target",
+        "disks",         "tiers",         "verdict",       "judged",        "measured_iops",
+        "measured_mbps", "expected_iops", "expected_mbps", "bound_by",      "ratio_iops",
+        "ratio_mbps",    "reason"};
+    tw_cli_csv_row(stdout, head, sizeof(head) / sizeof(head[0]));
+    size_t i;
+    const json_t *v;
+    json_array_foreach(json_object_get(doc, "verdicts"), i, v)
+    {
+        const json_t *m = json_object_get(v, "measured"), *e = json_object_get(v, "expected");
+        const json_t *r = json_object_get(v, "ratio");
+        char disks[4096], tiers[1024];
+        join(json_object_get(v, "disks"), disks, sizeof(disks));
+        join(json_object_get(v, "tiers"), tiers, sizeof(tiers));
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "vm_name")), 0);
+        tw_cli_csv_field(stdout,
+                         json_string_value(json_object_get(json_object_get(v, "vm"), "size")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "profile")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "result_id")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "target")), 0);
+        tw_cli_csv_field(stdout, disks, 0);
+        tw_cli_csv_field(stdout, tiers, 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "verdict")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "judged")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(m, "iops")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(m, "mbps")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(e, "iops")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(e, "mbps")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(e, "bound_by")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "iops")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "mbps")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "reason")), 1);
+    }
+}
+
+/* The verdicts of DOC as text: a line per VM (name and size), then its
+ * verdicts, each naming its profile; then what could not be judged.
+ * The same for files and for --server. */
+static void print_doc(const json_t *doc)
+{
+    const json_t *verdicts = json_object_get(doc, "verdicts");
+    const json_t *errors = json_object_get(doc, "errors");
+    const char *last = NULL;
+    for (size_t i = 0; i < json_array_size(verdicts); i++) {
+        const json_t *v = json_array_get(verdicts, i);
+        const char *vm = json_string_value(json_object_get(v, "vm_name"));
+        const char *profile = json_string_value(json_object_get(v, "profile"));
+        if (vm && (!last || strcmp(vm, last) != 0)) {
+            const json_t *cap = json_object_get(v, "vm");
+            const char *size = json_string_value(json_object_get(cap, "size"));
+            printf("VM %s%s%s%s\n", vm, size ? " (" : "", size ? size : "", size ? ")" : "");
+            last = vm;
+        }
+        print_served(v, profile);
+    }
+    for (size_t i = 0; i < json_array_size(errors); i++) {
+        const json_t *e = json_array_get(errors, i);
+        const char *vm = json_string_value(json_object_get(e, "vm_name"));
+        const char *id = json_string_value(json_object_get(e, "result_id"));
+        const char *msg = json_string_value(json_object_get(e, "message"));
+        printf("not judged: VM %s result %s: %s\n", vm ? vm : "?", id ? id : "?",
+               msg ? msg : "");
+    }
+}
+
+/* {"verdicts": [...]} of N verdicts with each one's "profile" and
+ * "vm_name", as the backend's verdicts have them; NULL when out of memory. */
+static json_t *verdicts_doc(const struct tw_verdict *v, size_t n, const char *vm_name,
+                            const char (*profiles)[64])
+{
+    json_t *arr = json_array(), *doc = json_pack("{s:o}", "verdicts", arr);
+    if (!doc)
+        return NULL;
+    for (size_t i = 0; i < n; i++) {
+        json_t *o = tw_verdict_to_value(&v[i]);
+        if (!o || json_array_append_new(arr, o) ||
+            json_object_set_new(o, "profile",
+                                profiles[i][0] ? json_string(profiles[i]) : json_null()) ||
+            json_object_set_new(o, "vm_name", vm_name[0] ? json_string(vm_name) : json_null())) {
+            json_decref(doc);
+            return NULL;
+        }
+    }
+    return doc;
+}
+
 /*
  * GET SERVER/api/v1/compliance with the token in TOKEN_FILE, printed as
- * text (grouped by VM) or as the backend's JSON.  Returns an exit status.
+ * text (grouped by VM), CSV or the backend's JSON.  Returns an exit status.
  */
-static int from_server(const char *server, const char *token_file, bool json)
+static int from_server(const char *server, const char *token_file, bool json, bool csv)
 {
     char token[512], url[2048], auth[600];
     struct tw_error err = {0};
@@ -176,8 +287,12 @@ static int from_server(const char *server, const char *token_file, bool json)
     struct tw_az_http *h = tw_az_http_new(&o, &err);
     struct tw_az_http_resp resp;
     memset(&resp, 0, sizeof(resp));
+    tw_app_detail(TW_CLI_PROG, "compliance: GET %s", url);
     rc = h ? tw_az_http_request(h, "GET", url, headers, NULL, 0, &resp, &err) : TW_ENOMEM;
     memset(auth, 0, sizeof(auth));
+    if (rc == TW_OK)
+        tw_app_detail(TW_CLI_PROG, "compliance: HTTP %ld, %zu bytes", resp.status,
+                      resp.body.len);
     tw_az_http_free(h);
     int status = TW_EXIT_OK;
     json_t *doc = NULL;
@@ -189,7 +304,6 @@ static int from_server(const char *server, const char *token_file, bool json)
     }
     doc = json_loadb(resp.body.data ? resp.body.data : "", resp.body.len, 0, NULL);
     const json_t *verdicts = json_object_get(doc, "verdicts");
-    const json_t *errors = json_object_get(doc, "errors");
     if (!json_is_array(verdicts)) {
         tw_app_error(TW_CLI_PROG, "compliance from %s: the answer is not the backend's "
                      "{\"verdicts\": [...]}; is --server a tierwise backend?", url);
@@ -203,31 +317,15 @@ static int from_server(const char *server, const char *token_file, bool json)
         free(s);
         goto out;
     }
-    printf("%lld VM(s) at %.*s, %zu verdict(s)\n",
-           (long long)json_integer_value(json_object_get(doc, "vms")), (int)n, server,
-           json_array_size(verdicts));
-    const char *last = NULL;
-    for (size_t i = 0; i < json_array_size(verdicts); i++) {
-        const json_t *v = json_array_get(verdicts, i);
-        const char *vm = json_string_value(json_object_get(v, "vm_name"));
-        const char *profile = json_string_value(json_object_get(v, "profile"));
-        if (vm && (!last || strcmp(vm, last) != 0)) {
-            const json_t *cap = json_object_get(v, "vm");
-            const char *size = json_string_value(json_object_get(cap, "size"));
-            printf("VM %s%s%s%s\n", vm, size ? " (" : "", size ? size : "", size ? ")" : "");
-            last = vm;
-        }
-        print_served(v, profile);
+    if (csv) {
+        print_csv(doc);
+    } else {
+        printf("%lld VM(s) at %.*s, %zu verdict(s)\n",
+               (long long)json_integer_value(json_object_get(doc, "vms")), (int)n, server,
+               json_array_size(verdicts));
+        print_doc(doc);
     }
-    for (size_t i = 0; i < json_array_size(errors); i++) {
-        const json_t *e = json_array_get(errors, i);
-        const char *vm = json_string_value(json_object_get(e, "vm_name"));
-        const char *id = json_string_value(json_object_get(e, "result_id"));
-        const char *msg = json_string_value(json_object_get(e, "message"));
-        printf("not judged: VM %s result %s: %s\n", vm ? vm : "?", id ? id : "?",
-               msg ? msg : "");
-    }
-    if (fflush(stdout) != 0)
+    if (fflush(stdout) != 0 || ferror(stdout))
         status = TW_EXIT_FAIL;
 out:
     json_decref(doc);
@@ -286,7 +384,7 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         {"result", required_argument, NULL, 'r'},
         {"vm-size", required_argument, NULL, 's'},
         {"catalog", required_argument, NULL, 'c'},
-        {"vm-caps", required_argument, NULL, 'v'},
+        {"vm-caps", required_argument, NULL, 'K'},
         {"caps-from-arm", no_argument, NULL, 'A'},
         {"imds-url", required_argument, NULL, 'I'},
         {"arm-url", required_argument, NULL, 'M'},
@@ -294,14 +392,16 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         {"server", required_argument, NULL, 'S'},
         {"token-file", required_argument, NULL, 'T'},
         {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},
+        TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
     const char *inv_path = NULL, *vm_size = NULL, *cat_path = NULL, *caps_path = NULL;
     const char *server = NULL, *token_file = NULL;
     bool file_opts = false;
     struct tw_az_ep_args ep_args = {.only = (1u << TW_AZ_EP_IMDS) | (1u << TW_AZ_EP_ARM)};
-    bool json = false, from_arm = false;
+    bool json = false, csv = false, from_arm = false;
     struct tw_vmcap arm_cap;
     size_t n_results = 0;
     const char **results = calloc((size_t)argc + 1, sizeof(*results));
@@ -310,23 +410,25 @@ int tw_cli_cmd_compliance(int argc, char **argv)
     struct tw_inventory *inv = malloc(sizeof(*inv));
     struct tw_result *r = malloc(sizeof(*r));
     struct tw_verdict *verdicts = calloc((size_t)argc + 1, sizeof(*verdicts));
+    char(*profiles)[64] = calloc((size_t)argc + 1, sizeof(*profiles));
+    json_t *doc = NULL;
     struct tw_error err = {0};
     enum tw_err rc = TW_OK;
     int status = TW_EXIT_OK;
-    if (!results || !inv || !r || !verdicts) {
+    if (!results || !inv || !r || !verdicts || !profiles) {
         tw_app_error(TW_CLI_PROG, "out of memory");
         status = TW_EXIT_FAIL;
         goto out;
     }
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
         case 'i': inv_path = optarg; break;
         case 'r': results[n_results++] = optarg; break;
         case 's': vm_size = optarg; break;
         case 'c': cat_path = optarg; break;
-        case 'v': caps_path = optarg; break;
+        case 'K': caps_path = optarg; break;
         case 'A': from_arm = true; break;
         case 'I': ep_args.url[TW_AZ_EP_IMDS] = optarg; break;
         case 'M': ep_args.url[TW_AZ_EP_ARM] = optarg; break;
@@ -334,6 +436,11 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         case 'S': server = optarg; break;
         case 'T': token_file = optarg; break;
         case 'j': json = true; break;
+        case 'x': csv = true; break;
+        TW_CLI_SAY_CASES;
+        case TW_CLI_OPT_VERSION:
+            status = tw_app_print_version(TW_CLI_PROG);
+            goto out;
         case 'h':
             usage(stdout);
             goto out;
@@ -349,6 +456,11 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         status = TW_EXIT_USAGE;
         goto out;
     }
+    if (json && csv) {
+        tw_app_error(TW_CLI_PROG, "compliance: give --json or --csv, not both");
+        status = TW_EXIT_USAGE;
+        goto out;
+    }
     file_opts = inv_path || n_results || vm_size || cat_path || caps_path || from_arm;
     if (server || token_file) {
         if (!server || !token_file || file_opts) {
@@ -357,7 +469,7 @@ int tw_cli_cmd_compliance(int argc, char **argv)
                          "see compliance --help");
             status = TW_EXIT_USAGE;
         } else {
-            status = from_server(server, token_file, json);
+            status = from_server(server, token_file, json, csv);
         }
         goto out;
     }
@@ -376,6 +488,10 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         rc = load(inv_path, &err, parse_inventory, inv);
     if (rc != TW_OK)
         goto fail;
+    tw_app_detail(TW_CLI_PROG, "compliance: tier catalog %s, VM caps %s (%zu sizes), inventory %s "
+                  "(VM %s, %zu disks)",
+                  cat_path ? cat_path : "built in", caps_path ? caps_path : "built in", caps.n,
+                  inv_path, inv->vm.name[0] ? inv->vm.name : "unnamed", inv->n_disks);
 
     /* The VM's cap: the size asked for must be known; the inventory's may
      * not be (then the verdict says the cap was not applied). */
@@ -393,13 +509,18 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         goto fail;
     }
     if (!cap && size[0])
-        tw_app_error(TW_CLI_PROG, "note: VM size %s is not in the VM caps table: expected "
-                     "figures leave its uncached cap out", size);
+        tw_app_note(TW_CLI_PROG, "note: VM size %s is not in the VM caps table: expected "
+                    "figures leave its uncached cap out", size);
 
     for (size_t i = 0; i < n_results; i++) {
         rc = load(results[i], &err, parse_result, r);
-        if (rc == TW_OK)
+        if (rc == TW_OK) {
+            snprintf(profiles[i], sizeof(profiles[i]), "%s", r->profile);
             rc = tw_verdict_check(r, inv, &cat, cap, &verdicts[i], &err);
+        }
+        if (rc == TW_OK)
+            tw_app_detail(TW_CLI_PROG, "compliance: %s: result %s, %s", results[i],
+                          verdicts[i].result_id, tw_verdict_name(verdicts[i].kind));
         if (rc != TW_OK) {
             if (err.msg[0] && !strstr(err.msg, results[i])) {
                 char msg[sizeof(err.msg)];
@@ -410,17 +531,31 @@ int tw_cli_cmd_compliance(int argc, char **argv)
         }
     }
 
+    /* One document, shaped as the backend's verdicts (with "vm_name" and
+     * "profile"), for every output: text and CSV print it as they print
+     * the backend's. */
+    doc = verdicts_doc(verdicts, n_results, inv->vm.name, (const char(*)[64])profiles);
+    if (!doc) {
+        rc = tw_error_set(&err, TW_ENOMEM, "out of memory writing the verdicts");
+        goto fail;
+    }
     if (json) {
-        char *s = tw_verdicts_to_json(verdicts, n_results, JSON_INDENT(2));
+        /* Figures are rounded to 0.1 or 0.001: short, as core prints them. */
+        char *s = json_dumps(doc, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
         if (!s) {
             rc = tw_error_set(&err, TW_ENOMEM, "out of memory writing the verdicts");
             goto fail;
         }
         puts(s);
         free(s);
+    } else if (csv) {
+        print_csv(doc);
     } else {
-        for (size_t i = 0; i < n_results; i++)
-            print_text(&verdicts[i]);
+        print_doc(doc);
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        rc = tw_error_set(&err, TW_EIO, "writing the verdicts to standard output failed");
+        goto fail;
     }
     goto out;
 fail:
@@ -429,9 +564,11 @@ fail:
 out:
     tw_tier_catalog_cleanup(&cat);
     tw_vmcap_table_cleanup(&caps);
+    json_decref(doc);
     free(results);
     free(inv);
     free(r);
     free(verdicts);
+    free(profiles);
     return status;
 }

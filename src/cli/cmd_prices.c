@@ -17,6 +17,7 @@
 #include "app/app.h"
 #include "azure/endpoints.h"
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "core/pricebook.h"
 #include "service/prices.h"
 #include "store/store.h"
@@ -28,8 +29,9 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: %s prices refresh --db FILE --region R --currency C [--prices-url URL]\n"
             "                         [--config FILE] [--json]\n"
-            "       %s prices show [--db FILE] --region R --currency C [--sku P10] [--json]\n"
-            "       %s prices import --db FILE [--json] FILE\n"
+            "       %s prices show [--db FILE] --region R --currency C [--tier P10 | --sku S]\n"
+            "                      [--json | --csv]\n"
+            "       %s prices import --db FILE [--partial] [--json] FILE\n"
             "       %s prices bench --region R --currency C [--db FILE] [--lookups N] [--json]\n\n"
             "Managed-disk prices from the Azure Retail Prices API, kept per region and\n"
             "currency in the database. Without refreshed prices, the bundled snapshot\n"
@@ -39,18 +41,29 @@ static void usage(FILE *f)
             "            book in one transaction (left as it was on any failure)\n"
             "  show      print the book of R and C: the database's, else the snapshot's\n"
             "  import    store a saved API answer or a snapshot file (one book per region\n"
-            "            and currency it holds)\n"
+            "            and currency it holds); one page of a multi-page answer (its\n"
+            "            NextPageLink set) is refused unless --partial\n"
             "  bench     build the book of R and C and time N lookups (default 1,000,000)\n\n"
             "  --db FILE         the tierwise database (SQLite)\n"
             "  --region R        Azure region name, e.g. westeurope\n"
             "  --currency C      USD AUD BRL CAD CHF CNY DKK EUR GBP INR JPY KRW NOK NZD RUB\n"
             "                    SEK TWD\n"
-            "  --sku S           show only tier S (P10, E15, S4 ...) or SKU S (Premium_LRS)\n"
+            "  --tier T          show only tier T (P10, E15, S4 ...)\n"
+            "  --sku S           show only tier S or SKU S (Premium_LRS)\n"
+            "  --partial         import: store one page of a multi-page answer anyway (the\n"
+            "                    book then holds that page only, and its source says so)\n"
             "  --prices-url URL  the Retail Prices endpoint (else TIERWISE_PRICES_URL, the\n"
             "                    config file's prices_url, https://prices.azure.com)\n"
             "  --config FILE     the config file (else TIERWISE_CONFIG)\n"
             "  --lookups N       bench: lookups to time\n"
             "  --json            print JSON\n"
+            "  --csv             show: the prices as CSV (RFC 4180, a header row, CRLF):\n"
+            "                    region,currency,tier,sku,redundancy,per_month,\n"
+            "                    per_10k_transactions,shared_mount_per_month,per_gib_hour,\n"
+            "                    per_iops_hour,per_mbps_hour,source,fetched_at\n"
+            TW_CLI_SAY_HELP
+            "                    (refresh -v: where the endpoint came from; -q: no note of\n"
+            "                    a page fetched with $skip)\n"
             "  -h, --help        this text\n\n"
             "Exit status: 0 done; 1 the API or the database failed (network, a bad page, a\n"
             "link off the endpoint, a loop of links), out of memory; 2 bad usage or input\n"
@@ -62,13 +75,13 @@ struct opts {
     const char *db, *region, *currency, *sku, *config;
     const char *prices_url;
     long lookups;
-    bool json;
+    bool json, csv, partial, tier;
 };
 
 static void log_line(void *arg, const char *line)
 {
     (void)arg;
-    tw_app_error(TW_CLI_PROG, "%s", line);
+    tw_app_note(TW_CLI_PROG, "%s", line);
 }
 
 static int fail(enum tw_err rc, const struct tw_error *err, bool upstream)
@@ -114,6 +127,9 @@ static int cmd_refresh(const struct opts *o)
     enum tw_err rc = tw_az_endpoints_resolve(&args, &ep, &err);
     if (rc != TW_OK)
         return fail(rc, &err, false);
+    tw_app_detail(TW_CLI_PROG, "prices refresh: Retail Prices endpoint %s (from %s), database %s",
+                  ep.url[TW_AZ_EP_PRICES], tw_az_ep_source_name(&ep, TW_AZ_EP_PRICES),
+                  o->db);
     char reg[48], cur[4];
     if ((rc = tw_svc_prices_key(o->region, o->currency, reg, cur, &err)) != TW_OK)
         return fail(rc, &err, false);
@@ -165,20 +181,26 @@ static int cmd_import(const struct opts *o, const char *file)
     struct tw_store *st = NULL;
     struct tw_svc_refresh_result res;
     if ((rc = tw_store_open(o->db, &st, &err)) == TW_OK)
-        rc = tw_svc_prices_import(st, in.data ? in.data : "", in.len, file, &res, &err);
+        rc = tw_svc_prices_import_opt(st, in.data ? in.data : "", in.len, file, o->partial, &res,
+                                      &err);
     tw_store_close(st);
     tw_buf_cleanup(&in);
     if (rc != TW_OK)
         return fail(rc, &err, false);
+    if (res.partial)
+        tw_app_note(TW_CLI_PROG,
+                    "note: %s is one page of a multi-page answer (--partial): the book now "
+                    "holds that page's prices only",
+                    file);
     if (!o->json) {
         printf("%s: %zu items into %zu price books (%zu prices), source \"%s\", fetched_at %s\n",
                file, res.items, res.books, res.prices, res.source, res.fetched_at);
         return fflush(stdout) == 0 ? TW_EXIT_OK : TW_EXIT_FAIL;
     }
-    json_t *j =
-        json_pack("{s:s, s:I, s:I, s:I, s:s, s:s}", "file", file, "items", (json_int_t)res.items,
-                  "books", (json_int_t)res.books, "prices", (json_int_t)res.prices, "source",
-                  res.source, "fetched_at", res.fetched_at);
+    json_t *j = json_pack("{s:s, s:I, s:I, s:I, s:s, s:s, s:b}", "file", file, "items",
+                          (json_int_t)res.items, "books", (json_int_t)res.books, "prices",
+                          (json_int_t)res.prices, "source", res.source, "fetched_at",
+                          res.fetched_at, "partial", res.partial);
     if (!j) {
         tw_app_error(TW_CLI_PROG, "out of memory");
         return TW_EXIT_FAIL;
@@ -241,6 +263,54 @@ static void print_text(const json_t *j)
         printf("%zu meters not used for disk prices (unknown_meters in --json)\n", nu);
 }
 
+/* The book as CSV (csv.h): a record per tier price, then one per
+ * provisioned SKU (the per-hour columns), source and time on each. */
+static void print_csv(const json_t *j)
+{
+    static const char *const head[] = {
+        "region",       "currency",      "tier",          "sku",       "redundancy",
+        "per_month",    "per_10k_transactions",           "shared_mount_per_month",
+        "per_gib_hour", "per_iops_hour", "per_mbps_hour", "source",    "fetched_at"};
+    const char *region = json_string_value(json_object_get(j, "region"));
+    const char *currency = json_string_value(json_object_get(j, "currency"));
+    const char *source = json_string_value(json_object_get(j, "source"));
+    const char *fetched = json_string_value(json_object_get(j, "fetched_at"));
+    double nan = 0.0 / 0.0;
+    tw_cli_csv_row(stdout, head, sizeof(head) / sizeof(head[0]));
+    size_t i;
+    const json_t *r;
+    json_array_foreach(json_object_get(j, "prices"), i, r)
+    {
+        tw_cli_csv_field(stdout, region, 0);
+        tw_cli_csv_field(stdout, currency, 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "tier")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "sku")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "redundancy")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_month")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_10k_transactions")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "shared_mount_per_month")), 0);
+        for (int k = 0; k < 3; k++)
+            tw_cli_csv_num(stdout, nan, 0);
+        tw_cli_csv_field(stdout, source, 0);
+        tw_cli_csv_field(stdout, fetched, 1);
+    }
+    json_array_foreach(json_object_get(j, "provisioned"), i, r)
+    {
+        tw_cli_csv_field(stdout, region, 0);
+        tw_cli_csv_field(stdout, currency, 0);
+        tw_cli_csv_field(stdout, "", 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "sku")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "redundancy")), 0);
+        for (int k = 0; k < 3; k++)
+            tw_cli_csv_num(stdout, nan, 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_gib_hour")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_iops_hour")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_mbps_hour")), 0);
+        tw_cli_csv_field(stdout, source, 0);
+        tw_cli_csv_field(stdout, fetched, 1);
+    }
+}
+
 static int cmd_show(const struct opts *o)
 {
     struct tw_error err = {0};
@@ -253,9 +323,25 @@ static int cmd_show(const struct opts *o)
     tw_store_close(st);
     if (rc != TW_OK)
         return fail(rc, &err, false);
+    tw_app_detail(TW_CLI_PROG, "prices show: the book of %s",
+                  json_string_value(json_object_get(j, "source")));
+    /* A book with nothing in it answers nothing a person asked: say why
+     * (a region typo, or a currency never fetched) instead of an empty
+     * table.  The JSON is the document as the API serves it. */
+    if (!o->json && !json_array_size(json_object_get(j, "prices")) &&
+        !json_array_size(json_object_get(j, "provisioned")) &&
+        !json_array_size(json_object_get(j, "unknown_meters"))) {
+        rc = tw_svc_prices_no_book(json_string_value(json_object_get(j, "region")),
+                                   json_string_value(json_object_get(j, "currency")), &err);
+        json_decref(j);
+        return fail(rc, &err, false);
+    }
     int status = TW_EXIT_OK;
     if (o->json) {
         status = print_json(j);
+    } else if (o->csv) {
+        print_csv(j);
+        status = fflush(stdout) == 0 && !ferror(stdout) ? TW_EXIT_OK : TW_EXIT_FAIL;
     } else {
         print_text(j);
         status = fflush(stdout) == 0 ? TW_EXIT_OK : TW_EXIT_FAIL;
@@ -373,7 +459,11 @@ int tw_cli_cmd_prices(int argc, char **argv)
         {"config", required_argument, NULL, 'C'},
         {"lookups", required_argument, NULL, 'n'},
         {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'x'},
+        {"tier", required_argument, NULL, 't'},
+        {"partial", no_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
+        TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
     if (argc < 2) {
@@ -397,12 +487,24 @@ int tw_cli_cmd_prices(int argc, char **argv)
     struct opts o = {.lookups = 1000000};
     int c;
     optind = 2;
-    while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", lopts, NULL)) != -1) {
         switch (c) {
         case 'd': o.db = optarg; break;
         case 'r': o.region = optarg; break;
         case 'c': o.currency = optarg; break;
-        case 's': o.sku = optarg; break;
+        case 's':
+        case 't':
+            if (o.sku) {
+                tw_app_error(TW_CLI_PROG, "prices show takes one --tier or --sku");
+                return TW_EXIT_USAGE;
+            }
+            o.sku = optarg;
+            o.tier = c == 't';
+            break;
+        case 'x': o.csv = true; break;
+        case 'P': o.partial = true; break;
+        TW_CLI_SAY_CASES;
+        case TW_CLI_OPT_VERSION: return tw_app_print_version(TW_CLI_PROG);
         case 'u': o.prices_url = optarg; break;
         case 'C': o.config = optarg; break;
         case 'j': o.json = true; break;
@@ -441,7 +543,22 @@ int tw_cli_cmd_prices(int argc, char **argv)
         return TW_EXIT_USAGE;
     }
     if (o.sku && strcmp(sub, "show") != 0) {
-        tw_app_error(TW_CLI_PROG, "--sku is for prices show");
+        tw_app_error(TW_CLI_PROG, "--%s is for prices show", o.tier ? "tier" : "sku");
+        return TW_EXIT_USAGE;
+    }
+    if (o.tier && strchr(o.sku, '_')) {
+        tw_app_error(TW_CLI_PROG,
+                     "--tier %s is a SKU name, not a tier: give --sku %s, or a tier such as "
+                     "--tier P10",
+                     o.sku, o.sku);
+        return TW_EXIT_USAGE;
+    }
+    if (o.csv && (strcmp(sub, "show") != 0 || o.json)) {
+        tw_app_error(TW_CLI_PROG, "--csv is for prices show, without --json");
+        return TW_EXIT_USAGE;
+    }
+    if (o.partial && !import) {
+        tw_app_error(TW_CLI_PROG, "--partial is for prices import");
         return TW_EXIT_USAGE;
     }
     if (strcmp(sub, "refresh") == 0)

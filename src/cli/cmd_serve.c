@@ -57,6 +57,10 @@ static void usage(FILE *f)
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
+            TW_CLI_SAY_HELP
+            "                    (-q: no lines on stderr but errors and warnings, not even\n"
+            "                    the minute's counts; -v: a line per request, as\n"
+            "                    --log-requests)\n"
             "  -h, --help         this text\n\n"
             "Tokens: tierwise token create --db FILE --role agent|reader|admin.\n"
             "SIGTERM or SIGINT stops it gracefully.\n"
@@ -207,14 +211,22 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"log-requests", no_argument, NULL, 'L'},
         {"prices-url", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
+        TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
     struct serve_opts o = {.log_requests = -1};
     const char *config = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
+        case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;
+        /* -v: every request logged, as --log-requests. */
+        case 'v':
+            tw_app_set_verbosity(TW_APP_VERBOSE);
+            o.log_requests = 1;
+            break;
+        case TW_CLI_OPT_VERSION: return tw_app_print_version(TW_CLI_PROG);
         case 'd': o.db = optarg; break;
         case 'l': o.listen = optarg; break;
         case 'w': o.web = optarg; break;
@@ -348,9 +360,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
             goto fail_msg;
         }
     }
-    fprintf(stderr, "%s serve: listening on %s (database %s; dashboard %s%s); SIGTERM stops it\n",
-            TW_CLI_PROG, tw_server_url(srv), o.db, so.web_dir ? so.web_dir : "not served",
-            so.web_dir ? "" : ": give --web DIR");
+    tw_app_note(TW_CLI_PROG, "serve: listening on %s (database %s; dashboard %s%s); SIGTERM stops it",
+                tw_server_url(srv), o.db, so.web_dir ? so.web_dir : "not served",
+                so.web_dir ? "" : ": give --web DIR");
     if (!cert && o.listen && strncmp(o.listen, "127.", 4) != 0 &&
         strncmp(o.listen, "localhost", 9) != 0 && strncmp(o.listen, "[::1]", 5) != 0)
         fprintf(stderr,
@@ -369,10 +381,10 @@ int tw_cli_cmd_serve(int argc, char **argv)
             struct tw_server_counts now;
             tw_server_counts(srv, &now);
             if (now.requests != last.requests)
-                fprintf(stderr,
-                        "%s serve: last %d s: %llu requests, %llu reports stored, %llu "
-                        "repeated, %llu answered 5xx\n",
-                        TW_CLI_PROG, LOG_EVERY_S,
+                tw_app_note(TW_CLI_PROG,
+                        "serve: last %d s: %llu requests, %llu reports stored, %llu "
+                        "repeated, %llu answered 5xx",
+                        LOG_EVERY_S,
                         (unsigned long long)(now.requests - last.requests),
                         (unsigned long long)(now.reports_stored - last.reports_stored),
                         (unsigned long long)(now.reports_repeat - last.reports_repeat),
@@ -380,11 +392,10 @@ int tw_cli_cmd_serve(int argc, char **argv)
             last = now;
         }
     }
-    fprintf(stderr, "%s serve: %s: stopping (requests in flight finish)\n", TW_CLI_PROG,
-            sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    tw_app_note(TW_CLI_PROG, "serve: %s: stopping (requests in flight finish)",
+                sig == SIGTERM ? "SIGTERM" : "SIGINT");
     tw_server_stop(srv, 10000);
-    fprintf(stderr, "%s serve: stopped by %s\n", TW_CLI_PROG,
-            sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    tw_app_note(TW_CLI_PROG, "serve: stopped by %s", sig == SIGTERM ? "SIGTERM" : "SIGINT");
     goto out;
 fail_msg:
     tw_app_error(TW_CLI_PROG, "serve: %s", err.msg[0] ? err.msg : tw_strerror(rc));

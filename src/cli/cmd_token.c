@@ -41,6 +41,9 @@ static void usage(FILE *f)
             "  --role ROLE   agent, reader or admin\n"
             "  --name NAME   a label for the token (e.g. the VM or person it is for)\n"
             "  --json        list as a JSON array\n"
+            TW_CLI_SAY_HELP
+            "                    (-q: no line on stderr saying what was created or revoked;\n"
+            "                    -v: also the database used)\n"
             "  -h, --help    this text\n\n"
             "Exit status: 0 done, 1 the database failed, 2 bad usage or no such token.\n",
             TW_CLI_PROG, TW_CLI_PROG, TW_CLI_PROG);
@@ -85,7 +88,8 @@ int tw_cli_cmd_token(int argc, char **argv)
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'd'},   {"role", required_argument, NULL, 'r'},
         {"name", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+        {"help", no_argument, NULL, 'h'},       TW_CLI_SAY_OPTS,
+        {NULL, 0, NULL, 0},
     };
     if (argc < 2) {
         usage(stderr);
@@ -104,8 +108,10 @@ int tw_cli_cmd_token(int argc, char **argv)
     bool json = false;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc - 1, argv + 1, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc - 1, argv + 1, "hqv", opts, NULL)) != -1) {
         switch (c) {
+        TW_CLI_SAY_CASES;
+        case TW_CLI_OPT_VERSION: return tw_app_print_version(TW_CLI_PROG);
         case 'd': db = optarg; break;
         case 'r': role_s = optarg; break;
         case 'n': name = optarg; break;
@@ -180,6 +186,7 @@ int tw_cli_cmd_token(int argc, char **argv)
         return TW_EXIT_USAGE;
     }
     struct tw_store *st = NULL;
+    tw_app_detail(TW_CLI_PROG, "token %s: database %s", sub, db);
     enum tw_err rc = tw_store_open(db, &st, &err);
     if (rc != TW_OK)
         return fail(rc, &err);
@@ -202,11 +209,10 @@ int tw_cli_cmd_token(int argc, char **argv)
                              (long long)new_id);
                 status = TW_EXIT_FAIL;
             } else {
-                fprintf(stderr,
-                        "%s token: created %s token %lld%s%s; it is shown only "
-                        "this once\n",
-                        TW_CLI_PROG, tw_role_name(role), (long long)new_id, name ? " " : "",
-                        name ? name : "");
+                tw_app_note(TW_CLI_PROG,
+                            "token: created %s token %lld%s%s; it is shown only this once",
+                            tw_role_name(role), (long long)new_id, name ? " " : "",
+                            name ? name : "");
             }
         }
         memset(tok, 0, sizeof(tok));
@@ -232,7 +238,7 @@ int tw_cli_cmd_token(int argc, char **argv)
     } else {
         rc = tw_store_token_revoke(st, id, &err);
         if (rc == TW_OK)
-            fprintf(stderr, "%s token: revoked token %lld\n", TW_CLI_PROG, (long long)id);
+            tw_app_note(TW_CLI_PROG, "token: revoked token %lld", (long long)id);
     }
     tw_store_close(st);
     if (rc != TW_OK)

@@ -123,6 +123,73 @@ enum tw_err tw_svc_prices_load(struct tw_store *st, const char *region, const ch
     return tw_pricebook_build(&items, reg, cur, source, fetched, now, out, err);
 }
 
+/* Edit distance of A and B (short names; capped at 9). */
+static int distance(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    if (na > 47 || nb > 47)
+        return 9;
+    int row[48];
+    for (size_t j = 0; j <= nb; j++)
+        row[j] = (int)j;
+    for (size_t i = 1; i <= na; i++) {
+        int diag = row[0];
+        row[0] = (int)i;
+        for (size_t j = 1; j <= nb; j++) {
+            int up = row[j];
+            int best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j] + 1 < best)
+                best = row[j] + 1;
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[nb] < 9 ? row[nb] : 9;
+}
+
+/* (prices.h) Without this, a tier asked of an empty book was reported
+ * missing, as if the tier were the mistake. */
+enum tw_err tw_svc_prices_no_book(const char *region, const char *currency, struct tw_error *err)
+{
+    pthread_once(&snap_once, snap_load);
+    bool known = false;
+    const char *near = NULL;
+    char in_cur[64] = ""; /* the snapshot's currencies of REGION, "USD GBP" */
+    int best = 3;         /* two edits or fewer are a likely typo */
+    for (size_t i = 0; snap_rc == TW_OK && i < snap_items.n; i++) {
+        const char *r = snap_items.v[i].region;
+        if (strcmp(r, region) == 0) {
+            known = true;
+            const char *c = snap_items.v[i].currency;
+            size_t l = strlen(in_cur);
+            if (!strstr(in_cur, c) && l + 5 < sizeof(in_cur))
+                snprintf(in_cur + l, sizeof(in_cur) - l, "%s%s", l ? " " : "", c);
+            continue;
+        }
+        if (!tw_pb_region_ok(r))
+            continue;
+        int d = distance(region, r);
+        if (d < best) {
+            best = d;
+            near = r;
+        }
+    }
+    if (known)
+        return tw_error_set(err, TW_ENOENT,
+                            "no price book for %s %s: the database holds none and the bundled "
+                            "snapshot has %s in %s only; fetch one with prices refresh --region "
+                            "%s --currency %s",
+                            region, currency, region, in_cur, region, currency);
+    return tw_error_set(err, TW_ENOENT,
+                        "no price book for %s %s: %s is not a known Azure region (not in the "
+                        "database, nor among the bundled snapshot's regions)%s%s%s; check the "
+                        "region name",
+                        region, currency, region, near ? "; did you mean " : "",
+                        near ? near : "", near ? "?" : "");
+}
+
 enum tw_err tw_svc_prices_show(struct tw_store *st, const char *region, const char *currency,
                                const char *sku, json_t **out, struct tw_error *err)
 {
@@ -137,6 +204,10 @@ enum tw_err tw_svc_prices_show(struct tw_store *st, const char *region, const ch
                           sku);
     if (rc == TW_OK)
         rc = tw_svc_prices_load(st, reg, cur, &b, err);
+    /* A SKU asked of a book with no item at all: the region (or currency)
+     * is what is missing, not the SKU. */
+    if (rc == TW_OK && sku && b->items.n == 0)
+        rc = tw_svc_prices_no_book(reg, cur, err);
     if (rc == TW_OK)
         rc = tw_pricebook_json(b, reg, cur, sku, out, err);
     tw_pricebook_free(b);
@@ -234,6 +305,13 @@ static int cmp_item_key(const void *pa, const void *pb)
 enum tw_err tw_svc_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
                                  struct tw_svc_refresh_result *res, struct tw_error *err)
 {
+    return tw_svc_prices_import_opt(st, buf, len, name, false, res, err);
+}
+
+enum tw_err tw_svc_prices_import_opt(struct tw_store *st, const char *buf, size_t len,
+                                     const char *name, bool partial,
+                                     struct tw_svc_refresh_result *res, struct tw_error *err)
+{
     struct tw_svc_refresh_result local;
     if (!res)
         res = &local;
@@ -246,8 +324,18 @@ enum tw_err tw_svc_prices_import(struct tw_store *st, const char *buf, size_t le
         tw_price_items_cleanup(&items);
         return tw_error_set(err, rc, "%s: %s", name, perr.msg);
     }
-    snprintf(res->source, sizeof(res->source), "%s %.200s",
-             page.fetched_at[0] ? "snapshot" : "import", name);
+    if (page.next[0] && !partial) {
+        tw_price_items_cleanup(&items);
+        return tw_error_set(err, TW_EINVAL,
+                            "%.200s is one page of a multi-page answer (its NextPageLink is set): "
+                            "importing it would replace each price book it holds with a part; "
+                            "nothing imported. Fetch every page with prices refresh, or give "
+                            "--partial to store this page alone",
+                            name);
+    }
+    res->partial = page.next[0] != '\0';
+    snprintf(res->source, sizeof(res->source), "%s %.200s%s",
+             page.fetched_at[0] ? "snapshot" : "import", name, res->partial ? " (partial)" : "");
     /* A snapshot says when its prices were taken; a saved page does not,
      * so the import's own time stands for it.  (Copied from a buffer of
      * its own: an earlier build copied res->fetched_at onto itself and

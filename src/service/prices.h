@@ -55,6 +55,7 @@ struct tw_svc_refresh_result {
     char source[256];
     struct tw_az_prices_stats fetch;
     bool store_failed; /* the failure was the store's, not the API's: answer 500 */
+    bool partial;      /* import: one page of a multi-page answer, stored as asked */
 };
 
 /*
@@ -71,8 +72,16 @@ enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refre
  * Imports LEN bytes at BUF named NAME (a saved API page, a snapshot file
  * like pricing/azure-disk-prices.json, or an array of items): one book per
  * (region, currency) found, each replaced in its own transaction.
- * TW_EPARSE for a file that is not prices (nothing stored).
+ * TW_EPARSE for a file that is not prices (nothing stored).  A page whose
+ * NextPageLink is set is one page of a multi-page answer: storing it would
+ * replace each whole book with a part, so it is refused (TW_EINVAL,
+ * nothing stored) unless PARTIAL; then it is stored, its source says
+ * "(partial)" and RES->partial is set.  tw_svc_prices_import is the same
+ * with PARTIAL false.
  */
+enum tw_err tw_svc_prices_import_opt(struct tw_store *st, const char *buf, size_t len,
+                                     const char *name, bool partial,
+                                     struct tw_svc_refresh_result *res, struct tw_error *err);
 enum tw_err tw_svc_prices_import(struct tw_store *st, const char *buf, size_t len, const char *name,
                                  struct tw_svc_refresh_result *res, struct tw_error *err);
 
@@ -95,6 +104,15 @@ enum tw_err tw_svc_prices_load(struct tw_store *st, const char *region, const ch
  */
 enum tw_err tw_svc_prices_show(struct tw_store *st, const char *region, const char *currency,
                                const char *sku, json_t **out, struct tw_error *err);
+
+/*
+ * Why the book of REGION and CURRENCY (normalised) holds nothing, in ERR,
+ * and TW_ENOENT: a region the bundled snapshot does not know (a typo; the
+ * nearest known name is suggested), or a known region without a book in
+ * that currency.  tw_svc_prices_show says this when a SKU is asked of an
+ * empty book.
+ */
+enum tw_err tw_svc_prices_no_book(const char *region, const char *currency, struct tw_error *err);
 
 /* Normalises a region (lower case) and currency (upper case) into the
  * buffers and checks them; TW_EINVAL naming the bad one. */

@@ -3,7 +3,7 @@
  * SIGTERM or SIGINT.
  *
  *   tierwise-azsim --scenario F [--prices F]... [--listen 127.0.0.1:PORT]
- *                  [--port-file F] [--fault SPEC]... [--log-requests]
+ *                  [--port-file F] [--fault SPEC]... [--log-requests] [-q | -v]
  *
  * The chosen port goes to stdout (one line) and, atomically, to
  * --port-file, so a script can start it on port 0 and read where it is.
@@ -44,6 +44,9 @@ static void usage(FILE *f)
         "                      truncate (bytes=), drop, no-next-link; also skip=, count=,\n"
         "                      probability=, seed=, method= (repeatable)\n"
         "  --log-requests      one line per request on stderr\n"
+        "  -q, --quiet         nothing on stderr but errors (no line when it starts or\n"
+        "                      stops)\n"
+        "  -v, --verbose       also one line per request, as --log-requests\n"
         "  --help, --version\n\n"
         "The port is printed on stdout.  SIGTERM or SIGINT stops it.\n"
         "Exit status: 0 stopped by a signal, 1 could not listen, 2 bad usage or scenario.\n",
@@ -95,7 +98,7 @@ int main(int argc, char **argv)
     size_t n_prices = 0;
     struct tw_sim_fault faults[TW_SIM_MAX_FAULTS];
     size_t n_faults = 0;
-    bool log = false;
+    bool log = false, quiet = false;
     struct tw_error err = {0};
 
     for (int i = 1; i < argc; i++) {
@@ -108,6 +111,10 @@ int main(int argc, char **argv)
             printf("%s %s\n", PROG, TW_VERSION);
             return 0;
         } else if (strcmp(a, "--log-requests") == 0) {
+            log = true;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            quiet = true;
+        } else if (strcmp(a, "-v") == 0 || strcmp(a, "--verbose") == 0) {
             log = true;
         } else if (strcmp(a, "--scenario") == 0 || strcmp(a, "--prices") == 0 ||
                    strcmp(a, "--listen") == 0 || strcmp(a, "--port-file") == 0 ||
@@ -214,13 +221,16 @@ int main(int argc, char **argv)
     }
     printf("%u\n", tw_sim_port(sim));
     fflush(stdout);
-    fprintf(stderr, "%s: serving %s (%zu VMs, %zu disks, %zu prices) on %s; SIGTERM stops it\n",
-            PROG, scenario, n_vms, n_disks, n_items, tw_sim_url(sim));
+    if (!quiet)
+        fprintf(stderr,
+                "%s: serving %s (%zu VMs, %zu disks, %zu prices) on %s; SIGTERM stops it\n", PROG,
+                scenario, n_vms, n_disks, n_items, tw_sim_url(sim));
 
     int sig = 0;
     while (sigwait(&stop, &sig) != 0)
         ;
     tw_sim_stop(sim);
-    fprintf(stderr, "%s: stopped by %s\n", PROG, sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    if (!quiet)
+        fprintf(stderr, "%s: stopped by %s\n", PROG, sig == SIGTERM ? "SIGTERM" : "SIGINT");
     return 0;
 }

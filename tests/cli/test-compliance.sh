@@ -77,15 +77,22 @@ check '.verdicts[1].verdict' '"inconclusive"'
 check '.verdicts[1].expected' '{"iops":null,"mbps":null,"bound_by":null}'
 check '.verdicts[1].ratio.iops' null
 
-# Without --json: a line per result, verdict first, on stdout only.
+# Without --json: the VM (name and size) on a line, then a line per result,
+# verdict first and naming its profile, as --server prints; stdout only.
 "$tierwise" compliance --inventory "$fx/inventory.json" --result "$fx/stripe-randread-under.json" \
   --result "$fx/apps-burst.json" >"$scratch/out" 2>"$scratch/err"
 [ "$?" = 0 ] && ok || bad "text run failed: $(cat "$scratch/err")"
-[ "$(wc -l <"$scratch/out")" = 2 ] && ok || bad "text: want 2 lines: $(cat "$scratch/out")"
-grep -q '^under .*dm-8 \[sap-db-01-data0 P40, .*72 % of 22,500 expected' "$scratch/out" && ok \
-  || bad "text line: $(head -1 "$scratch/out")"
-grep -q '^burst ' "$scratch/out" && ok || bad "text burst line: $(cat "$scratch/out")"
+[ "$(wc -l <"$scratch/out")" = 3 ] && ok || bad "text: want 3 lines: $(cat "$scratch/out")"
+[ "$(head -1 "$scratch/out")" = "VM sap-db-01 (Standard_E16ds_v5)" ] && ok \
+  || bad "text VM line: $(head -1 "$scratch/out")"
+grep -q '^  under .*dm-8 \[sap-db-01-data0 P40, .*\] rated-iops result 0.*72 % of 22,500 expected' \
+  "$scratch/out" && ok || bad "text line: $(sed -n 2p "$scratch/out")"
+grep -q '^  burst .*\] rated-iops result ' "$scratch/out" && ok || bad "text burst line: $(cat "$scratch/out")"
 [ -s "$scratch/err" ] && bad "stderr on success: $(cat "$scratch/err")" || ok
+# --json has the VM's name and each result's profile too, as --server's.
+out=$("$tierwise" compliance --inventory "$fx/inventory.json" --result "$fx/apps-burst.json" --json)
+[ "$(jq -r '.verdicts[0].vm_name + " " + .verdicts[0].profile' <<<"$out")" = "sap-db-01 rated-iops" ] \
+  && ok || bad "json vm_name/profile: $out"
 
 # An inventory inside a report, with a VM size the caps table lacks: a note
 # on stderr, the verdict still printed, exit 0.
