@@ -32,6 +32,7 @@ static void commit(void *ctx, struct tw_worker_job **wjobs, size_t n)
     struct tw_ingest *in = ctx;
     struct tw_ingest_job *jobs[TW_INGEST_BATCH];
     const struct tw_report *reps[TW_INGEST_BATCH];
+    const struct tw_store_judged *judged[TW_INGEST_BATCH];
     const char *raw[TW_INGEST_BATCH];
     size_t raw_len[TW_INGEST_BATCH];
     enum tw_put_status status[TW_INGEST_BATCH];
@@ -39,6 +40,7 @@ static void commit(void *ctx, struct tw_worker_job **wjobs, size_t n)
     for (size_t i = 0; i < n; i++) {
         jobs[i] = job_of(wjobs[i]);
         reps[i] = jobs[i]->rep;
+        judged[i] = jobs[i]->judged.basis[0] ? &jobs[i]->judged.judged : NULL;
         raw[i] = jobs[i]->raw;
         raw_len[i] = jobs[i]->raw_len;
         status[i] = TW_PUT_FAILED;
@@ -48,7 +50,8 @@ static void commit(void *ctx, struct tw_worker_job **wjobs, size_t n)
     tw_rfc3339_format(time(NULL), received, sizeof(received));
     struct tw_error err = {0};
     enum tw_err rc =
-        tw_store_put_reports(in->st, reps, raw, raw_len, n, received, status, errs, &err);
+        tw_store_put_reports_judged(in->st, reps, raw, raw_len, judged, n, received, status,
+                                    errs, &err);
     size_t stored = 0, repeat = 0, failed = 0;
     for (size_t i = 0; i < n; i++) {
         struct tw_ingest_job *j = jobs[i];

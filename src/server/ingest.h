@@ -24,6 +24,7 @@
 #include "core/err.h"
 #include "core/report.h"
 #include "server/worker.h"
+#include "service/compliance.h"
 #include "store/store.h"
 
 #define TW_INGEST_BATCH 64
@@ -34,6 +35,7 @@ typedef void (*tw_ingest_done_fn)(struct tw_ingest_job *job);
 struct tw_ingest_job {
     /* filled by the caller */
     struct tw_report *rep; /* parsed and validated */
+    struct tw_svc_judged judged; /* its results' verdicts, kept beside them (zeroed: none) */
     const char *raw;       /* the body as received */
     size_t raw_len;
     tw_ingest_done_fn done; /* called by the writer thread after the commit */

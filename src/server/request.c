@@ -260,6 +260,7 @@ void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     if (rq->resp)
         MHD_destroy_response(rq->resp);
     tw_report_free(rq->job.rep);
+    tw_svc_judged_cleanup(&rq->job.judged);
     tw_buf_cleanup(&rq->body);
     free(rq);
     *con_cls = NULL;

@@ -29,6 +29,14 @@ void tw_v1_post_report(struct tw_req *rq)
                         err.msg[0] ? err.msg : tw_strerror(rc));
         return;
     }
+    /* Judged here, in the request's thread, against the report's own
+     * inventory: kept beside the results, so the fleet's summary need not
+     * judge them again.  A report that can't be judged is stored all the
+     * same (its results are judged when read). */
+    struct tw_svc_compliance_ctx ctx = {&rq->srv->cat, &rq->srv->caps};
+    struct tw_error jerr = {0};
+    if (tw_svc_compliance_judge_report(&ctx, rq->job.rep, &rq->job.judged, &jerr) != TW_OK)
+        tw_svc_judged_cleanup(&rq->job.judged);
     tw_req_submit_report(rq);
 }
 

@@ -103,24 +103,66 @@ enum tw_err tw_svc_compliance_fleet(struct tw_store *st, const struct tw_svc_com
     return rc;
 }
 
+/* A sink that passes on only what belongs to one VM's results on a page:
+ * their verdicts and errors, and the VM's own errors when the page holds
+ * its first result. */
+struct page_filter {
+    const struct tw_svc_compliance_sink *sink;
+    const struct tw_store_latest_ref *refs; /* the VM's rows of the page */
+    size_t n;
+    bool first;
+};
+
+static bool on_page(const struct page_filter *f, const char *result_id)
+{
+    for (size_t i = 0; result_id && i < f->n; i++)
+        if (strcmp(f->refs[i].result_id, result_id) == 0)
+            return true;
+    return false;
+}
+
+static enum tw_err page_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
+                                const struct tw_result *r, const struct tw_verdict *v)
+{
+    struct page_filter *f = arg;
+    return on_page(f, r->id) ? f->sink->verdict(f->sink->arg, vm_id, inv, r, v) : TW_OK;
+}
+
+static enum tw_err page_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    struct page_filter *f = arg;
+    bool mine = e->result_id ? on_page(f, e->result_id) : f->first;
+    return mine ? f->sink->error(f->sink->arg, e) : TW_OK;
+}
+
 enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                    const struct tw_store_page *pg,
                                    const struct tw_svc_compliance_sink *sink, size_t *n_vms,
                                    bool *more, struct tw_error *err)
 {
-    int64_t *ids = NULL;
-    size_t n = 0;
-    enum tw_err rc = tw_store_vm_ids_page(st, pg, &ids, &n, more, err);
-    for (size_t i = 0; rc == TW_OK && i < n; i++) {
-        rc = tw_svc_compliance_vm(st, ctx, ids[i], sink, err);
+    struct tw_store_latest_ref *refs = NULL;
+    size_t n = 0, vms = 0;
+    enum tw_err rc = tw_store_latest_page(st, pg, &refs, &n, more, err);
+    /* The page's rows come by VM: each VM is judged once, and only its
+     * rows on the page are passed on. */
+    for (size_t i = 0; rc == TW_OK && i < n;) {
+        size_t j = i;
+        bool first = false;
+        while (j < n && refs[j].vm_id == refs[i].vm_id)
+            first |= refs[j++].first;
+        struct page_filter f = {sink, &refs[i], j - i, first};
+        struct tw_svc_compliance_sink fs = {page_verdict, page_error, &f};
+        rc = tw_svc_compliance_vm(st, ctx, refs[i].vm_id, &fs, err);
         if (rc == TW_ENOENT) { /* gone since the page was read */
             tw_error_clear(err);
             rc = TW_OK;
         }
+        vms++;
+        i = j;
     }
-    free(ids);
+    free(refs);
     if (n_vms)
-        *n_vms = n;
+        *n_vms = vms;
     return rc;
 }
 
@@ -153,6 +195,16 @@ if ((unsigned)kind <= TW_VERDICT_INCONCLUSIVE)
         sum->skus[i].count[kind]++;
 }
 
+/* The SKU of disk NAME in INV, "unknown" when it is not there. */
+static const char *disk_sku(const struct tw_inventory *inv, const char *name)
+{
+    const char *sku = "unknown";
+    for (size_t d = 0; d < inv->n_disks; d++)
+        if (strcmp(inv->disks[d].name, name) == 0)
+            sku = inv->disks[d].sku;
+    return sku;
+}
+
 static enum tw_err count_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
                                  const struct tw_result *r, const struct tw_verdict *v)
 {
@@ -160,13 +212,8 @@ static enum tw_err count_verdict(void *arg, int64_t vm_id, const struct tw_inven
     (void)vm_id;
     (void)r;
     sum->verdicts++;
-    for (size_t k = 0; k < v->n_disks; k++) {
-        const char *sku = "unknown";
-        for (size_t d = 0; d < inv->n_disks; d++)
-            if (strcmp(inv->disks[d].name, v->disks[k].name) == 0)
-                sku = inv->disks[d].sku;
-        tw_svc_compliance_summary_add(sum, sku, v->kind);
-    }
+    for (size_t k = 0; k < v->n_disks; k++)
+        tw_svc_compliance_summary_add(sum, disk_sku(inv, v->disks[k].name), v->kind);
     return TW_OK;
 }
 
@@ -177,11 +224,278 @@ static enum tw_err count_error(void *arg, const struct tw_svc_compliance_error *
     return TW_OK;
 }
 
+/* The summary's walk of the kept verdicts: a VM's rows come together; they
+ * are counted when every one stands, else the VM is noted to be judged
+ * again. */
+struct kept_walk {
+    struct tw_svc_compliance_summary *sum;
+    int64_t vm_id;              /* the VM whose rows are held; 0 none */
+    bool stands;
+    size_t n, cap;              /* its rows held */
+    struct kept_row {
+        enum tw_verdict_kind kind;
+        char *skus;
+    } *rows;
+    int64_t *again;             /* VMs to judge again */
+    size_t n_again, cap_again;
+};
+
+static bool kind_of(const char *name, enum tw_verdict_kind *out)
+{
+    for (int k = TW_VERDICT_DELIVERS; name && k <= TW_VERDICT_INCONCLUSIVE; k++)
+        if (strcmp(name, tw_verdict_name((enum tw_verdict_kind)k)) == 0) {
+            *out = (enum tw_verdict_kind)k;
+            return true;
+        }
+    return false;
+}
+
+static void kept_drop(struct kept_walk *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        free(w->rows[i].skus);
+    w->n = 0;
+}
+
+/* Counts the held VM's rows, or notes it to be judged again. */
+static enum tw_err kept_flush(struct kept_walk *w)
+{
+    if (!w->vm_id)
+        return TW_OK;
+    if (!w->stands) {
+        if (w->n_again == w->cap_again) {
+            size_t ncap = w->cap_again ? w->cap_again * 2 : 64;
+            int64_t *p = realloc(w->again, ncap * sizeof(*p));
+            if (!p)
+                return TW_ENOMEM;
+            w->again = p;
+            w->cap_again = ncap;
+        }
+        w->again[w->n_again++] = w->vm_id;
+    } else {
+        for (size_t i = 0; i < w->n; i++) {
+            w->sum->verdicts++;
+            /* One count per disk covered, under its SKU. */
+            for (char *p = w->rows[i].skus, *end; p && *p; p = *end ? end + 1 : end) {
+                end = strchr(p, ',');
+                if (!end)
+                    end = p + strlen(p);
+                char sku[64];
+                snprintf(sku, sizeof(sku), "%.*s", (int)(end - p), p);
+                tw_svc_compliance_summary_add(w->sum, sku, w->rows[i].kind);
+            }
+        }
+    }
+    kept_drop(w);
+    w->vm_id = 0;
+    return TW_OK;
+}
+
+static enum tw_err kept_row(void *arg, int64_t vm_id, const char *kind, const char *skus,
+                            bool current)
+{
+    struct kept_walk *w = arg;
+    if (vm_id != w->vm_id) {
+        enum tw_err rc = kept_flush(w);
+        if (rc != TW_OK)
+            return rc;
+        w->vm_id = vm_id;
+        w->stands = true;
+    }
+    enum tw_verdict_kind k;
+    if (!current || !kind_of(kind, &k))
+        w->stands = false;
+    if (!w->stands)
+        return TW_OK;
+    if (w->n == w->cap) {
+        size_t ncap = w->cap ? w->cap * 2 : 16;
+        struct kept_row *p = realloc(w->rows, ncap * sizeof(*p));
+        if (!p)
+            return TW_ENOMEM;
+        w->rows = p;
+        w->cap = ncap;
+    }
+    w->rows[w->n].kind = k;
+    w->rows[w->n].skus = strdup(skus ? skus : "");
+    if (!w->rows[w->n].skus)
+        return TW_ENOMEM;
+    w->n++;
+    return TW_OK;
+}
+
 enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                       struct tw_svc_compliance_summary *out,
                                       struct tw_error *err)
 {
     memset(out, 0, sizeof(*out));
+    char basis[TW_SVC_BASIS_LEN];
+    tw_svc_compliance_basis(ctx, basis);
+    struct kept_walk w = {.sum = out};
+    enum tw_err rc = tw_store_fleet_verdicts(st, basis, kept_row, &w, &out->vms, err);
+    if (rc == TW_OK && kept_flush(&w) != TW_OK)
+        rc = tw_error_set(err, TW_ENOMEM, "out of memory counting the fleet's verdicts");
+    if (rc == TW_ENOMEM && !err->code)
+        tw_error_set(err, rc, "out of memory counting the fleet's verdicts");
+    /* The VMs whose verdicts don't stand, judged now. */
     struct tw_svc_compliance_sink sink = {count_verdict, count_error, out};
-    return tw_svc_compliance_fleet(st, ctx, &sink, &out->vms, err);
+    for (size_t i = 0; rc == TW_OK && i < w.n_again; i++) {
+        rc = tw_svc_compliance_vm(st, ctx, w.again[i], &sink, err);
+        if (rc == TW_ENOENT) { /* gone since the walk */
+            tw_error_clear(err);
+            rc = TW_OK;
+        }
+    }
+    kept_drop(&w);
+    free(w.rows);
+    free(w.again);
+    return rc;
+}
+
+/* ---- verdicts kept when a report is stored ---- */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+#define FNV_INT(h, v) ((h) = fnv_i64((h), (int64_t)(v)))
+#define FNV_STR(h, s) ((h) = fnv((h), (s), strlen(s) + 1))
+
+static uint64_t fnv_i64(uint64_t h, int64_t v)
+{
+    unsigned char b[8];
+    for (int i = 0; i < 8; i++)
+        b[i] = (unsigned char)((uint64_t)v >> (8 * i));
+    return fnv(h, b, sizeof(b));
+}
+
+/* Doubles by their value to a millionth, so that equal figures hash alike
+ * whatever their bits' history. */
+static uint64_t fnv_real(uint64_t h, double v)
+{
+    return fnv_i64(h, (int64_t)(v * 1e6 + (v < 0 ? -0.5 : 0.5)));
+}
+
+static uint64_t fnv_prov(uint64_t h, const struct tw_prov_rules *p)
+{
+    FNV_STR(h, p->sku);
+    FNV_INT(h, p->min_gib);
+    FNV_INT(h, p->max_gib);
+    FNV_INT(h, p->min_iops);
+    h = fnv_real(h, p->min_mbps);
+    FNV_INT(h, p->iops_per_gib);
+    FNV_INT(h, p->iops_above_gib);
+    FNV_INT(h, p->max_iops);
+    h = fnv_real(h, p->mbps_per_iops);
+    return fnv_real(h, p->max_mbps);
+}
+
+void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[TW_SVC_BASIS_LEN])
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    FNV_INT(h, TW_VERDICT_RULES_VERSION);
+    const struct tw_tier_catalog *cat = ctx->cat;
+    if (cat) {
+        FNV_INT(h, cat->n_tiers);
+        for (size_t i = 0; i < cat->n_tiers; i++) {
+            const struct tw_tier *t = &cat->tiers[i];
+            FNV_STR(h, t->name);
+            FNV_STR(h, t->sku);
+            FNV_INT(h, t->size_gib);
+            FNV_INT(h, t->iops);
+            h = fnv_real(h, t->mbps);
+            FNV_INT(h, t->upper_bound);
+            FNV_INT(h, t->burst);
+            FNV_INT(h, t->burst_iops);
+            h = fnv_real(h, t->burst_mbps);
+            FNV_INT(h, t->plus_iops);
+            h = fnv_real(h, t->plus_mbps);
+        }
+        FNV_INT(h, cat->n_skus);
+        for (size_t i = 0; i < cat->n_skus; i++) {
+            FNV_STR(h, cat->skus[i].sku);
+            FNV_INT(h, cat->skus[i].letter);
+        }
+        h = fnv_prov(h, &cat->premium_v2);
+        h = fnv_prov(h, &cat->ultra);
+    }
+    const struct tw_vmcap_table *caps = ctx->caps;
+    if (caps) {
+        FNV_INT(h, caps->n);
+        for (size_t i = 0; i < caps->n; i++) {
+            FNV_STR(h, caps->caps[i].vm_size);
+            FNV_INT(h, caps->caps[i].iops);
+            FNV_INT(h, caps->caps[i].bytes_per_s);
+        }
+    }
+    snprintf(out, TW_SVC_BASIS_LEN, "v%d-%016llx", TW_VERDICT_RULES_VERSION,
+             (unsigned long long)h);
+}
+
+enum tw_err tw_svc_compliance_judge_report(const struct tw_svc_compliance_ctx *ctx,
+                                           const struct tw_report *rep,
+                                           struct tw_svc_judged *out, struct tw_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    tw_svc_compliance_basis(ctx, out->basis);
+    out->judged.basis = out->basis;
+    out->judged.n = rep->n_results;
+    if (!rep->n_results)
+        return TW_OK;
+    struct tw_verdict *v = malloc(sizeof(*v));
+    out->v = calloc(rep->n_results, sizeof(*out->v));
+    /* Room for every verdict's SKUs: a verdict covers disks of the
+     * inventory, so one SKU and a comma for each (and one more); a verdict
+     * that would not fit is left unjudged, to be judged when read. */
+    size_t per = (rep->inv.n_disks + 1) * (sizeof(rep->inv.disks[0].sku) + 1) + 1;
+    size_t room = rep->n_results * per;
+    out->skus = malloc(room);
+    if (!v || !out->v || !out->skus) {
+        free(v);
+        tw_svc_judged_cleanup(out);
+        return tw_error_set(err, TW_ENOMEM, "out of memory judging report %s", rep->id);
+    }
+    const struct tw_vmcap *cap = tw_vmcap_find(ctx->caps, rep->inv.vm.vm_size);
+    char *p = out->skus;
+    for (size_t i = 0; i < rep->n_results; i++) {
+        struct tw_error e = {0};
+        if (tw_verdict_check(&rep->results[i], &rep->inv, ctx->cat, cap, v, &e) != TW_OK)
+            continue; /* no kind: judged again, and its error shown, when read */
+        char *start = p, *end = out->skus + room;
+        bool fits = true;
+        for (size_t k = 0; fits && k < v->n_disks; k++) {
+            const char *sku = disk_sku(&rep->inv, v->disks[k].name);
+            size_t len = strlen(sku);
+            fits = (size_t)(end - p) > len + 2;
+            if (fits) {
+                if (k)
+                    *p++ = ',';
+                memcpy(p, sku, len);
+                p += len;
+            }
+        }
+        if (!fits || p >= end) {
+            p = start;
+            continue;
+        }
+        *p++ = '\0';
+        out->v[i].kind = tw_verdict_name(v->kind);
+        out->v[i].skus = start;
+    }
+    out->judged.v = out->v;
+    free(v);
+    return TW_OK;
+}
+
+void tw_svc_judged_cleanup(struct tw_svc_judged *j)
+{
+    if (!j)
+        return;
+    free(j->v);
+    free(j->skus);
+    memset(j, 0, sizeof(*j));
 }

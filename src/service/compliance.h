@@ -48,6 +48,29 @@ struct tw_svc_compliance_sink {
     void *arg;
 };
 
+/* What a kept verdict was judged under: the rules' version
+ * (TW_VERDICT_RULES_VERSION), the tier catalog and the VM caps, as one
+ * short text ("v1-" and a 64-bit hash in hex).  A verdict kept under
+ * another basis is judged again when read. */
+#define TW_SVC_BASIS_LEN 32
+void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx,
+                             char out[TW_SVC_BASIS_LEN]);
+
+/* A report's verdicts, judged when it is stored (each result against the
+ * report's own inventory), for tw_store_put_reports_judged: JUDGED points
+ * into the rest.  A result that can't be judged has no kind (it is judged
+ * again, and its error shown, when read). */
+struct tw_svc_judged {
+    struct tw_store_judged judged;
+    struct tw_store_verdict *v;  /* malloc'd, one per result */
+    char *skus;                  /* malloc'd: every verdict's SKU list, one after another */
+    char basis[TW_SVC_BASIS_LEN];
+};
+enum tw_err tw_svc_compliance_judge_report(const struct tw_svc_compliance_ctx *ctx,
+                                           const struct tw_report *rep,
+                                           struct tw_svc_judged *out, struct tw_error *err);
+void tw_svc_judged_cleanup(struct tw_svc_judged *j); /* NULL allowed; zeroes it */
+
 /* Judges VM VM_ID's latest results into SINK.  TW_ENOENT when there is
  * no such VM; other store errors in ERR. */
 enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
@@ -59,8 +82,11 @@ enum tw_err tw_svc_compliance_fleet(struct tw_store *st, const struct tw_svc_com
                                     const struct tw_svc_compliance_sink *sink, size_t *n_vms,
                                     struct tw_error *err);
 
-/* One page of VMs (by id, PG's filters; SKU: VMs with such a disk) judged
- * into SINK; *N_VMS the VMs of the page, *MORE whether VMs follow. */
+/* One page of the fleet's latest results (PG->limit verdicts at most, by
+ * VM id, target and profile; PG's filters: the VM's name and resource
+ * group, SKU: VMs with such a disk) judged into SINK; a VM's errors come
+ * with its first result.  *N_VMS the VMs on the page, *MORE whether
+ * results follow. */
 enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                    const struct tw_store_page *pg,
                                    const struct tw_svc_compliance_sink *sink, size_t *n_vms,
@@ -68,7 +94,11 @@ enum tw_err tw_svc_compliance_page(struct tw_store *st, const struct tw_svc_comp
 
 /* The fleet's verdicts counted by disk SKU: each verdict counts once for
  * every disk it covers, under that disk's SKU (a stripe of three P40s is
- * three Premium_LRS verdicts). */
+ * three Premium_LRS verdicts).  The verdicts kept when their reports were
+ * stored are counted as kept while they stand (judged under the basis in
+ * use against the VM's newest report); the VMs with any other latest
+ * result are judged again, so the counts are those of judging every
+ * result now. */
 #define TW_SVC_SUMMARY_SKUS 32
 struct tw_svc_compliance_summary {
     size_t vms;                    /* VMs judged */

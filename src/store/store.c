@@ -107,6 +107,16 @@ enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *co
                                  const char *received_at, enum tw_put_status *status,
                                  struct tw_error *errs, struct tw_error *err)
 {
+    return tw_store_put_reports_judged(st, reps, raw, raw_len, NULL, n, received_at, status,
+                                       errs, err);
+}
+
+enum tw_err tw_store_put_reports_judged(struct tw_store *st, const struct tw_report *const *reps,
+                                        const char *const *raw, const size_t *raw_len,
+                                        const struct tw_store_judged *const *judged, size_t n,
+                                        const char *received_at, enum tw_put_status *status,
+                                        struct tw_error *errs, struct tw_error *err)
+{
     CHECK_ST(st, err);
     if (n == 0)
         return TW_OK;
@@ -118,7 +128,13 @@ enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *co
         if (errs)
             tw_error_clear(&errs[i]);
     }
-    return st->ops->put_reports(st, reps, raw, raw_len, n, received_at, status, errs, err);
+    for (size_t i = 0; judged && i < n; i++)
+        if (judged[i] && reps[i] && judged[i]->n != reps[i]->n_results)
+            return tw_error_set(err, TW_EINVAL,
+                                "report %zu of the batch has %zu results but %zu verdicts", i,
+                                reps[i]->n_results, judged[i]->n);
+    return st->ops->put_reports(st, reps, raw, raw_len, judged, n, received_at, status, errs,
+                                err);
 }
 
 void tw_store_vm_rows_free(struct tw_store_vm_row *rows, size_t n)
@@ -445,4 +461,70 @@ enum tw_err tw_store_plan_add(struct tw_store *st, const char *policy, const cha
     if (!policy || !*policy || !body)
         return tw_error_set(err, TW_EINVAL, "a plan needs its policy and a body");
     return st->ops->plan_add(st, policy, from, to, body, id, err);
+}
+
+enum tw_err tw_store_fleet_verdicts(struct tw_store *st, const char *basis,
+                                    tw_store_verdict_fn fn, void *arg, size_t *n_vms,
+                                    struct tw_error *err)
+{
+    if (n_vms)
+        *n_vms = 0;
+    CHECK_ST(st, err);
+    if (!basis || !fn)
+        return tw_error_set(err, TW_EINVAL, "the fleet's verdicts are read under a basis, "
+                                            "into a callback");
+    return st->ops->fleet_verdicts(st, basis, fn, arg, n_vms, err);
+}
+
+enum tw_err tw_store_latest_page(struct tw_store *st, const struct tw_store_page *pg,
+                                 struct tw_store_latest_ref **rows, size_t *n, bool *more,
+                                 struct tw_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    *more = false;
+    CHECK_ST(st, err);
+    if (!pg || pg->limit < 1 || pg->limit > TW_STORE_PAGE_MAX)
+        return tw_error_set(err, TW_EINVAL, "a page holds 1 to %d rows", TW_STORE_PAGE_MAX);
+    return st->ops->latest_page(st, pg, rows, n, more, err);
+}
+
+enum tw_err tw_store_vm_sizes_put(struct tw_store *st, const char *region, const char *source,
+                                  const char *fetched_at, const struct tw_store_vm_size *rows,
+                                  size_t n, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!region || !*region || !source || !fetched_at || (n && !rows))
+        return tw_error_set(err, TW_EINVAL, "VM sizes are stored by region, with their source "
+                                            "and the time they were fetched");
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].name[0] || !rows[i].caps)
+            return tw_error_set(err, TW_EINVAL, "VM size %zu of region %s has no name or no "
+                                                "limits", i, region);
+    return st->ops->vm_sizes_put(st, region, source, fetched_at, rows, n, err);
+}
+
+enum tw_err tw_store_vm_sizes_get(struct tw_store *st, const char *region,
+                                  struct tw_store_vm_size **rows, size_t *n, char *source,
+                                  size_t source_len, char *fetched_at, size_t fetched_len,
+                                  struct tw_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    if (source && source_len)
+        source[0] = '\0';
+    if (fetched_at && fetched_len)
+        fetched_at[0] = '\0';
+    CHECK_ST(st, err);
+    if (!region)
+        return tw_error_set(err, TW_EINVAL, "VM sizes are read by region");
+    return st->ops->vm_sizes_get(st, region, rows, n, source, source_len, fetched_at,
+                                 fetched_len, err);
+}
+
+void tw_store_vm_sizes_free(struct tw_store_vm_size *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        free(rows[i].caps);
+    free(rows);
 }

@@ -109,6 +109,34 @@ enum tw_err tw_store_put_reports(struct tw_store *st, const struct tw_report *co
                                  const char *received_at, enum tw_put_status *status,
                                  struct tw_error *errs, struct tw_error *err);
 
+/* The verdicts of one report's results, judged when it is stored (by the
+ * service room, against the report's own inventory), so that the fleet's
+ * summary need not judge every result again per request. */
+struct tw_store_verdict {
+    const char *kind;   /* tw_verdict_name; NULL: the result could not be judged */
+    const char *skus;   /* the SKUs of the disks it covered, comma-separated, one per disk */
+};
+struct tw_store_judged {
+    const char *basis;  /* what it was judged under (rules, catalog, caps); see result_latest */
+    size_t n;           /* == the report's n_results */
+    const struct tw_store_verdict *v;
+};
+/* The allowance for an agent's clock: a report's created_at (and a
+ * result's started_at) counts as at most this far past the moment the
+ * server received it when the store decides which report is a VM's newest
+ * and which result is the latest.  A later time is kept as sent, flagged
+ * (reports.ahead_ms), and ordered at the bound, so that a clock set in 2099
+ * cannot pin a VM's state for good. */
+#define TW_STORE_CLOCK_AHEAD_MS (5 * 60 * 1000)
+
+/* As tw_store_put_reports, with JUDGED[i] (JUDGED or an element may be
+ * NULL: not judged) kept beside report i's results. */
+enum tw_err tw_store_put_reports_judged(struct tw_store *st, const struct tw_report *const *reps,
+                                        const char *const *raw, const size_t *raw_len,
+                                        const struct tw_store_judged *const *judged, size_t n,
+                                        const char *received_at, enum tw_put_status *status,
+                                        struct tw_error *errs, struct tw_error *err);
+
 /* ---- queries (domain rows; numeric ids are the store's own) ---------- */
 
 /* A VM as its newest report shows it.  Text fields are "" when unknown. */
@@ -362,6 +390,58 @@ enum tw_err tw_store_policy_get(struct tw_store *st, const char *name, char **bo
 enum tw_err tw_store_plan_add(struct tw_store *st, const char *policy, const char *from,
                               const char *to, const char *body, int64_t *id,
                               struct tw_error *err);
+
+/* ---- kept verdicts and the latest results ---------------------------- */
+
+/* One latest result (per VM, target and profile) with its kept verdict.
+ * CURRENT: the verdict was judged under BASIS against the VM's newest
+ * report, so it stands as it is; otherwise (judged under other rules or
+ * data, against an older inventory, or not at all) it must be judged
+ * again.  KIND and SKUS are NULL when there is no kept verdict. */
+typedef enum tw_err (*tw_store_verdict_fn)(void *arg, int64_t vm_id, const char *kind,
+                                           const char *skus, bool current);
+/* Every VM's latest results through FN, by VM id, in one read snapshot;
+ * *N_VMS gets the number of VMs in that snapshot (those without results
+ * included).  An error returned by FN stops the walk with it. */
+enum tw_err tw_store_fleet_verdicts(struct tw_store *st, const char *basis,
+                                    tw_store_verdict_fn fn, void *arg, size_t *n_vms,
+                                    struct tw_error *err);
+
+/* A latest result on a page of them: its VM and its record's id. */
+struct tw_store_latest_ref {
+    int64_t vm_id;
+    char result_id[64];  /* the record's UUID */
+    bool first;          /* the VM's first latest result (where its VM-level errors go) */
+};
+/* A page of the fleet's latest results ordered by VM id, target and
+ * profile (PG's filters as tw_store_vm_ids_page: the VM's name and resource
+ * group, SKU: VMs with such a disk); *ROWS malloc'd (free()), *MORE whether
+ * rows follow. */
+enum tw_err tw_store_latest_page(struct tw_store *st, const struct tw_store_page *pg,
+                                 struct tw_store_latest_ref **rows, size_t *n, bool *more,
+                                 struct tw_error *err);
+
+/* ---- VM sizes (ARM's Resource SKUs, cached) --------------------------- */
+
+/* A VM size of a region and its limits as a JSON text of core/vmcap's
+ * making (the store keeps the text as it is). */
+struct tw_store_vm_size {
+    char name[64];   /* Standard_D8s_v3 */
+    char *caps;      /* NUL-terminated; malloc'd by tw_store_vm_sizes_get */
+};
+/* Replaces REGION's sizes with ROWS[0..N) in one transaction, fetched at
+ * FETCHED_AT (RFC 3339) from SOURCE ("arm ..."). */
+enum tw_err tw_store_vm_sizes_put(struct tw_store *st, const char *region, const char *source,
+                                  const char *fetched_at, const struct tw_store_vm_size *rows,
+                                  size_t n, struct tw_error *err);
+/* REGION's cached sizes by name; *ROWS malloc'd (tw_store_vm_sizes_free),
+ * SOURCE and FETCHED_AT (may be NULL) what they came from and when.
+ * TW_ENOENT when none are cached for REGION. */
+enum tw_err tw_store_vm_sizes_get(struct tw_store *st, const char *region,
+                                  struct tw_store_vm_size **rows, size_t *n, char *source,
+                                  size_t source_len, char *fetched_at, size_t fetched_len,
+                                  struct tw_error *err);
+void tw_store_vm_sizes_free(struct tw_store_vm_size *rows, size_t n); /* NULL allowed */
 
 /* Checks the store's own consistency (SQLite: PRAGMA integrity_check);
  * TW_EIO with the first problem found. */

@@ -27,7 +27,10 @@ struct ingest {
     const char *body;           /* the raw report, or our own rendering of it */
     size_t body_len;
     const char *received_at;
-    int64_t ms;                 /* created_at */
+    const struct tw_store_judged *judged; /* the results' verdicts, or NULL */
+    int64_t created_ms;         /* created_at as sent */
+    int64_t ms;                 /* created_at bounded by the clock allowance: the order */
+    int64_t limit_ms;           /* received_at + TW_STORE_CLOCK_AHEAD_MS */
     int64_t vm_id;
     bool vm_existed, newest;    /* newest: not older than what the VM row shows */
     int64_t prev_ms;            /* the VM's newest report before this one */
@@ -556,6 +559,28 @@ static enum tw_err link_disk(struct ingest *in, int64_t result_id, const char *d
     return run(in->s, q, "linking a result to its disk", err);
 }
 
+/* Result I (row RESULT_ID, ordered at ORDER_MS) as its VM's latest of its
+ * target and profile unless a newer one is stored, with its verdict. */
+static enum tw_err put_latest(struct ingest *in, size_t i, int64_t result_id, int64_t order_ms,
+                              struct tw_error *err)
+{
+    const struct tw_result *x = &in->r->results[i];
+    const struct tw_store_verdict *v =
+        in->judged && i < in->judged->n && in->judged->v ? &in->judged->v[i] : NULL;
+    STMT(q, in->s, SQ_LATEST_UPSERT, err);
+    sqlite3_bind_int64(q, 1, in->vm_id);
+    tw_sq_text(q, 2, x->target.device[0] ? x->target.device : x->target.path, false);
+    tw_sq_text(q, 3, x->profile, false);
+    sqlite3_bind_int64(q, 4, result_id);
+    sqlite3_bind_int64(q, 5, order_ms);
+    tw_sq_text(q, 6, in->r->id, false);
+    bool kept = v && v->kind && in->judged->basis;
+    tw_sq_text(q, 7, kept ? v->kind : NULL, true);
+    tw_sq_text(q, 8, kept ? (v->skus ? v->skus : "") : NULL, true);
+    tw_sq_text(q, 9, kept ? in->judged->basis : NULL, true);
+    return run(in->s, q, "keeping the latest result", err);
+}
+
 static enum tw_err put_result(struct ingest *in, size_t i, struct tw_error *err)
 {
     struct tw_sqlite *s = in->s;
@@ -563,6 +588,8 @@ static enum tw_err put_result(struct ingest *in, size_t i, struct tw_error *err)
     int64_t started_ms;
     if (!x->started_at[0] || !tw_rfc3339_ms(x->started_at, &started_ms))
         started_ms = in->ms;
+    if (started_ms > in->limit_ms) /* the text keeps what was sent */
+        started_ms = in->limit_ms;
     char *record = NULL;
     if (!in->records) {
         record = tw_result_to_json(x, JSON_COMPACT);
@@ -609,6 +636,8 @@ static enum tw_err put_result(struct ingest *in, size_t i, struct tw_error *err)
     if (e != TW_OK)
         return e;
     int64_t result_id = sqlite3_last_insert_rowid(s->db);
+    if ((e = put_latest(in, i, result_id, started_ms, err)) != TW_OK)
+        return e;
     /* The disks it covered: the members of a stripe, else the device. */
     if (x->target.n_members) {
         for (size_t k = 0; k < x->target.n_members && e == TW_OK; k++)
@@ -626,9 +655,17 @@ static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, struct
     const struct tw_report *r = in->r;
     if (!tw_uuid_valid(r->id))
         return tw_error_set(err, TW_EINVAL, "report id \"%s\" is not a UUID", r->id);
-    if (!tw_rfc3339_ms(r->created_at, &in->ms))
+    if (!tw_rfc3339_ms(r->created_at, &in->created_ms))
         return tw_error_set(err, TW_EINVAL, "report %s: created_at \"%s\" is not an RFC 3339 "
                             "time", r->id, r->created_at);
+    /* An agent's clock ahead of ours by more than the allowance does not
+     * make its report the newest for good: it is ordered at the bound. */
+    int64_t received_ms;
+    if (!tw_rfc3339_ms(in->received_at, &received_ms))
+        return tw_error_set(err, TW_EINVAL, "report %s: the time it was received, \"%s\", is "
+                            "not an RFC 3339 time", r->id, in->received_at);
+    in->limit_ms = received_ms + TW_STORE_CLOCK_AHEAD_MS;
+    in->ms = in->created_ms < in->limit_ms ? in->created_ms : in->limit_ms;
     if (r->inv.n_disks > TW_INV_MAX_DISKS)
         return tw_error_set(err, TW_EINVAL, "report %s has too many disks", r->id);
 
@@ -650,13 +687,17 @@ static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, struct
     STMT(rep, s, SQ_REPORT_INSERT, err);
     tw_sq_text(rep, 1, r->id, false);
     tw_sq_text(rep, 2, r->created_at, false);
-    sqlite3_bind_int64(rep, 3, in->ms);
+    sqlite3_bind_int64(rep, 3, in->created_ms);
     tw_sq_text(rep, 4, in->received_at, false);
     sqlite3_bind_int64(rep, 5, in->vm_id);
     tw_sq_text(rep, 6, r->agent_version, false);
     tw_sq_text(rep, 7, r->agent_hostname, false);
     tw_sq_text(rep, 8, r->power_state, true);
     sqlite3_bind_text(rep, 9, in->body, (int)in->body_len, SQLITE_STATIC);
+    if (in->created_ms > in->limit_ms)
+        sqlite3_bind_int64(rep, 10, in->created_ms - (in->limit_ms - TW_STORE_CLOCK_AHEAD_MS));
+    else
+        sqlite3_bind_null(rep, 10);
     if ((e = run(s, rep, "storing the report", err)) != TW_OK)
         return e;
 
@@ -724,7 +765,8 @@ static size_t body_max(struct tw_sqlite *s)
 }
 
 enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const *reps,
-                              const char *const *raw, const size_t *raw_len, size_t n,
+                              const char *const *raw, const size_t *raw_len,
+                              const struct tw_store_judged *const *judged, size_t n,
                               const char *received_at, enum tw_put_status *status,
                               struct tw_error *errs, struct tw_error *err)
 {
@@ -746,7 +788,8 @@ enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const
         }
         if (step_simple(s, SQ_SAVEPOINT, "starting a report", err) != TW_OK)
             return fail_batch(s, n, status, errs, err);
-        struct ingest in = {.s = s, .r = r, .received_at = received_at};
+        struct ingest in = {.s = s, .r = r, .received_at = received_at,
+                            .judged = judged ? judged[i] : NULL};
         char *own = NULL;
         if (raw && raw[i]) {
             in.body = raw[i];

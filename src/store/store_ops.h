@@ -32,7 +32,8 @@ struct tw_store_ops {
     enum tw_err (*token_revoke)(struct tw_store *st, int64_t id, struct tw_error *err);
 
     enum tw_err (*put_reports)(struct tw_store *st, const struct tw_report *const *reps,
-                               const char *const *raw, const size_t *raw_len, size_t n,
+                               const char *const *raw, const size_t *raw_len,
+                               const struct tw_store_judged *const *judged, size_t n,
                                const char *received_at, enum tw_put_status *status,
                                struct tw_error *errs, struct tw_error *err);
 
@@ -110,6 +111,20 @@ struct tw_store_ops {
     enum tw_err (*plan_add)(struct tw_store *st, const char *policy, const char *from,
                             const char *to, const char *body, int64_t *id,
                             struct tw_error *err);
+
+    enum tw_err (*fleet_verdicts)(struct tw_store *st, const char *basis,
+                                  tw_store_verdict_fn fn, void *arg, size_t *n_vms,
+                                  struct tw_error *err);
+    enum tw_err (*latest_page)(struct tw_store *st, const struct tw_store_page *pg,
+                               struct tw_store_latest_ref **rows, size_t *n, bool *more,
+                               struct tw_error *err);
+    enum tw_err (*vm_sizes_put)(struct tw_store *st, const char *region, const char *source,
+                                const char *fetched_at, const struct tw_store_vm_size *rows,
+                                size_t n, struct tw_error *err);
+    enum tw_err (*vm_sizes_get)(struct tw_store *st, const char *region,
+                                struct tw_store_vm_size **rows, size_t *n, char *source,
+                                size_t source_len, char *fetched_at, size_t fetched_len,
+                                struct tw_error *err);
 
     enum tw_err (*check)(struct tw_store *st, struct tw_error *err);
 

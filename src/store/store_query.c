@@ -565,3 +565,64 @@ enum tw_err tw_sq_vm_ids_page(struct tw_store *st, const struct tw_store_page *p
     }
     return rc;
 }
+
+/* ---- kept verdicts ---- */
+
+enum tw_err tw_sq_fleet_verdicts(struct tw_store *st, const char *basis, tw_store_verdict_fn fn,
+                                 void *arg, size_t *n_vms, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *cq = tw_sq_stmt(s, SQ_VM_COUNT, err);
+    sqlite3_stmt *q = cq ? tw_sq_stmt(s, SQ_FLEET_VERDICTS, err) : NULL;
+    if (!q)
+        return err && err->code ? err->code : TW_EIO;
+    /* The count's statement stays open while the verdicts are read, so
+     * both read one snapshot. */
+    if (sqlite3_step(cq) != SQLITE_ROW)
+        return tw_sq_fail(s, cq, err, "counting the VMs");
+    if (n_vms)
+        *n_vms = (size_t)sqlite3_column_int64(cq, 0);
+    sqlite3_bind_text(q, 1, basis, -1, SQLITE_STATIC);
+    enum tw_err e = TW_OK;
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        e = fn(arg, sqlite3_column_int64(q, 0), (const char *)sqlite3_column_text(q, 1),
+               (const char *)sqlite3_column_text(q, 2), sqlite3_column_int(q, 3) != 0);
+        if (e != TW_OK) {
+            if (err && !err->code)
+                tw_error_set(err, e, "the walk of the fleet's verdicts stopped");
+            break;
+        }
+    }
+    if (e == TW_OK && rc != SQLITE_DONE)
+        e = tw_sq_fail(s, q, err, "reading the fleet's verdicts");
+    sqlite3_reset(q);
+    sqlite3_clear_bindings(q);
+    sqlite3_reset(cq);
+    return e;
+}
+
+static bool latest_ref_row(sqlite3_stmt *q, void *out)
+{
+    struct tw_store_latest_ref *r = out;
+    r->vm_id = sqlite3_column_int64(q, 0);
+    tw_sq_copy(q, 1, r->result_id, sizeof(r->result_id));
+    r->first = sqlite3_column_int(q, 2) != 0;
+    return true;
+}
+
+enum tw_err tw_sq_latest_page(struct tw_store *st, const struct tw_store_page *pg,
+                              struct tw_store_latest_ref **out, size_t *n, bool *more,
+                              struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_LATEST_PAGE, err);
+    bind_page(q, pg);
+    enum tw_err rc = rows(s, q, sizeof(**out), latest_ref_row, NULL, "the latest results",
+                          (void **)out, n, err);
+    if (rc == TW_OK && *n > pg->limit) {
+        *more = true;
+        *n = pg->limit;
+    }
+    return rc;
+}

@@ -267,6 +267,42 @@ static const char *const migrations[] = {
     "  owner TEXT NOT NULL DEFAULT '',"
     "  detail TEXT NOT NULL DEFAULT '');"
     "CREATE INDEX action_transitions_action ON action_transitions(action_id, id);",
+
+    /* 2 -> 3: the latest result of each VM, target and profile kept in a
+     * table of its own, with the verdict judged when its report was stored;
+     * a region's VM sizes as ARM's Resource SKUs give them; how far a
+     * report's created_at ran ahead of the server's clock. */
+    /* ORDER_MS is the result's start, bounded by the allowance for the
+     * agent's clock (store_ingest.c): what "latest" is ordered by.  A
+     * verdict counts only while it was judged against the VM's newest
+     * report (REPORT_ID is the VM's last_report_id) under the rules,
+     * catalog and caps in use (VERDICT_BASIS); SKUS are the SKUs of the
+     * disks it covered, comma-separated, one per disk.  Migrated rows have
+     * no verdict yet: they are judged when read. */
+    "CREATE TABLE result_latest ("
+    "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
+    "  target TEXT NOT NULL,"
+    "  profile TEXT NOT NULL,"
+    "  result_id INTEGER NOT NULL REFERENCES results(id),"
+    "  order_ms INTEGER NOT NULL,"
+    "  report_id TEXT NOT NULL REFERENCES reports(id),"
+    "  verdict TEXT,"
+    "  verdict_skus TEXT,"
+    "  verdict_basis TEXT,"
+    "  PRIMARY KEY (vm_id, target, profile)) WITHOUT ROWID;"
+    "INSERT INTO result_latest(vm_id, target, profile, result_id, order_ms, report_id)"
+    "  SELECT vm_id, target, profile, id, started_ms, report_id FROM (SELECT id, vm_id, target,"
+    "  profile, started_ms, report_id, row_number() OVER (PARTITION BY vm_id, target, profile"
+    "  ORDER BY started_ms DESC, id DESC) AS n FROM results) WHERE n = 1;"
+    "CREATE TABLE vm_sizes ("
+    "  region TEXT NOT NULL,"
+    "  name TEXT NOT NULL COLLATE NOCASE,"
+    "  caps TEXT NOT NULL,"
+    "  source TEXT NOT NULL,"
+    "  fetched_at TEXT NOT NULL,"
+    "  fetched_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY (region, name)) WITHOUT ROWID;"
+    "ALTER TABLE reports ADD COLUMN ahead_ms INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TW_STORE_SQLITE_VERSION,
@@ -952,6 +988,10 @@ static const struct tw_store_ops sqlite_ops = {
     .policy_put = tw_sq_policy_put,
     .policy_get = tw_sq_policy_get,
     .plan_add = tw_sq_plan_add,
+    .fleet_verdicts = tw_sq_fleet_verdicts,
+    .latest_page = tw_sq_latest_page,
+    .vm_sizes_put = tw_sq_vm_sizes_put,
+    .vm_sizes_get = tw_sq_vm_sizes_get,
     .check = sq_check,
     .fleet_counts = tw_sq_fleet_counts,
 };

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#define TW_STORE_SQLITE_VERSION 2
+#define TW_STORE_SQLITE_VERSION 3
 /* PRAGMA application_id of a tierwise database: "TWSD". */
 #define TW_STORE_APP_ID 0x54575344
 
@@ -68,8 +68,8 @@
     X(SQ_VM_POWER, "UPDATE vms SET power_state = ?2, power_state_at = ?3, power_state_ms = ?4 " \
                    "WHERE id = ?1 AND (power_state_ms IS NULL OR power_state_ms <= ?4)")     \
     X(SQ_REPORT_INSERT, "INSERT INTO reports(id, created_at, created_ms, received_at, vm_id, " \
-                        "agent_version, agent_hostname, power_state, body) "                 \
-                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")                       \
+                        "agent_version, agent_hostname, power_state, body, ahead_ms) "       \
+                        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")                       \
     X(SQ_DISK_FIND, "SELECT d.id, d.vm_id, d.detached_ms, v.last_report_ms, d.name, d.role, " \
                     "d.lun, d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, "       \
                     "d.write_accelerator, d.device, NULL, d.position FROM disks d "           \
@@ -134,23 +134,20 @@
                        "d.device, NULL, NULL FROM disks d JOIN vms v ON v.id = d.vm_id "     \
                        "WHERE d.vm_id = ?1 AND d.detached_ms IS NULL "                       \
                        "ORDER BY d.position, d.lun, d.name, d.id")                           \
-    X(SQ_VM_LATEST_RESULTS, "SELECT " TW_SQ_RECORD " FROM (SELECT id, target, profile, "     \
-                            "row_number() OVER (PARTITION BY target, profile ORDER BY "       \
-                            "started_ms DESC, id DESC) AS n FROM results WHERE vm_id = ?1) x " \
-                            "JOIN results r ON r.id = x.id "                                  \
-                            "WHERE x.n = 1 ORDER BY x.target, x.profile")                    \
+    X(SQ_VM_LATEST_RESULTS, "SELECT " TW_SQ_RECORD " FROM result_latest l JOIN results r "   \
+                            "ON r.id = l.result_id WHERE l.vm_id = ?1 "                       \
+                            "ORDER BY l.target, l.profile")                                  \
     X(SQ_FLEET_VMS, "SELECT id, name, resource_id, subscription_id, resource_group, "         \
                     "location, vm_size, tags, NULL, NULL, NULL, NULL FROM vms ORDER BY id")   \
     X(SQ_FLEET_DISKS, "SELECT d.id, d.vm_id, NULL, d.name, d.role, d.lun, d.sku, d.size_gib, " \
                       "d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "  \
                       "NULL, NULL FROM disks d WHERE d.detached_ms IS NULL "                   \
                       "ORDER BY d.vm_id, d.position, d.lun, d.name, d.id")                     \
-    /* In the index's order, so that no sort holds the fleet's records. */                  \
-    X(SQ_FLEET_RESULTS, "SELECT r.vm_id, " TW_SQ_RECORD " FROM results r INDEXED BY results_vm " \
-                        "WHERE r.id IN (SELECT id FROM (SELECT id, row_number() OVER "          \
-                        "(PARTITION BY vm_id, target, profile ORDER BY started_ms DESC, id "    \
-                        "DESC) AS n FROM results) WHERE n = 1) "                                \
-                        "ORDER BY r.vm_id, r.target, r.profile")                                \
+    /* In the order of result_latest's key, so that no sort holds the                     \
+     * fleet's records. */                                                                  \
+    X(SQ_FLEET_RESULTS, "SELECT l.vm_id, " TW_SQ_RECORD " FROM result_latest l JOIN "        \
+                        "results r ON r.id = l.result_id ORDER BY l.vm_id, l.target, "       \
+                        "l.profile")                                                         \
     X(SQ_VM_IDS, "SELECT id FROM vms ORDER BY id")                                           \
     X(SQ_VMS_PAGE, "SELECT v.id, v.name, v.resource_id, v.subscription_id, v.resource_group, " \
                    "v.location, v.vm_size, v.tags, v.power_state, v.power_state_at, "        \
@@ -218,7 +215,40 @@
     X(SQ_POLICY_GET, "SELECT body FROM policies WHERE name = ?1")                            \
     X(SQ_PLAN_ADD, "INSERT INTO plans(policy, created_at, body, period_from, period_to) "     \
                    "VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?2, ?3, ?4)")          \
-    X(SQ_CHECK, "PRAGMA integrity_check(1)")
+    X(SQ_CHECK, "PRAGMA integrity_check(1)")                                                 \
+    /* The latest result of a VM, target and profile, with its verdict: a                   \
+     * newer one (later start, or the same start stored later) takes the row. */            \
+    X(SQ_LATEST_UPSERT, "INSERT INTO result_latest(vm_id, target, profile, result_id, "      \
+                        "order_ms, report_id, verdict, verdict_skus, verdict_basis) VALUES " \
+                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(vm_id, target, "   \
+                        "profile) DO UPDATE SET result_id = excluded.result_id, order_ms = " \
+                        "excluded.order_ms, report_id = excluded.report_id, verdict = "      \
+                        "excluded.verdict, verdict_skus = excluded.verdict_skus, "           \
+                        "verdict_basis = excluded.verdict_basis WHERE excluded.order_ms > "  \
+                        "result_latest.order_ms OR (excluded.order_ms = "                    \
+                        "result_latest.order_ms AND excluded.result_id > "                   \
+                        "result_latest.result_id)")                                          \
+    X(SQ_VM_COUNT, "SELECT count(*) FROM vms")                                               \
+    X(SQ_FLEET_VERDICTS, "SELECT l.vm_id, l.verdict, l.verdict_skus, l.verdict IS NOT NULL " \
+                         "AND l.verdict_basis = ?1 AND l.report_id = v.last_report_id "      \
+                         "FROM result_latest l JOIN vms v ON v.id = l.vm_id "                \
+                         "ORDER BY l.vm_id, l.target, l.profile")                            \
+    X(SQ_LATEST_PAGE, "SELECT l.vm_id, r.result_uuid, NOT EXISTS (SELECT 1 FROM "            \
+                      "result_latest f WHERE f.vm_id = l.vm_id AND (f.target < l.target OR " \
+                      "(f.target = l.target AND f.profile < l.profile))) FROM result_latest " \
+                      "l JOIN vms v ON v.id = l.vm_id JOIN results r ON r.id = l.result_id " \
+                      "WHERE " TW_SQ_VM_FILTER " AND (?3 IS NULL OR EXISTS (SELECT 1 FROM "  \
+                      "disks d WHERE d.vm_id = v.id AND d.detached_ms IS NULL AND (d.sku = " \
+                      "?3 COLLATE NOCASE OR d.tier = ?3 COLLATE NOCASE))) "                  \
+                      "ORDER BY l.vm_id, l.target, l.profile LIMIT ?5 OFFSET ?6")            \
+    X(SQ_VM_SIZES_DELETE, "DELETE FROM vm_sizes WHERE region = ?1")                          \
+    X(SQ_VM_SIZES_INSERT, "INSERT OR REPLACE INTO vm_sizes(region, name, caps, source, "     \
+                          "fetched_at, fetched_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")         \
+    X(SQ_VM_SIZES_GET, "SELECT name, caps, source, fetched_at FROM vm_sizes WHERE region = " \
+                       "?1 ORDER BY name")                                                   \
+    X(SQ_SAVEPOINT_OP, "SAVEPOINT op")                                                       \
+    X(SQ_RELEASE_OP, "RELEASE op")                                                           \
+    X(SQ_ROLLBACK_TO_OP, "ROLLBACK TO op")
 
 #define TW_SQ_ENUM(id, sql) id,
 enum tw_sq_id { TW_SQ_STATEMENTS(TW_SQ_ENUM) SQ_COUNT };
@@ -263,7 +293,8 @@ void tw_sq_copy(sqlite3_stmt *st, int col, char *out, size_t len);
 
 /* Operations of store_ingest.c and store_query.c. */
 enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const *reps,
-                              const char *const *raw, const size_t *raw_len, size_t n,
+                              const char *const *raw, const size_t *raw_len,
+                              const struct tw_store_judged *const *judged, size_t n,
                               const char *received_at, enum tw_put_status *status,
                               struct tw_error *errs, struct tw_error *err);
 enum tw_err tw_sq_vms(struct tw_store *st, struct tw_store_vm_row **rows, size_t *n,
@@ -287,6 +318,20 @@ enum tw_err tw_sq_vm_latest(struct tw_store *st, int64_t vm_id, struct tw_invent
                             struct tw_error *err);
 enum tw_err tw_sq_vm_ids(struct tw_store *st, int64_t **ids, size_t *n, struct tw_error *err);
 enum tw_err tw_sq_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void *arg,
+                               struct tw_error *err);
+
+enum tw_err tw_sq_fleet_verdicts(struct tw_store *st, const char *basis, tw_store_verdict_fn fn,
+                                 void *arg, size_t *n_vms, struct tw_error *err);
+enum tw_err tw_sq_latest_page(struct tw_store *st, const struct tw_store_page *pg,
+                              struct tw_store_latest_ref **rows, size_t *n, bool *more,
+                              struct tw_error *err);
+/* store_vmsizes.c */
+enum tw_err tw_sq_vm_sizes_put(struct tw_store *st, const char *region, const char *source,
+                               const char *fetched_at, const struct tw_store_vm_size *rows,
+                               size_t n, struct tw_error *err);
+enum tw_err tw_sq_vm_sizes_get(struct tw_store *st, const char *region,
+                               struct tw_store_vm_size **rows, size_t *n, char *source,
+                               size_t source_len, char *fetched_at, size_t fetched_len,
                                struct tw_error *err);
 
 enum tw_err tw_sq_vms_page(struct tw_store *st, const struct tw_store_page *pg,

@@ -145,6 +145,37 @@ static void test_summary(void **state)
     assert_true(premium_burst >= 2);
 }
 
+/* A version-2 database migrated (no verdict kept: all judged as read)
+ * counts what that build's /api/v1/compliance/summary answered
+ * (tests/fixtures/store/v2-answers/compliance-summary.json). */
+static void test_summary_from_version_2(void **state)
+{
+    struct fx *f = *state;
+    tw_store_close(f->st);
+    snprintf(f->path, sizeof(f->path), "%s/v2.db", f->dir);
+    th_fixture_copy("store/v2.db", f->path);
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps};
+    struct tw_svc_compliance_summary sum;
+    assert_int_equal(tw_svc_compliance_summary(f->st, &ctx, &sum, &err), TW_OK);
+    assert_int_equal(sum.vms, 3);
+    assert_int_equal(sum.verdicts, 7);
+    assert_int_equal(sum.errors, 0);
+    assert_int_equal(sum.n_skus, 2);
+    assert_string_equal(sum.skus[0].sku, "Premium_LRS");
+    assert_int_equal(sum.skus[0].count[TW_VERDICT_DELIVERS], 1);
+    assert_int_equal(sum.skus[0].count[TW_VERDICT_BURST], 8);
+    assert_string_equal(sum.skus[1].sku, "StandardSSD_LRS");
+    assert_int_equal(sum.skus[1].count[TW_VERDICT_BURST], 1);
+    assert_int_equal(sum.skus[1].count[TW_VERDICT_INCONCLUSIVE], 1);
+    size_t total = 0;
+    for (size_t i = 0; i < sum.n_skus; i++)
+        for (int k = 0; k <= TW_VERDICT_INCONCLUSIVE; k++)
+            total += sum.skus[i].count[k];
+    assert_int_equal(total, 11);
+}
+
 /* Past 31 SKUs the rest are counted as "other", and the named rows keep
  * their own counts (the 32nd SKU never takes over a named row). */
 static void test_summary_many_skus(void **state)
@@ -182,6 +213,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fleet, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_vm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_summary, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_summary_from_version_2, setup, teardown),
         cmocka_unit_test(test_summary_many_skus),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

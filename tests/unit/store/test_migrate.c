@@ -1,5 +1,6 @@
-/* test_migrate.c - migration 2 in place on a copy of a real version-1
- * database (tests/fixtures/store/v1.db, made by the build before it), the
+/* test_migrate.c - migrations 2 and 3 in place on copies of real version-1
+ * and version-2 databases (tests/fixtures/store/v1.db and v2.db, each made
+ * by the build before its migration), the
  * price history it brings, and actions moved by compare-and-set: two
  * handles can never both move the same action to "sent". */
 #include "testhelp.h"
@@ -87,8 +88,8 @@ static void test_from_version_1(void **state)
     assert_int_equal(count(f, "PRAGMA user_version"), 1);
     struct tw_store *st = open_ok(f->path);
     struct tw_error err = {0};
-    assert_int_equal(tw_store_schema_version(), 2);
-    assert_int_equal(count(f, "PRAGMA user_version"), 2);
+    assert_int_equal(tw_store_schema_version(), 3);
+    assert_int_equal(count(f, "PRAGMA user_version"), 3);
     assert_int_equal(tw_store_check(st, &err), TW_OK);
 
     /* Everything of version 1 is there. */
@@ -226,7 +227,7 @@ static void test_from_version_1(void **state)
 
     /* Opened again: nothing to migrate, nothing changed. */
     st = open_ok(f->path);
-    assert_int_equal(count(f, "PRAGMA user_version"), 2);
+    assert_int_equal(count(f, "PRAGMA user_version"), 3);
     assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 4);
     tw_store_close(st);
 }
@@ -305,6 +306,41 @@ static long long claim_until(const struct fx *f, int64_t id, char *owner, size_t
     sqlite3_finalize(q);
     sqlite3_close(db);
     return until;
+}
+
+/* Migration 3 on a copy of a real version-2 database (v2.db, made by the
+ * build before it): every VM's latest result per target and profile in
+ * result_latest (no verdict kept yet: judged when read), the tables and
+ * columns it adds, and the reads unchanged. */
+static void test_from_version_2(void **state)
+{
+    struct fx *f = *state;
+    snprintf(f->path, sizeof(f->path), "%s/v2.db", f->dir);
+    th_fixture_copy("store/v2.db", f->path);
+    assert_int_equal(count(f, "PRAGMA user_version"), 2);
+    long long results = count(f, "SELECT count(*) FROM results");
+    struct tw_store *st = open_ok(f->path);
+    struct tw_error err = {0};
+    assert_int_equal(count(f, "PRAGMA user_version"), 3);
+    assert_int_equal(tw_store_check(st, &err), TW_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest"), 7);
+    assert_int_equal(results, 7);
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict IS NULL"), 7);
+    /* The row of each is its latest result (here the only one). */
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest l JOIN results r ON "
+                              "r.id = l.result_id AND r.vm_id = l.vm_id AND r.profile = "
+                              "l.profile AND r.report_id = l.report_id"),
+                     7);
+    assert_int_equal(count(f, "SELECT count(*) FROM vm_sizes"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM reports WHERE ahead_ms IS NULL"), 4);
+    /* sap-db-01's latest results are read through the new table. */
+    struct tw_inventory inv;
+    struct tw_result *res = NULL;
+    size_t n = 0;
+    assert_int_equal(tw_store_vm_latest(st, 1, &inv, &res, &n, &err), TW_OK);
+    assert_int_equal(n, 2);
+    free(res);
+    tw_store_close(st);
 }
 
 static void test_action_claim(void **state)
@@ -544,6 +580,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_from_version_1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_from_version_2, setup, teardown),
         cmocka_unit_test_setup_teardown(test_action_compare_and_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_action_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_observations_policies_plans, setup, teardown),
