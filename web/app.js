@@ -173,6 +173,7 @@ async function show(tab) {
     $('#status').textContent = 'updated ' + new Date().toLocaleTimeString();
   } catch (e) {
     if (e.status === 401) { logout('The token was refused: ' + e.message); return; }
+    if (e.status === 403) { logout(AGENT_TOKEN); return; }
     $('#status').textContent = '';
     $('#main-error').textContent = e.message;
   }
@@ -194,10 +195,45 @@ function start() {
   show(current);
 }
 
-$('#login-form').addEventListener('submit', (ev) => {
+const AGENT_TOKEN = 'This is an agent token: it may only post reports. Sign in with a ' +
+  'reader token (tierwise token create --db FILE --role reader).';
+
+// Whether token T may read the API, by asking a reader route for one VM:
+// null when it may, else what to tell the user. An agent token is a valid
+// token (the server answers 403, not 401): kept, it would sign in and then
+// fail on every tab.
+async function checkToken(t) {
+  let r;
+  try {
+    r = await fetch('/api/v1/vms?limit=1', {
+      headers: { 'Authorization': 'Bearer ' + t, 'Accept': 'application/json' },
+      cache: 'no-store',
+    });
+  } catch (e) {
+    return 'The server could not be reached to check the token: ' + e.message;
+  }
+  if (r.ok) return null;
+  let msg = r.status + ' ' + r.statusText;
+  try {
+    const body = await r.json();
+    if (body && body.error && body.error.message) msg = body.error.message;
+  } catch (e) { /* not JSON: the status says it */ }
+  if (r.status === 403) return AGENT_TOKEN;
+  if (r.status === 401) return 'The token was refused: ' + msg;
+  return 'The token could not be checked: ' + msg;
+}
+
+$('#login-form').addEventListener('submit', async (ev) => {
   ev.preventDefault();
   const t = $('#token').value.trim();
   if (!t) return;
+  $('#login-error').textContent = 'checking the token...';
+  const refused = await checkToken(t);
+  if (refused) {
+    $('#login-error').textContent = refused;
+    return;
+  }
+  $('#login-error').textContent = '';
   sessionStorage.setItem(KEY, t);
   $('#token').value = '';
   start();
