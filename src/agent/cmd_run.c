@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <jansson.h>
@@ -73,6 +74,50 @@ static int spool_action(const struct run_cfg *c, bool list, bool retry)
     return status;
 }
 
+/* ---- the spool's folder ---- */
+
+/*
+ * Creates the folders above the spool file PATH that are missing, each
+ * mode 0700 (the spool holds whole reports), as mkdir -p would; a folder
+ * that exists is left as it is.  False with the reason said, naming the
+ * folder and the ways out.
+ */
+static bool make_spool_dir(const char *path)
+{
+    char dir[4096];
+    snprintf(dir, sizeof(dir), "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return true; /* the current folder, or / */
+    *slash = '\0';
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        return true; /* there already: the spool says what is wrong with it, if anything */
+    for (char *p = dir + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p != '/' && !last)
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0700) == 0) {
+            /* The umask may have taken more than group and others. */
+            if (chmod(dir, 0700) != 0) {
+                say("can't set the spool's folder %s to mode 0700: %s", dir, strerror(errno));
+                return false;
+            }
+            tw_app_note(TW_AGENT_PROG, "created the spool's folder %s (mode 0700)", dir);
+        } else if (errno != EEXIST) {
+            say("can't create the spool's folder %s: %s; create it for the user this runs as "
+                "(install -d -m 0700 -o USER %s), let systemd make it (StateDirectory=), or give "
+                "--spool a file in a folder this user may write",
+                dir, strerror(errno), dir);
+            return false;
+        }
+        if (last)
+            return true;
+        *p = '/';
+    }
+}
+
 /* ---- the command ---- */
 
 int tw_agent_cmd_run(int argc, char **argv)
@@ -100,6 +145,10 @@ int tw_agent_cmd_run(int argc, char **argv)
     ho.backoff_max_ms = 4000;
     ho.max_body = 1u << 20;
 
+    if (!make_spool_dir(c->spool_path)) {
+        status = TW_EXIT_FAIL;
+        goto out;
+    }
     struct tw_spool *sp = NULL;
     enum tw_err rc = tw_spool_open(c->spool_path, &c->spool_opts, &sp, &err);
     if (rc != TW_OK) {
@@ -131,6 +180,7 @@ int tw_agent_cmd_run(int argc, char **argv)
     run_stop = 0;
     tw_app_catch_signals(&run_stop);
     c->plan.interrupt = &run_stop;
+    c->plan.progress = isatty(STDERR_FILENO) && tw_app_get_verbosity() != TW_APP_QUIET;
     if (c->once) {
         enum drain_end end;
         status = run_cycle(c, sp, http, &end);

@@ -130,11 +130,33 @@ void tw_agent_report_identity(struct tw_report *r)
     snprintf(r->power_state, sizeof(r->power_state), "running");
 }
 
+/* What the progress line names: the disk, the profile, its place. */
+struct progress_ctx {
+    const struct tw_disk *disk;
+    const char *profile;
+    size_t k, n;
+};
+
+/* The progress line of tierwise-agent run on a terminal: disk, profile,
+ * seconds left of this profile, and the last second's figures. */
+static void run_progress(const struct tw_progress *p, void *arg)
+{
+    const struct progress_ctx *x = arg;
+    double left = p->total_s > p->elapsed_s ? p->total_s - p->elapsed_s : 0;
+    if (p->ramping)
+        fprintf(stderr, "\r\033[K  %s (LUN %d) %s [%zu/%zu]: ramping up, %.0f s left", x->disk->name,
+                x->disk->lun, x->profile, x->k, x->n, left);
+    else
+        fprintf(stderr, "\r\033[K  %s (LUN %d) %s [%zu/%zu]: %.0f s left, %.0f IOPS, %.2f MB/s",
+                x->disk->name, x->disk->lun, x->profile, x->k, x->n, left, p->iops, p->mbps);
+    fflush(stderr);
+}
+
 /* One profile on one target; the result into RES.  A run in which no I/O
  * succeeded is a failure, though its record is kept for the errors. */
 static enum tw_err run_one(const struct tw_agent_bench_plan *plan, const struct tw_profile *prof,
                            const char *path, bool file, FILE *log, struct tw_result *res,
-                           struct tw_error *err)
+                           struct progress_ctx *pc, struct tw_error *err)
 {
     struct tw_job_params p = {0};
     p.engine = tw_engine_find(plan->engine ? plan->engine : prof->engine, err);
@@ -148,6 +170,10 @@ static enum tw_err run_one(const struct tw_agent_bench_plan *plan, const struct 
     p.runtime_ms = plan->runtime_set ? plan->runtime_ms : prof->runtime_ms;
     p.ramp_ms = plan->ramp_set ? plan->ramp_ms : prof->ramp_ms;
     p.interrupt = plan->interrupt;
+    if (plan->progress) {
+        p.progress = run_progress;
+        p.progress_arg = pc;
+    }
 
     struct tw_target_opts to = {
         .size = file ? (plan->file_size ? plan->file_size : TW_TARGET_DEFAULT_SIZE) : 0,
@@ -169,6 +195,8 @@ static enum tw_err run_one(const struct tw_agent_bench_plan *plan, const struct 
     p.align = t.lbs;
     tw_result_init(res);
     rc = tw_job_run(&p, res, err);
+    if (plan->progress)
+        fputs("\r\033[K", stderr);
     tw_target_close(&t);
     if (rc != TW_OK)
         return rc;
@@ -201,6 +229,13 @@ enum tw_err tw_agent_bench_disks(const struct tw_agent_bench_plan *plan, struct 
                 path = plan->files[i].path;
                 file = true;
             }
+        if (!path && disk->device[0] && disk->lun >= 0 && disk->lun < 64 &&
+            plan->skip_lun[disk->lun]) {
+            fprintf(log, TW_AGENT_PROG ": %s (LUN %d): not measured: %s\n", disk->name, disk->lun,
+                    plan->skip_why[disk->lun] ? plan->skip_why[disk->lun]
+                                              : "its device is not known for certain");
+            continue;
+        }
         if (!path && disk->device[0])
             path = disk->device;
         if (!path) {
@@ -220,7 +255,8 @@ enum tw_err tw_agent_bench_disks(const struct tw_agent_bench_plan *plan, struct 
                 continue;
             }
             struct tw_error e = {0};
-            enum tw_err one = run_one(plan, prof, path, file, log, res, &e);
+            struct progress_ctx pc = {disk, prof->name, k + 1, plan->n_profiles};
+            enum tw_err one = run_one(plan, prof, path, file, log, res, &pc, &e);
             if (plan->interrupt && *plan->interrupt) {
                 rc = tw_error_set(err, TW_EINVAL, "interrupted during %s on %s", prof->name,
                                   path);

@@ -43,6 +43,10 @@ struct tw_agent_bench_plan {
     const char *sysfs_root;   /* NULL: $TW_SYSFS_ROOT, then /sys */
     const char *mounts_path;  /* NULL: $TW_MOUNTS_FILE, then /proc/self/mounts */
     volatile sig_atomic_t *interrupt; /* set to stop a run early */
+    bool progress;            /* draw a progress line on stderr (a terminal) */
+    uint64_t max_ms_per_disk; /* --max-seconds-per-disk; 0: no bound */
+    bool skip_lun[64];        /* data disks not to measure (device uncertain) */
+    const char *skip_why[64]; /* why, for the log line */
 };
 
 /*

@@ -13,6 +13,8 @@
 #include "bench/engine.h"
 #include "core/size.h"
 
+#define DEFAULT_MAX_SECONDS_PER_DISK 120
+
 static void usage(FILE *f)
 {
     fprintf(
@@ -27,7 +29,11 @@ static void usage(FILE *f)
         "  --server URL           the backend's base URL, e.g. https://tierwise.example:8443\n"
         "                         (reports go to URL" REPORTS_PATH ")\n"
         "  --token-file FILE      the agent token (tierwise token create --role agent);\n"
-        "                         the file must be readable by its owner only (chmod 600)\n\n"
+        "                         the file must be readable by its owner only (chmod 600)\n"
+        "Each also comes from the environment (TIERWISE_SERVER, TIERWISE_TOKEN_FILE) or\n"
+        "the config file (--config FILE or TIERWISE_CONFIG: a JSON object with \"server\"\n"
+        "and \"token_file\", an absolute path); a flag wins over the environment, the\n"
+        "environment over the config file.\n\n"
         "What to measure:\n"
         "  --profiles A,B         profiles per data disk (default rated-iops,rated-throughput;\n"
         "                         \"none\": an inventory-only report; bench --list-profiles)\n"
@@ -40,7 +46,19 @@ static void usage(FILE *f)
         "  --file-size SIZE       size of a file target (default 1G)\n"
         "  --engine NAME          libaio, psync or null instead of the profile's (null moves\n"
         "                         no data: for trying the setup)\n"
-        "  --buffered             no O_DIRECT (results then say direct=false)\n\n"
+        "  --buffered             no O_DIRECT (results then say direct=false)\n"
+        "  --max-seconds-per-disk N  the most seconds of benchmarks (ramps included) one\n"
+        "                         disk may get per cycle (default %d); a plan of more\n"
+        "                         is refused before anything runs\n\n"
+        "The load on each data disk, by default: rated-iops (random 8 KiB reads, QD\n"
+        "256 x 4 jobs, 5 s ramp + 30 s), then rated-throughput (sequential 1 MiB reads,\n"
+        "QD 64 x 1 job, 5 s ramp + 30 s): 70 s per disk, one disk after another, read\n"
+        "only on block devices (write profiles run only on --file-target files). On a\n"
+        "disk with credit bursting (Premium P1-P20, Standard SSD E1-E30) 70 s at the\n"
+        "burst rate uses at most 4 %% of a full 30-minute bucket, and a result above\n"
+        "the disk's rating is judged \"burst\" by the backend, not \"delivers\".\n"
+        "A disk whose device is not known for certain (two disks on one device, a\n"
+        "device whose size is not the disk's) is not measured, with a line saying so.\n\n"
         "Inventory (as tierwise-agent inventory):\n"
         "  --imds-url URL, --config FILE, --inventory-file FILE,\n"
         "  --sysfs-root DIR, --dev-root DIR\n\n"
@@ -53,6 +71,14 @@ static void usage(FILE *f)
         "  --spool-retry-rejected queue the reports the server rejected again, and exit\n\n"
         "Schedule:\n"
         "  --once                 one cycle (drain the spool, measure, post) and exit\n"
+        "Output (stderr; stdout stays empty but for --spool-list):\n"
+        "  -q, --quiet            only warnings and errors: no progress line, no line\n"
+        "                         per result, report or delivery\n"
+        "  -v, --verbose          also where the server and token file came from and\n"
+        "                         the plan per disk\n"
+        "  --version              print the version and exit\n"
+        "On a terminal a progress line shows the disk, the profile and its seconds\n"
+        "left.\n\n"
         "  --interval DURATION    without --once: a cycle this often (default 24h)\n"
         "  --retry-min DURATION   first wait before retrying the spool (default 1m),\n"
         "  --retry-max DURATION   doubled per failure up to this (default 1h), jittered\n"
@@ -75,7 +101,7 @@ static void usage(FILE *f)
         "      sends it; nothing is lost)\n"
         "  130 interrupted\n"
         "With several, the first of 130 2 6 4 5 3 1 7.\n",
-        TW_AGENT_PROG, TW_AGENT_PROG, TW_SPOOL_DEFAULT_MAX_REPORTS);
+        TW_AGENT_PROG, TW_AGENT_PROG, DEFAULT_MAX_SECONDS_PER_DISK, TW_SPOOL_DEFAULT_MAX_REPORTS);
 }
 
 /* The reports URL from the base URL the user gave (WHERE names where it
@@ -145,7 +171,7 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
     enum { O_SERVER = 256, O_TOKEN, O_PROFILES, O_RUNTIME, O_RAMP, O_FILE_TARGET, O_FILE_SIZE,
            O_ENGINE, O_BUFFERED, O_IMDS, O_CONFIG, O_INV_FILE, O_SYSFS, O_DEV, O_SPOOL,
            O_SPOOL_MAX, O_SPOOL_BYTES, O_SPOOL_LIST, O_SPOOL_RETRY, O_ONCE, O_INTERVAL,
-           O_RETRY_MIN, O_RETRY_MAX, O_VERSION };
+           O_RETRY_MIN, O_RETRY_MAX, O_VERSION, O_MAX_SECONDS };
     static const struct option opts[] = {
         {"server", required_argument, NULL, O_SERVER},
         {"token-file", required_argument, NULL, O_TOKEN},
@@ -170,6 +196,7 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
         {"interval", required_argument, NULL, O_INTERVAL},
         {"retry-min", required_argument, NULL, O_RETRY_MIN},
         {"retry-max", required_argument, NULL, O_RETRY_MAX},
+        {"max-seconds-per-disk", required_argument, NULL, O_MAX_SECONDS},
         {"quiet", no_argument, NULL, 'q'},
         {"verbose", no_argument, NULL, 'v'},
         {"version", no_argument, NULL, O_VERSION},
@@ -180,6 +207,7 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
     c->retry_min_ms = 60 * 1000;
     c->retry_max_ms = 3600 * 1000;
     c->profiles = "rated-iops,rated-throughput";
+    c->plan.max_ms_per_disk = DEFAULT_MAX_SECONDS_PER_DISK * 1000ull;
     struct tw_error err = {0};
     long long v;
     uint64_t u;
@@ -264,6 +292,11 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
             if (!parse_duration("--retry-max", optarg, 100, &c->retry_max_ms))
                 goto out;
             break;
+        case O_MAX_SECONDS:
+            if (!parse_count("--max-seconds-per-disk", optarg, 1, 86400, &v))
+                goto out;
+            c->plan.max_ms_per_disk = (uint64_t)v * 1000;
+            break;
         case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;
         case 'v': tw_app_set_verbosity(TW_APP_VERBOSE); break;
         case O_VERSION:
@@ -302,6 +335,43 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
     return true;
 out:
     return false;
+}
+
+/* The plan's time on one disk: every profile's ramp and runtime. */
+static uint64_t plan_ms_per_disk(const struct tw_agent_bench_plan *p)
+{
+    uint64_t ms = 0;
+    for (size_t i = 0; i < p->n_profiles; i++)
+        ms += (p->ramp_set ? p->ramp_ms : p->profiles[i]->ramp_ms) +
+              (p->runtime_set ? p->runtime_ms : p->profiles[i]->runtime_ms);
+    return ms;
+}
+
+/* The plan fits --max-seconds-per-disk, or it is refused with its sum;
+ * -v says the load per disk. */
+static bool plan_within_bound(const struct tw_agent_bench_plan *p)
+{
+    uint64_t ms = plan_ms_per_disk(p);
+    char what[1024] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < p->n_profiles && o < sizeof(what) - 1; i++) {
+        const struct tw_profile *pr = p->profiles[i];
+        o += (size_t)snprintf(what + o, sizeof(what) - o, "%s%s %.0f s + %.0f s ramp, QD %u x %u",
+                              i ? "; " : "", pr->name,
+                              (double)(p->runtime_set ? p->runtime_ms : pr->runtime_ms) / 1e3,
+                              (double)(p->ramp_set ? p->ramp_ms : pr->ramp_ms) / 1e3,
+                              pr->queue_depth, pr->jobs);
+    }
+    if (p->max_ms_per_disk && ms > p->max_ms_per_disk) {
+        say("the plan takes %.0f s per disk (%s), more than --max-seconds-per-disk %llu: give "
+            "fewer --profiles or a shorter --runtime / --ramp, or raise the bound",
+            (double)ms / 1e3, what, (unsigned long long)(p->max_ms_per_disk / 1000));
+        return false;
+    }
+    if (p->n_profiles)
+        tw_app_detail(TW_AGENT_PROG, "the load on each data disk: %s (%.0f s; the bound is %llu s)",
+                      what, (double)ms / 1e3, (unsigned long long)(p->max_ms_per_disk / 1000));
+    return true;
 }
 
 /* An environment variable's value, NULL when unset or empty. */
@@ -380,6 +450,8 @@ bool run_check_backend(struct run_cfg *c, struct tw_az_http_opts *ho, int *statu
         say("--profiles: %s", err.msg);
         goto out;
     }
+    if (!plan_within_bound(&c->plan))
+        goto out;
     tw_az_http_opts_default(ho);
     if (ho->loopback_only && !tw_az_url_is_loopback(c->url)) {
         say("%s %s is not on 127.0.0.0/8 or ::1, and TIERWISE_LOOPBACK_ONLY is set",

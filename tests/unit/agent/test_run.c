@@ -503,6 +503,61 @@ static void test_backend_sources(void **state)
     assert_int_equal(run_bare(f, NULL), 2);
 }
 
+/* The spool's folder is made when missing (mode 0700, whatever the
+ * umask); where it can't be (a file in the way), the run says which folder
+ * and exits 1 before anything is measured or sent. */
+static void test_spool_folder(void **state)
+{
+    struct fx *f = *state;
+    char deep[4300], d1[4300], d2[4300];
+    snprintf(d1, sizeof(d1), "%s/state", f->dir);
+    snprintf(d2, sizeof(d2), "%s/state/tierwise", f->dir);
+    snprintf(deep, sizeof(deep), "%s/spool.db", d2);
+    snprintf(f->spool, sizeof(f->spool), "%s", deep);
+    mode_t old = umask(0);
+    int st = run_once(f);
+    umask(old);
+    assert_int_equal(st, 0);
+    struct stat sb;
+    assert_int_equal(stat(d1, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0700);
+    assert_int_equal(stat(d2, &sb), 0);
+    assert_int_equal(sb.st_mode & 07777, 0700);
+    assert_int_equal(f->srv->n_stored, 1);
+    /* A second run finds it there. */
+    assert_int_equal(run_once(f), 0);
+    /* A file where a folder should be. */
+    char blocker[4300];
+    snprintf(blocker, sizeof(blocker), "%s/plain", f->dir);
+    put_file(blocker, "x", 0600);
+    snprintf(f->spool, sizeof(f->spool), "%s/plain/sub/spool.db", f->dir);
+    assert_int_equal(run_once(f), 1);
+    assert_int_equal(f->srv->n_received, 2);
+}
+
+/* The load is bounded: a plan of more seconds per disk than
+ * --max-seconds-per-disk (default 120: the two rated profiles' 70 s fit)
+ * is refused before anything is measured or sent. */
+static void test_max_seconds(void **state)
+{
+    struct fx *f = *state;
+    const char *dflt[] = {"--profiles", "rated-iops,rated-throughput", NULL};
+    assert_int_equal(run_with(f, f->srv->base, dflt), 0);
+    const char *longer[] = {"--profiles", "rated-iops,rated-throughput", "--runtime", "56", NULL};
+    assert_int_equal(run_with(f, f->srv->base, longer), 2); /* 2 x (56 + 5) = 122 s */
+    const char *three[] = {"--profiles", "rated-iops,rated-throughput,db-scan-16k,db-largeio-128k",
+                           NULL};
+    assert_int_equal(run_with(f, f->srv->base, three), 2); /* 35 + 35 + 32 + 32 s */
+    const char *raised[] = {"--profiles", "rated-iops,rated-throughput", "--runtime", "56",
+                            "--max-seconds-per-disk", "122", NULL};
+    assert_int_equal(run_with(f, f->srv->base, raised), 0);
+    const char *lower[] = {"--profiles", "rated-iops", "--max-seconds-per-disk", "34", NULL};
+    assert_int_equal(run_with(f, f->srv->base, lower), 2);
+    const char *zero[] = {"--max-seconds-per-disk", "0", NULL};
+    assert_int_equal(run_with(f, f->srv->base, zero), 2);
+    assert_int_equal(f->srv->n_stored, 2);
+}
+
 /* A FIFO (or a folder) given as the token file is refused at once as not
  * a regular file (exit 2), never waited on for a writer.  The alarm turns
  * a hang into a failed test. */
@@ -608,6 +663,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_fifo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_spool_folder, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_max_seconds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_backend_sources, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_target, setup, teardown),
         cmocka_unit_test_setup_teardown(test_daemon, setup, teardown),
