@@ -233,13 +233,18 @@
                          "AND l.verdict_basis = ?1 AND l.report_id = v.last_report_id "      \
                          "FROM result_latest l JOIN vms v ON v.id = l.vm_id "                \
                          "ORDER BY l.vm_id, l.target, l.profile")                            \
-    X(SQ_LATEST_PAGE, "SELECT l.vm_id, r.result_uuid, NOT EXISTS (SELECT 1 FROM "            \
-                      "result_latest f WHERE f.vm_id = l.vm_id AND (f.target < l.target OR " \
-                      "(f.target = l.target AND f.profile < l.profile))) FROM result_latest " \
-                      "l JOIN vms v ON v.id = l.vm_id JOIN results r ON r.id = l.result_id " \
-                      "WHERE " TW_SQ_VM_FILTER " AND (?3 IS NULL OR EXISTS (SELECT 1 FROM "  \
-                      "disks d WHERE d.vm_id = v.id AND d.detached_ms IS NULL AND (d.sku = " \
-                      "?3 COLLATE NOCASE OR d.tier = ?3 COLLATE NOCASE))) "                  \
+    /* The page's rows are read from result_latest's key alone: the VM and                \
+     * disk filters are looked up only when asked for, and the record's id                  \
+     * and whether the row is its VM's first only for the rows kept (not                    \
+     * for those OFFSET skips), so a page deep in the fleet costs little. */                \
+    X(SQ_LATEST_PAGE, "SELECT l.vm_id, (SELECT r.result_uuid FROM results r WHERE r.id = "   \
+                      "l.result_id), NOT EXISTS (SELECT 1 FROM result_latest f WHERE "      \
+                      "f.vm_id = l.vm_id AND (f.target < l.target OR (f.target = l.target " \
+                      "AND f.profile < l.profile))) FROM result_latest l WHERE ((?2 IS NULL " \
+                      "AND ?4 IS NULL) OR EXISTS (SELECT 1 FROM vms v WHERE v.id = l.vm_id " \
+                      "AND " TW_SQ_VM_FILTER ")) AND (?3 IS NULL OR EXISTS (SELECT 1 FROM "  \
+                      "disks d WHERE d.vm_id = l.vm_id AND d.detached_ms IS NULL AND (d.sku " \
+                      "= ?3 COLLATE NOCASE OR d.tier = ?3 COLLATE NOCASE))) "                \
                       "ORDER BY l.vm_id, l.target, l.profile LIMIT ?5 OFFSET ?6")            \
     X(SQ_VM_SIZES_DELETE, "DELETE FROM vm_sizes WHERE region = ?1")                          \
     X(SQ_VM_SIZES_INSERT, "INSERT OR REPLACE INTO vm_sizes(region, name, caps, source, "     \
