@@ -199,6 +199,7 @@ void tw_v1_compliance_summary(struct tw_req *rq);
 void tw_v1_prices(struct tw_req *rq);          /* v1_prices.c */
 void tw_v1_prices_refresh(struct tw_req *rq);
 void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */
+void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per
  * latest result of VM VM_ID into VERDICTS, one object per result or VM that can't be judged into ERRORS.
