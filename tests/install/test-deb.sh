@@ -19,6 +19,9 @@ trap 'rm -rf "$scratch"' EXIT
 
 if ! cpack -G DEB --config "$build/CPackConfig.cmake" -B "$scratch/out" >"$scratch/cpack.log" 2>&1; then
   bad "cpack -G DEB: $(tail -10 "$scratch/cpack.log")"
+  # cpack first builds the whole tree (its preinstall step): say what failed.
+  pre=$(find "$scratch/out" -name PreinstallOutput.log 2>/dev/null | head -1)
+  [ -n "$pre" ] && echo "the build cpack runs first failed: $(grep -m5 -E 'error|Error' "$pre")"
   finish install-deb
   exit 1
 fi
