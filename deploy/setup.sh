@@ -26,7 +26,7 @@ packages=(
 )
 # Only some Debian releases have these (13 does, 12 does not); the tests that
 # need them exit 77 without.
-for p in python3-openapi-spec-validator; do  # tests: validates web/openapi.json
+for p in python3-openapi-spec-validator; do  # tests: validates src/server/openapi.json
   apt-cache show "$p" >/dev/null 2>&1 && packages+=("$p")
 done
 
