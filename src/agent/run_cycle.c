@@ -4,6 +4,7 @@
  * profiles on each data disk, write the new report into the spool, and
  * drain again, which posts it.
  */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,74 @@ int64_t run_wall_ms(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The size in bytes of block device DEV ("/dev/sdc") from sysfs (512-byte
+ * sectors in class/block/NAME/size); -1 when it can't be read. */
+static int64_t device_bytes(const struct run_cfg *c, const char *dev)
+{
+    const char *root = c->dm.sysfs_root ? c->dm.sysfs_root : getenv("TW_SYSFS_ROOT");
+    const char *name = strrchr(dev, '/');
+    name = name ? name + 1 : dev;
+    char path[4400];
+    snprintf(path, sizeof(path), "%s/class/block/%s/size", root && *root ? root : "/sys", name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[64] = "";
+    bool got = fgets(line, sizeof(line), f) != NULL;
+    fclose(f);
+    char *end;
+    unsigned long long sectors = got ? strtoull(line, &end, 10) : 0;
+    if (!got || end == line || (*end && *end != '\n') || sectors > (UINT64_MAX >> 10))
+        return -1;
+    return (int64_t)(sectors * 512);
+}
+
+/*
+ * The data disks whose block device is not known for certain are marked in
+ * C's plan, each with why, so they are not measured: a device mapped to two
+ * disks (which is which?), and a device whose size is not the disk's (the
+ * link or the inventory is stale, or it is another disk).  A disk measured
+ * on a --file-target is the user's word and is not doubted.
+ */
+static void doubt_devices(struct run_cfg *c, const struct tw_inventory *inv)
+{
+    struct tw_agent_bench_plan *p = &c->plan;
+    memset(p->skip_lun, 0, sizeof(p->skip_lun));
+    memset(p->skip_why, 0, sizeof(p->skip_why));
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        const struct tw_disk *d = &inv->disks[i];
+        if (d->role != TW_DISK_DATA || d->lun < 0 || d->lun >= 64 || !d->device[0])
+            continue;
+        char *why = c->doubt[d->lun];
+        why[0] = '\0';
+        for (size_t j = 0; j < inv->n_disks && !why[0]; j++)
+            if (j != i && strcmp(inv->disks[j].device, d->device) == 0)
+                snprintf(why, sizeof(c->doubt[0]),
+                         "its device %s is also found for %s (LUN %d): which disk it is is not "
+                         "certain; check the /dev/disk/azure links (a udev rescan)",
+                         d->device, inv->disks[j].name, inv->disks[j].lun);
+        if (!why[0]) {
+            int64_t bytes = device_bytes(c, d->device);
+            int64_t gib = bytes < 0 ? -1 : (bytes + (1LL << 30) - 1) >> 30;
+            if (bytes < 0)
+                snprintf(why, sizeof(c->doubt[0]),
+                         "the size of its device %s can't be read from sysfs, so that it is "
+                         "this %" PRId64 " GiB disk is not certain",
+                         d->device, d->size_gib);
+            else if (d->size_gib > 0 && gib != d->size_gib)
+                snprintf(why, sizeof(c->doubt[0]),
+                         "its device %s holds %" PRId64 " GiB, not the %" PRId64
+                         " GiB of this disk: it may be another disk (a stale link or "
+                         "inventory)",
+                         d->device, gib, d->size_gib);
+        }
+        if (why[0]) {
+            p->skip_lun[d->lun] = true;
+            p->skip_why[d->lun] = why;
+        }
+    }
 }
 
 /* Inventory + benchmarks into a new report in *OUT; an exit status. */
@@ -45,6 +114,7 @@ static int make_report(struct run_cfg *c, struct tw_report **out)
         return status;
     }
     tw_agent_report_identity(r);
+    doubt_devices(c, &r->inv);
     int failed = 0;
     enum tw_err rc = tw_agent_bench_disks(&c->plan, r, stderr, &failed, &err);
     if (rc != TW_OK) {

@@ -59,7 +59,38 @@ grep -q "backend http://127.0.0.1:1 (from TIERWISE_SERVER); token file $scratch/
 grep -q "the load on each data disk: rated-iops 30 s + 5 s ramp, QD 256 x 4 (35 s; the bound is 120 s)" \
   "$scratch/v.err" && ok || bad "-v load: $(cat "$scratch/v.err")"
 
-# 5. The bound, and --help stating the load.
+# 5. A disk whose device is not certain is not measured, and the run says
+#    which and why: two disks on one device, a device of another size, a
+#    size sysfs does not give.  A device of the disk's size is measured
+#    (here a file standing in for it, under a scratch sysfs tree).
+mkdir -p "$scratch/sys/class/block/sdc" "$scratch/sys/class/block/sdd" \
+  "$scratch/sys/class/block/sdf" "$scratch/sys/class/block/sde" "$scratch/dev"
+echo 268435456 >"$scratch/sys/class/block/sdc/size"   # 128 GiB
+echo 134217728 >"$scratch/sys/class/block/sdd/size"   # 64 GiB
+echo 2097152 >"$scratch/sys/class/block/sdf/size"     # 1 GiB
+head -c 1048576 /dev/urandom >"$scratch/dev/sdf"
+disk() { printf '{"name": "vm1-data%s", "role": "data", "lun": %s, "sku": "Premium_LRS", "size_gib": %s, "device": "%s"}' "$1" "$1" "$2" "$3"; }
+printf '{"vm": {"name": "vm1", "vm_size": "Standard_D2s_v3", "location": "westeurope"}, "disks": [%s, %s, %s, %s, %s]}' \
+  "$(disk 1 128 "$scratch/dev/sdc")" "$(disk 2 128 "$scratch/dev/sdc")" "$(disk 3 128 "$scratch/dev/sdd")" \
+  "$(disk 4 128 "$scratch/dev/sde")" "$(disk 5 1 "$scratch/dev/sdf")" >"$scratch/inv2.json"
+"$agent" run --once --server http://127.0.0.1:1 --token-file "$scratch/tok" --spool "$scratch/s6.db" \
+  --inventory-file "$scratch/inv2.json" --sysfs-root "$scratch/sys" --engine null --buffered \
+  --runtime 1 --ramp 0 --profiles rated-iops 2>"$scratch/doubt.err"
+st=$?
+[ $st -eq 7 ] && ok || bad "doubted devices: exit $st: $(cat "$scratch/doubt.err")"
+for l in 1 2; do
+  grep -q "vm1-data$l (LUN $l): not measured: its device $scratch/dev/sdc is also found for vm1-data$((3 - l))" \
+    "$scratch/doubt.err" && ok || bad "LUN $l on a shared device: $(cat "$scratch/doubt.err")"
+done
+grep -q "vm1-data3 (LUN 3): not measured: its device $scratch/dev/sdd holds 64 GiB, not the 128 GiB" \
+  "$scratch/doubt.err" && ok || bad "LUN 3 of another size: $(cat "$scratch/doubt.err")"
+grep -q "vm1-data4 (LUN 4): not measured: the size of its device $scratch/dev/sde can't be read" \
+  "$scratch/doubt.err" && ok || bad "LUN 4 without a size: $(cat "$scratch/doubt.err")"
+grep -q "vm1-data5 (LUN 5): rated-iops on $scratch/dev/sdf: " "$scratch/doubt.err" && ok ||
+  bad "LUN 5 of the right size not measured: $(cat "$scratch/doubt.err")"
+grep -q "made (1 results)" "$scratch/doubt.err" && ok || bad "not one result: $(cat "$scratch/doubt.err")"
+
+# 6. The bound, and --help stating the load.
 expect 2 "more than --max-seconds-per-disk 120" -- "$agent" run --once --server http://127.0.0.1:1 \
   --token-file "$scratch/tok" --spool "$scratch/s5.db" --runtime 60
 "$agent" run --help >"$scratch/help"
