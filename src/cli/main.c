@@ -22,6 +22,8 @@ int main(int argc, char **argv)
 {
     return tw_app_main(TW_CLI_PROG,
                        "Makes Azure managed disks cheaper and proves they deliver their tier.",
+                       "Every command takes -q/--quiet (no notes on stderr), -v/--verbose (also\n"
+                       "what is read and from where), --version and --help.\n"
                        "Exit status: 0 done, 1 the work failed, 2 bad input or usage.", cmds,
                        sizeof(cmds) / sizeof(cmds[0]), argc, argv);
 }
