@@ -43,6 +43,7 @@
 
 #include <jansson.h>
 
+#include "bench/fio_int.h"
 #include "core/jsonx.h"
 
 #define MAX_JOBS (1 << 16)           /* what a result record can carry */
@@ -57,6 +58,9 @@ struct dir_acc {
     /* percentiles of the job with most I/Os */
     const json_t *pct;
     double pct_n, pct_mult;
+    /* which latency the figures and the percentiles are: 0 none yet, else
+     * 1 + enum tw_lat_kind (jobs that disagree make it unknown) */
+    int lat_kind, pct_kind;
     /* per-second IOPS, when any job had samples */
     bool series;
     double s_min, s_max, s_mean, s_var, s_samples;
@@ -243,7 +247,84 @@ static enum tw_err parse_rw(const char *rw, enum tw_pattern *p, struct tw_error 
 
 /* ---- method and target, from the first job ---- */
 
-static enum tw_err read_method(const json_t *opts, const json_t *glob, struct tw_result *r,
+/*
+ * Where a job's options come from: the output's own (the job's, then the
+ * global ones), then what the user added (fio arguments, then the job
+ * file).  A hint fills only what an output leaves out (FILL_KEYS), unless
+ * the output carries no options at all (fio 2.x), when it is the method.
+ */
+struct opt_src {
+    const json_t *job, *glob;   /* the output's; NULL when it has none */
+    const json_t *args, *file;  /* the hints' options for this job, or NULL */
+    bool optionless;            /* the output has no job options at all */
+    bool text;                  /* the output is fio's text (never shows direct=) */
+};
+
+enum opt_from { FROM_NONE, FROM_OUTPUT, FROM_ARGS, FROM_FILE };
+
+static bool fill_key(const char *key)
+{
+    static const char *const keys[] = {"direct",    "buffered",  "filename",
+                                       "directory", "rwmixread", "rwmixwrite"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (strcmp(key, keys[i]) == 0)
+            return true;
+    return false;
+}
+
+/* get_opt over all the sources; *FROM (if given) says which answered. */
+static bool opt(const struct opt_src *o, const char *key, char *out, size_t outlen,
+                enum opt_from *from)
+{
+    enum opt_from f = FROM_NONE;
+    if (get_opt(o->job, o->glob, key, out, outlen))
+        f = FROM_OUTPUT;
+    else if ((o->optionless || fill_key(key)) && get_opt(o->args, NULL, key, out, outlen))
+        f = FROM_ARGS;
+    else if ((o->optionless || fill_key(key)) && get_opt(o->file, NULL, key, out, outlen))
+        f = FROM_FILE;
+    if (from)
+        *from = f;
+    return f != FROM_NONE;
+}
+
+/* "readwrite" is "rw", "randread:8" is "randread". */
+static void rw_norm(const char *v, char *out, size_t n)
+{
+    copy(out, n, v);
+    out[strcspn(out, ":")] = '\0';
+    if (strcmp(out, "readwrite") == 0)
+        snprintf(out, n, "rw");
+}
+
+/* A hint that says another rw= or ioengine= than the output is another
+ * run's: refused, rather than its direct= taken for this one. */
+static enum tw_err check_hints(const struct opt_src *o, const char *job, struct tw_error *err)
+{
+    static const char *const keys[] = {"rw", "ioengine"};
+    const json_t *hints[2] = {o->args, o->file};
+    static const char *const what[2] = {"the fio arguments", "the job file"};
+    for (size_t k = 0; k < 2 && !o->optionless; k++) {
+        char out[64], hv[64], a[64], b[64];
+        if (!get_opt(o->job, o->glob, keys[k], out, sizeof(out)))
+            continue;
+        for (int h = 0; h < 2; h++) {
+            if (!get_opt(hints[h], NULL, keys[k], hv, sizeof(hv)))
+                continue;
+            rw_norm(out, a, sizeof(a));
+            rw_norm(hv, b, sizeof(b));
+            if (strcmp(a, b) != 0)
+                return tw_error_set(err, TW_EPARSE,
+                                    "%s say %s=%s for job %s, but fio's output says %s=%s: "
+                                    "they are not those of this run; give the job file or "
+                                    "command line the run used",
+                                    what[h], keys[k], b, job, keys[k], a);
+        }
+    }
+    return TW_OK;
+}
+
+static enum tw_err read_method(const struct opt_src *o, struct tw_result *r,
                                struct tw_error *err)
 {
     struct tw_method *m = &r->method;
@@ -251,14 +332,14 @@ static enum tw_err read_method(const json_t *opts, const json_t *glob, struct tw
     enum tw_err rc;
 
     /* fio's defaults: rw=read, bs=4k, iodepth=1, ioengine=psync. */
-    if (!get_opt(opts, glob, "rw", v, sizeof(v)) && !get_opt(opts, glob, "readwrite", v, sizeof(v)))
+    if (!opt(o, "rw", v, sizeof(v), NULL) && !opt(o, "readwrite", v, sizeof(v), NULL))
         snprintf(v, sizeof(v), "read");
     if ((rc = parse_rw(v, &m->pattern, err)) != TW_OK)
         return rc;
 
-    bool kb1000 = get_opt(opts, glob, "kb_base", v, sizeof(v)) && strcmp(v, "1000") == 0;
+    bool kb1000 = opt(o, "kb_base", v, sizeof(v), NULL) && strcmp(v, "1000") == 0;
     double bs = 4096;
-    if (get_opt(opts, glob, "bs", v, sizeof(v)) || get_opt(opts, glob, "blocksize", v, sizeof(v))) {
+    if (opt(o, "bs", v, sizeof(v), NULL) || opt(o, "blocksize", v, sizeof(v), NULL)) {
         /* bs=read,write[,trim]: a write-only job uses the second. */
         const char *s = v;
         const char *comma = strchr(v, ',');
@@ -273,7 +354,7 @@ static enum tw_err read_method(const json_t *opts, const json_t *glob, struct tw
     m->block_size_bytes = (int64_t)bs;
 
     double qd = 1;
-    if (get_opt(opts, glob, "iodepth", v, sizeof(v)) &&
+    if (opt(o, "iodepth", v, sizeof(v), NULL) &&
         (!fio_size(v, false, &qd) || qd < 1 || qd > (1 << 20) || qd != floor(qd)))
         return tw_error_set(err, TW_EPARSE,
                             "the job's iodepth=%s is not a queue depth "
@@ -281,25 +362,24 @@ static enum tw_err read_method(const json_t *opts, const json_t *glob, struct tw
                             v, 1 << 20);
     m->queue_depth = (int)qd;
 
-    if (!get_opt(opts, glob, "ioengine", v, sizeof(v)) || !v[0])
+    if (!opt(o, "ioengine", v, sizeof(v), NULL) || !v[0])
         snprintf(v, sizeof(v), "psync");
     copy(m->engine, sizeof(m->engine), v);
     /* A sync engine waits for each I/O: whatever iodepth says, one I/O per
      * job is in flight (fio warns and caps it too). */
     m->effective_queue_depth = is_sync_engine(m->engine) ? 1 : m->queue_depth;
 
-    m->direct = false;
-    if (get_opt(opts, glob, "direct", v, sizeof(v)))
-        m->direct = strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0;
-    else if (get_opt(opts, glob, "buffered", v, sizeof(v)))
-        m->direct = strcmp(v, "0") == 0 || strcasecmp(v, "false") == 0;
+    /* direct=: decided with the figures (decide_direct). */
 
     double pct = -1;
-    if (get_opt(opts, glob, "rwmixread", v, sizeof(v)) && fio_size(v, false, &pct) && pct <= 100)
+    if (opt(o, "rwmixread", v, sizeof(v), NULL) && fio_size(v, false, &pct) && pct <= 100)
         ;
-    else if (get_opt(opts, glob, "rwmixwrite", v, sizeof(v)) && fio_size(v, false, &pct) &&
+    else if (opt(o, "rwmixwrite", v, sizeof(v), NULL) && fio_size(v, false, &pct) &&
              pct <= 100)
         pct = 100 - pct;
+    else if (get_opt(o->job, NULL, TW_FIO_TEXT_MIX_KEY, v, sizeof(v)) &&
+             fio_size(v, false, &pct) && pct <= 100)
+        ; /* a text's measured share, when nothing says the option */
     else
         pct = 50; /* fio's default mix */
     if (m->pattern == TW_PAT_RW || m->pattern == TW_PAT_RANDRW)
@@ -308,11 +388,16 @@ static enum tw_err read_method(const json_t *opts, const json_t *glob, struct tw
         m->read_pct = tw_pattern_reads(m->pattern) ? 100 : 0;
 
     double ramp = 0;
-    if (get_opt(opts, glob, "ramp_time", v, sizeof(v)) && !fio_time_ms(v, &ramp))
+    if (opt(o, "ramp_time", v, sizeof(v), NULL) && !fio_time_ms(v, &ramp))
         return tw_error_set(err, TW_EPARSE, "the job's ramp_time=%s is not a fio duration", v);
     m->ramp_ms = (int64_t)ramp;
 
-    if (get_opt(opts, glob, "filename", v, sizeof(v)) && v[0]) {
+    if (!(opt(o, "filename", v, sizeof(v), NULL) && v[0]) &&
+        opt(o, "directory", v, sizeof(v), NULL) && v[0]) {
+        /* fio names its files in the directory itself: record the folder */
+        snprintf(r->target.path, sizeof(r->target.path), "%s", v);
+        r->target.kind = TW_TARGET_FILE;
+    } else if (opt(o, "filename", v, sizeof(v), NULL) && v[0]) {
         snprintf(r->target.path, sizeof(r->target.path), "%s", v);
         r->target.kind = strncmp(v, "/dev/", 5) == 0 ? TW_TARGET_BLOCK : TW_TARGET_FILE;
         /* For one file, size= is the file's size; on a device it is only
@@ -320,8 +405,8 @@ static enum tw_err read_method(const json_t *opts, const json_t *glob, struct tw
         char sz[64];
         double size;
         if (r->target.kind == TW_TARGET_FILE && !strchr(v, ':') &&
-            (get_opt(opts, glob, "filesize", sz, sizeof(sz)) ||
-             get_opt(opts, glob, "size", sz, sizeof(sz))) &&
+            (opt(o, "filesize", sz, sizeof(sz), NULL) ||
+             opt(o, "size", sz, sizeof(sz), NULL)) &&
             !strchr(sz, '%') && fio_size(sz, kb1000, &size) && size >= 1 && size < MAX_COUNT)
             r->target.size_bytes = (int64_t)size;
     }
@@ -360,8 +445,17 @@ static size_t entries_named(const json_t *jobs, const char *name)
 
 /* ---- figures ---- */
 
-/* Adds one job's direction DIR (an object of fio's JSON) into A. */
-static bool dir_add(const json_t *d, const char *path, struct dir_acc *a, struct tw_error *err)
+/* Notes kind K (an enum tw_lat_kind) for one job in *ACC (see dir_acc). */
+static void note_kind(int *acc, enum tw_lat_kind k)
+{
+    int v = 1 + (int)k;
+    *acc = *acc == 0 || *acc == v ? v : 1 + (int)TW_LAT_UNKNOWN;
+}
+
+/* Adds one job's direction DIR (an object of fio's JSON) into A.  KIB:
+ * the document is fio 2.x's, whose "io_bytes" counts KiB. */
+static bool dir_add(const json_t *d, const char *path, struct dir_acc *a, bool kib,
+                    struct tw_error *err)
 {
     double ios = 0, bytes = 0, iops = 0, bw = 0, bw_kib = 0, runtime = 0;
     bool have_bw;
@@ -376,6 +470,10 @@ static bool dir_add(const json_t *d, const char *path, struct dir_acc *a, struct
         return false;
     if (ios <= 0)
         return true;
+    /* fio before 3.0 wrote bytes >> 10 under "io_bytes" (fio issue #378);
+     * fio 3 writes bytes and adds "io_kbytes". */
+    if (kib && !json_object_get(d, "io_kbytes"))
+        bytes *= 1024;
     if (!have_bw) /* fio 2.x: "bw" in KiB/s only */
         bw = bw_kib * 1024;
     a->ios += ios;
@@ -420,6 +518,7 @@ static bool dir_add(const json_t *d, const char *path, struct dir_acc *a, struct
         a->lat_m2 += (n - 1) * sd * sd + delta * delta * a->lat_n * n / tot;
         a->lat_mean += delta * n / tot;
         a->lat_n = tot;
+        note_kind(&a->lat_kind, k < 2 ? TW_LAT_TOTAL : TW_LAT_COMPLETION);
         break;
     }
 
@@ -442,6 +541,7 @@ static bool dir_add(const json_t *d, const char *path, struct dir_acc *a, struct
             a->pct_n = n;
             a->pct_mult = pct_keys[k].mult;
         }
+        note_kind(&a->pct_kind, k == 0 || k == 2 ? TW_LAT_TOTAL : TW_LAT_COMPLETION);
         break;
     }
 
@@ -485,6 +585,8 @@ static bool dir_finish(const struct dir_acc *a, const char *name, struct tw_dir 
     d->iops = a->iops;
     d->bw_bytes_per_s = a->bw;
     d->mbps = a->bw / 1e6;
+    d->lat.kind = a->lat_kind ? (enum tw_lat_kind)(a->lat_kind - 1) : TW_LAT_UNKNOWN;
+    d->lat.pct_kind = a->pct_kind ? (enum tw_lat_kind)(a->pct_kind - 1) : TW_LAT_UNKNOWN;
     if (a->lat_n > 0) {
         d->lat.min_ns = a->lat_min;
         d->lat.max_ns = a->lat_max;
@@ -524,11 +626,24 @@ static bool is_stripe_head(const json_t *du)
            json_is_array(json_object_get(du, "slaves"));
 }
 
-static void add_member(struct tw_result *r, const char *name)
+/* Adds member NAME; false when the record is full (the caller refuses). */
+static bool add_member(struct tw_result *r, const char *name)
 {
-    if (!name || !name[0] || r->target.n_members >= TW_RESULT_MAX_MEMBERS)
-        return;
+    if (!name || !name[0])
+        return true;
+    if (r->target.n_members >= TW_RESULT_MAX_MEMBERS)
+        return false;
     snprintf(r->target.members[r->target.n_members++], sizeof(r->target.members[0]), "%s", name);
+    return true;
+}
+
+static enum tw_err too_many_members(const char *head, size_t n, struct tw_error *err)
+{
+    return tw_error_set(err, TW_EPARSE,
+                        "the stripe %s has %zu member disks in fio's disk statistics, more "
+                        "than the %d a result records (an Azure VM attaches at most 64 data "
+                        "disks): benchmark the stripe of one VM's disks",
+                        head, n, TW_RESULT_MAX_MEMBERS);
 }
 
 /*
@@ -538,35 +653,45 @@ static void add_member(struct tw_result *r, const char *name)
  * dm layer, such as dm-crypt over LVM, is skipped).  fio can't tell where
  * one device's slaves end when a job used files on several devices, so
  * everything after the head is taken: jobs over one target are the norm.
+ * More members than a result holds are refused, never dropped: a stripe
+ * judged on part of its disks gets a wrong expected figure.
  */
-static void read_disk_util(const json_t *root, struct tw_result *r)
+static enum tw_err read_disk_util(const json_t *root, struct tw_result *r, struct tw_error *err)
 {
     const json_t *arr = json_object_get(root, "disk_util");
     const json_t *head = json_array_get(arr, 0);
     const char *name = json_string_value(json_object_get(head, "name"));
     if (!name || !name[0])
-        return;
+        return TW_OK;
     snprintf(r->target.device, sizeof(r->target.device), "%s", name);
     if (!is_stripe_head(head)) {
         add_member(r, name);
-        return;
+        return TW_OK;
     }
     const json_t *slaves = json_object_get(head, "slaves");
-    size_t i;
+    size_t i, want = 0;
     const json_t *v;
     if (json_is_array(slaves)) {
         json_array_foreach(slaves, i, v)
         {
-            add_member(r, json_is_string(v) ? json_string_value(v)
-                                            : json_string_value(json_object_get(v, "name")));
+            if (!add_member(r, json_is_string(v) ? json_string_value(v)
+                                                 : json_string_value(json_object_get(v, "name"))))
+                return too_many_members(name, json_array_size(slaves), err);
         }
-        return;
+        return TW_OK;
     }
     json_array_foreach(arr, i, v)
     {
         if (i > 0 && !is_stripe_head(v))
-            add_member(r, json_string_value(json_object_get(v, "name")));
+            want++;
     }
+    json_array_foreach(arr, i, v)
+    {
+        if (i > 0 && !is_stripe_head(v) &&
+            !add_member(r, json_string_value(json_object_get(v, "name"))))
+            return too_many_members(name, want, err);
+    }
+    return TW_OK;
 }
 
 /* RFC 3339 UTC of END_S - RUNTIME_MS, or "" when END_S is implausible. */
@@ -581,9 +706,200 @@ static void set_started_at(struct tw_result *r, double end_s, double runtime_ms)
         strftime(r->started_at, sizeof(r->started_at), "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* ---- job sections ---- */
+
+/* What makes two entries of "jobs" one method: rw, bs, iodepth, ioengine,
+ * direct and the mix, as the output states them, and the group. */
+static void entry_method(const json_t *job, const json_t *glob, char *out, size_t n)
+{
+    static const char *const keys[] = {"rw",     "readwrite", "bs",        "blocksize",
+                                       "iodepth", "ioengine", "direct",    "buffered",
+                                       "rwmixread", "rwmixwrite"};
+    const json_t *opts = json_object_get(job, "job options");
+    size_t used = 0;
+    out[0] = '\0';
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && used + 1 < n; k++) {
+        char v[128];
+        if (!get_opt(opts, glob, keys[k], v, sizeof(v)))
+            continue;
+        if (k <= 1)
+            rw_norm(v, v, sizeof(v));
+        int w = snprintf(out + used, n - used, "%s%s=%s", used ? ", " : "", keys[k], v);
+        used = w < 0 ? n : used + (size_t)w;
+    }
+    const json_t *g = json_object_get(job, "groupid");
+    if (json_is_number(g) && used + 1 < n)
+        snprintf(out + used, n - used, "%sgroup %.0f", used ? ", " : "", json_number_value(g));
+}
+
+static const char *entry_name(const json_t *job)
+{
+    const char *name = json_string_value(json_object_get(job, "jobname"));
+    return name ? name : "?";
+}
+
+/* fio --client's sum of the others is not a job. */
+static bool is_client_sum(const json_t *job)
+{
+    return strcmp(entry_name(job), "All clients") == 0;
+}
+
+/*
+ * Decides which entries of JOBS form the result: those of section WANT
+ * when given (an error naming the sections when none is), else all of
+ * them when they share one method and group; entries with different
+ * methods or groups are refused, naming them, since one record holds one
+ * method and groups run one after another.  KEEP[i] marks the entries.
+ */
+static enum tw_err pick_sections(const json_t *jobs, const json_t *glob, const char *want,
+                                 bool *keep, struct tw_error *err)
+{
+    size_t i, kept = 0;
+    const json_t *job;
+    char first[512] = "", m[512], names[512] = "";
+    const char *first_name = NULL;
+    json_array_foreach(jobs, i, job)
+    {
+        keep[i] = false;
+        if (!json_is_object(job) || is_client_sum(job))
+            continue;
+        const char *name = entry_name(job);
+        if (!strstr(names, name) && strlen(names) + strlen(name) + 4 < sizeof(names)) {
+            size_t u = strlen(names);
+            snprintf(names + u, sizeof(names) - u, "%s%s", u ? ", " : "", name);
+        }
+        if (want && strcmp(name, want) != 0)
+            continue;
+        entry_method(job, glob, m, sizeof(m));
+        if (!first_name) {
+            first_name = name;
+            snprintf(first, sizeof(first), "%s", m);
+        } else if (strcmp(m, first) != 0) {
+            return tw_error_set(err, TW_EPARSE,
+                                "fio's output holds job sections that ran differently: %s "
+                                "(%s) and %s (%s); one result records one method, so it can't "
+                                "be both: import one section with --section NAME (import-fio "
+                                "--section %s)",
+                                first_name, first[0] ? first : "fio's defaults", name,
+                                m[0] ? m : "fio's defaults", first_name);
+        }
+        keep[i] = true;
+        kept++;
+    }
+    if (want && kept == 0)
+        return tw_error_set(err, TW_EPARSE,
+                            "fio's output has no job section named %s: its sections are %s",
+                            want, names[0] ? names : "none");
+    return TW_OK;
+}
+
+/* ---- direct I/O ---- */
+
+/* "1", "true" ... as fio reads a boolean option. */
+static bool truthy(const char *v)
+{
+    return strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0 &&
+           strcasecmp(v, "off") != 0;
+}
+
+/*
+ * Whether the disk statistics of a libaio random-read run show I/O in
+ * flight that buffered I/O can't keep there.  With buffered reads libaio's
+ * io_submit does each read before it returns, so each job has at most one
+ * read at the disk, however deep fio's own queue (fio's "IO depths" line
+ * shows iodepth either way, which is why it proves nothing).  The disk's
+ * read ticks over the run's time are its mean reads in flight (Little's
+ * law): more than twice the jobs, with the disk having seen at least 80 %
+ * of fio's reads (not a page cache serving them), can only be direct I/O.
+ * Random reads only: buffered writes are written back later at any depth,
+ * and sequential reads are read ahead.
+ */
+static bool disk_depth_direct(const json_t *root, const struct tw_result *r)
+{
+    const struct tw_method *m = &r->method;
+    if (strcmp(m->engine, "libaio") != 0 || m->pattern != TW_PAT_RANDREAD || !r->read.present ||
+        m->runtime_ms <= 0 || r->read.ios <= 0)
+        return false;
+    const json_t *head = json_array_get(json_object_get(root, "disk_util"), 0);
+    const json_t *ios = json_object_get(head, "read_ios");
+    const json_t *ticks = json_object_get(head, "read_ticks");
+    if (!json_is_number(ios) || !json_is_number(ticks))
+        return false;
+    double in_flight = json_number_value(ticks) / (double)m->runtime_ms;
+    return json_number_value(ios) >= 0.8 * (double)r->read.ios &&
+           in_flight > 2.0 * (m->jobs > 0 ? m->jobs : 1);
+}
+
+/* method.direct and its basis, once the figures are in (see fio_import.h). */
+static void decide_direct(const struct opt_src *o, const json_t *root, struct tw_result *r)
+{
+    struct tw_method *m = &r->method;
+    static const char *const keys[] = {"direct", "buffered"};
+    static const enum tw_direct_basis basis[] = {
+        [FROM_OUTPUT] = TW_DIRECT_BY_FIO_JSON,
+        [FROM_ARGS] = TW_DIRECT_BY_FIO_ARGS,
+        [FROM_FILE] = TW_DIRECT_BY_JOB_FILE,
+    };
+    for (int k = 0; k < 2; k++) {
+        char v[64];
+        enum opt_from from;
+        if (opt(o, keys[k], v, sizeof(v), &from)) {
+            bool on = truthy(v) == (k == 0);
+            m->direct = on ? TW_DIRECT_YES : TW_DIRECT_NO;
+            m->direct_basis = basis[from];
+            return;
+        }
+    }
+    if (!o->text && !o->optionless) {
+        /* fio's JSON lists every option the job was given: none is
+         * fio's default, buffered I/O. */
+        m->direct = TW_DIRECT_NO;
+        m->direct_basis = TW_DIRECT_BY_FIO_JSON;
+    } else if (disk_depth_direct(root, r)) {
+        m->direct = TW_DIRECT_YES;
+        m->direct_basis = TW_DIRECT_BY_DISK_DEPTH;
+    } else {
+        m->direct = TW_DIRECT_UNKNOWN;
+        m->direct_basis = TW_DIRECT_BY_NONE;
+    }
+}
+
 /* ---- the document ---- */
 
-static enum tw_err import_value(const json_t *root, struct tw_result *r, struct tw_error *err)
+/* The hints' options for job NAME into O (new references the caller drops);
+ * an error when a job file or command line has sections and none is NAME. */
+static enum tw_err hint_options(const json_t *file, const json_t *args, const char *name,
+                                struct opt_src *o, struct tw_error *err)
+{
+    const json_t *src[2] = {file, args};
+    json_t *out[2] = {NULL, NULL};
+    static const char *const what[2] = {"the job file", "the fio arguments"};
+    for (int i = 0; i < 2; i++) {
+        if (!src[i])
+            continue;
+        char secs[512];
+        out[i] = tw_fio_hint_options(src[i], name, secs, sizeof(secs));
+        if (!out[i]) {
+            json_decref(out[0]);
+            return tw_error_set(err, TW_EPARSE,
+                                "%s has no section [%s], the job in fio's output (its "
+                                "sections: %s): give the job file or command line of this run",
+                                what[i], name, secs[0] ? secs : "none");
+        }
+    }
+    o->file = out[0];
+    o->args = out[1];
+    return TW_OK;
+}
+
+struct hints {
+    const struct tw_fio_hints *h;
+    json_t *file, *args; /* parsed, or NULL */
+    bool text;
+};
+
+static enum tw_err import_value(const json_t *root, const struct hints *hs, struct tw_result *r,
+                                struct tw_error *err)
 {
     if (!json_is_object(root))
         return tw_error_set(err, TW_EPARSE,
@@ -601,42 +917,87 @@ static enum tw_err import_value(const json_t *root, struct tw_result *r, struct 
     const json_t *glob = json_object_get(root, "global options");
     const char *ver = json_string_value(json_object_get(root, "fio version"));
     snprintf(r->tool_version, sizeof(r->tool_version), "%s", ver && ver[0] ? ver : "fio");
+    /* fio 1.x and 2.x counted io_bytes in KiB; fio 3 wrote nanosecond keys. */
+    bool fio2 = ver ? strncmp(ver, "fio-1.", 6) == 0 || strncmp(ver, "fio-2.", 6) == 0 : false;
+    bool optionless = !json_is_object(glob);
 
-    struct dir_acc acc[2];
-    memset(acc, 0, sizeof(acc));
-    long total_jobs = 0;
-    double max_job_runtime = 0;
     size_t i;
     const json_t *job;
     json_array_foreach(jobs, i, job)
     {
-        char path[96];
         if (!json_is_object(job))
             return tw_error_set(err, TW_EPARSE,
                                 "jobs[%zu] is not an object: the file is not a "
                                 "valid fio output",
                                 i);
-        const char *name = json_string_value(json_object_get(job, "jobname"));
-        if (!name)
-            name = "?";
-        if (strcmp(name, "All clients") == 0)
-            continue; /* --client's sum of the others */
-        const json_t *opts = json_object_get(job, "job options");
-        enum tw_err rc;
-        if (total_jobs == 0 && (rc = read_method(opts, glob, r, err)) != TW_OK)
-            return rc;
-        int n = entry_jobs(opts, glob, entries_named(jobs, name));
-        total_jobs += n;
-        if (total_jobs > MAX_JOBS)
-            return tw_error_set(err, TW_EPARSE,
-                                "the output lists more than %d jobs, more than "
-                                "a result can hold",
-                                MAX_JOBS);
-        for (int d = 0; d < 2; d++) {
-            snprintf(path, sizeof(path), "jobs[%zu].%s.", i, dir_names[d]);
-            if (!dir_add(json_object_get(job, dir_names[d]), path, &acc[d], err))
-                return TW_EPARSE;
+        if (json_is_object(json_object_get(job, "job options")))
+            optionless = false;
+        if (!ver) {
+            const json_t *rd = json_object_get(job, "read");
+            if (json_object_get(rd, "clat") && !json_object_get(rd, "clat_ns"))
+                fio2 = true;
         }
+    }
+    size_t n_jobs = json_array_size(jobs);
+    bool *keep = calloc(n_jobs ? n_jobs : 1, sizeof(*keep));
+    if (!keep)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
+    enum tw_err rc = pick_sections(jobs, glob, hs->h ? hs->h->section : NULL, keep, err);
+
+    struct opt_src o = {.glob = glob, .optionless = optionless, .text = hs->text};
+    struct dir_acc acc[2];
+    memset(acc, 0, sizeof(acc));
+    long total_jobs = 0;
+    double max_job_runtime = 0;
+    json_array_foreach(jobs, i, job)
+    {
+        if (rc != TW_OK)
+            break;
+        char path[96];
+        if (!keep[i])
+            continue;
+        const char *name = entry_name(job);
+        const json_t *opts = json_object_get(job, "job options");
+        if (total_jobs == 0) {
+            o.job = opts;
+            if ((rc = hint_options(hs->file, hs->args, name, &o, err)) != TW_OK)
+                break;
+            if (optionless && !o.file && !o.args) {
+                rc = tw_error_set(err, TW_EPARSE,
+                                  "this %s JSON output carries no job options, so how the run "
+                                  "went (rw=, bs=, iodepth=, ioengine=, direct=) is unknown: "
+                                  "give its job file (--job-file FILE) or command line "
+                                  "(--fio-args \"...\")",
+                                  ver && ver[0] ? ver : "fio");
+                break;
+            }
+            if ((rc = check_hints(&o, name, err)) != TW_OK ||
+                (rc = read_method(&o, r, err)) != TW_OK)
+                break;
+        }
+        int n = entry_jobs(opts, glob, entries_named(jobs, name));
+        if (optionless && total_jobs == 0) {
+            char v[64];
+            double nj = 1;
+            if (opt(&o, "numjobs", v, sizeof(v), NULL) && fio_size(v, false, &nj) && nj >= 1 &&
+                nj <= MAX_JOBS && (opt(&o, "group_reporting", v, sizeof(v), NULL)))
+                n = (int)nj;
+        }
+        total_jobs += n;
+        if (total_jobs > MAX_JOBS) {
+            rc = tw_error_set(err, TW_EPARSE,
+                              "the output lists more than %d jobs, more than "
+                              "a result can hold",
+                              MAX_JOBS);
+            break;
+        }
+        for (int d = 0; d < 2 && rc == TW_OK; d++) {
+            snprintf(path, sizeof(path), "jobs[%zu].%s.", i, dir_names[d]);
+            if (!dir_add(json_object_get(job, dir_names[d]), path, &acc[d], fio2, err))
+                rc = TW_EPARSE;
+        }
+        if (rc != TW_OK)
+            break;
 
         /* CPU: fio gives percentages of the job's runtime, which for a
          * group report is the sum of its processes' runtimes. */
@@ -645,16 +1006,20 @@ static enum tw_err import_value(const json_t *root, struct tw_result *r, struct 
         snprintf(path, sizeof(path), "jobs[%zu].", i);
         if (!get_num(job, path, "usr_cpu", 1e6, &usr, NULL, err) ||
             !get_num(job, path, "sys_cpu", 1e6, &sys, NULL, err) ||
-            !get_num(job, path, "job_runtime", 1e12, &jr, &have_jr, err))
-            return TW_EPARSE;
+            !get_num(job, path, "job_runtime", 1e12, &jr, &have_jr, err)) {
+            rc = TW_EPARSE;
+            break;
+        }
         if (!have_jr) {
             for (int d = 0; d < 2; d++) {
                 double rt = 0;
                 const json_t *dj = json_object_get(job, dir_names[d]);
                 if (json_is_object(dj) && !get_num(dj, path, "runtime", 1e12, &rt, NULL, err))
-                    return TW_EPARSE;
+                    rc = TW_EPARSE;
                 jr = fmax(jr, rt * n);
             }
+            if (rc != TW_OK)
+                break;
         }
         r->cpu.usr_s += usr / 100 * jr / 1000;
         r->cpu.sys_s += sys / 100 * jr / 1000;
@@ -674,43 +1039,55 @@ static enum tw_err import_value(const json_t *root, struct tw_result *r, struct 
                          json_string_value(ev));
         }
     }
-    if (total_jobs == 0)
-        return tw_error_set(err, TW_EPARSE,
-                            "fio's output lists no jobs: give the output of a "
-                            "run that completed");
+    free(keep);
+    if (rc == TW_OK && total_jobs == 0)
+        rc = tw_error_set(err, TW_EPARSE,
+                          "fio's output lists no jobs: give the output of a "
+                          "run that completed");
+    if (rc != TW_OK) {
+        json_decref((json_t *)o.file);
+        json_decref((json_t *)o.args);
+        return rc;
+    }
     r->method.jobs = (int)total_jobs;
 
-    for (int d = 0; d < 2; d++)
+    for (int d = 0; d < 2 && rc == TW_OK; d++)
         if (!dir_finish(&acc[d], dir_names[d], d == 0 ? &r->read : &r->write, err))
-            return TW_EPARSE;
+            rc = TW_EPARSE;
     /* A run that failed is worth recording for its error; one that simply
      * moved nothing has no figures to judge. */
-    if (!r->read.present && !r->write.present && r->errors.count == 0)
-        return tw_error_set(err, TW_EPARSE,
-                            "no job of this fio output read or wrote "
-                            "anything: import the output of a run that "
-                            "measured the disk");
+    if (rc == TW_OK && !r->read.present && !r->write.present && r->errors.count == 0)
+        rc = tw_error_set(err, TW_EPARSE,
+                          "no job of this fio output read or wrote "
+                          "anything: import the output of a run that "
+                          "measured the disk");
+    if (rc == TW_OK) {
+        /* The measured phase: the longest direction runtime (what fio
+         * divides by for IOPS), else the job runtime. */
+        double runtime = fmax(acc[0].runtime_ms, acc[1].runtime_ms);
+        if (runtime <= 0)
+            runtime = max_job_runtime;
+        r->method.runtime_ms = (int64_t)runtime;
 
-    /* The measured phase: the longest direction runtime (what fio divides
-     * by for IOPS), else the job runtime. */
-    double runtime = fmax(acc[0].runtime_ms, acc[1].runtime_ms);
-    if (runtime <= 0)
-        runtime = max_job_runtime;
-    r->method.runtime_ms = (int64_t)runtime;
+        /* "timestamp" is when fio wrote its report, i.e. the end of the run. */
+        double ts = 0;
+        const json_t *tv = json_object_get(root, "timestamp_ms");
+        if (json_is_number(tv))
+            ts = json_number_value(tv) / 1000;
+        else if (json_is_number((tv = json_object_get(root, "timestamp"))))
+            ts = json_number_value(tv);
+        if (isfinite(ts))
+            set_started_at(r, ts, runtime);
 
-    /* "timestamp" is when fio wrote its report, i.e. the end of the run. */
-    double ts = 0;
-    const json_t *tv = json_object_get(root, "timestamp_ms");
-    if (json_is_number(tv))
-        ts = json_number_value(tv) / 1000;
-    else if (json_is_number((tv = json_object_get(root, "timestamp"))))
-        ts = json_number_value(tv);
-    if (isfinite(ts))
-        set_started_at(r, ts, runtime);
-
-    read_disk_util(root, r);
-    utf8_cut_all(r);
-    return TW_OK;
+        rc = read_disk_util(root, r, err);
+    }
+    if (rc == TW_OK) {
+        decide_direct(&o, root, r);
+        utf8_cut_all(r);
+    }
+    json_decref((json_t *)o.file);
+    json_decref((json_t *)o.args);
+    return rc;
 }
 
 /* Start of the line after the one holding byte P, or LEN. */
@@ -728,27 +1105,50 @@ static size_t skip_blank(const char *buf, size_t len, size_t p)
     return p;
 }
 
-enum tw_err tw_fio_import_json(const char *buf, size_t len, struct tw_result *r,
+/* Offset of the first line from P that begins with '{' (LEN if none);
+ * *SKIPPED counts the lines passed. */
+static size_t next_doc(const char *buf, size_t len, size_t p, long *skipped)
+{
+    while (p < len) {
+        size_t q = skip_blank(buf, len, p);
+        if (q < len && buf[q] == '{')
+            return q;
+        p = next_line(buf, len, p);
+        (*skipped)++;
+    }
+    return len;
+}
+
+static enum tw_err parse_hints(const struct tw_fio_hints *h, struct hints *hs,
                                struct tw_error *err)
 {
+    enum tw_err rc = TW_OK;
+    if (h && h->job_file) {
+        struct tw_error e = {0};
+        if ((rc = tw_fio_jobfile_parse(h->job_file, h->job_file_len, &hs->file, &e)) != TW_OK)
+            return tw_error_set(err, rc, "%s", e.msg);
+    }
+    if (h && h->fio_args) {
+        struct tw_error e = {0};
+        if ((rc = tw_fio_args_parse(h->fio_args, h->fio_args_len, &hs->args, &e)) != TW_OK)
+            return tw_error_set(err, rc, "%s", e.msg);
+    }
+    return rc;
+}
+
+enum tw_err tw_fio_import_doc(const char *buf, size_t len, const struct tw_fio_hints *h,
+                              bool text, struct tw_result *r, struct tw_error *err)
+{
     tw_result_init(r);
-    r->source = TW_SRC_FIO_JSON;
+    r->source = text ? TW_SRC_FIO_TEXT : TW_SRC_FIO_JSON;
     if (!buf)
         len = 0;
 
-    /* fio may print diagnostics before the document: start at the first
-     * line that begins with '{'. */
-    size_t p = 0;
+    /* fio may print diagnostics (and, with --output-format=json,normal, its
+     * job header lines) before the document: start at the first line that
+     * begins with '{'. */
     long skipped = 0;
-    while (p < len) {
-        size_t q = skip_blank(buf, len, p);
-        if (q < len && buf[q] == '{') {
-            p = q;
-            break;
-        }
-        p = next_line(buf, len, p);
-        skipped++;
-    }
+    size_t p = next_doc(buf, len, 0, &skipped);
     if (p >= len)
         return tw_error_set(err, TW_EPARSE,
                             len ? "no line starts with '{', so this is not "
@@ -759,45 +1159,83 @@ enum tw_err tw_fio_import_json(const char *buf, size_t len, struct tw_result *r,
                                   "--output-format=json or fio's normal "
                                   "output");
 
-    json_error_t je;
-    json_t *root =
-        json_loadb(buf + p, len - p, JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &je);
-    if (!root) {
-        long line = je.line > 0 ? je.line + skipped : skipped + 1;
-        if (json_error_code(&je) == json_error_premature_end_of_input)
+    /* With --status-interval fio writes a whole document per interval and
+     * its final report last: read them all and keep the last. */
+    json_t *root = NULL;
+    long line0 = skipped;
+    int docs = 0;
+    while (p < len) {
+        json_error_t je;
+        json_t *doc =
+            json_loadb(buf + p, len - p, JSON_DISABLE_EOF_CHECK | JSON_DECODE_INT_AS_REAL, &je);
+        if (!doc) {
+            json_decref(root);
+            long line = je.line > 0 ? je.line + line0 : line0 + 1;
+            if (json_error_code(&je) == json_error_premature_end_of_input)
+                return tw_error_set_at(err, TW_EPARSE, line, je.column,
+                                       "the file ends inside the JSON document at line %ld: was "
+                                       "it cut short? Re-run fio with --output-format=json or "
+                                       "give its normal output",
+                                       line);
             return tw_error_set_at(err, TW_EPARSE, line, je.column,
-                                   "the file ends inside the JSON document at line %ld: was it "
-                                   "cut short? Re-run fio with --output-format=json or give its "
-                                   "normal output",
-                                   line);
-        return tw_error_set_at(err, TW_EPARSE, line, je.column,
-                               "not valid JSON at line %ld, column %d (%s): "
-                               "give fio's --output-format=json output "
-                               "unedited, or its normal output",
-                               line, je.column, je.text);
+                                   "not valid JSON at line %ld, column %d (%s): "
+                                   "give fio's --output-format=json output "
+                                   "unedited, or its normal output",
+                                   line, je.column, je.text);
+        }
+        docs++;
+        json_decref(root);
+        root = doc;
+        /* Lines of the document just read, to number the next one's. */
+        size_t end = p + je.position;
+        for (size_t k = p; k < end && k < len; k++)
+            line0 += buf[k] == '\n';
+        if (end >= len || docs >= 100000)
+            break;
+        /* Text after the document (fio's normal output with json,normal)
+         * is not another document unless a line opens one. */
+        p = next_doc(buf, len, next_line(buf, len, end - 1), &line0);
     }
-    enum tw_err rc = import_value(root, r, err);
+    struct hints hs = {.h = h, .text = text};
+    enum tw_err rc = parse_hints(h, &hs, err);
+    if (rc == TW_OK)
+        rc = import_value(root, &hs, r, err);
+    json_decref(hs.file);
+    json_decref(hs.args);
     json_decref(root);
     return rc;
 }
 
-enum tw_err tw_fio_import(const char *buf, size_t len, struct tw_result *r, struct tw_error *err)
+enum tw_err tw_fio_import_json(const char *buf, size_t len, struct tw_result *r,
+                               struct tw_error *err)
+{
+    return tw_fio_import_doc(buf, len, NULL, false, r, err);
+}
+
+enum tw_err tw_fio_import_with(const char *buf, size_t len, const struct tw_fio_hints *h,
+                               struct tw_result *r, struct tw_error *err)
 {
     if (!buf)
         len = 0;
-    /* The first line that tells: '{' opens fio's JSON; a job header, a job
-     * result or fio's version line is the normal output.  Lines before it
-     * ("fio: ...", "note: ...") are diagnostics. */
+    /* '{' opens fio's JSON; a job result ("(groupid=") is the normal
+     * output.  Job header lines and fio's version line come before either
+     * (--output-format=json,normal prints them, then the JSON, then the
+     * text): a '{' before the first job result is JSON.  Lines that are
+     * neither ("fio: ...", "note: ...") are diagnostics. */
     for (size_t p = 0; p < len; p = next_line(buf, len, p)) {
         size_t q = skip_blank(buf, len, p);
         if (q < len && buf[q] == '{')
-            return tw_fio_import_json(buf, len, r, err);
-        size_t end = next_line(buf, len, q);
-        size_t n = end - q;
-        if ((n >= 4 && memcmp(buf + q, "fio-", 4) == 0) || memmem(buf + q, n, ": (g=", 5) ||
-            memmem(buf + q, n, ": (groupid=", 11))
-            return tw_fio_import_text(buf, len, r, err);
+            return tw_fio_import_doc(buf, len, h, false, r, err);
+        size_t n = next_line(buf, len, q) - q;
+        if (memmem(buf + q, n, ": (groupid=", 11))
+            return tw_fio_import_text_with(buf, len, h, r, err);
     }
-    /* Neither: the text importer says what a normal output looks like. */
-    return tw_fio_import_text(buf, len, r, err);
+    /* No job result and no '{': the text importer says what a normal
+     * output looks like. */
+    return tw_fio_import_text_with(buf, len, h, r, err);
+}
+
+enum tw_err tw_fio_import(const char *buf, size_t len, struct tw_result *r, struct tw_error *err)
+{
+    return tw_fio_import_with(buf, len, NULL, r, err);
 }

@@ -31,6 +31,73 @@ enum tw_err tw_fio_import(const char *buf, size_t len, struct tw_result *r,
                           struct tw_error *err);
 
 /*
+ * What the user can add to an output that leaves things out (import-fio's
+ * --job-file, --fio-args and --section).  Every member may be NULL.
+ */
+struct tw_fio_hints {
+    const char *job_file;   /* the job file's contents (--job-file), JOB_FILE_LEN bytes */
+    size_t job_file_len;
+    const char *fio_args;   /* fio's command line (--fio-args), FIO_ARGS_LEN bytes */
+    size_t fio_args_len;
+    const char *section;    /* import only this job section (--section), NUL-ended */
+};
+
+/*
+ * tw_fio_import with hints H (NULL for none).  The output wins where it
+ * says something (fio's JSON job options); the hints fill what it leaves
+ * out: direct (buffered), filename or directory, rwmixread (rwmixwrite), and
+ * for a fio 2.x JSON without job options the whole method.  fio arguments
+ * win over the job file, as on fio's command line.  A hint that contradicts
+ * the output (another rw= or ioengine= for the same job) is refused: it is
+ * not this run's job file.
+ *
+ * method.direct is YES or NO with method.direct_basis saying how it was
+ * decided, or UNKNOWN (a text output whose libaio run's disk statistics
+ * don't show I/Os in flight beyond what buffered I/O keeps there, with no
+ * hint saying direct=).
+ *
+ * An output of several job sections is one result only when they share a
+ * method and ran side by side: sections with different methods (random
+ * 8 KiB reads beside sequential 64 KiB writes) or in different groups
+ * (stonewall, new_group) are refused naming them, and H->section picks
+ * one.  With --status-interval only fio's final report is read.  Text cut
+ * short (no "Run status group" after the last job result, a disk line cut)
+ * is refused, and so is a stripe of more than TW_RESULT_MAX_MEMBERS disks.
+ */
+enum tw_err tw_fio_import_with(const char *buf, size_t len, const struct tw_fio_hints *h,
+                               struct tw_result *r, struct tw_error *err);
+
+/* jansson's json_t, declared so this header needs no jansson include. */
+struct json_t;
+
+/*
+ * A fio job file (INI) of LEN bytes into *OUT: a new array of sections in
+ * their order, each {"name": NAME, "options": {KEY: "VALUE"}}; "global"
+ * sections hold the options of the jobs after them.  TW_EPARSE with the
+ * line for what is no job file (an option before any section, an unclosed
+ * '[', no section at all).
+ */
+enum tw_err tw_fio_jobfile_parse(const char *buf, size_t len, struct json_t **out,
+                                 struct tw_error *err);
+
+/*
+ * fio's command line ("--direct=1 --name=r --rw=randread ...") into the
+ * same shape: options before the first --name go to a "global" section.
+ * TW_EPARSE for a quote left open.
+ */
+enum tw_err tw_fio_args_parse(const char *buf, size_t len, struct json_t **out,
+                              struct tw_error *err);
+
+/*
+ * The options that apply to job NAME in SECS (from the two parsers): the
+ * global sections before its section, then the section.  A new object, or
+ * NULL when several job sections exist and none is NAME (SECTIONS, CAP
+ * bytes, then lists them as "[a], [b]") or when out of memory.
+ */
+struct json_t *tw_fio_hint_options(const struct json_t *secs, const char *name, char *sections,
+                                   size_t cap);
+
+/*
  * fio --output-format=json (fio 3.x; fio 2.x's microsecond keys are read
  * too).  Lines before the first one starting with '{' (fio's "note: ..."
  * when stderr went to the same file) and text after the document are
@@ -43,11 +110,13 @@ enum tw_err tw_fio_import_json(const char *buf, size_t len, struct tw_result *r,
 /*
  * fio's normal text output, also with its leading spaces lost (pasted into
  * a ticket or chat), with CRLF line ends or with fio's '\r'-redrawn
- * progress line.  The text does not show direct=, filename= or rwmixread=:
- * method.direct is false (a text import can't prove O_DIRECT), the target
- * path is "" and kind unknown, and a mixed job's read_pct is the measured
- * share of reads.  started_at takes the date on the job result line, which
- * fio prints in local time without a zone, as UTC.
+ * progress line.  The text does not show direct=, filename= or rwmixread=
+ * (tw_fio_import_with takes them from a job file or command line): without
+ * them the target path is "" and kind unknown, a mixed job's read_pct is
+ * the measured share of reads, and direct is inferred only from a libaio
+ * random-read run's disk statistics (see fio_import.c), else unknown.
+ * started_at takes the date on the job result line, which fio prints in
+ * local time without a zone, as UTC.
  */
 enum tw_err tw_fio_import_text(const char *buf, size_t len, struct tw_result *r,
                                struct tw_error *err);

@@ -33,6 +33,7 @@
  * unknown, and a mixed job's read share is the measured one.
  */
 #include "bench/fio_import.h"
+#include "bench/fio_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -202,6 +203,7 @@ struct tdir {
 struct tjob {
     char name[128];
     long line;
+    long groupid;
     int jobs;
     double err;
     char etext[160];
@@ -224,6 +226,9 @@ struct state {
     double run_ms[2]; /* "run=a-bmsec" of the group status, fallback */
     long blocks;
     long first_block_line;
+    long last_block_line;
+    bool status_since_block; /* a "Run status group" line after the last job result */
+    int reports;             /* --status-interval: reports before the final one */
     double ts;
     json_t *jobs, *disks;
 };
@@ -352,6 +357,7 @@ static void parse_block_start(struct state *st, const char *l, long line)
     memcpy(j->name, l, n);
     double v;
     j->jobs = field(g, "jobs=", &v) && v >= 1 && v <= MAX_BLOCKS ? (int)v : 1;
+    j->groupid = field(g, "groupid=", &v) && v <= 1e6 ? (long)v : 0;
     const char *e = strstr(g, "err=");
     if (e && num(e + 4, &j->err)) {
         /* "err= 5 (file:io_u.c:1756, func=io_u error, error=...): pid=" */
@@ -442,18 +448,43 @@ static void parse_run_status(struct state *st, int d, const char *l)
         st->run_ms[d] = fmax(st->run_ms[d], fmax(a, b));
 }
 
-/* "dm-8: ios=45512/0, ..., aggrios=15170/0, ..." */
-static void parse_disk(struct state *st, const char *l)
+/* "a/b" after KEY in L into V[2]. */
+static bool pair(const char *l, const char *key, double v[2])
 {
+    const char *p = strstr(l, key);
+    const char *e = p ? num(p + strlen(key), &v[0]) : NULL;
+    return e && *e == '/' && num(e + 1, &v[1]);
+}
+
+/* "dm-8: ios=45512/0, merge=0/0, ticks=95318/0, ..., util=97.12%, aggrios=..."
+ * fio ends every disk line with util= (a device's own figures) or its
+ * aggr* fields; a line without util= was cut. */
+static enum tw_err parse_disk(struct state *st, const char *l, long no, struct tw_error *err)
+{
+    if (!strstr(l, "util="))
+        return tw_error_set_at(err, TW_EPARSE, no, 0,
+                               "the disk line at line %ld ends before its util= figure: the "
+                               "output was cut short; give fio's whole output",
+                               no);
     char name[64];
     copy_until(name, sizeof(name), l, ":");
     json_t *o = json_pack("{s:s}", "name", name);
     if (!o)
-        return;
-    double v;
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
+    double v, io[2], ticks[2];
+    if (pair(l, " ios=", io) || pair(l, ":ios=", io)) {
+        json_object_set_new(o, "read_ios", json_real(io[0]));
+        json_object_set_new(o, "write_ios", json_real(io[1]));
+    }
+    if (pair(l, " ticks=", ticks)) {
+        json_object_set_new(o, "read_ticks", json_real(ticks[0]));
+        json_object_set_new(o, "write_ticks", json_real(ticks[1]));
+    }
     if (field(l, "aggrios=", &v))
         json_object_set_new(o, "aggr_read_ios", json_real(v));
-    json_array_append_new(st->disks, o);
+    if (json_array_append_new(st->disks, o) != 0)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
+    return TW_OK;
 }
 
 static const struct hdr *find_hdr(const struct state *st, const char *name)
@@ -539,8 +570,8 @@ static enum tw_err finish_block(struct state *st, struct tw_error *err)
     snprintf(n, sizeof(n), "%d", j->jobs);
     json_t *opts = json_pack("{s:s,s:s,s:s,s:s,s:s}", "rw", h->rw, "ioengine", h->engine, "iodepth",
                              h->iodepth, "bs", bs, "numjobs", n);
-    json_t *o =
-        json_pack("{s:s,s:f,s:o}", "jobname", j->name, "error", j->err, "job options", opts);
+    json_t *o = json_pack("{s:s,s:f,s:o,s:I}", "jobname", j->name, "error", j->err,
+                          "job options", opts, "groupid", (json_int_t)j->groupid);
     if (!o)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
     if (h->bs[0][0] <= 0)
@@ -553,7 +584,7 @@ static enum tw_err finish_block(struct state *st, struct tw_error *err)
         char mix[16];
         snprintf(mix, sizeof(mix), "%.0f",
                  floor(100 * j->issued[0] / (j->issued[0] + j->issued[1]) + 0.5));
-        json_object_set_new(opts, "rwmixread", json_string(mix));
+        json_object_set_new(opts, TW_FIO_TEXT_MIX_KEY, json_string(mix));
     }
     if (j->etext[0])
         json_object_set_new(o, "error_text", json_string(j->etext));
@@ -639,13 +670,34 @@ static enum tw_err parse_lines(struct state *st, const char *buf, size_t len, st
                                    "with --output-format=json");
         any = true;
         if (in_disks && strstr(l, ": ios=")) {
-            parse_disk(st, l);
+            if ((rc = parse_disk(st, l, rd.no, err)) != TW_OK)
+                return rc;
             continue;
         }
+        if (in_disks && rd.pos >= rd.len && !strchr(l, ' '))
+            return tw_error_set_at(err, TW_EPARSE, rd.no, 0,
+                                   "the output ends inside its disk statistics at line %ld "
+                                   "(\"%s\" is no disk line): it was cut short; give fio's "
+                                   "whole output",
+                                   rd.no, l);
         in_disks = false;
         if (strstr(l, ": (groupid=")) {
             if ((rc = finish_block(st, err)) != TW_OK)
                 return rc;
+            if (st->status_since_block && st->blocks > 0) {
+                /* A job result after a summary: fio's --status-interval
+                 * wrote a whole report, and this begins the next one.  Only
+                 * the last (fio's final report) counts. */
+                json_array_clear(st->jobs);
+                json_array_clear(st->disks);
+                st->blocks = 0;
+                st->first_block_line = 0;
+                st->run_ms[0] = st->run_ms[1] = 0;
+                st->ts = 0;
+                st->reports++;
+            }
+            st->status_since_block = false;
+            st->last_block_line = rd.no;
             if (++st->blocks > MAX_BLOCKS)
                 return tw_error_set_at(err, TW_EPARSE, rd.no, 0,
                                        "the output has more than %d job "
@@ -662,6 +714,7 @@ static enum tw_err parse_lines(struct state *st, const char *buf, size_t len, st
         } else if (starts(l, "Run status group")) {
             if ((rc = finish_block(st, err)) != TW_OK)
                 return rc;
+            st->status_since_block = true;
         } else if (starts(l, "Disk stats (")) {
             if ((rc = finish_block(st, err)) != TW_OK)
                 return rc;
@@ -684,11 +737,26 @@ static enum tw_err parse_lines(struct state *st, const char *buf, size_t len, st
                             "jobs=1): err= 0: ...\") was found, so this is not "
                             "fio's output: give fio's whole normal output, or "
                             "run it with --output-format=json");
+    /* fio ends its report with each group's summary ("Run status group
+     * 0 (all jobs):"); without it the text was cut, and what it lacks
+     * (the disks, other jobs) can't be told. */
+    if (!st->status_since_block)
+        return tw_error_set_at(err, TW_EPARSE, st->last_block_line, 0,
+                               "the output ends after the job result at line %ld without "
+                               "fio's summary (\"Run status group 0 (all jobs):\"): it was cut "
+                               "short; give fio's whole output",
+                               st->last_block_line);
     return TW_OK;
 }
 
 enum tw_err tw_fio_import_text(const char *buf, size_t len, struct tw_result *r,
                                struct tw_error *err)
+{
+    return tw_fio_import_text_with(buf, len, NULL, r, err);
+}
+
+enum tw_err tw_fio_import_text_with(const char *buf, size_t len, const struct tw_fio_hints *h,
+                                    struct tw_result *r, struct tw_error *err)
 {
     tw_result_init(r);
     r->source = TW_SRC_FIO_TEXT;
@@ -702,6 +770,19 @@ enum tw_err tw_fio_import_text(const char *buf, size_t len, struct tw_result *r,
     }
     enum tw_err rc = TW_ENOMEM;
     char *doc = NULL;
+    /* Hints that don't parse are refused before the output is read, so
+     * their message carries no line of the output. */
+    json_t *probe = NULL;
+    if (h && h->job_file &&
+        (rc = tw_fio_jobfile_parse(h->job_file, h->job_file_len, &probe, err)) != TW_OK)
+        goto out;
+    json_decref(probe);
+    probe = NULL;
+    if (h && h->fio_args &&
+        (rc = tw_fio_args_parse(h->fio_args, h->fio_args_len, &probe, err)) != TW_OK)
+        goto out;
+    json_decref(probe);
+    rc = TW_ENOMEM;
     if (!st || !root || !st->jobs || !st->disks) {
         tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
         goto out;
@@ -719,9 +800,9 @@ enum tw_err tw_fio_import_text(const char *buf, size_t len, struct tw_result *r,
         rc = tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
         goto out;
     }
-    rc = tw_fio_import_json(doc, strlen(doc), r, err);
+    rc = tw_fio_import_doc(doc, strlen(doc), h, true, r, err);
     r->source = TW_SRC_FIO_TEXT;
-    if (rc != TW_OK && err) {
+    if (rc != TW_OK && err && err->line == 0) {
         /* The translation has no lines of its own: point at the first job
          * result, whose header line gave the method. */
         err->line = st->first_block_line;

@@ -20,6 +20,7 @@
 
 #include "app/app.h"
 #include "cli/cli.h"
+#include "cli/csv.h"
 #include "server/auth.h"
 #include "store/store.h"
 
@@ -27,7 +28,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s token create --db FILE --role agent|reader|admin [--name NAME]\n"
-            "       %s token list --db FILE [--json]\n"
+            "       %s token list --db FILE [--json | --csv]\n"
             "       %s token revoke --db FILE ID\n\n"
             "Manages the API tokens of tierwise serve.  Roles: agent (posts reports only),\n"
             "reader (reads the API and the dashboard), admin (everything).\n\n"
@@ -41,6 +42,8 @@ static void usage(FILE *f)
             "  --role ROLE   agent, reader or admin\n"
             "  --name NAME   a label for the token (e.g. the VM or person it is for)\n"
             "  --json        list as a JSON array\n"
+            "  --csv         list as CSV (RFC 4180, a header, CRLF): id,role,name,\n"
+            "                created_at,revoked_at (empty when not revoked)\n"
             TW_CLI_SAY_HELP
             "                    (-q: no line on stderr saying what was created or revoked;\n"
             "                    -v: also the database used)\n"
@@ -53,6 +56,20 @@ static int fail(enum tw_err rc, const struct tw_error *err)
 {
     tw_app_error(TW_CLI_PROG, "token: %s", err->msg[0] ? err->msg : tw_strerror(rc));
     return rc == TW_ENOENT || rc == TW_EINVAL ? TW_EXIT_USAGE : tw_app_exit_code(rc);
+}
+
+/* The list as CSV (cli/csv.h): id,role,name,created_at,revoked_at. */
+static void print_csv(const struct tw_store_token_row *rows, size_t n)
+{
+    static const char *const head[] = {"id", "role", "name", "created_at", "revoked_at"};
+    tw_cli_csv_row(stdout, head, 5);
+    for (size_t i = 0; i < n; i++) {
+        char id[24];
+        snprintf(id, sizeof(id), "%lld", (long long)rows[i].id);
+        const char *f[] = {id, tw_role_name(rows[i].role), rows[i].name, rows[i].created_at,
+                           rows[i].revoked_at};
+        tw_cli_csv_row(stdout, f, 5);
+    }
 }
 
 static void print_list(const struct tw_store_token_row *rows, size_t n)
@@ -88,6 +105,7 @@ int tw_cli_cmd_token(int argc, char **argv)
     static const struct option opts[] = {
         {"db", required_argument, NULL, 'd'},   {"role", required_argument, NULL, 'r'},
         {"name", required_argument, NULL, 'n'}, {"json", no_argument, NULL, 'j'},
+        {"csv", no_argument, NULL, 'x'},
         {"help", no_argument, NULL, 'h'},       TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
@@ -105,7 +123,7 @@ int tw_cli_cmd_token(int argc, char **argv)
         return TW_EXIT_USAGE;
     }
     const char *db = NULL, *role_s = NULL, *name = NULL;
-    bool json = false;
+    bool json = false, csv = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc - 1, argv + 1, "hqv", opts, NULL)) != -1) {
@@ -116,6 +134,7 @@ int tw_cli_cmd_token(int argc, char **argv)
         case 'r': role_s = optarg; break;
         case 'n': name = optarg; break;
         case 'j': json = true; break;
+        case 'x': csv = true; break;
         case 'h': usage(stdout); return TW_EXIT_OK;
         default: usage(stderr); return TW_EXIT_USAGE;
         }
@@ -135,8 +154,12 @@ int tw_cli_cmd_token(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "token %s takes no --role or --name", sub);
         return TW_EXIT_USAGE;
     }
-    if (!list && json) {
-        tw_app_error(TW_CLI_PROG, "token %s takes no --json", sub);
+    if (!list && (json || csv)) {
+        tw_app_error(TW_CLI_PROG, "token %s takes no --json or --csv", sub);
+        return TW_EXIT_USAGE;
+    }
+    if (json && csv) {
+        tw_app_error(TW_CLI_PROG, "token list: give --json or --csv, not both");
         return TW_EXIT_USAGE;
     }
     enum tw_role role = TW_ROLE_READER;
@@ -230,6 +253,8 @@ int tw_cli_cmd_token(int argc, char **argv)
                     rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
                 free(s);
                 json_decref(all);
+            } else if (csv) {
+                print_csv(rows, n);
             } else {
                 print_list(rows, n);
             }

@@ -32,6 +32,21 @@ static const char *const source_names[] = {
     [TW_SRC_FIO_TEXT] = "fio-text",
 };
 
+static const char *const basis_names[] = {
+    [TW_DIRECT_BY_ENGINE] = "tierwise engine",
+    [TW_DIRECT_BY_FIO_JSON] = "fio JSON job options",
+    [TW_DIRECT_BY_JOB_FILE] = "job file",
+    [TW_DIRECT_BY_FIO_ARGS] = "fio arguments",
+    [TW_DIRECT_BY_DISK_DEPTH] = "libaio depth at the disk in the text",
+    [TW_DIRECT_BY_NONE] = "unknown",
+};
+#define N_BASIS (sizeof(basis_names) / sizeof(basis_names[0]))
+
+static const char *const lat_kind_names[] = {
+    [TW_LAT_TOTAL] = "total",
+    [TW_LAT_COMPLETION] = "completion",
+};
+
 static const char *const kind_names[] = {
     [TW_TARGET_FILE] = "file",
     [TW_TARGET_BLOCK] = "block",
@@ -88,6 +103,20 @@ const char *tw_source_name(enum tw_source s)
     if ((unsigned)s < sizeof(source_names) / sizeof(source_names[0]))
         return source_names[s];
     return "unknown";
+}
+
+const char *tw_direct_basis_name(enum tw_direct_basis b)
+{
+    if ((unsigned)b < N_BASIS)
+        return basis_names[b];
+    return "unknown";
+}
+
+const char *tw_lat_kind_name(enum tw_lat_kind k)
+{
+    if (k == TW_LAT_TOTAL || k == TW_LAT_COMPLETION)
+        return lat_kind_names[k];
+    return NULL;
 }
 
 void tw_lat_add_pct(struct tw_lat *lat, double pct, double ns)
@@ -147,6 +176,9 @@ static json_t *dir_to_value(const struct tw_dir *d)
     json_object_set_new(lat, "max", json_real(d->lat.max_ns));
     json_object_set_new(lat, "mean", json_real(d->lat.mean_ns));
     json_object_set_new(lat, "stdev", json_real(d->lat.stdev_ns));
+    const char *lk = tw_lat_kind_name(d->lat.kind), *pk = tw_lat_kind_name(d->lat.pct_kind);
+    json_object_set_new(lat, "kind", lk ? json_string(lk) : json_null());
+    json_object_set_new(lat, "percentiles_kind", pk ? json_string(pk) : json_null());
     for (size_t i = 0; i < d->lat.n_pct; i++) {
         char key[32];
         tw_pct_key(d->lat.pct[i].pct, key, sizeof(key));
@@ -198,7 +230,13 @@ json_t *tw_result_to_value(const struct tw_result *r)
     json_object_set_new(root, "target", target);
 
     json_object_set_new(method, "engine", json_string(r->method.engine));
-    json_object_set_new(method, "direct", json_boolean(r->method.direct));
+    /* Unknown is null, and its basis then can only be "unknown". */
+    bool unknown = r->method.direct != TW_DIRECT_NO && r->method.direct != TW_DIRECT_YES;
+    json_object_set_new(method, "direct",
+                        unknown ? json_null() : json_boolean(r->method.direct == TW_DIRECT_YES));
+    json_object_set_new(method, "direct_basis",
+                        json_string(tw_direct_basis_name(unknown ? TW_DIRECT_BY_NONE
+                                                                 : r->method.direct_basis)));
     json_object_set_new(method, "pattern",
                         json_string(tw_pattern_name(r->method.pattern)));
     json_object_set_new(method, "block_size_bytes",
@@ -332,20 +370,46 @@ static bool pct_read(struct tw_jr *r, const char *path, struct tw_lat *lat)
     return r->rc == TW_OK;
 }
 
-static bool lat_read(struct tw_jr *r, const char *path, struct tw_lat *lat)
+/* "total", "completion" or null into *K; KEY of PATH. */
+static bool lat_kind_read(struct tw_jr *r, const char *path, const char *key,
+                          enum tw_lat_kind *k)
 {
-    static const char *const names[] = {"min", "max", "mean", "stdev", "percentiles"};
+    char word[16];
+    if (tw_jr_null(r)) {
+        *k = TW_LAT_UNKNOWN;
+        return true;
+    }
+    if (!tw_jr_get_str(r, path, key, 0, word, sizeof(word)))
+        return false;
+    int i = key_index(word, lat_kind_names, 2);
+    if (i < 0)
+        return tw_jr_fail(r, TW_EPARSE, "%s.%s \"%s\" is not total, completion or null", path,
+                          key, word);
+    *k = (enum tw_lat_kind)i;
+    return true;
+}
+
+/* Records before the kinds were written leave them out: *KINDS gets a
+ * bit for each that was there (1 kind, 2 percentiles_kind). */
+static bool lat_read(struct tw_jr *r, const char *path, struct tw_lat *lat, unsigned *kinds)
+{
+    static const char *const names[] = {"min",  "max",  "mean",
+                                        "stdev", "percentiles", "kind", "percentiles_kind"};
     double *dst[] = {&lat->min_ns, &lat->max_ns, &lat->mean_ns, &lat->stdev_ns};
     unsigned seen = 0;
     struct tw_jr_obj o = {0};
-    char key[16];
+    char key[24];
     while (tw_jr_member(r, &o, key, sizeof(key))) {
-        int f = key_index(key, names, 5);
+        int f = key_index(key, names, 7);
         bool ok;
         if (f < 0)
             ok = tw_jr_skip(r);
         else if (f < 4)
             ok = rd_num(r, path, key, dst[f]);
+        else if (f == 5)
+            ok = lat_kind_read(r, path, key, &lat->kind);
+        else if (f == 6)
+            ok = lat_kind_read(r, path, key, &lat->pct_kind);
         else
             ok = need_object(r, path, key) && pct_read(r, path, lat);
         if (!ok)
@@ -353,6 +417,7 @@ static bool lat_read(struct tw_jr *r, const char *path, struct tw_lat *lat)
         if (f >= 0)
             seen |= 1u << f;
     }
+    *kinds = (seen >> 5) & 3u;
     return need_all(r, path, seen, names, 5);
 }
 
@@ -382,7 +447,8 @@ static bool series_read(struct tw_jr *r, const char *path, struct tw_iops_series
 }
 
 /* NAME: ".read" or ".write". */
-static bool dir_read(struct tw_jr *r, const char *where, const char *name, struct tw_dir *d)
+static bool dir_read(struct tw_jr *r, const char *where, const char *name, struct tw_dir *d,
+                     unsigned *kinds)
 {
     static const char *const names[] = {"ios",    "bytes",  "iops",      "bw_bytes_per_s",
                                         "mbps",   "lat_ns", "iops_per_s"};
@@ -407,7 +473,7 @@ static bool dir_read(struct tw_jr *r, const char *where, const char *name, struc
         case 4: ok = rd_num(r, path, key, &d->mbps); break;
         case 5:
             tw_jr_path(sub, sizeof(sub), path, ".lat_ns");
-            ok = need_object(r, path, key) && lat_read(r, sub, &d->lat);
+            ok = need_object(r, path, key) && lat_read(r, sub, &d->lat, kinds);
             break;
         case 6:
             /* Anything but an object means no per-second figures. */
@@ -485,23 +551,57 @@ static bool target_read(struct tw_jr *r, const char *where, struct tw_result *re
     return need_all(r, path, seen, names, 2);
 }
 
-static bool method_read(struct tw_jr *r, const char *where, struct tw_method *m)
+/* "direct": true, false or null (unknown). */
+static bool direct_read(struct tw_jr *r, const char *path, const char *key, enum tw_direct *d)
+{
+    if (tw_jr_null(r)) {
+        *d = TW_DIRECT_UNKNOWN;
+        return true;
+    }
+    bool b = false;
+    if (!tw_jr_get_bool(r, path, key, &b))
+        return false;
+    *d = b ? TW_DIRECT_YES : TW_DIRECT_NO;
+    return true;
+}
+
+static bool basis_read(struct tw_jr *r, const char *path, const char *key,
+                       enum tw_direct_basis *b)
+{
+    char word[48];
+    if (!tw_jr_get_str(r, path, key, 0, word, sizeof(word)))
+        return false;
+    int i = key_index(word, basis_names, (int)N_BASIS);
+    if (i < 0)
+        return tw_jr_fail(r, TW_EPARSE,
+                          "%s.%s \"%s\" is not one of \"tierwise engine\", \"fio JSON job "
+                          "options\", \"job file\", \"fio arguments\", \"libaio depth at the "
+                          "disk in the text\", \"unknown\"",
+                          path, key, word);
+    *b = (enum tw_direct_basis)i;
+    return true;
+}
+
+/* *HAVE_BASIS: whether the record gave direct_basis (older ones don't). */
+static bool method_read(struct tw_jr *r, const char *where, struct tw_method *m,
+                        bool *have_basis)
 {
     static const char *const names[] = {"engine",   "direct",      "pattern",
                                         "block_size_bytes", "queue_depth",
                                         "effective_queue_depth", "jobs", "read_pct",
-                                        "runtime_ms", "ramp_ms"};
+                                        "runtime_ms", "ramp_ms", "direct_basis"};
     char path[48], key[32], pat[16];
     tw_jr_path(path, sizeof(path), where, ".method");
     unsigned seen = 0;
     struct tw_jr_obj o = {0};
     while (tw_jr_member(r, &o, key, sizeof(key))) {
-        int f = key_index(key, names, 10);
+        int f = key_index(key, names, 11);
         int64_t i = 0;
         bool ok;
         switch (f) {
         case 0: ok = rd_copy(r, path, key, m->engine, sizeof(m->engine)); break;
-        case 1: ok = tw_jr_get_bool(r, path, key, &m->direct); break;
+        case 1: ok = direct_read(r, path, key, &m->direct); break;
+        case 10: ok = basis_read(r, path, key, &m->direct_basis); break;
         case 2:
             ok = tw_jr_get_str(r, path, key, 0, pat, sizeof(pat));
             if (ok && tw_pattern_parse(pat, &m->pattern) != TW_OK)
@@ -536,7 +636,43 @@ static bool method_read(struct tw_jr *r, const char *where, struct tw_method *m)
         if (f >= 0)
             seen |= 1u << f;
     }
+    *have_basis = (seen >> 10) & 1u;
     return need_all(r, path, seen, names, 10);
+}
+
+/*
+ * What a record written before direct_basis and the latency kinds meant.
+ * tierwise's engine opens its target with O_DIRECT itself and times from
+ * submission to completion.  fio's JSON showed direct in its job options;
+ * fio's text never did, so the old importer's `false` there said nothing
+ * and is read as unknown.  Old fio imports don't say which latency they
+ * hold.
+ */
+static void old_record(struct tw_result *res, bool have_basis, const unsigned kinds[2])
+{
+    struct tw_method *m = &res->method;
+    if (!have_basis) {
+        if (m->direct == TW_DIRECT_UNKNOWN)
+            m->direct_basis = TW_DIRECT_BY_NONE;
+        else if (res->source == TW_SRC_TIERWISE)
+            m->direct_basis = TW_DIRECT_BY_ENGINE;
+        else if (res->source == TW_SRC_FIO_JSON)
+            m->direct_basis = TW_DIRECT_BY_FIO_JSON;
+        else {
+            m->direct = TW_DIRECT_UNKNOWN;
+            m->direct_basis = TW_DIRECT_BY_NONE;
+        }
+    }
+    if (m->direct == TW_DIRECT_UNKNOWN)
+        m->direct_basis = TW_DIRECT_BY_NONE;
+    struct tw_lat *lat[2] = {&res->read.lat, &res->write.lat};
+    enum tw_lat_kind old = res->source == TW_SRC_TIERWISE ? TW_LAT_TOTAL : TW_LAT_UNKNOWN;
+    for (int i = 0; i < 2; i++) {
+        if (!(kinds[i] & 1u))
+            lat[i]->kind = old;
+        if (!(kinds[i] & 2u))
+            lat[i]->pct_kind = old;
+    }
 }
 
 /* Reads the two numbers of "cpu". */
@@ -597,7 +733,8 @@ bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root)
         return where[0] ? tw_jr_fail(r, TW_EPARSE, "%s: a bench result must be a JSON object",
                                      where)
                         : tw_jr_fail(r, TW_EPARSE, "a bench result must be a JSON object");
-    unsigned seen = 0;
+    unsigned seen = 0, kinds[2] = {0, 0};
+    bool have_basis = false;
     struct tw_jr_obj o = {0};
     char key[32], word[32], field[64];
     while (tw_jr_member(r, &o, key, sizeof(key))) {
@@ -626,7 +763,7 @@ bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root)
         }
         case R_TARGET: ok = need_object(r, where, key) && target_read(r, where, res); break;
         case R_METHOD:
-            ok = need_object(r, where, key) && method_read(r, where, &res->method);
+            ok = need_object(r, where, key) && method_read(r, where, &res->method, &have_basis);
             break;
         case R_CPU: ok = need_object(r, where, key) && cpu_read(r, where, res); break;
         case R_ERRORS: ok = need_object(r, where, key) && errors_read(r, where, res); break;
@@ -636,8 +773,8 @@ bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root)
         case R_PROFILE:
             ok = rd_copy_if_string(r, where, key, res->profile, sizeof(res->profile));
             break;
-        case R_READ: ok = dir_read(r, where, ".read", &res->read); break;
-        case R_WRITE: ok = dir_read(r, where, ".write", &res->write); break;
+        case R_READ: ok = dir_read(r, where, ".read", &res->read, &kinds[0]); break;
+        case R_WRITE: ok = dir_read(r, where, ".write", &res->write, &kinds[1]); break;
         default: ok = tw_jr_skip(r); break;
         }
         if (!ok)
@@ -645,7 +782,10 @@ bool tw_result_read(struct tw_jr *r, struct tw_result *res, const char *root)
         if (f >= 0)
             seen |= 1u << f;
     }
-    return need_all(r, where, seen, names, R_TOOL);
+    if (!need_all(r, where, seen, names, R_TOOL))
+        return false;
+    old_record(res, have_basis, kinds);
+    return true;
 }
 
 static bool result_doc(struct tw_jr *r, void *arg)

@@ -35,6 +35,31 @@ enum tw_pattern {
     TW_PAT_READ, TW_PAT_WRITE, TW_PAT_RW
 };
 
+/*
+ * Whether I/O bypassed the page cache (O_DIRECT).  An enum, not a bool: a
+ * pasted fio text does not say, and "not shown" must not read as
+ * "buffered".  The values are what the store keeps in results.direct.
+ */
+enum tw_direct { TW_DIRECT_NO = 0, TW_DIRECT_YES = 1, TW_DIRECT_UNKNOWN = 2 };
+
+/* How method.direct was decided (JSON "direct_basis"). */
+enum tw_direct_basis {
+    TW_DIRECT_BY_ENGINE = 0,     /* tierwise's engine opened the target itself */
+    TW_DIRECT_BY_FIO_JSON,       /* fio's JSON job options (absent: fio's default, buffered) */
+    TW_DIRECT_BY_JOB_FILE,       /* the job file given to import-fio (--job-file) */
+    TW_DIRECT_BY_FIO_ARGS,       /* the command line given to import-fio (--fio-args) */
+    TW_DIRECT_BY_DISK_DEPTH,     /* libaio with far more I/Os in flight at the disk than
+                                    buffered I/O can keep there (fio text's disk stats) */
+    TW_DIRECT_BY_NONE            /* nothing said: direct is unknown */
+};
+
+/*
+ * Which latency a figure measures.  fio's "lat" (tierwise's own) runs from
+ * submission to completion; fio's "clat", its default percentiles, leaves
+ * the submission out.
+ */
+enum tw_lat_kind { TW_LAT_TOTAL = 0, TW_LAT_COMPLETION = 1, TW_LAT_UNKNOWN = 2 };
+
 struct tw_pct {
     double pct;    /* e.g. 99.9 */
     double ns;     /* latency at that percentile, nanoseconds */
@@ -42,6 +67,8 @@ struct tw_pct {
 
 struct tw_lat {
     double min_ns, max_ns, mean_ns, stdev_ns;
+    enum tw_lat_kind kind;               /* of min/max/mean/stdev */
+    enum tw_lat_kind pct_kind;           /* of the percentiles */
     size_t n_pct;                        /* entries used in pct[] */
     struct tw_pct pct[TW_RESULT_MAX_PCT]; /* ascending by pct */
 };
@@ -66,7 +93,8 @@ struct tw_dir {
 
 struct tw_method {
     char engine[32];             /* libaio, psync, null, or fio's name */
-    bool direct;                 /* O_DIRECT: no page cache in the way */
+    enum tw_direct direct;       /* O_DIRECT: no page cache in the way */
+    enum tw_direct_basis direct_basis; /* how direct was decided */
     enum tw_pattern pattern;
     int64_t block_size_bytes;
     int queue_depth;             /* as requested */
@@ -114,6 +142,10 @@ bool tw_pattern_reads(enum tw_pattern p);
 bool tw_pattern_writes(enum tw_pattern p);
 
 const char *tw_source_name(enum tw_source s);
+/* "tierwise engine", "fio JSON job options", ... "unknown" (JSON direct_basis). */
+const char *tw_direct_basis_name(enum tw_direct_basis b);
+/* "total", "completion"; NULL for unknown (JSON null). */
+const char *tw_lat_kind_name(enum tw_lat_kind k);
 
 /* Adds one percentile to a latency record (ignored when full). */
 void tw_lat_add_pct(struct tw_lat *lat, double pct, double ns);

@@ -33,6 +33,14 @@ static const char *lat_str(double ns, char *out, size_t n)
     return out;
 }
 
+/* " (total)", " (completion, without submission)", "" when unknown. */
+static const char *kind_str(enum tw_lat_kind k)
+{
+    return k == TW_LAT_TOTAL        ? " (total latency)"
+           : k == TW_LAT_COMPLETION ? " (completion latency, fio's clat)"
+                                    : "";
+}
+
 static enum tw_err dir_text(const char *name, const struct tw_dir *d,
                             struct tw_buf *b)
 {
@@ -40,11 +48,11 @@ static enum tw_err dir_text(const char *name, const struct tw_dir *d,
     enum tw_err rc = put(b, "  %s: %.0f IOPS, %.2f MB/s (%lld I/Os, %lld bytes)\n",
                          name, d->iops, d->mbps, (long long)d->ios, (long long)d->bytes);
     rc = rc ? rc
-            : put(b, "    latency: min %s, mean %s, max %s, stdev %s\n",
+            : put(b, "    latency%s: min %s, mean %s, max %s, stdev %s\n", kind_str(d->lat.kind),
                   lat_str(d->lat.min_ns, a, sizeof(a)), lat_str(d->lat.mean_ns, c, sizeof(c)),
                   lat_str(d->lat.max_ns, e, sizeof(e)), lat_str(d->lat.stdev_ns, f, sizeof(f)));
     if (!rc && d->lat.n_pct) {
-        rc = put(b, "    percentiles:");
+        rc = put(b, "    percentiles%s:", kind_str(d->lat.pct_kind));
         for (size_t i = 0; !rc && i < d->lat.n_pct; i++) {
             double p = d->lat.pct[i].pct;
             /* The ones people quote; all of them are in the JSON. */
@@ -66,8 +74,16 @@ static enum tw_err dir_text(const char *name, const struct tw_dir *d,
 
 enum tw_err tw_result_format_text(const struct tw_result *r, struct tw_buf *b)
 {
-    char sz[32], bs[32];
+    char sz[32], bs[32], how[160];
     const struct tw_method *m = &r->method;
+    if (m->direct == TW_DIRECT_YES)
+        snprintf(how, sizeof(how), "direct (basis: %s)", tw_direct_basis_name(m->direct_basis));
+    else if (m->direct == TW_DIRECT_NO)
+        snprintf(how, sizeof(how), "buffered, page cache in the way (basis: %s)",
+                 tw_direct_basis_name(m->direct_basis));
+    else
+        snprintf(how, sizeof(how), "direct I/O unknown (give import-fio --job-file or "
+                                   "--fio-args)");
     enum tw_err rc = put(b, "%s on %s", r->profile[0] ? r->profile : "imported run",
                          r->target.path[0] ? r->target.path : "(target not recorded)");
     if (!rc && r->target.size_bytes >= 0)
@@ -82,12 +98,7 @@ enum tw_err tw_result_format_text(const struct tw_result *r, struct tw_buf *b)
     }
     rc = rc ? rc : put(b, "\n");
     if (!rc)
-        rc = put(b, "  method: %s, %s, %s %s, QD %d", m->engine,
-                 m->direct ? "direct"
-                 : r->source == TW_SRC_FIO_TEXT
-                     ? "direct I/O not shown (fio's text output leaves it out)"
-                     : "buffered (page cache in the way)",
-                 tw_pattern_name(m->pattern),
+        rc = put(b, "  method: %s, %s, %s %s, QD %d", m->engine, how, tw_pattern_name(m->pattern),
                  tw_size_format((uint64_t)m->block_size_bytes, bs, sizeof(bs)),
                  m->queue_depth);
     if (!rc && m->effective_queue_depth != m->queue_depth)

@@ -340,9 +340,13 @@ static bool method_problems(struct sb *s, const struct ctx *c, double x, double 
 {
     const struct tw_method *me = &c->r->method;
     size_t start = s->len;
-    if (!me->direct)
+    if (me->direct == TW_DIRECT_NO)
         sb_add(s, "buffered I/O (direct: false): the page cache serves and absorbs I/O, so the "
                   "figures are not the disk's");
+    else if (me->direct != TW_DIRECT_YES)
+        sb_add(s, "whether I/O was direct is unknown (fio's text output doesn't show direct=): "
+                  "import the run again with import-fio --job-file FILE or --fio-args \"...\" "
+                  "to say how it ran");
     if (me->runtime_ms < TW_VERDICT_MIN_RUNTIME_MS) {
         if (s->len > start)
             sb_add(s, "; ");

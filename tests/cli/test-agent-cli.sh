@@ -109,9 +109,19 @@ expect 2 "unknown command" -- "$agent" frobnicate
 # import-fio bad input.
 expect 2 "import-fio takes one FILE" -- "$agent" import-fio
 expect 2 "can't open" -- "$agent" import-fio "$scratch/missing.json"
-for b in "$fixtures"/fio/constructed-truncated.json "$fixtures"/fio/constructed-foreign.csv; do
+for b in "$fixtures"/fio/constructed-truncated.json "$fixtures"/fio/constructed-foreign.csv \
+         "$fixtures"/fio/constructed-truncated.txt "$fixtures"/fio/constructed-stripe-65.txt \
+         "$fixtures"/fio/constructed-fio2-no-options.json "$fixtures"/fio/two-sections.txt; do
   expect 2 "$(basename "$b")" -- "$agent" import-fio "$b"
 done
+# What the output leaves out, from the run's job file or command line.
+"$agent" import-fio --json --job-file "$fixtures"/fio/fioread.ini "$fixtures"/fio/fioread-4jobs.txt \
+  >"$scratch/jf.json" 2>"$scratch/err" && grep -q '"direct_basis": "job file"' "$scratch/jf.json" &&
+  ok || bad "import-fio --job-file: $(cat "$scratch/err")"
+"$agent" import-fio --fio-args "--direct=0" --section writes "$fixtures"/fio/two-sections.txt \
+  >"$scratch/fa.txt" 2>"$scratch/err" && grep -q "buffered" "$scratch/fa.txt" &&
+  ok || bad "import-fio --fio-args --section: $(cat "$scratch/err")"
+expect 2 "quote open" -- "$agent" import-fio --fio-args "--direct='1" "$fixtures"/fio/fioread-4jobs.txt
 : > "$scratch/empty"
 expect 2 "empty" -- "$agent" import-fio "$scratch/empty"
 
@@ -148,7 +158,10 @@ st=$?
 
 # import-fio of every real fixture: JSON that the reader accepts.
 for fx in "$fixtures"/fio/*.json "$fixtures"/fio/*.txt; do
-  case "$(basename "$fx")" in constructed-truncated*|constructed-foreign*) continue ;; esac
+  case "$(basename "$fx")" in
+    constructed-truncated*|constructed-foreign*|constructed-stripe-65*) continue ;;
+    constructed-fio2-no-options*|two-sections*) continue ;; # refused, above
+  esac
   if "$agent" import-fio --json "$fx" >"$scratch/i.json" 2>"$scratch/err" &&
      "$tierwise" result "$scratch/i.json" >/dev/null 2>&1; then ok
   else bad "import-fio $fx: $(cat "$scratch/err")"; fi

@@ -124,6 +124,14 @@ p10=$(jq -r '[.[] | select(.tier == "P10" and .sku == "Premium_LRS")][0].per_mon
 n=$("$cli" prices show --region westeurope --currency USD --tier P10 --csv | wc -l)
 [ "$n" -ge 2 ] && ok || bad "--tier P10 --csv: $n lines"
 expect 2 "--csv is for prices show" -- "$cli" prices bench --region westeurope --currency USD --csv
+# The token list.
+"$cli" token create -q --db "$scratch/t.db" --role reader --name 'ops, "night"' >/dev/null
+"$cli" token list --db "$scratch/t.db" --csv >"$scratch/t.csv"
+j=$(csvjson "$scratch/t.csv") && ok || bad "token CSV is not RFC 4180: $j"
+[ "$(jq -r '.[0].id + " " + .[0].role + " " + .[0].name + " [" + .[0].revoked_at + "]"' <<<"$j")" \
+  = '1 reader ops, "night" []' ] && ok || bad "token CSV: $(cat "$scratch/t.csv")"
+expect 2 "takes no --json or --csv" -- "$cli" token revoke --db "$scratch/t.db" --csv 1
+
 
 # ---- a region typo is the region's fault, not the tier's ----
 for opt in --tier --sku; do

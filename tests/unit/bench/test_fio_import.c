@@ -8,13 +8,17 @@
  */
 #include "testhelp.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench/fio_import.h"
+#include "core/inventory.h"
 #include "core/result.h"
+#include "core/tier.h"
+#include "core/verdict.h"
 
 /* ---- helpers ---- */
 
@@ -106,7 +110,7 @@ static void json_randread_qd32(void **state)
     /* timestamp_ms 1795992192794 minus 3001 ms of runtime */
     assert_string_equal(r.started_at, "2026-11-29T22:43:09Z");
     assert_string_equal(r.method.engine, "libaio");
-    assert_true(r.method.direct);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
     assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
     assert_int_equal(r.method.block_size_bytes, 8192);
     assert_int_equal(r.method.queue_depth, 32);
@@ -241,7 +245,7 @@ static void json_group_reporting_on_command_line(void **state)
     assert_int_equal(r.method.queue_depth, 256);
     assert_int_equal(r.method.ramp_ms, 1000);
     assert_int_equal(r.method.runtime_ms, 5005);
-    assert_true(r.method.direct);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
 }
 
 /* ---- text, real runs ---- */
@@ -256,7 +260,13 @@ static void text_randread_qd32(void **state)
     /* "Sun Nov 29 22:43:29 2026" (taken as UTC) minus 3001 ms */
     assert_string_equal(r.started_at, "2026-11-29T22:43:25Z");
     assert_string_equal(r.method.engine, "libaio");
-    assert_false(r.method.direct); /* the text can't show it */
+    /* The text doesn't show direct=, but vda's disk statistics do: 241,275
+     * reads (of fio's 251,294) with 76,213 ms of read ticks over 3,001 ms,
+     * 25 reads in flight, which buffered libaio (one per job) can't keep. */
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_DISK_DEPTH);
+    assert_int_equal(r.read.lat.kind, TW_LAT_TOTAL);
+    assert_int_equal(r.read.lat.pct_kind, TW_LAT_COMPLETION);
     assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
     assert_int_equal(r.method.block_size_bytes, 8192);
     assert_int_equal(r.method.queue_depth, 32);
@@ -475,7 +485,8 @@ static void text_units_and_suffixes(void **state)
         "     |  1.00th=[    2],  5.00th=[    2], 50.00th=[    3],\n"
         "     | 99.00th=[   11], 99.90th=[ 1.2k]\n"
         "  cpu          : usr=1.00%, sys=2.00%, ctx=1, majf=0, minf=1\n"
-        "     issued rwts: total=0,10000,0,0 short=0,0,0,0 dropped=0,0,0,0\n";
+        "     issued rwts: total=0,10000,0,0 short=0,0,0,0 dropped=0,0,0,0\n"
+        "Run status group 0 (all jobs):\n";
     struct tw_result r;
     struct tw_error err = {0};
     /* exact length, no terminator read */
@@ -640,7 +651,7 @@ static void json_option_quirks(void **state)
     assert_int_equal(r.method.queue_depth, 16);
     assert_int_equal(r.method.effective_queue_depth, 1);
     assert_int_equal(r.method.ramp_ms, 5000);
-    assert_false(r.method.direct);
+    assert_int_equal(r.method.direct, TW_DIRECT_NO);
     assert_int_equal(r.target.kind, TW_TARGET_BLOCK);
     assert_int_equal(r.target.size_bytes, -1);
     assert_string_equal(r.target.device, "");
@@ -655,7 +666,7 @@ static void json_option_quirks(void **state)
     assert_int_equal(r.method.pattern, TW_PAT_RW);
     assert_int_equal(r.method.block_size_bytes, 8192);
     assert_int_equal(r.method.read_pct, 70);
-    assert_true(r.method.direct);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
 
     /* a write-only job takes the write block size */
     import_doc("\"rw\": \"write\", \"bs\": \"4k,64k\"", READ_FIGS, "", &r);
@@ -842,6 +853,411 @@ static void round_trip(void **state)
     }
 }
 
+/* ---- what the output leaves out: direct, the job file, the command line ---- */
+
+/* Imports fixture REL with hints: the job file fixture FILE (or NULL), fio
+ * arguments ARGS (or NULL), section SEC (or NULL).  Returns the code; R and
+ * ERR are filled. */
+static enum tw_err import_hinted(const char *rel, const char *file, const char *args,
+                                 const char *sec, struct tw_result *r, struct tw_error *err)
+{
+    size_t len, flen = 0;
+    char *buf = th_fixture(rel, &len);
+    char *fbuf = file ? th_fixture(file, &flen) : NULL;
+    struct tw_fio_hints h = {.job_file = fbuf,
+                             .job_file_len = flen,
+                             .fio_args = args,
+                             .fio_args_len = args ? strlen(args) : 0,
+                             .section = sec};
+    memset(err, 0, sizeof(*err));
+    enum tw_err rc = tw_fio_import_with(buf, len, &h, r, err);
+    free(buf);
+    free(fbuf);
+    return rc;
+}
+
+static void hinted_ok(const char *rel, const char *file, const char *args, const char *sec,
+                      struct tw_result *r)
+{
+    struct tw_error err;
+    if (import_hinted(rel, file, args, sec, r, &err) != TW_OK)
+        fail_msg("%s: %s", rel, err.msg);
+}
+
+static void hinted_bad(const char *rel, const char *file, const char *args, const char *sec,
+                       const char *words)
+{
+    struct tw_result r;
+    struct tw_error err;
+    if (import_hinted(rel, file, args, sec, &r, &err) != TW_EPARSE)
+        fail_msg("%s: import did not fail with TW_EPARSE", rel);
+    if (!strstr(err.msg, words))
+        fail_msg("%s: message \"%s\" lacks \"%s\"", rel, err.msg, words);
+}
+
+/* Three P30s (5,000 IOPS, 200 MB/s each) on DEVS (three names, or one). */
+static void judge_on(const struct tw_result *r, const char *const devs[], size_t n,
+                     struct tw_verdict *v)
+{
+    struct tw_tier_catalog cat;
+    struct tw_error err = {0};
+    if (tw_tier_catalog_builtin(&cat, &err) != TW_OK)
+        fail_msg("catalog: %s", err.msg);
+    struct tw_inventory *inv = calloc(1, sizeof(*inv));
+    assert_non_null(inv);
+    tw_inventory_init(inv);
+    snprintf(inv->vm.name, sizeof(inv->vm.name), "sql-01");
+    for (size_t i = 0; i < n; i++) {
+        struct tw_disk *d = &inv->disks[inv->n_disks++];
+        memset(d, 0, sizeof(*d));
+        snprintf(d->name, sizeof(d->name), "sql-01-data%zu", i);
+        d->role = TW_DISK_DATA;
+        d->lun = (int)i;
+        snprintf(d->sku, sizeof(d->sku), "Premium_LRS");
+        d->size_gib = 1024;
+        snprintf(d->tier, sizeof(d->tier), "P30");
+        d->caching = TW_CACHE_NONE;
+        snprintf(d->device, sizeof(d->device), "/dev/%s", devs[i]);
+    }
+    if (tw_verdict_check(r, inv, &cat, NULL, v, &err) != TW_OK)
+        fail_msg("verdict: %s", err.msg);
+    free(inv);
+    tw_tier_catalog_cleanup(&cat);
+}
+
+/*
+ * Microsoft's fioread.ini method pasted as text (randread, 4 KiB,
+ * iodepth=256, 4 jobs, direct=1 in the job file, not in the text) over a
+ * stripe of three P30s that delivers 72 % of their 15,000 IOPS.  The
+ * stripe's disk statistics show about 1,000 reads in flight, which buffered
+ * libaio can't keep (one per job): the run was direct, and it is judged.
+ */
+static void text_fioread_stripe_is_judged(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/constructed-fioread-stripe.txt", &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_DISK_DEPTH);
+    assert_int_equal(r.method.jobs, 4);
+    assert_int_equal(r.method.queue_depth, 256);
+    assert_int_equal(r.method.block_size_bytes, 4096);
+    assert_int_equal(r.read.ios, 4 * 32400);
+    assert_string_equal(r.target.device, "dm-0");
+    assert_int_equal(r.target.n_members, 3);
+    char *json = tw_result_to_json(&r, 0);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"direct\": true"));
+    assert_non_null(strstr(json, "\"direct_basis\": \"libaio depth at the disk in the text\""));
+    assert_non_null(strstr(json, "\"percentiles_kind\": \"completion\""));
+    free(json);
+
+    static const char *const stripe[] = {"sdc", "sdd", "sde"};
+    struct tw_verdict v;
+    judge_on(&r, stripe, 3, &v);
+    if (v.kind != TW_VERDICT_UNDER)
+        fail_msg("verdict %s: %s", tw_verdict_name(v.kind), v.reason);
+    near(v.expected_iops, 15000);
+    assert_true(v.ratio_iops > 0.71 && v.ratio_iops < 0.73);
+
+    /* The same run on this machine's own disk: too few reads in flight at
+     * vda to tell (fio held each job to 2,700 IOPS), so direct is unknown
+     * and the verdict says what to give. */
+    import_ok("fio/fioread-4jobs.txt", &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_UNKNOWN);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_NONE);
+    json = tw_result_to_json(&r, 0);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"direct\": null"));
+    assert_non_null(strstr(json, "\"direct_basis\": \"unknown\""));
+    free(json);
+    static const char *const one[] = {"vda"};
+    judge_on(&r, one, 1, &v);
+    assert_int_equal(v.kind, TW_VERDICT_INCONCLUSIVE);
+    if (!strstr(v.reason, "--job-file") || !strstr(v.reason, "unknown"))
+        fail_msg("reason \"%s\" does not say what to give", v.reason);
+}
+
+static void job_file_and_fio_args(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* the job file of the run says direct=1 and directory=/datadrive */
+    hinted_ok("fio/fioread-4jobs.txt", "fio/fioread.ini", NULL, NULL, &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_JOB_FILE);
+    assert_string_equal(r.target.path, "/datadrive");
+    assert_int_equal(r.target.kind, TW_TARGET_FILE);
+    /* the command line wins over the job file, as it does for fio */
+    hinted_ok("fio/fioread-4jobs.txt", "fio/fioread.ini", "fio --direct=0 fioread.ini", NULL, &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_NO);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_ARGS);
+    hinted_ok("fio/fioread-4jobs.txt", NULL, "-direct 1 --filename='/dev/sdc' --name=reader1",
+              NULL, &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_ARGS);
+    assert_string_equal(r.target.path, "/dev/sdc");
+    assert_int_equal(r.target.kind, TW_TARGET_BLOCK);
+    hinted_ok("fio/fioread-4jobs.txt", NULL, "--buffered=1", NULL, &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_NO);
+    /* rwmixread from the command line, not the measured share (75 %) */
+    hinted_ok("fio/libaio-randrw-75.txt", NULL, "--rwmixread=70", NULL, &r);
+    assert_int_equal(r.method.read_pct, 70);
+    import_ok("fio/libaio-randrw-75.txt", &r);
+    assert_int_equal(r.method.read_pct, 75);
+    /* fio's JSON says what ran: hints only fill what it leaves out */
+    hinted_ok("fio/libaio-randread-8k-qd32.json", NULL, "--filename=/dev/sdz --direct=0", NULL,
+              &r);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_JSON);
+    assert_string_equal(r.target.path, "/var/tmp/tw-fio-fixtures-m5QFvm/scratch.dat");
+
+    /* hints that are another run's are refused, naming the mismatch */
+    hinted_bad("fio/fioread-4jobs.txt", "fio/two-sections.fio", NULL, NULL,
+               "no section [reader1]");
+    hinted_bad("fio/fioread-4jobs.txt", NULL, "--name=reader1 --rw=randwrite", NULL,
+               "rw=randwrite");
+    hinted_bad("fio/fioread-4jobs.txt", NULL, "--direct=1 --filename='/dev/sdc", NULL,
+               "quote open");
+    hinted_bad("fio/fioread-4jobs.txt", "fio/constructed-foreign.csv", NULL, NULL,
+               "before any [section]");
+}
+
+static void job_file_parser(void **state)
+{
+    (void)state;
+    static const char jf[] = "; comment\n# another\n[global]\n  Direct = 1\nfilename=/dev/sdb\n"
+                             "time_based\n[a]\nrw=randread\n[b]\nrw=write\ndirect=0\n"
+                             "include other.fio\n";
+    json_t *secs = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_jobfile_parse(jf, sizeof(jf) - 1, &secs, &err), TW_OK);
+    assert_int_equal(json_array_size(secs), 3);
+    char names[64];
+    json_t *a = tw_fio_hint_options(secs, "a", names, sizeof(names));
+    assert_non_null(a);
+    assert_string_equal(json_string_value(json_object_get(a, "direct")), "1");
+    assert_string_equal(json_string_value(json_object_get(a, "time_based")), "1");
+    assert_string_equal(json_string_value(json_object_get(a, "rw")), "randread");
+    json_decref(a);
+    json_t *b = tw_fio_hint_options(secs, "b", names, sizeof(names));
+    assert_string_equal(json_string_value(json_object_get(b, "direct")), "0");
+    json_decref(b);
+    assert_null(tw_fio_hint_options(secs, "c", names, sizeof(names)));
+    assert_string_equal(names, "[a], [b]");
+    json_decref(secs);
+    static const char *const bad[] = {"", "direct=1\n[a]\n", "[a\nrw=read\n", "; only\n"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(&err, 0, sizeof(err));
+        assert_int_equal(tw_fio_jobfile_parse(bad[i], strlen(bad[i]), &secs, &err), TW_EPARSE);
+        assert_null(secs);
+        assert_true(strlen(err.msg) > 20);
+    }
+    static const char args[] = "fio --direct=1 \"--filename=/dev/sd c\" --name x --rw=read "
+                               "--name=y --bs 8k job.fio";
+    assert_int_equal(tw_fio_args_parse(args, sizeof(args) - 1, &secs, &err), TW_OK);
+    json_t *x = tw_fio_hint_options(secs, "x", names, sizeof(names));
+    assert_string_equal(json_string_value(json_object_get(x, "filename")), "/dev/sd c");
+    assert_string_equal(json_string_value(json_object_get(x, "rw")), "read");
+    assert_null(json_object_get(x, "bs"));
+    json_decref(x);
+    json_t *y = tw_fio_hint_options(secs, "y", names, sizeof(names));
+    assert_string_equal(json_string_value(json_object_get(y, "bs")), "8k");
+    assert_string_equal(json_string_value(json_object_get(y, "direct")), "1");
+    json_decref(y);
+    json_decref(secs);
+}
+
+/* ---- several sections ---- */
+
+static void two_sections_are_not_one_method(void **state)
+{
+    (void)state;
+    static const char *const files[] = {"fio/two-sections.txt", "fio/two-sections.json"};
+    for (size_t i = 0; i < 2; i++) {
+        struct tw_result r;
+        hinted_bad(files[i], NULL, NULL, NULL, "--section");
+        hinted_bad(files[i], NULL, NULL, "nope", "reads, writes");
+        hinted_ok(files[i], NULL, NULL, "reads", &r);
+        assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
+        assert_int_equal(r.method.block_size_bytes, 8192);
+        assert_int_equal(r.method.queue_depth, 16);
+        assert_true(r.read.present);
+        assert_false(r.write.present);
+        assert_int_equal(r.read.ios, i == 0 ? 141539 : 133384);
+        hinted_ok(files[i], NULL, NULL, "writes", &r);
+        assert_int_equal(r.method.pattern, TW_PAT_WRITE);
+        assert_int_equal(r.method.block_size_bytes, 65536);
+        assert_int_equal(r.method.queue_depth, 8);
+        assert_false(r.read.present);
+        assert_true(r.write.present);
+    }
+    struct tw_error err;
+    char *buf = NULL;
+    size_t len;
+    buf = th_fixture("fio/two-sections.txt", &len);
+    struct tw_result r;
+    memset(&err, 0, sizeof(err));
+    assert_int_equal(tw_fio_import(buf, len, &r, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "rw=randread"));
+    assert_non_null(strstr(err.msg, "rw=write"));
+    free(buf);
+}
+
+/* ---- --status-interval, json,normal, cut short, wide stripes, fio 2.x ---- */
+
+static void status_interval_final_report_only(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* four reports, the last fio's final one: 209,271 reads in 3,001 ms */
+    import_ok("fio/libaio-randread-status-interval.txt", &r);
+    assert_int_equal(r.method.jobs, 1);
+    assert_int_equal(r.read.ios, 209271);
+    near(r.read.iops, 209271 * 1000.0 / 3001);
+    assert_int_equal(r.method.runtime_ms, 3001);
+    assert_string_equal(r.target.device, "vda");
+    import_ok("fio/libaio-randread-status-interval.json", &r);
+    assert_int_equal(r.source, TW_SRC_FIO_JSON);
+    assert_int_equal(r.method.jobs, 1);
+    assert_int_equal(r.read.ios, 175623);
+    assert_int_equal(r.method.runtime_ms, 3001);
+}
+
+static void json_after_job_header_lines(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    /* --output-format=json,normal: header, version, JSON, then the text */
+    import_ok("fio/libaio-randread-json-normal.txt", &r);
+    assert_int_equal(r.source, TW_SRC_FIO_JSON);
+    assert_int_equal(r.read.ios, 168950);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_JSON);
+}
+
+static void text_cut_short(void **state)
+{
+    (void)state;
+    struct tw_error err;
+    size_t len;
+    char *buf = th_fixture("fio/constructed-truncated.txt", &len);
+    import_bad(buf, len, &err);
+    assert_non_null(strstr(err.msg, "cut short"));
+    assert_int_equal(err.line, 5);
+    free(buf);
+    /* cut inside the disk statistics */
+    buf = th_fixture("fio/constructed-lvm-stripe.txt", &len);
+    char *p = strstr(buf, "  sdi: ios=15169/0, merge=0/0, ");
+    assert_non_null(p);
+    p += strlen("  sdi: ios=15169/0, merge=0/0, ");
+    import_bad(buf, (size_t)(p - buf), &err);
+    assert_non_null(strstr(err.msg, "cut short"));
+    p = strstr(buf, "  sdi:");
+    import_bad(buf, (size_t)(p - buf) + 4, &err);
+    assert_non_null(strstr(err.msg, "cut short"));
+    free(buf);
+}
+
+static void stripes_wider_than_a_record(void **state)
+{
+    (void)state;
+    struct tw_error err;
+    size_t len;
+    char *buf = th_fixture("fio/constructed-stripe-65.txt", &len);
+    import_bad(buf, len, &err);
+    assert_non_null(strstr(err.msg, "65 member disks"));
+    free(buf);
+    char disks[8192] = "{\"name\": \"md0\", \"aggr_util\": 1.0}";
+    for (int i = 0; i < 64; i++) {
+        size_t u = strlen(disks);
+        snprintf(disks + u, sizeof(disks) - u, ", {\"name\": \"nvme0n%d\"}", i + 1);
+    }
+    struct tw_result r;
+    import_doc("\"rw\": \"read\"", READ_FIGS, disks, &r); /* 64: recorded */
+    assert_int_equal(r.target.n_members, 64);
+    strcat(disks, ", {\"name\": \"nvme0n65\"}");
+    char doc[16384];
+    snprintf(doc, sizeof(doc),
+             "{\"jobs\": [{\"jobname\": \"j\", \"job options\": {\"rw\": \"read\"},"
+             " \"read\": {" READ_FIGS "}}], \"disk_util\": [%s]}",
+             disks);
+    import_bad(doc, strlen(doc), &err);
+    assert_non_null(strstr(err.msg, "65 member disks"));
+}
+
+static void fio2_json(void **state)
+{
+    (void)state;
+    struct tw_result r, r3;
+    /* fio 2.x wrote io_bytes in KiB: 2,115,224 KiB are 264,403 x 8 KiB */
+    import_ok("fio/constructed-fio2.json", &r);
+    import_ok("fio/libaio-randread-8k-qd32.json", &r3);
+    assert_string_equal(r.tool_version, "fio-2.2.10");
+    assert_int_equal(r.read.ios, 264403);
+    assert_int_equal(r.read.bytes, 264403LL * 8192);
+    assert_int_equal(r.read.bytes, r3.read.bytes);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.read.lat.kind, TW_LAT_TOTAL);
+    assert_int_equal(r.read.lat.pct_kind, TW_LAT_COMPLETION);
+    assert_true(fabs(r.read.lat.mean_ns - r3.read.lat.mean_ns) < 1000);
+    /* fio-2.2.10 printed no job options for a job file's run */
+    hinted_bad("fio/constructed-fio2-no-options.json", NULL, NULL, NULL, "--job-file");
+    hinted_ok("fio/constructed-fio2-no-options.json", NULL,
+              "--name=randread8k --rw=randread --bs=8k --iodepth=32 --ioengine=libaio "
+              "--direct=1",
+              NULL, &r);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
+    assert_int_equal(r.method.block_size_bytes, 8192);
+    assert_int_equal(r.method.queue_depth, 32);
+    assert_int_equal(r.method.direct, TW_DIRECT_YES);
+    assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_ARGS);
+    assert_int_equal(r.read.bytes, 264403LL * 8192);
+}
+
+/* ---- records written before direct_basis and the latency kinds ---- */
+
+static void old_records_still_read(void **state)
+{
+    (void)state;
+    struct tw_result a, b;
+    struct tw_error err = {0};
+    import_ok("fio/libaio-randread-8k-qd32.txt", &a);
+    snprintf(a.id, sizeof(a.id), "0b6f3a52-7c1e-4c1a-9a53-6f0d2f6f7e10");
+    char *s = tw_result_to_json(&a, 0);
+    assert_non_null(s);
+    assert_int_equal(tw_result_from_json(s, strlen(s), &b, &err), TW_OK);
+    assert_int_equal(b.method.direct, TW_DIRECT_YES);
+    assert_int_equal(b.method.direct_basis, TW_DIRECT_BY_DISK_DEPTH);
+    assert_int_equal(b.read.lat.pct_kind, TW_LAT_COMPLETION);
+    /* as the old importer wrote a text import: direct false, no basis */
+    char *t = replace(s, "\"direct\": true, \"direct_basis\": \"libaio depth at the disk in the "
+                         "text\"",
+                      "\"direct\": false");
+    char *u = replace(t, ", \"kind\": \"total\", \"percentiles_kind\": \"completion\"", "");
+    assert_int_equal(tw_result_from_json(u, strlen(u), &b, &err), TW_OK);
+    assert_int_equal(b.method.direct, TW_DIRECT_UNKNOWN);
+    assert_int_equal(b.method.direct_basis, TW_DIRECT_BY_NONE);
+    assert_int_equal(b.read.lat.pct_kind, TW_LAT_UNKNOWN);
+    /* ... and tierwise's own engine: direct true from the engine */
+    char *v = replace(u, "\"source\": \"fio-text\"", "\"source\": \"tierwise\"");
+    char *w = replace(v, "\"direct\": false", "\"direct\": true");
+    assert_int_equal(tw_result_from_json(w, strlen(w), &b, &err), TW_OK);
+    assert_int_equal(b.method.direct, TW_DIRECT_YES);
+    assert_int_equal(b.method.direct_basis, TW_DIRECT_BY_ENGINE);
+    assert_int_equal(b.read.lat.kind, TW_LAT_TOTAL);
+    /* a basis outside the vocabulary is refused */
+    char *x = replace(s, "\"libaio depth at the disk in the text\"", "\"a hunch\"");
+    assert_int_equal(tw_result_from_json(x, strlen(x), &b, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "direct_basis"));
+    free(s);
+    free(t);
+    free(u);
+    free(v);
+    free(w);
+    free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -870,6 +1286,16 @@ int main(void)
         cmocka_unit_test(bad_fixtures),
         cmocka_unit_test(bad_inline),
         cmocka_unit_test(round_trip),
+        cmocka_unit_test(text_fioread_stripe_is_judged),
+        cmocka_unit_test(job_file_and_fio_args),
+        cmocka_unit_test(job_file_parser),
+        cmocka_unit_test(two_sections_are_not_one_method),
+        cmocka_unit_test(status_interval_final_report_only),
+        cmocka_unit_test(json_after_job_header_lines),
+        cmocka_unit_test(text_cut_short),
+        cmocka_unit_test(stripes_wider_than_a_record),
+        cmocka_unit_test(fio2_json),
+        cmocka_unit_test(old_records_still_read),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
