@@ -134,7 +134,9 @@ fi
 # 4. The bound: two reports fit; the third is refused loudly (exit 4) and
 #    the two kept are still there.
 for i in 1 2; do
-  "${run[@]}" --server "$down" --spool "$scratch/b.db" --spool-max 2 2>/dev/null || bad "bound run $i"
+  "${run[@]}" --server "$down" --spool "$scratch/b.db" --spool-max 2 2>/dev/null
+  st=$?
+  [ $st -eq 7 ] && ok || bad "bound run $i: exit $st, want 7 (spooled)"
 done
 "${run[@]}" --server "$down" --spool "$scratch/b.db" --spool-max 2 2>"$scratch/err"
 st=$?
