@@ -15,7 +15,9 @@
 #     lines of `EXE CMD --help` ("tierwise token create ..." gives create);
 #   - options: every -x / --long token of the usage block and of the option
 #     lines (lines whose first non-blank is "-"; their left column only), so
-#     an option mentioned in prose (fio's --output-format) is not offered.
+#     an option mentioned in prose (fio's --output-format) is not offered;
+#   - an option's values: the choices of "--opt a|b|c" in a usage line, and
+#     for --profile/--profiles the first column of `EXE bench --list-profiles`.
 # A --help that fails or prints nothing stops the build: an empty page or a
 # completion without words would be wrong in silence.
 set -euo pipefail
@@ -69,6 +71,21 @@ subcommands_of() { # NAME CMD; stdin: the command's help
 
 join() { tr '\n' ' ' | sed -E 's/ +$//'; }
 
+values_of() { # stdin: a help text; "OPTION V1 V2..." for each "--opt a|b|c" of its usage
+  awk '/^usage:/ { u = 1 } u && /^[ \t]*$/ { u = 0 } u { print }' |
+    { grep -oE -- '--[A-Za-z][A-Za-z0-9-]* [a-z0-9-]+(\|[a-z0-9-]+)+' || true; } | tr '|' ' ' | sort -u
+}
+
+profiles_of() { # EXE: the names `EXE bench --list-profiles` prints, when its bench has it
+  local out cmds h
+  cmds=$(help_of "$1" | commands_of)
+  grep -qx bench <<<"$cmds" || return 0
+  h=$(help_of "$1" bench)
+  grep -q -- '--list-profiles' <<<"$h" || return 0
+  out=$("$1" bench --list-profiles 2>&1) || die "'$1 bench --list-profiles' failed: ${out:0:300}"
+  awk 'NR > 1 && $1 ~ /^[a-z0-9][a-z0-9-]*$/ { print $1 }' <<<"$out"
+}
+
 # ---- completion ----
 completion() {
   local exe=$1 name=$2 top cmds fn
@@ -86,7 +103,26 @@ completion() {
 # deploy/help-docs.sh at build time: do not edit, rebuild.
 $fn()
 {
-    local cur=\${COMP_WORDS[COMP_CWORD]} cmd=\${COMP_WORDS[1]:-} words=""
+    local cur=\${COMP_WORDS[COMP_CWORD]} cmd=\${COMP_WORDS[1]:-} words="" list=""
+    local prev=""
+    [ "\$COMP_CWORD" -gt 1 ] && prev=\${COMP_WORDS[COMP_CWORD-1]}
+    # An option's value, where the help names the choices.
+    case \$prev in
+EOF
+  local h_all c line
+  h_all=$(printf '%s\n' "$top"; for c in $cmds; do help_of "$exe" "$c"; printf '\n'; done)
+  values_of <<<"$h_all" | while read -r line; do
+    printf '    %s) words="%s" ;;\n' "${line%% *}" "${line#* }"
+  done
+  local profiles
+  profiles=$(profiles_of "$exe" | join)
+  if [ -n "$profiles" ]; then
+    printf '    --profile) words="%s" ;;\n' "$profiles"
+    printf '    --profiles) words="%s" list=1 ;;\n' "$profiles"
+  fi
+  cat <<EOF
+    esac
+    if [ -z "\$words" ]; then
 EOF
   if [ -z "$cmds" ]; then
     cat <<EOF
@@ -134,10 +170,16 @@ EOF
 EOF
   fi
   cat <<EOF
+    fi
     # Nothing to offer (an option's value, a file): bash completes file
-    # names (complete -o default).
+    # names (complete -o default).  A list value (A,B) completes its last item.
     COMPREPLY=()
-    [ -n "\$words" ] && COMPREPLY=(\$(compgen -W "\$words" -- "\$cur"))
+    local pre=""
+    if [ -n "\$list" ] && [ "\${cur%,*}" != "\$cur" ]; then
+        pre=\${cur%,*},
+        cur=\${cur##*,}
+    fi
+    [ -n "\$words" ] && COMPREPLY=(\$(compgen -P "\$pre" -W "\$words" -- "\$cur"))
     return 0
 }
 complete -o default -F $fn $name
@@ -189,9 +231,10 @@ man_page() {
       printf '.fi\n'
     done
   fi
-  printf '.SH FILES\n.TP\n.I /usr/share/tierwise/\n'
-  printf 'the dashboard (web/), the bundled pricing data (pricing/) and examples,\n'
-  printf 'under the installation prefix.\n'
+  printf '.SH FILES\n.TP\n.I share/tierwise/\n'
+  printf 'under the installation prefix (\\fI/usr\\fR from the .deb, \\fI/usr/local\\fR\n'
+  printf 'by default from the sources): the dashboard (web/), the bundled pricing\n'
+  printf 'data (pricing/) and examples.\n'
   printf '.SH "SEE ALSO"\n'
   local others=() p
   for p in tierwise tierwise-agent tierwise-azsim; do
@@ -208,10 +251,12 @@ words() {
   top=$(help_of "$exe")
   printf 'commands: %s\n' "$(commands_of <<<"$top" | join)"
   printf 'options: %s\n' "$(options_of <<<"$top" | join)"
+  printf 'profiles: %s\n' "$(profiles_of "$exe" | join)"
   for c in $(commands_of <<<"$top"); do
     h=$(help_of "$exe" "$c")
     printf '%s subcommands: %s\n' "$c" "$(subcommands_of "$name" "$c" <<<"$h" | join)"
     printf '%s options: %s\n' "$c" "$(options_of <<<"$h" | join)"
+    values_of <<<"$h" | sed "s/^/$c values: /"
   done
 }
 

@@ -4,7 +4,9 @@
 # first word completes to the commands of `PROG --help`; a command's "-"
 # completes to every option its --help lists (the first option of each
 # option line, read here with a rule of this test's own); token and prices
-# complete their subcommands; an option's value is left to file names.
+# complete their subcommands; --role completes the choices its usage line
+# names, --profile and --profiles the profiles of bench --list-profiles;
+# any other option's value is left to file names.
 set -u
 build=${TW_BUILD_DIR:?run through ctest, or set TW_BUILD_DIR and TW_CLI, TW_AGENT}
 cli=${TW_CLI:?}
@@ -83,6 +85,23 @@ got=$(complete_words tierwise-agent run --spool-)
 for w in --spool-list --spool-max --spool-max-bytes --spool-retry-rejected; do
   has "$w" "$got" && ok || bad "tierwise-agent run --spool-<TAB> lacks $w: $got"
 done
+# Values the help names: --role's choices from the usage line, profiles
+# from --list-profiles (a --profiles list completes its last item).
+got=$(complete_words tierwise token create --role "")
+[ "$(tr '\n' ' ' <<<"$got")" = "agent reader admin " ] && ok || bad "tierwise token create --role <TAB>: $got"
+profiles=$("$agent" bench --list-profiles | awk 'NR > 1 { print $1 }')
+[ "$(wc -l <<<"$profiles")" -ge 2 ] && ok || bad "bench --list-profiles: $profiles"
+got=$(complete_words tierwise-agent bench --profile "")
+[ "$got" = "$profiles" ] && ok || bad "tierwise-agent bench --profile <TAB>: $got, want $profiles"
+got=$(complete_words tierwise-agent run --profiles rated-iops,rated-t)
+[ "$(tr '\n' ' ' <<<"$got")" = "rated-iops,rated-throughput rated-iops,rated-throughput-write " ] && ok ||
+  bad "tierwise-agent run --profiles rated-iops,rated-t<TAB>: $got"
+got=$(complete_words tierwise-agent run --profiles "")
+[ "$got" = "$profiles" ] && ok || bad "tierwise-agent run --profiles <TAB>: $got"
+# After a value, options again.
+got=$(complete_words tierwise-agent bench --profile rated-iops --js)
+[ "$got" = --json ] && ok || bad "tierwise-agent bench --profile rated-iops --js<TAB>: $got"
+
 # An option only named in prose is not offered (import-fio's text names
 # fio's --output-format).
 got=$(complete_words tierwise-agent import-fio --)
