@@ -30,6 +30,14 @@ n_json=$(jq '.verdicts | length' "$scratch/json")
 req GET /api/v1/compliance "$(cat "$scratch/reader.tok")" >/dev/null
 jq -S .verdicts "$scratch/body" >"$scratch/api.v"; jq -S .verdicts "$scratch/json" >"$scratch/cli.v"
 cmp -s "$scratch/api.v" "$scratch/cli.v" && ok || bad "--json differs from the API"
+# --csv: a header and a record per verdict, CRLF ends, the verdicts in the
+# order and with the words of the JSON.
+"$cli" compliance --server "$base" --token-file "$scratch/reader.tok" --csv >"$scratch/csv" 2>"$scratch/err" &&
+  ok || bad "--csv: $(cat "$scratch/err")"
+[ "$(head -1 "$scratch/csv" | cut -d, -f1,2)" = "vm,vm_size" ] && ok || bad "csv header: $(head -1 "$scratch/csv")"
+[ "$(wc -l <"$scratch/csv")" = $((n_json + 1)) ] && ok || bad "csv records: $(wc -l <"$scratch/csv")"
+[ "$(grep -c $'\r$' "$scratch/csv")" = $((n_json + 1)) ] && ok || bad "csv lines do not end in CRLF"
+[ "$(tail -n +2 "$scratch/csv" | cut -d, -f1 | sort -u)" = sap-db-01 ] && ok || bad "csv vm column"
 
 # Failures: one message, nothing on stdout.
 expect 1 "403" -- "$cli" compliance --server "$base" --token-file "$scratch/agent.tok"
