@@ -45,6 +45,16 @@ function figure(pair, judged) {
   return judged === 'mbps' ? fmt(pair.mbps, 'MB/s') : fmt(pair.iops, 'IOPS');
 }
 
+// The verdict's VM cell: its name and size, and when no uncached cap of
+// the VM applied (vm.cap null), that and why; never a silent blank.
+function vmText(v) {
+  const vm = v.vm || {};
+  const name = (v.vm_name || 'VM ' + (v.vm_id === undefined ? '?' : v.vm_id)) +
+    ' (' + (vm.size || 'size unknown') + ')';
+  if (vm.cap) return name;
+  return name + ': VM cap unknown: ' + (vm.why || 'not given');
+}
+
 function verdictCell(tr, v) {
   cell(tr, v, 'verdict v-' + v);
 }
@@ -73,7 +83,10 @@ async function loadCompliance() {
     Object.keys(counts).map((k) => ', ' + counts[k] + ' ' + k).join('');
   fill('#compliance-table', c.verdicts, (tr, v) => {
     verdictCell(tr, v.verdict);
-    cell(tr, v.vm_name);
+    const vmTd = cell(tr, vmText(v));
+    if (v.vm && v.vm.cap)
+      vmTd.title = 'uncached cap ' + fmt(v.vm.cap.iops, 'IOPS') + ', ' +
+        fmt(v.vm.cap.mbps, 'MB/s') + ' (' + v.vm.cap.source + ')';
     cell(tr, (v.disks || []).map((d) => (typeof d === 'string' ? d : d.name)).join(', '));
     cell(tr, v.profile);
     cell(tr, v.judged);

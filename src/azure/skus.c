@@ -3,6 +3,7 @@
 #include "core/jsonx.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,21 @@ static bool whole(const json_t *v, int64_t *out)
 {
     return tw_json_decimal(v, out);
 }
+
+/* The capabilities kept, and where they go.  ARM's "combined temp disk
+ * and cached" limits are what the older size pages call the cached limits
+ * (their column is "max cached and temp storage throughput"). */
+static const struct {
+    const char *name;
+    size_t offset;
+    bool bytes; /* a bytes-per-second figure in ARM's two encodings */
+} figures[] = {
+    {"UncachedDiskIOPS", offsetof(struct tw_vmcap, iops), false},
+    {"UncachedDiskBytesPerSecond", offsetof(struct tw_vmcap, bytes_per_s), true},
+    {"CombinedTempDiskAndCachedIOPS", offsetof(struct tw_vmcap, cached_iops), false},
+    {"CombinedTempDiskAndCachedReadBytesPerSecond", offsetof(struct tw_vmcap, cached_bytes_per_s),
+     true},
+};
 
 static enum tw_err entry(const json_t *e, size_t idx, struct tw_vmcap *c, bool *keep,
                          struct tw_error *err)
@@ -58,24 +74,40 @@ static enum tw_err entry(const json_t *e, size_t idx, struct tw_vmcap *c, bool *
                                 "Resource SKUs: %s: capabilities[%zu] must be "
                                 "{\"name\": ..., \"value\": ...}",
                                 c->vm_size, i);
-        bool is_iops = strcmp(json_string_value(cn), "UncachedDiskIOPS") == 0;
-        bool is_bytes = strcmp(json_string_value(cn), "UncachedDiskBytesPerSecond") == 0;
-        if (!is_iops && !is_bytes)
+        const char *what = json_string_value(cn);
+        if (strcmp(what, "PremiumIO") == 0) {
+            const json_t *pv = json_object_get(cap, "value");
+            const char *p = json_is_string(pv) ? json_string_value(pv) : "";
+            if (strcasecmp(p, "True") == 0)
+                c->premium = TW_VMCAP_PREMIUM_YES;
+            else if (strcasecmp(p, "False") == 0)
+                c->premium = TW_VMCAP_PREMIUM_NO;
+            else
+                return tw_error_set(err, TW_EPARSE,
+                                    "Resource SKUs: %s: capability PremiumIO must be "
+                                    "\"True\" or \"False\"",
+                                    c->vm_size);
+            continue;
+        }
+        size_t k = 0;
+        while (k < sizeof(figures) / sizeof(figures[0]) && strcmp(what, figures[k].name) != 0)
+            k++;
+        if (k == sizeof(figures) / sizeof(figures[0]))
             continue;
         int64_t n;
-        if (!whole(json_object_get(cap, "value"), &n) || (is_iops && n > MAX_IOPS))
+        if (!whole(json_object_get(cap, "value"), &n) || (!figures[k].bytes && n > MAX_IOPS))
             return tw_error_set(err, TW_EPARSE,
                                 "Resource SKUs: %s: capability %s must be a "
                                 "whole number as a string",
-                                c->vm_size, json_string_value(cn));
-        if (is_iops)
-            c->iops = n;
-        else
-            c->bytes_per_s = tw_vmcap_arm_bytes_per_s(n);
+                                c->vm_size, what);
+        int64_t *slot = (int64_t *)((char *)c + figures[k].offset);
+        *slot = figures[k].bytes ? tw_vmcap_arm_bytes_per_s(n) : n;
     }
     snprintf(c->source, sizeof(c->source), "arm");
-    /* An entry without either figure would only hide the bundled table's. */
-    *keep = c->iops > 0 || c->bytes_per_s > 0;
+    /* An entry without a figure or the Premium storage flag would only
+     * hide the bundled table's. */
+    *keep = c->iops > 0 || c->bytes_per_s > 0 || c->cached_iops > 0 ||
+            c->cached_bytes_per_s > 0 || c->premium != TW_VMCAP_PREMIUM_UNKNOWN;
     return TW_OK;
 }
 
@@ -123,8 +155,10 @@ enum tw_err tw_az_skus_parse_page(const char *buf, size_t len, struct tw_vmcap_t
         if ((rc = entry(e, i, &c, &keep, err)) != TW_OK)
             break;
         /* A listing without a location filter repeats a size per region. */
-        if (keep && !tw_vmcap_find(t, c.vm_size))
+        if (keep && !tw_vmcap_find(t, c.vm_size)) {
             t->caps[t->n++] = c;
+            t->sorted = false;
+        }
     }
 out:
     if (rc != TW_OK) {
@@ -218,6 +252,8 @@ enum tw_err tw_az_skus_fetch(const struct tw_az_http_opts *o, const char *arm_ba
         memcpy(url, next, strlen(next) + 1);
     }
 out:
+    /* Whole regions are looked up size by size: bisect them. */
+    tw_vmcap_table_sort(t);
     tw_az_http_free(h);
     free(auth);
     free(url);

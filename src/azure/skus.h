@@ -7,8 +7,11 @@
  * Of each "virtualMachines" entry tierwise keeps the capabilities
  * UncachedDiskIOPS and UncachedDiskBytesPerSecond (decimal strings), the
  * latter converted by tw_vmcap_arm_bytes_per_s because ARM encodes it in
- * two different units (core/vmcap.h).  Entries are tw_vmcap with source
- * "arm", so they stand in for the bundled table when ARM is reachable.
+ * two different units (core/vmcap.h), CombinedTempDiskAndCachedIOPS and
+ * CombinedTempDiskAndCachedReadBytesPerSecond as the cached limits, and
+ * PremiumIO ("True"/"False") as whether the size takes Premium storage.
+ * ARM gives no burst figures.  Entries are tw_vmcap with source "arm", so
+ * they stand in for the bundled table when ARM is reachable.
  */
 #ifndef TW_AZURE_SKUS_H
 #define TW_AZURE_SKUS_H
@@ -25,8 +28,8 @@
 
 /*
  * Appends the virtualMachines entries of one page (LEN bytes: the REST
- * page, or az's bare array) to T, skipping sizes already in T and entries
- * with neither capability.  NEXT (NEXTLEN bytes) gets nextLink, "" when
+ * page, or az's bare array) to T (which is then not sorted), skipping
+ * sizes already in T and entries with no figure and no PremiumIO.  NEXT (NEXTLEN bytes) gets nextLink, "" when
  * there is none.  TW_EPARSE, naming the entry, for a malformed page, a
  * capability value that is not a whole number, or an over-long name; T
  * keeps what it had before the call.  TW_ENOMEM when T can't grow.
@@ -38,7 +41,7 @@ enum tw_err tw_az_skus_parse_page(const char *buf, size_t len, struct tw_vmcap_t
  * Fetches the Resource SKUs of LOCATION in SUBSCRIPTION from ARM_BASE with
  * BEARER (an access token for https://management.azure.com/), following
  * nextLink, into T (initialised by the caller, possibly empty; freed with
- * tw_vmcap_table_cleanup).  With VM_SIZE non-NULL it stops at the first
+ * tw_vmcap_table_cleanup; sorted by name at the end, also on failure).  With VM_SIZE non-NULL it stops at the first
  * page that lists that size.  A nextLink pointing anywhere but ARM_BASE is
  * refused (TW_EPERM): the token must not leave for another host.  O may be
  * NULL (ARM defaults).  Errors as tw_az_http_request and the parser; on

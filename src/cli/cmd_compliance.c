@@ -145,6 +145,20 @@ static void print_served(const json_t *v, const char *profile)
            profile && profile[0] ? " " : "", id ? id : "?", reason ? reason : "");
 }
 
+/* A VM's line: its name and size, and when its verdicts apply no cap of
+ * the VM, that and why (the verdict's "vm" object). */
+static void print_vm(const char *name, const json_t *vm)
+{
+    const char *size = json_string_value(json_object_get(vm, "size"));
+    if (json_is_object(json_object_get(vm, "cap"))) {
+        printf("VM %s (%s)\n", name, size ? size : "size unknown");
+    } else {
+        const char *why = json_string_value(json_object_get(vm, "why"));
+        printf("VM %s (%s; uncached cap unknown: %s)\n", name, size ? size : "size unknown",
+               why ? why : "not given");
+    }
+}
+
 /* Appends the strings of array A to OUT (CAP bytes), separated by spaces. */
 static void join(const json_t *a, char *out, size_t cap)
 {
@@ -169,7 +183,8 @@ static double num_or_nan(const json_t *v)
 static void print_csv(const json_t *doc)
 {
     static const char *const head[] = {
-        "vm",            "vm_size",       "profile",       "result_id",     "target",
+        "vm",            "vm_size",       "vm_cap_iops",   "vm_cap_mbps",   "vm_cap_why",
+        "profile",       "result_id",     "target",
         "disks",         "tiers",         "verdict",       "judged",        "measured_iops",
         "measured_mbps", "expected_iops", "expected_mbps", "bound_by",      "ratio_iops",
         "ratio_mbps",    "reason"};
@@ -184,8 +199,11 @@ static void print_csv(const json_t *doc)
         join(json_object_get(v, "disks"), disks, sizeof(disks));
         join(json_object_get(v, "tiers"), tiers, sizeof(tiers));
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "vm_name")), 0);
-        tw_cli_csv_field(stdout,
-                         json_string_value(json_object_get(json_object_get(v, "vm"), "size")), 0);
+        const json_t *vm = json_object_get(v, "vm"), *cap = json_object_get(vm, "cap");
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(vm, "size")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(cap, "iops")), 0);
+        tw_cli_csv_num(stdout, num_or_nan(json_object_get(cap, "mbps")), 0);
+        tw_cli_csv_field(stdout, json_string_value(json_object_get(vm, "why")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "profile")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "result_id")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "target")), 0);
@@ -217,9 +235,7 @@ static void print_doc(const json_t *doc)
         const char *vm = json_string_value(json_object_get(v, "vm_name"));
         const char *profile = json_string_value(json_object_get(v, "profile"));
         if (vm && (!last || strcmp(vm, last) != 0)) {
-            const json_t *cap = json_object_get(v, "vm");
-            const char *size = json_string_value(json_object_get(cap, "size"));
-            printf("VM %s%s%s%s\n", vm, size ? " (" : "", size ? size : "", size ? ")" : "");
+            print_vm(vm, json_object_get(v, "vm"));
             last = vm;
         }
         print_served(v, profile);
@@ -511,12 +527,22 @@ int tw_cli_cmd_compliance(int argc, char **argv)
     if (!cap && size[0])
         tw_app_note(TW_CLI_PROG, "note: VM size %s is not in the VM caps table: expected "
                     "figures leave its uncached cap out", size);
+    /* What each verdict says instead of a cap. */
+    char cap_why[512];
+    if (!size[0])
+        snprintf(cap_why, sizeof(cap_why), "the inventory names no VM size; give --vm-size SIZE");
+    else
+        snprintf(cap_why, sizeof(cap_why), "%s is not in %s%s (%zu sizes); give its caps with "
+                 "--vm-caps FILE, or --caps-from-arm", size, caps_path ? "" : "the bundled caps table",
+                 caps_path ? caps_path : "", caps.n);
 
     for (size_t i = 0; i < n_results; i++) {
         rc = load(results[i], &err, parse_result, r);
         if (rc == TW_OK) {
             snprintf(profiles[i], sizeof(profiles[i]), "%s", r->profile);
             rc = tw_verdict_check(r, inv, &cat, cap, &verdicts[i], &err);
+            if (rc == TW_OK && !cap)
+                tw_verdict_set_vm_unknown(&verdicts[i], size, cap_why);
         }
         if (rc == TW_OK)
             tw_app_detail(TW_CLI_PROG, "compliance: %s: result %s, %s", results[i],

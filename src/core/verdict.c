@@ -545,6 +545,13 @@ enum tw_err tw_verdict_judge(const struct tw_result *r, const struct tw_disk *co
         snprintf(v->vm_size, sizeof(v->vm_size), "%s", c.cap->vm_size);
         v->vm_iops = (double)c.cap->iops;
         v->vm_mbps = (double)c.cap->bytes_per_s / 1e6;
+        snprintf(v->vm_source, sizeof(v->vm_source), "%s", c.cap->source);
+    } else if (cap) {
+        snprintf(v->vm_size, sizeof(v->vm_size), "%s", cap->vm_size);
+        snprintf(v->vm_why, sizeof(v->vm_why), "%s gives no uncached disk limits for %s",
+                 cap->source[0] ? cap->source : "its source", cap->vm_size);
+    } else {
+        snprintf(v->vm_why, sizeof(v->vm_why), "no VM size or caps were given to the verdict");
     }
     if (prov) {
         v->kind = TW_VERDICT_INCONCLUSIVE;
@@ -618,7 +625,26 @@ enum tw_err tw_verdict_check(const struct tw_result *r, const struct tw_inventor
         verdict_init(v, r);
         return rc;
     }
-    return tw_verdict_judge(r, disks, n, cat, cap, v, err);
+    rc = tw_verdict_judge(r, disks, n, cat, cap, v, err);
+    if (rc == TW_OK && !cap)
+        tw_verdict_set_vm_unknown(v, inv->vm.vm_size,
+                                  inv->vm.vm_size[0]
+                                      ? "the VM caps in use do not list this size"
+                                      : "the inventory names no VM size");
+    return rc;
+}
+
+void tw_verdict_set_vm_unknown(struct tw_verdict *v, const char *size, const char *why)
+{
+    if (v->vm_iops > 0 || v->vm_mbps > 0)
+        return;
+    snprintf(v->vm_size, sizeof(v->vm_size), "%s", size ? size : "");
+    snprintf(v->vm_why, sizeof(v->vm_why), "%s",
+             why && *why ? why : "the VM's uncached disk limits are not known");
+    /* A cut reason stays valid UTF-8. */
+    struct sb s = {v->vm_why, sizeof(v->vm_why), strlen(v->vm_why)};
+    if (s.len + 1 >= s.cap)
+        utf8_trim(&s);
 }
 
 /* ---- JSON ---- */
@@ -680,11 +706,29 @@ json_t *tw_verdict_to_value(const struct tw_verdict *v)
                                         ? pair("iops", fig(v->rated_iops, 10), "mbps",
                                                fig(v->rated_mbps, 10))
                                         : json_null());
-    json_t *vm = v->vm_size[0] ? json_object() : json_null();
-    if (vm && v->vm_size[0]) {
-        json_object_set_new(vm, "size", json_string(v->vm_size));
-        json_object_set_new(vm, "iops", fig(v->vm_iops, 10));
-        json_object_set_new(vm, "mbps", fig(v->vm_mbps, 10));
+    /* Always an object: a verdict without the VM's cap says so and why. */
+    json_t *vm = json_object();
+    bool capped = v->vm_iops > 0 || v->vm_mbps > 0;
+    if (vm) {
+        json_object_set_new(vm, "size", v->vm_size[0] ? json_string(v->vm_size) : json_null());
+        json_t *cap = capped ? pair("iops", fig(v->vm_iops, 10), "mbps", fig(v->vm_mbps, 10))
+                             : json_null();
+        if (capped && cap)
+            json_object_set_new(cap, "source", json_string(v->vm_source[0] ? v->vm_source
+                                                                           : "unknown"));
+        json_object_set_new(vm, "cap", cap);
+        json_object_set_new(vm, "iops", capped ? fig(v->vm_iops, 10) : json_null());
+        json_object_set_new(vm, "mbps", capped ? fig(v->vm_mbps, 10) : json_null());
+        json_object_set_new(vm, "why",
+                            capped ? json_null()
+                                   : json_string(v->vm_why[0]
+                                                     ? v->vm_why
+                                                     : "the VM's uncached disk limits are not "
+                                                       "known"));
+        if (json_object_size(vm) != 5 || (capped && !cap)) {
+            json_decref(vm);
+            vm = NULL;
+        }
     }
     json_object_set_new(o, "vm", vm);
     json_object_set_new(o, "reason", json_string(v->reason));

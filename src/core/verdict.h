@@ -84,9 +84,11 @@ struct tw_verdict {
     double ratio_mbps;
     double rated_iops;           /* sum of the members' rated IOPS */
     double rated_mbps;           /* sum of the members' rated MB/s */
-    char vm_size[64];            /* whose cap was applied; "" when none */
+    char vm_size[64];            /* whose cap was applied, or the VM's size; "" when not known */
     double vm_iops;              /* the VM's uncached cap; 0 when unknown */
     double vm_mbps;
+    char vm_source[64];          /* where the cap came from ("bundled table", "arm"); "" none */
+    char vm_why[256];            /* when no cap applies: why, in one line */
     char reason[768];            /* one line: the numbers and why */
 };
 
@@ -122,10 +124,23 @@ enum tw_err tw_verdict_check(const struct tw_result *r, const struct tw_inventor
                              struct tw_verdict *v, struct tw_error *err);
 
 /*
+ * Says on V (after tw_verdict_judge or tw_verdict_check, which start it
+ * afresh) that no cap of the VM applies, and WHY (one line the caller
+ * knows best: "not in the bundled table (1,112 sizes) and ARM's sizes of
+ * westeurope are not read: ..."); SIZE is the VM's size (NULL or "": not
+ * known).  Nothing changes when a cap was applied.  Without this call a
+ * verdict without a cap still says why in general words.
+ */
+void tw_verdict_set_vm_unknown(struct tw_verdict *v, const char *size, const char *why);
+
+/*
  * One verdict as a JSON object (new reference; NULL when out of memory):
  * result_id, target, disks, tiers, verdict, judged, measured {iops, mbps},
  * expected {iops, mbps, bound_by} (nulls when not known), ratio {iops,
- * mbps}, rated {iops, mbps} or null, vm {size, iops, mbps} or null, reason.
+ * mbps}, rated {iops, mbps} or null, vm, reason.  vm is always an object:
+ * {size, cap: {iops, mbps, source}, iops, mbps, why: null} when the VM's
+ * cap was applied, {size (null when not known), cap: null, iops: null,
+ * mbps: null, why} when not.
  */
 json_t *tw_verdict_to_value(const struct tw_verdict *v);
 

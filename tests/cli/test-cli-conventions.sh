@@ -48,7 +48,7 @@ run_unknown() {
   "$cli" compliance --inventory "$fx/report-unknown-vm-size.json" \
     --result "$fx/stripe-randread-under.json" "$@" >"$scratch/out" 2>"$scratch/err"
 }
-run_unknown; grep -q "note: VM size Standard_L8s_v3" "$scratch/err" && ok || bad "no note: $(cat "$scratch/err")"
+run_unknown; grep -q "note: VM size Standard_NC6s_v3" "$scratch/err" && ok || bad "no note: $(cat "$scratch/err")"
 run_unknown -q; st=$?
 [ "$st" = 0 ] && [ ! -s "$scratch/err" ] && [ -s "$scratch/out" ] && ok || bad "-q: $st $(cat "$scratch/err")"
 # -v says what was read.
@@ -88,7 +88,7 @@ EOF
 }
 "$cli" compliance --inventory "$fx/inventory.json" --result "$fx/stripe-randread-under.json" \
   --result "$fx/apps-burst.json" --csv >"$scratch/v.csv"
-[ "$(head -1 "$scratch/v.csv")" = $'vm,vm_size,profile,result_id,target,disks,tiers,verdict,judged,measured_iops,measured_mbps,expected_iops,expected_mbps,bound_by,ratio_iops,ratio_mbps,reason\r' ] \
+[ "$(head -1 "$scratch/v.csv")" = $'vm,vm_size,vm_cap_iops,vm_cap_mbps,vm_cap_why,profile,result_id,target,disks,tiers,verdict,judged,measured_iops,measured_mbps,expected_iops,expected_mbps,bound_by,ratio_iops,ratio_mbps,reason\r' ] \
   && ok || bad "verdicts CSV header: $(head -1 "$scratch/v.csv")"
 j=$(csvjson "$scratch/v.csv") && ok || bad "verdicts CSV is not RFC 4180: $j"
 # The reason holds commas ("16,300"): quoted, and read back whole.

@@ -99,8 +99,27 @@ out=$("$tierwise" compliance --inventory "$fx/inventory.json" --result "$fx/apps
 out=$("$tierwise" compliance --inventory "$fx/report-unknown-vm-size.json" \
         --result "$fx/stripe-randread-under.json" --json 2>"$scratch/err"); st=$?
 [ "$st" = 0 ] && ok || bad "report inventory: exit $st"
-grep -q "Standard_L8s_v3 is not in the VM caps table" "$scratch/err" && ok || bad "no note: $(cat "$scratch/err")"
-[ "$(jq -r '.verdicts[0].vm' <<<"$out")" = null ] && ok || bad "vm should be null"
+grep -q "Standard_NC6s_v3 is not in the VM caps table" "$scratch/err" && ok || bad "no note: $(cat "$scratch/err")"
+# Not a silent null: the verdict's vm says the cap is unknown, and why.
+jq -e '.verdicts[0].vm.size == "Standard_NC6s_v3" and .verdicts[0].vm.cap == null and
+       (.verdicts[0].vm.why | test("not in the bundled caps table \\(1112 sizes\\)"))' \
+  <<<"$out" >/dev/null && ok || bad "vm should say why: $(jq -c '.verdicts[0].vm' <<<"$out")"
+# ... and so do the text (on the VM's line) and the CSV.
+"$tierwise" compliance --inventory "$fx/report-unknown-vm-size.json" \
+  --result "$fx/stripe-randread-under.json" 2>/dev/null >"$scratch/unk.txt"
+grep -q '^VM sap-db-01 (Standard_NC6s_v3; uncached cap unknown: Standard_NC6s_v3 is not in the bundled caps table' \
+  "$scratch/unk.txt" && ok || bad "text VM line: $(head -1 "$scratch/unk.txt")"
+"$tierwise" compliance --inventory "$fx/report-unknown-vm-size.json" \
+  --result "$fx/stripe-randread-under.json" --csv 2>/dev/null >"$scratch/unk.csv"
+sed -n 2p "$scratch/unk.csv" | grep -q '^sap-db-01,Standard_NC6s_v3,,,"Standard_NC6s_v3 is not in' &&
+  ok || bad "csv: $(sed -n 2p "$scratch/unk.csv")"
+# A size the table knows: the cap and where it came from (the CSV's
+# vm_cap_* fields, the JSON's vm.cap).
+"$tierwise" compliance --inventory "$fx/inventory.json" --result "$fx/apps-burst.json" --csv |
+  sed -n 2p | grep -q '^sap-db-01,Standard_E16ds_v5,25600,600,,' && ok || bad "csv with a cap"
+"$tierwise" compliance --inventory "$fx/inventory.json" --result "$fx/apps-burst.json" --json |
+  jq -e '.verdicts[0].vm | .cap.iops == 25600 and .cap.source == "bundled table" and .why == null' \
+  >/dev/null && ok || bad "json vm with a cap"
 
 # The built-in catalog works from any directory.
 (cd / && "$tierwise" compliance --inventory "$fx/inventory.json" --result "$fx/apps-burst.json" \

@@ -1,6 +1,7 @@
 /* fuzz_catalog.c - the tier catalog reader (outside input with --catalog)
  * on arbitrary bytes, then every lookup on what it accepted; the same bytes
- * also go to the VM caps readers (--vm-caps, Resource SKUs responses). */
+ * also go to the VM caps readers (--vm-caps, Resource SKUs responses, the
+ * store's text of one size). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,12 +47,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     tw_tier_catalog_cleanup(&cat);
 
     struct tw_vmcap_table caps;
-    if (tw_vmcap_table_parse((const char *)data, size, &caps, &err) == TW_OK && caps.n &&
-        !tw_vmcap_find(&caps, caps.caps[caps.n - 1].vm_size))
-        abort();
+    if (tw_vmcap_table_parse((const char *)data, size, &caps, &err) == TW_OK)
+        for (size_t i = 0; i < caps.n; i++) /* sorted: bisection finds every row */
+            if (tw_vmcap_find(&caps, caps.caps[i].vm_size) != &caps.caps[i])
+                abort();
     tw_vmcap_table_cleanup(&caps);
 
-    struct tw_vmcap one;
+    struct tw_vmcap one, two;
     tw_vmcap_from_resource_skus((const char *)data, size, "Standard_B2s", &one, &err);
+
+    /* The store's text of one cap: what reads writes back the same. */
+    if (tw_vmcap_from_json((const char *)data, size, &one, &err) == TW_OK) {
+        char *text = tw_vmcap_to_json(&one);
+        if (text && (tw_vmcap_from_json(text, strlen(text), &two, &err) != TW_OK ||
+                     strcmp(one.vm_size, two.vm_size) != 0 || one.iops != two.iops ||
+                     one.bytes_per_s != two.bytes_per_s || one.premium != two.premium ||
+                     one.cached_bytes_per_s != two.cached_bytes_per_s ||
+                     strcmp(one.source, two.source) != 0))
+            abort();
+        free(text);
+    }
     return 0;
 }

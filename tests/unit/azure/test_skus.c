@@ -16,26 +16,36 @@ static void test_samples(void **state)
     struct tw_error err = {0};
     char next[TW_AZ_NEXTLINK_MAX];
     size_t len;
-    /* The REST spec page: its only VM (Standard_A0) has no uncached-disk
-     * capabilities, so it adds nothing; nextLink is null. */
+    /* The REST spec page: its only VM (Standard_A0) has no disk figures,
+     * but says it can't attach Premium storage (PremiumIO "False"), which
+     * the savings model needs: kept, with no cap.  nextLink is null. */
     char *doc = th_fixture("arm/real-spec-skus-page.json", &len);
     assert_int_equal(tw_az_skus_parse_page(doc, len, &t, next, sizeof(next), &err), TW_OK);
     free(doc);
-    assert_int_equal(t.n, 0);
+    assert_int_equal(t.n, 1);
     assert_string_equal(next, "");
+    const struct tw_vmcap *c = tw_vmcap_find(&t, "Standard_A0");
+    assert_non_null(c);
+    assert_false(tw_vmcap_has_cap(c));
+    assert_int_equal(c->premium, TW_VMCAP_PREMIUM_NO);
 
     /* az's bare array: two VM sizes (and a snapshot entry, skipped). */
     doc = th_fixture("arm/real-az-cli-skus-westus.json", &len);
     assert_int_equal(tw_az_skus_parse_page(doc, len, &t, next, sizeof(next), &err), TW_OK);
     free(doc);
-    assert_int_equal(t.n, 2);
-    const struct tw_vmcap *c = tw_vmcap_find(&t, "standard_b2s");
+    assert_int_equal(t.n, 3);
+    c = tw_vmcap_find(&t, "standard_b2s");
     assert_non_null(c);
     assert_string_equal(c->vm_size, "Standard_B2s");
     assert_int_equal(c->iops, 1280);
     /* 15,728,640 = 15 x 2^20: the size page's 15 MB/s. */
     assert_int_equal(c->bytes_per_s, 15000000);
     assert_string_equal(c->source, "arm");
+    assert_int_equal(c->premium, TW_VMCAP_PREMIUM_YES);
+    /* CombinedTempDiskAndCachedIOPS 1600, ...ReadBytesPerSecond 15 x 2^20. */
+    assert_int_equal(c->cached_iops, 1600);
+    assert_int_equal(c->cached_bytes_per_s, 15000000);
+    assert_int_equal(c->burst_iops, 0);
     c = tw_vmcap_find(&t, "Standard_B2ms");
     assert_non_null(c);
     assert_int_equal(c->iops, 1920);
@@ -108,6 +118,12 @@ static void test_bad_pages(void **state)
          "\"capabilities\": [{\"name\": \"UncachedDiskBytesPerSecond\", \"value\": \"-1\"}]}]}",
          "UncachedDiskBytesPerSecond must be a whole number"},
         {"{\"value\": [], \"nextLink\": 5}", "nextLink must be a URL"},
+        {"{\"value\": [{\"resourceType\": \"virtualMachines\", \"name\": \"S\", "
+         "\"capabilities\": [{\"name\": \"PremiumIO\", \"value\": \"maybe\"}]}]}",
+         "S: capability PremiumIO must be \"True\" or \"False\""},
+        {"{\"value\": [{\"resourceType\": \"virtualMachines\", \"name\": \"S\", "
+         "\"capabilities\": [{\"name\": \"CombinedTempDiskAndCachedIOPS\", \"value\": 1.5}]}]}",
+         "S: capability CombinedTempDiskAndCachedIOPS must be a whole number"},
     };
     struct tw_vmcap_table t = {0};
     struct tw_error err = {0};
@@ -183,6 +199,10 @@ static void test_paging(void **state)
     assert_int_equal(fs_requests(s), 4); /* three pages, one retried */
     assert_int_equal(t.n, 3);
     assert_int_equal(tw_vmcap_find(&t, "Standard_C")->iops, 300);
+    /* A region's sizes come back sorted, for lookups by bisection. */
+    assert_true(t.sorted);
+    assert_string_equal(t.caps[0].vm_size, "Standard_A");
+    assert_string_equal(t.caps[2].vm_size, "Standard_C");
     assert_string_equal(s->authorization, "Bearer tok-123");
     assert_string_equal(s->api_version, "2021-07-01");
     assert_string_equal(s->path, "/subscriptions/sub-1/providers/Microsoft.Compute/skus");

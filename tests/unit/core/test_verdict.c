@@ -527,7 +527,12 @@ static void test_json(void **state)
     assert_string_equal(json_string_value(json_object_get(o, "verdict")), "inconclusive");
     assert_true(json_is_null(json_object_get(json_object_get(o, "expected"), "iops")));
     assert_true(json_is_null(json_object_get(json_object_get(o, "expected"), "bound_by")));
-    assert_true(json_is_null(json_object_get(o, "vm")));
+    /* No cap given: the vm object says so, never a bare null. */
+    json_t *vm = json_object_get(o, "vm");
+    assert_true(json_is_object(vm));
+    assert_string_equal(json_string_value(json_object_get(vm, "size")), "Standard_E16ds_v5");
+    assert_true(json_is_null(json_object_get(vm, "cap")));
+    assert_non_null(strstr(json_string_value(json_object_get(vm, "why")), "do not list"));
     assert_true(json_is_null(json_array_get(json_object_get(o, "tiers"), 0)));
     /* Figures print short, not as the nearest double. */
     assert_null(strstr(s, "0000000"));
@@ -539,6 +544,83 @@ static void test_json(void **state)
     assert_string_equal(tw_verdict_name(TW_VERDICT_VM_CAPPED), "vm-capped");
     assert_string_equal(tw_bound_name(TW_BOUND_VM), "vm");
     assert_string_equal(tw_metric_name(TW_METRIC_MBPS), "mbps");
+}
+
+/* The verdict's vm object: the cap applied and its source, or no cap and
+ * why (from the caller, from the inventory, from a source without figures). */
+static void test_vm_object(void **state)
+{
+    struct fx *f = *state;
+    struct tw_vmcap c;
+    run(f, STRIPE, TW_PAT_RANDREAD, 8192, 256, 4, 16300);
+    const struct tw_verdict *v = judge(f, cap(&c, 25600, 600));
+    json_t *o = tw_verdict_to_value(v);
+    assert_non_null(o);
+    json_t *vm = json_object_get(o, "vm");
+    assert_int_equal(json_object_size(vm), 5);
+    json_t *jc = json_object_get(vm, "cap");
+    assert_true(json_number_value(json_object_get(jc, "iops")) == 25600);
+    assert_true(json_number_value(json_object_get(jc, "mbps")) == 600);
+    assert_string_equal(json_string_value(json_object_get(jc, "source")), "test");
+    assert_true(json_number_value(json_object_get(vm, "iops")) == 25600);
+    assert_true(json_is_null(json_object_get(vm, "why")));
+    json_decref(o);
+    /* A caller that knows more says it; a cap applied is never overridden. */
+    tw_verdict_set_vm_unknown(&f->v, "Standard_X", "ignored");
+    assert_string_equal(f->v.vm_size, "Standard_Test_25600");
+    assert_string_equal(f->v.vm_why, "");
+
+    v = judge(f, NULL);
+    tw_verdict_set_vm_unknown(&f->v, "Standard_Z9", "not in the bundled table (1,112 sizes)");
+    o = tw_verdict_to_value(v);
+    vm = json_object_get(o, "vm");
+    assert_int_equal(json_object_size(vm), 5);
+    assert_string_equal(json_string_value(json_object_get(vm, "size")), "Standard_Z9");
+    assert_true(json_is_null(json_object_get(vm, "cap")));
+    assert_true(json_is_null(json_object_get(vm, "iops")));
+    assert_string_equal(json_string_value(json_object_get(vm, "why")),
+                        "not in the bundled table (1,112 sizes)");
+    json_decref(o);
+
+    /* An inventory without a VM size. */
+    char keep[64];
+    strcpy(keep, f->inv.vm.vm_size);
+    f->inv.vm.vm_size[0] = '\0';
+    v = judge(f, NULL);
+    o = tw_verdict_to_value(v);
+    vm = json_object_get(o, "vm");
+    assert_true(json_is_null(json_object_get(vm, "size")));
+    assert_string_equal(json_string_value(json_object_get(vm, "why")),
+                        "the inventory names no VM size");
+    json_decref(o);
+    strcpy(f->inv.vm.vm_size, keep);
+
+    /* A source that knows the size but gives no figures (ARM's PremiumIO
+     * alone): no cap, and the verdict names the source. */
+    cap(&c, 0, 0);
+    strcpy(c.vm_size, "Standard_A0");
+    strcpy(c.source, "arm");
+    v = judge(f, &c);
+    assert_string_equal(v->vm_size, "Standard_A0");
+    assert_non_null(strstr(v->vm_why, "arm gives no uncached disk limits for Standard_A0"));
+    o = tw_verdict_to_value(v);
+    assert_true(json_is_null(json_object_get(json_object_get(o, "vm"), "cap")));
+    json_decref(o);
+
+    /* A long reason is cut on a whole UTF-8 character. */
+    char why[600];
+    memset(why, 'x', sizeof(why));
+    for (size_t i = 0; i + 2 < sizeof(why); i += 2)
+        memcpy(why + i, "\xc3\x97", 2); /* U+00D7 */
+    why[sizeof(why) - 1] = '\0';
+    /* 256 bytes of room: the cut falls after the first half of a pair. */
+    v = judge(f, NULL);
+    tw_verdict_set_vm_unknown(&f->v, "S", why);
+    assert_int_equal(strlen(f->v.vm_why), 254);
+    o = tw_verdict_to_value(v);
+    assert_non_null(o);
+    assert_non_null(json_string_value(json_object_get(json_object_get(o, "vm"), "why")));
+    json_decref(o);
 }
 
 /* A reason cut at its buffer's end still holds whole UTF-8 characters. */
@@ -590,6 +672,7 @@ int main(void)
         cmocka_unit_test(test_bad_disks),
         cmocka_unit_test(test_matching),
         cmocka_unit_test(test_json),
+        cmocka_unit_test(test_vm_object),
         cmocka_unit_test(test_long_reason),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -2,7 +2,10 @@
  * encodings, Resource SKUs responses and bad tables. */
 #include "testhelp.h"
 
+#include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/vmcap.h"
 
@@ -13,7 +16,12 @@ static void test_builtin(void **state)
     struct tw_error err = {0};
     if (tw_vmcap_table_builtin(&t, &err) != TW_OK)
         fail_msg("%s", err.msg);
-    assert_int_equal(t.n, 7);
+    /* The wide table of pricing/ (1,112 sizes from the size pages). */
+    assert_int_equal(t.n, 1112);
+    assert_true(t.sorted);
+    for (size_t i = 1; i < t.n; i++)
+        if (strcasecmp(t.caps[i - 1].vm_size, t.caps[i].vm_size) >= 0)
+            fail_msg("not sorted at %zu: %s, %s", i, t.caps[i - 1].vm_size, t.caps[i].vm_size);
     const struct tw_vmcap *c = tw_vmcap_find(&t, "Standard_D8s_v3");
     assert_non_null(c);
     assert_int_equal(c->iops, 12800);
@@ -27,8 +35,41 @@ static void test_builtin(void **state)
     c = tw_vmcap_find(&t, "Standard_E16ds_v5");
     assert_int_equal(c->iops, 25600);
     assert_int_equal(c->bytes_per_s, 600000000);
-    assert_null(tw_vmcap_find(&t, "Standard_L8s_v3"));
+    /* Each row's figures beyond the uncached cap (dsv3-series.md). */
+    c = tw_vmcap_find(&t, "Standard_D2s_v3");
+    assert_non_null(c);
+    assert_int_equal(c->iops, 3200);
+    assert_int_equal(c->bytes_per_s, 48000000);
+    assert_int_equal(c->burst_iops, 4000);
+    assert_int_equal(c->burst_bytes_per_s, 200000000);
+    assert_int_equal(c->cached_iops, 4000);
+    assert_int_equal(c->cached_bytes_per_s, 32000000);
+    assert_int_equal(c->premium, TW_VMCAP_PREMIUM_YES);
+    /* Sizes the old 7-row table lacked, first and last by name. */
+    c = tw_vmcap_find(&t, "Standard_B2als_v2"); /* basv2-series.md */
+    assert_non_null(c);
+    assert_int_equal(c->iops, 3750);
+    assert_int_equal(c->bytes_per_s, 85000000);
+    c = tw_vmcap_find(&t, "Standard_B2ms"); /* a fractional MB/s on its page */
+    assert_non_null(c);
+    assert_int_equal(c->bytes_per_s, 22500000);
+    c = tw_vmcap_find(&t, "Standard_L8s_v3");
+    assert_non_null(c);
+    assert_true(tw_vmcap_has_cap(c));
+    assert_string_equal(tw_vmcap_premium_name(c->premium), "yes");
+    assert_null(tw_vmcap_find(&t, "Standard_A0")); /* no Premium storage: not in the table */
+    assert_null(tw_vmcap_find(&t, "Standard_Nope_v9"));
     assert_null(tw_vmcap_find(&t, NULL));
+    /* Bisection finds every row, in any case. */
+    for (size_t i = 0; i < t.n; i++) {
+        char up[64];
+        size_t k = 0;
+        for (; t.caps[i].vm_size[k]; k++)
+            up[k] = (char)toupper((unsigned char)t.caps[i].vm_size[k]);
+        up[k] = '\0';
+        if (tw_vmcap_find(&t, up) != &t.caps[i])
+            fail_msg("%s not found as %s", t.caps[i].vm_size, up);
+    }
     tw_vmcap_table_cleanup(&t);
     tw_vmcap_table_cleanup(&t);
 }
@@ -125,6 +166,27 @@ static void test_tables(void **state)
     assert_int_equal(t.caps[0].bytes_per_s, 12500000);
     assert_int_equal(t.caps[1].iops, 0);
     assert_int_equal(t.caps[1].bytes_per_s, 0);
+    assert_int_equal(t.caps[1].premium, TW_VMCAP_PREMIUM_UNKNOWN);
+    tw_vmcap_table_cleanup(&t);
+    /* Burst, cached and Premium storage; an unsorted table is still found
+     * (by a scan), a sorted one by bisection. */
+    const char *wide = "{\"vms\":[{\"vm_size\":\"Standard_Z2\",\"uncached_disk_iops\":10,"
+                       "\"uncached_burst_iops\":40,\"uncached_burst_mbps\":2.5,"
+                       "\"cached_iops\":7,\"cached_mbps\":1,\"premium_storage\":false},"
+                       "{\"vm_size\":\"Standard_A1\",\"premium_storage\":true}]}";
+    assert_int_equal(tw_vmcap_table_parse(wide, strlen(wide), &t, &err), TW_OK);
+    assert_string_equal(t.caps[0].vm_size, "Standard_A1");
+    const struct tw_vmcap *z = tw_vmcap_find(&t, "standard_z2");
+    assert_non_null(z);
+    assert_int_equal(z->burst_iops, 40);
+    assert_int_equal(z->burst_bytes_per_s, 2500000);
+    assert_int_equal(z->cached_iops, 7);
+    assert_int_equal(z->cached_bytes_per_s, 1000000);
+    assert_int_equal(z->premium, TW_VMCAP_PREMIUM_NO);
+    assert_int_equal(tw_vmcap_find(&t, "Standard_A1")->premium, TW_VMCAP_PREMIUM_YES);
+    assert_false(tw_vmcap_has_cap(tw_vmcap_find(&t, "Standard_A1")));
+    t.sorted = false;
+    assert_ptr_equal(tw_vmcap_find(&t, "STANDARD_Z2"), z);
     tw_vmcap_table_cleanup(&t);
     struct {
         const char *doc, *words;
@@ -138,6 +200,11 @@ static void test_tables(void **state)
         {"{\"vms\":[{\"vm_size\":\"A\",\"uncached_disk_iops\":-5}]}", "uncached_disk_iops"},
         {"{\"vms\":[{\"vm_size\":\"A\",\"uncached_disk_mbps\":\"fast\"}]}", "uncached_disk_mbps"},
         {"{\"vms\":[{\"vm_size\":\"A\"},{\"vm_size\":\"a\"}]}", "listed twice"},
+        {"{\"vms\":[{\"vm_size\":\"B\"},{\"vm_size\":\"A\"},{\"vm_size\":\"b\"}]}",
+         "listed twice (as "},
+        {"{\"vms\":[{\"vm_size\":\"A\",\"uncached_burst_iops\":1.5}]}", "uncached_burst_iops"},
+        {"{\"vms\":[{\"vm_size\":\"A\",\"cached_mbps\":-1}]}", "cached_mbps"},
+        {"{\"vms\":[{\"vm_size\":\"A\",\"premium_storage\":\"yes\"}]}", "premium_storage"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         enum tw_err rc = tw_vmcap_table_parse(bad[i].doc, strlen(bad[i].doc), &t, &err);
@@ -148,6 +215,62 @@ static void test_tables(void **state)
     }
 }
 
+/* The text the store keeps ARM's sizes in: every field back as it was. */
+static void test_json_text(void **state)
+{
+    (void)state;
+    struct tw_vmcap c = {.vm_size = "Standard_E64s_v3",
+                         .iops = 80000,
+                         .bytes_per_s = 1200000000,
+                         .burst_iops = 1,
+                         .burst_bytes_per_s = 2,
+                         .cached_iops = 128000,
+                         .cached_bytes_per_s = 1000000000,
+                         .premium = TW_VMCAP_PREMIUM_YES,
+                         .source = "arm"},
+                    back;
+    struct tw_error err = {0};
+    for (int p = TW_VMCAP_PREMIUM_UNKNOWN; p <= TW_VMCAP_PREMIUM_YES; p++) {
+        c.premium = (enum tw_vmcap_premium)p;
+        char *s = tw_vmcap_to_json(&c);
+        assert_non_null(s);
+        if (tw_vmcap_from_json(s, strlen(s), &back, &err) != TW_OK)
+            fail_msg("%s: %s", s, err.msg);
+        assert_string_equal(back.vm_size, c.vm_size);
+        assert_string_equal(back.source, c.source);
+        assert_int_equal(back.iops, c.iops);
+        assert_int_equal(back.bytes_per_s, c.bytes_per_s);
+        assert_int_equal(back.burst_iops, c.burst_iops);
+        assert_int_equal(back.burst_bytes_per_s, c.burst_bytes_per_s);
+        assert_int_equal(back.cached_iops, c.cached_iops);
+        assert_int_equal(back.cached_bytes_per_s, c.cached_bytes_per_s);
+        assert_int_equal(back.premium, c.premium);
+        if (p == TW_VMCAP_PREMIUM_UNKNOWN)
+            assert_non_null(strstr(s, "\"premium_storage\":null"));
+        free(s);
+    }
+    struct {
+        const char *doc, *words;
+    } bad[] = {
+        {"", "not valid JSON"},
+        {"[]", "must be a JSON object"},
+        {"{\"source\":\"arm\"}", "vm_size must be"},
+        {"{\"vm_size\":\"S\"}", "source must be"},
+        {"{\"vm_size\":\"S\",\"source\":\"arm\",\"iops\":1}", "bytes_per_s must be"},
+        {"{\"vm_size\":\"S\",\"source\":\"arm\",\"iops\":-1}", "iops must be"},
+        {"{\"vm_size\":\"S\",\"source\":\"arm\",\"iops\":1,\"bytes_per_s\":2,"
+         "\"burst_iops\":0,\"burst_bytes_per_s\":0,\"cached_iops\":0,"
+         "\"cached_bytes_per_s\":0}",
+         "premium_storage must be"},
+        {"{\"vm_size\":\"S\",\"vm_size\":\"T\"}", "duplicate"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        enum tw_err rc = tw_vmcap_from_json(bad[i].doc, strlen(bad[i].doc), &back, &err);
+        if (rc != TW_EPARSE || !strstr(err.msg, bad[i].words))
+            fail_msg("bad[%zu]: rc %d, \"%s\" lacks \"%s\"", i, rc, err.msg, bad[i].words);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -155,6 +278,7 @@ int main(void)
         cmocka_unit_test(test_arm_units),
         cmocka_unit_test(test_resource_skus),
         cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_json_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
