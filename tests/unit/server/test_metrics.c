@@ -87,7 +87,8 @@ static void test_render(void **state)
     /* Unknown store figures are left out. */
     struct tw_buf out2;
     tw_buf_init(&out2, 1 << 20);
-    struct tw_metrics_store none = {-1, -1, -1, -1, -1, -1};
+    struct tw_metrics_store none = {.reports = -1, .vms = -1, .disks = -1, .results = -1,
+                                    .db_bytes = -1, .queue_depth = -1};
     assert_int_equal(tw_metrics_render(m, &none, &out2), TW_OK);
     assert_null(strstr(out2.data, "tierwise_reports_stored"));
     tw_buf_cleanup(&out2);
@@ -200,7 +201,7 @@ static void test_fleet(void **state)
     struct tw_vmcap_table caps;
     assert_int_equal(tw_tier_catalog_builtin(&cat, &err), TW_OK);
     assert_int_equal(tw_vmcap_table_builtin(&caps, &err), TW_OK);
-    struct tw_svc_compliance_ctx ctx = {&cat, &caps};
+    struct tw_svc_compliance_ctx ctx = {.cat = &cat, .caps = &caps};
 
     const char *labels[] = {"GET /metrics"};
     struct tw_metrics *m = tw_metrics_new(labels, 1);
