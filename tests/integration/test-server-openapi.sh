@@ -6,8 +6,9 @@
 # live server, 200s, 201/202 and 4xx errors alike, checked against it
 # (status documented, media type, body against its JSON schema) by
 # tests/tools/openapi-check.py.  The checker itself is shown to catch a
-# body off its schema, an undocumented status, a route left undocumented
-# and one documented that does not exist.  Needs curl, jq and a python3
+# body off its schema (a verdict's VM cap as a silent null among them), an
+# undocumented status, an HTML error page, a route left undocumented and
+# one documented that does not exist.  Needs curl, jq and a python3
 # with openapi_spec_validator and jsonschema (Debian's
 # python3-openapi-spec-validator, or pip's); 77 without.
 set -u
@@ -194,6 +195,16 @@ printf '<html>oops</html>' >"$scratch/html"
 "$py" "$check" answers "$doc" "$api_c" "$scratch/html.tsv" >"$scratch/html.out" 2>&1
 [ $? = 1 ] && grep -q "Content-Type 'text/html'" "$scratch/html.out" && ok ||
   bad "an HTML error page was not caught: $(cat "$scratch/html.out")"
+# A verdict whose VM cap is a silent null (no object, or no cap and no why).
+comp=$(awk -F'\t' '$2 == "/api/v1/compliance" && $3 == 200 {print $5; exit}' "$scratch/documented.tsv")
+for mut in '.verdicts[0].vm = null' '.verdicts[0].vm.cap = null | .verdicts[0].vm.why = null'; do
+  jq "$mut" "$comp" >"$scratch/silent.json"
+  { cat "$scratch/documented.tsv"
+    printf 'GET\t/api/v1/compliance\t200\tapplication/json\t%s\n' "$scratch/silent.json"; } >"$scratch/silent.tsv"
+  "$py" "$check" answers "$doc" "$api_c" "$scratch/silent.tsv" >"$scratch/silent.out" 2>&1
+  [ $? = 1 ] && grep -q "GET /api/v1/compliance -> 200: at verdicts/0/vm" "$scratch/silent.out" && ok ||
+    bad "a verdict with $mut was not caught: $(cat "$scratch/silent.out")"
+done
 grep -v 'compliance/summary' "$scratch/documented.tsv" >"$scratch/fewer.tsv"
 "$py" "$check" answers "$doc" "$api_c" "$scratch/fewer.tsv" >"$scratch/fewer.out" 2>&1
 [ $? = 1 ] && grep -q "GET /api/v1/compliance/summary has no 2xx answer" "$scratch/fewer.out" && ok ||
