@@ -39,7 +39,10 @@ int main(int argc, char **argv)
     return tw_app_main(TW_AGENT_PROG,
                        "Measures what Azure managed disks deliver, the way their ratings are "
                        "measured.",
+                       "Every command takes --version; -q/--quiet and -v/--verbose where its\n"
+                       "--help lists them.\n"
                        "Exit status: 0 done, 1 the work failed, 2 bad input or usage, 3 not on "
-                       "Azure\n(IMDS unreachable; inventory), 130 interrupted.",
+                       "Azure\n(IMDS unreachable; inventory), 130 interrupted; run adds 4 to 7 "
+                       "(run --help).",
                        cmds, sizeof(cmds) / sizeof(cmds[0]), argc, argv);
 }

@@ -509,11 +509,10 @@ static void test_backend_sources(void **state)
 static void test_spool_folder(void **state)
 {
     struct fx *f = *state;
-    char deep[4300], d1[4300], d2[4300];
+    char d1[4300], d2[4300];
     snprintf(d1, sizeof(d1), "%s/state", f->dir);
     snprintf(d2, sizeof(d2), "%s/state/tierwise", f->dir);
-    snprintf(deep, sizeof(deep), "%s/spool.db", d2);
-    snprintf(f->spool, sizeof(f->spool), "%s", deep);
+    snprintf(f->spool, sizeof(f->spool), "%s/state/tierwise/spool.db", f->dir);
     mode_t old = umask(0);
     int st = run_once(f);
     umask(old);
