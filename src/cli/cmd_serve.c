@@ -37,7 +37,9 @@ static void usage(FILE *f)
             "usage: %s serve --db FILE [--listen HOST:PORT] [--web DIR] [--config FILE]\n"
             "                [--tls-cert FILE --tls-key FILE] [--port-file FILE]\n"
             "                [--threads N] [--body-max BYTES] [--log-requests]\n"
-            "                [--prices-url URL]\n\n"
+            "                [--prices-url URL] [--max-connections N]\n"
+            "                [--max-connections-per-client N] [--header-timeout S]\n"
+            "                [--body-memory-max BYTES]\n\n"
             "Runs the backend: the REST API /api/v1 (agents post reports, readers read),\n"
             "/healthz, /metrics (Prometheus) and the dashboard, over one SQLite database.\n\n"
             "  --db FILE          the SQLite database (created and migrated if needed)\n"
@@ -54,6 +56,14 @@ static void usage(FILE *f)
             "  --port-file FILE   write the port listened on there (atomically)\n"
             "  --threads N        request threads (default: the number of CPUs, at least 2)\n"
             "  --body-max BYTES   the largest request body (default 1MiB; 413 beyond)\n"
+            "  --max-connections N  connections open at once in all (default 4096, fewer\n"
+            "                     when the open-files limit is lower; it is raised to its\n"
+            "                     hard limit at start); past it a new one gets 503\n"
+            "  --max-connections-per-client N  ... from one client address (default 64)\n"
+            "  --header-timeout S the seconds a connection has to send its request line and\n"
+            "                     headers (default 10, 1..300); 408 past it\n"
+            "  --body-memory-max BYTES  request bodies held at once in all (default 64MiB,\n"
+            "                     at least --body-max); a body past it gets 503 busy\n"
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
@@ -74,7 +84,14 @@ struct serve_opts {
     const char *threads, *body_max;
     const char *prices_url;
     int log_requests; /* -1 unset */
+    /* --max-connections, --max-connections-per-client, --header-timeout,
+     * --body-memory-max; numbers from the config file in LIMIT_NUM */
+    const char *limit[4];
+    char *limit_num[4];
 };
+
+static const char *const limit_keys[4] = {"max-connections", "max-connections-per-client",
+                                          "header-timeout", "body-memory-max"};
 
 /* Copies the config file's keys into O where the flags left them unset.
  * The strings point into CFG (kept alive by the caller). */
@@ -100,11 +117,31 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                 endpoint = true;
         if (endpoint)
             continue;
+        size_t lk = 0;
+        while (lk < 4 && strcmp(limit_keys[lk], key) != 0)
+            lk++;
+        if (lk < 4) {
+            if (!json_is_string(v) && !(json_is_integer(v) && json_integer_value(v) >= 0))
+                return tw_error_set(err, TW_EINVAL, "%s: \"%s\" must be a number or a string",
+                                    path, key);
+            if (o->limit[lk])
+                continue;
+            if (json_is_string(v)) {
+                o->limit[lk] = json_string_value(v);
+            } else {
+                if (asprintf(&o->limit_num[lk], "%lld", (long long)json_integer_value(v)) < 0)
+                    return tw_error_set(err, TW_ENOMEM, "out of memory");
+                o->limit[lk] = o->limit_num[lk];
+            }
+            continue;
+        }
         if (k == sizeof(keys) / sizeof(keys[0]))
             return tw_error_set(err, TW_EINVAL,
                                 "%s: unknown key \"%s\"; the keys are the serve flags (db, "
                                 "listen, web, tls-cert, tls-key, port-file, threads, body-max, "
-                                "log-requests) and the Azure endpoints (prices_url, ...)",
+                                "log-requests, max-connections, max-connections-per-client, "
+                                "header-timeout, body-memory-max) and the Azure endpoints "
+                                "(prices_url, ...)",
                                 path, key);
         if (k == 8) {
             if (!json_is_boolean(v))
@@ -208,6 +245,10 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"port-file", required_argument, NULL, 'p'},
         {"threads", required_argument, NULL, 't'},
         {"body-max", required_argument, NULL, 'b'},
+        {"max-connections", required_argument, NULL, 1000},
+        {"max-connections-per-client", required_argument, NULL, 1001},
+        {"header-timeout", required_argument, NULL, 1002},
+        {"body-memory-max", required_argument, NULL, 1003},
         {"log-requests", no_argument, NULL, 'L'},
         {"prices-url", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
@@ -236,6 +277,10 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 'p': o.port_file = optarg; break;
         case 't': o.threads = optarg; break;
         case 'b': o.body_max = optarg; break;
+        case 1000:
+        case 1001:
+        case 1002:
+        case 1003: o.limit[c - 1000] = optarg; break;
         case 'L': o.log_requests = 1; break;
         case 'P': o.prices_url = optarg; break;
         case 'h': usage(stdout); return TW_EXIT_OK;
@@ -302,6 +347,39 @@ int tw_cli_cmd_serve(int argc, char **argv)
             goto fail_msg;
         }
         so.body_max = (size_t)b;
+    }
+    /* The connection limits. */
+    for (int i = 0; i < 3; i++) {
+        if (!o.limit[i])
+            continue;
+        static const long hi[3] = {1000000, 1000000, 300};
+        char *end;
+        errno = 0;
+        long n = strtol(o.limit[i], &end, 10);
+        if (!*o.limit[i] || *end || errno || n < 1 || n > hi[i]) {
+            rc = tw_error_set(&err, TW_EINVAL, "--%s \"%s\" must be a whole number from 1 to %ld%s",
+                              limit_keys[i], o.limit[i], hi[i], i == 2 ? " (seconds)" : "");
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        if (i == 0)
+            so.max_connections = (unsigned)n;
+        else if (i == 1)
+            so.max_connections_per_client = (unsigned)n;
+        else
+            so.header_timeout_ms = (unsigned)n * 1000u;
+    }
+    if (o.limit[3]) {
+        uint64_t b;
+        if (tw_size_parse(o.limit[3], &b, &err) != TW_OK || b < 1024 || b > (16ull << 30)) {
+            rc = tw_error_set(&err, TW_EINVAL,
+                              "--body-memory-max \"%s\" must be a size from 1KiB to 16GiB (e.g. "
+                              "64MiB), at least --body-max",
+                              o.limit[3]);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.body_memory_max = (size_t)b;
     }
     if (!o.tls_cert != !o.tls_key) {
         rc = tw_error_set(&err, TW_EINVAL,
@@ -403,6 +481,8 @@ out:
     json_decref(cfg);
     free(num_buf[0]);
     free(num_buf[1]);
+    for (int i = 0; i < 4; i++)
+        free(o.limit_num[i]);
     wipe_free(cert);
     wipe_free(key);
     return status;

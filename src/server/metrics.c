@@ -569,6 +569,11 @@ enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_stor
             PUT("# HELP tierwise_ingest_queue_depth Reports waiting for the writer.\n"
                 "# TYPE tierwise_ingest_queue_depth gauge\ntierwise_ingest_queue_depth %lld\n",
                 (long long)st->queue_depth);
+        if (st->store_writable >= 0)
+            PUT("# HELP tierwise_store_writable Whether the store takes writes (0: degraded, "
+                "see /healthz).\n"
+                "# TYPE tierwise_store_writable gauge\ntierwise_store_writable %lld\n",
+                (long long)st->store_writable);
         const struct {
             const char *name, *help;
             int64_t v;

@@ -52,6 +52,7 @@ void tw_metrics_ingest_counts(const struct tw_metrics *m, uint64_t *stored, uint
 struct tw_metrics_store {
     int64_t reports, vms, disks, results, db_bytes;
     int64_t queue_depth;
+    int64_t store_writable; /* 1, 0 (the store is degraded), negative: unknown (left out) */
 };
 
 /* Appends the whole exposition to OUT (the fleet's gauges once taken, and

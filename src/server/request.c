@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "httpd/reqctx.h"
+#include "server/gate.h"
 
 /* ---- request lifecycle ---- */
 
@@ -35,10 +36,69 @@ static bool is_json_type(const char *ct)
            (ct[n] == '\0' || ct[n] == ';' || ct[n] == ' ');
 }
 
+/* The framing headers of a request, counted (libmicrohttpd takes the
+ * first Content-Length and would read what follows the body as a second
+ * request). */
+struct framing {
+    unsigned n_cl, n_te;
+    bool cl_differ;
+    const char *cl;
+};
+
+static enum MHD_Result count_framing(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    struct framing *f = cls;
+    (void)kind;
+    if (strcasecmp(key, MHD_HTTP_HEADER_CONTENT_LENGTH) == 0) {
+        if (f->n_cl++ && strcmp(f->cl, value ? value : "") != 0)
+            f->cl_differ = true;
+        f->cl = value ? value : "";
+    } else if (strcasecmp(key, MHD_HTTP_HEADER_TRANSFER_ENCODING) == 0) {
+        f->n_te++;
+    }
+    return MHD_YES;
+}
+
+/* Reserves N more bytes of the bodies in flight for RQ; false (nothing
+ * reserved) past --body-memory-max. */
+static bool body_reserve(struct tw_req *rq, size_t n)
+{
+    struct tw_server *srv = rq->srv;
+    size_t now = atomic_fetch_add(&srv->body_mem, n) + n;
+    if (now > srv->limits.body_memory_max) {
+        atomic_fetch_sub(&srv->body_mem, n);
+        return false;
+    }
+    rq->body_reserved += n;
+    return true;
+}
+
+static void body_busy(struct tw_req *rq)
+{
+    tw_req_error(rq, 503, "busy",
+                 "the request bodies being received fill the memory kept for them (%zu bytes, "
+                 "serve --body-memory-max); send it again shortly",
+                 rq->srv->limits.body_memory_max);
+}
+
 /* Everything decided before the body: false when an answer was set. */
 static bool begin(struct tw_req *rq)
 {
     struct tw_server *srv = rq->srv;
+    /* The gate checked the first head of a plain connection; a later one
+     * on a keep-alive connection, or one over TLS, is checked here. */
+    struct framing fr = {0};
+    MHD_get_connection_values(rq->conn, MHD_HEADER_KIND, count_framing, &fr);
+    if (fr.cl_differ || (fr.n_cl && fr.n_te) || fr.n_te > 1) {
+        tw_req_error(rq, 400, "bad_request",
+                     fr.cl_differ ? "the request has two different Content-Length headers: send one"
+                                  : "the request's body is framed twice (Content-Length and "
+                                    "Transfer-Encoding, or two Transfer-Encodings): send one");
+        if (rq->resp)
+            MHD_add_response_header(rq->resp, MHD_HTTP_HEADER_CONNECTION, "close");
+        return false;
+    }
     if (atomic_load(&srv->stopping)) {
         tw_req_error(rq, 503, "shutting_down", "the server is stopping; try again shortly");
         return false;
@@ -119,6 +179,10 @@ static bool begin(struct tw_req *rq)
                              cl, srv->body_max);
                 return false;
             }
+            if (!body_reserve(rq, (size_t)n)) {
+                body_busy(rq);
+                return false;
+            }
         }
     }
     return true;
@@ -127,6 +191,10 @@ static bool begin(struct tw_req *rq)
 /* The last call of a request with its whole body in. */
 static void dispatch(struct tw_req *rq)
 {
+    if (rq->body_refused) {
+        body_busy(rq);
+        return;
+    }
     if (rq->too_big) {
         tw_req_error(rq, 413, "body_too_large",
                      "the request body is over the limit of %zu bytes (serve --body-max)",
@@ -179,6 +247,9 @@ enum MHD_Result tw_srv_on_request(void *cls, struct MHD_Connection *conn, const 
         tw_buf_init(&rq->body, srv->body_max);
         *con_cls = rq;
         atomic_fetch_add(&srv->active, 1);
+        /* The head is in: the body may take the idle timeout (the
+         * completion shortens it again for the next head). */
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT, (unsigned)60);
         if (!begin(rq))
             return answer(rq);
         rq->phase = REQ_BODY;
@@ -190,6 +261,14 @@ enum MHD_Result tw_srv_on_request(void *cls, struct MHD_Connection *conn, const 
      * without a token can't make the server hold --body-max bytes per
      * connection. */
     bool keep = rq->phase == REQ_BODY && rq->route && rq->route->body;
+    /* A body without a Content-Length (chunked) reserves as it grows. */
+    if (keep && *upload_data_size && !rq->too_big && !rq->body_refused &&
+        rq->body.len + *upload_data_size > rq->body_reserved &&
+        !body_reserve(rq, rq->body.len + *upload_data_size - rq->body_reserved)) {
+        rq->body_refused = true;
+        tw_buf_cleanup(&rq->body);
+    }
+    keep = keep && !rq->body_refused;
     if (*upload_data_size && rq->phase == REQ_BODY && !keep)
         rq->stray_body = true;
     if (tw_httpd_take(keep ? &rq->body : NULL, &rq->too_big, upload_data, upload_data_size) ==
@@ -212,6 +291,18 @@ enum MHD_Result tw_srv_on_request(void *cls, struct MHD_Connection *conn, const 
 static void report_committed(struct tw_ingest_job *job)
 {
     struct tw_req *rq = job->arg;
+    struct tw_server *srv = rq->srv;
+    /* /healthz says the store is degraded while the writer's last batch
+     * failed (a full disk fails every commit). */
+    if (!job->committed) {
+        pthread_mutex_lock(&srv->health_lock);
+        snprintf(srv->commit_why, sizeof(srv->commit_why), "%s",
+                 job->err.msg[0] ? job->err.msg : tw_strerror(job->err.code));
+        pthread_mutex_unlock(&srv->health_lock);
+        atomic_store(&srv->commit_failed, true);
+    } else {
+        atomic_store(&srv->commit_failed, false);
+    }
     MHD_resume_connection(rq->conn);
 }
 
@@ -235,7 +326,6 @@ void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     struct tw_server *srv = cls;
-    (void)conn;
     struct tw_req *rq = *con_cls;
     if (!rq)
         return;
@@ -259,6 +349,13 @@ void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     }
     if (rq->resp)
         MHD_destroy_response(rq->resp);
+    if (rq->body_reserved)
+        atomic_fetch_sub(&srv->body_mem, rq->body_reserved);
+    /* The next head on this connection has the header deadline, as an
+     * idle timeout (the gate saw only the first). */
+    if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        MHD_set_connection_option(conn, MHD_CONNECTION_OPTION_TIMEOUT,
+                                  (unsigned)((srv->limits.header_timeout_ms + 999) / 1000));
     tw_report_free(rq->job.rep);
     tw_svc_judged_cleanup(&rq->job.judged);
     tw_buf_cleanup(&rq->body);
@@ -267,3 +364,17 @@ void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
     atomic_fetch_sub(&srv->active, 1);
 }
 
+
+void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    struct tw_server *srv = cls;
+    (void)socket_context;
+    if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
+        return;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    uint8_t key[TW_GATE_KEY_LEN];
+    tw_gate_key(ci ? ci->client_addr : NULL, key);
+    tw_gate_closed(srv->gate, key);
+}

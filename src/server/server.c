@@ -13,11 +13,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "httpd/reqctx.h"
+#include "server/gate.h"
 #include "server/static.h"
+
+/* Descriptors kept for what is not a connection: the store's handles
+ * (database, WAL, shared memory each), the daemons' epoll and wake-up
+ * descriptors, the dashboard's files being sent, the worker's fetches. */
+#define FD_RESERVE(srv) (128u + 4u * (unsigned)(srv)->pool_max + 4u * (srv)->threads)
 
 int64_t tw_srv_mono_ms(void)
 {
@@ -88,12 +96,14 @@ static void server_free(struct tw_server *srv)
 {
     if (!srv)
         return;
+    tw_gate_free(srv->gate);
     tw_ingest_stop(srv->ingest);
     tw_ingest_free(srv->ingest);
     tw_worker_free(srv->worker); /* with the operations table, or left to its thread */
     for (size_t i = 0; i < srv->pool_free; i++)
         tw_store_close(srv->pool[i]);
     free(srv->pool);
+    free(srv->daemons);
     tw_metrics_free(srv->metrics);
     tw_tier_catalog_cleanup(&srv->cat);
     tw_vmcap_table_cleanup(&srv->caps);
@@ -102,8 +112,76 @@ static void server_free(struct tw_server *srv)
     pthread_mutex_destroy(&srv->auth_lock);
     pthread_mutex_destroy(&srv->log_lock);
     pthread_mutex_destroy(&srv->stats_lock);
+    pthread_mutex_destroy(&srv->health_lock);
     free(srv);
 }
+
+static void stop_daemons(struct tw_server *srv)
+{
+    for (size_t i = 0; i < srv->n_daemons; i++)
+        if (srv->daemons[i])
+            MHD_stop_daemon(srv->daemons[i]);
+    srv->n_daemons = 0;
+}
+
+/* Raises the soft limit of open files to the hard one (a connection is a
+ * descriptor) and fills in the connection limits: a limit asked for that
+ * the descriptors can't hold is refused, the default is cut to fit. */
+static enum tw_err set_limits(struct tw_server *srv, const struct tw_server_options *opt,
+                              struct tw_error *err)
+{
+    struct rlimit rl;
+    unsigned long fds = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_cur < rl.rlim_max) {
+            struct rlimit up = {rl.rlim_max, rl.rlim_max};
+            if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+                rl.rlim_cur = rl.rlim_max;
+        }
+        fds = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (1ul << 30)
+                  ? (1ul << 30)
+                  : (unsigned long)rl.rlim_cur;
+    }
+    struct tw_server_limits *l = &srv->limits;
+    l->fd_limit = fds;
+    unsigned long reserve = FD_RESERVE(srv);
+    unsigned long room = fds > reserve + 16 ? fds - reserve : 16;
+    if (opt->max_connections) {
+        if (opt->max_connections > room)
+            return tw_error_set(err, TW_EINVAL,
+                                "--max-connections %u does not fit in the limit of %lu open "
+                                "files (%lu are kept for the database and the threads): give "
+                                "at most %lu, or raise the limit (ulimit -n, or LimitNOFILE= "
+                                "in the systemd unit)",
+                                opt->max_connections, fds, reserve, room);
+        l->max_connections = opt->max_connections;
+    } else {
+        l->max_connections = room < TW_SERVER_DEFAULT_MAX_CONNECTIONS
+                                 ? (unsigned)room
+                                 : TW_SERVER_DEFAULT_MAX_CONNECTIONS;
+    }
+    l->max_connections_per_client = opt->max_connections_per_client
+                                        ? opt->max_connections_per_client
+                                        : TW_SERVER_DEFAULT_PER_CLIENT;
+    if (l->max_connections_per_client > l->max_connections)
+        l->max_connections_per_client = l->max_connections;
+    l->header_timeout_ms =
+        opt->header_timeout_ms ? opt->header_timeout_ms : TW_SERVER_DEFAULT_HEADER_TIMEOUT_MS;
+    l->body_memory_max =
+        opt->body_memory_max ? opt->body_memory_max : TW_SERVER_DEFAULT_BODY_MEMORY;
+    if (l->body_memory_max < srv->body_max)
+        return tw_error_set(err, TW_EINVAL,
+                            "--body-memory-max (%zu bytes) is below --body-max (%zu bytes): "
+                            "one largest body must fit",
+                            l->body_memory_max, srv->body_max);
+    return TW_OK;
+}
+
+void tw_server_limits(const struct tw_server *srv, struct tw_server_limits *out)
+{
+    *out = srv->limits;
+}
+
 
 enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_server **out,
                             struct tw_error *err)
@@ -132,6 +210,8 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     pthread_mutex_init(&srv->auth_lock, NULL);
     pthread_mutex_init(&srv->log_lock, NULL);
     pthread_mutex_init(&srv->stats_lock, NULL);
+    pthread_mutex_init(&srv->health_lock, NULL);
+    srv->health_ok = true;
     snprintf(srv->db_path, sizeof(srv->db_path), "%s", opt->db_path);
     srv->body_max = opt->body_max ? opt->body_max : TW_SERVER_DEFAULT_BODY_MAX;
     srv->log_requests = opt->log_requests;
@@ -162,7 +242,8 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     srv->metrics = tw_metrics_new(labels, srv->n_routes + 2);
     srv->pool_max = srv->threads + 2;
     srv->pool = calloc(srv->pool_max, sizeof(*srv->pool));
-    if (!srv->metrics || !srv->pool) {
+    srv->daemons = calloc(srv->threads, sizeof(*srv->daemons));
+    if (!srv->metrics || !srv->pool || !srv->daemons) {
         server_free(srv);
         return tw_error_set(err, TW_ENOMEM, "out of memory");
     }
@@ -171,6 +252,13 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         server_free(srv);
         return rc;
     }
+    if ((rc = set_limits(srv, opt, err)) != TW_OK) {
+        server_free(srv);
+        return rc;
+    }
+    /* A file-size limit (ulimit -f) fails the write that passes it, as a
+     * full disk does, instead of killing the server. */
+    signal(SIGXFSZ, SIG_IGN);
     if (opt->web_dir) {
         if ((rc = tw_static_root(opt->web_dir, srv->web_root, sizeof(srv->web_root), err)) !=
             TW_OK) {
@@ -221,14 +309,15 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     snprintf(srv->url, sizeof(srv->url), "%s://%s%s%s:%u", tls ? "https" : "http", v6 ? "[" : "",
              host, v6 ? "]" : "", srv->port);
 
+    /* One daemon per request thread, without a listening socket of its
+     * own: the gate accepts, and hands each connection to one of them. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-                     MHD_USE_ITC | MHD_USE_ERROR_LOG;
+                     MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_USE_NO_LISTEN_SOCKET;
     if (tls)
         flags |= MHD_USE_TLS;
     if (v6)
         flags |= MHD_USE_IPv6;
-    /* Optional settings: TLS, and the pool (one thread means none). */
-    struct MHD_OptionItem extra[4];
+    struct MHD_OptionItem extra[3];
     size_t ne = 0;
     if (tls) {
         extra[ne++] =
@@ -236,19 +325,42 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         extra[ne++] =
             (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)opt->tls_key_pem};
     }
-    if (srv->threads > 1)
-        extra[ne++] = (struct MHD_OptionItem){MHD_OPTION_THREAD_POOL_SIZE, srv->threads, NULL};
     extra[ne] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-    srv->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, tw_srv_on_request, srv, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-        MHD_OPTION_NOTIFY_COMPLETED, tw_srv_on_completed, srv, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)4096, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
-    if (!srv->daemon) {
+    for (unsigned i = 0; i < srv->threads; i++) {
+        srv->daemons[i] = MHD_start_daemon(
+            flags, 0, NULL, NULL, tw_srv_on_request, srv, MHD_OPTION_NOTIFY_COMPLETED,
+            tw_srv_on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, tw_srv_on_connection, srv,
+            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT,
+            srv->limits.max_connections + 16u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            (size_t)TW_SERVER_CONN_MEMORY, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
+        if (!srv->daemons[i]) {
+            close(fd);
+            stop_daemons(srv);
+            server_free(srv);
+            return tw_error_set(err, TW_EIO, "libmicrohttpd could not start on %s port %u%s",
+                                host, srv->port,
+                                tls ? " (is the certificate and key PEM, and do they match?)"
+                                    : "");
+        }
+        srv->n_daemons = i + 1;
+    }
+    const struct tw_gate_opts go = {
+        .tls = tls,
+        .max_conns = srv->limits.max_connections,
+        .max_per_client = srv->limits.max_connections_per_client,
+        .head_timeout_ms = srv->limits.header_timeout_ms,
+        .head_max = TW_SERVER_HEAD_MAX,
+        .target_max = TW_SERVER_TARGET_MAX,
+        .params_max = TW_SERVER_PARAMS_MAX,
+        .headers_max = TW_SERVER_HEADERS_MAX,
+        .daemons = srv->daemons,
+        .n_daemons = srv->n_daemons,
+    };
+    if ((rc = tw_gate_start(&go, fd, &srv->gate, err)) != TW_OK) {
         close(fd);
+        stop_daemons(srv);
         server_free(srv);
-        return tw_error_set(err, TW_EIO, "libmicrohttpd could not start on %s port %u%s", host,
-                            srv->port,
-                            tls ? " (is the certificate and key PEM, and do they match?)" : "");
+        return rc;
     }
     *out = srv;
     return TW_OK;
@@ -277,10 +389,9 @@ void tw_server_stop(struct tw_server *srv, unsigned grace_ms)
     if (!srv)
         return;
     atomic_store(&srv->stopping, true);
-    /* No new connections: libmicrohttpd hands back the listening socket. */
-    MHD_socket lfd = MHD_quiesce_daemon(srv->daemon);
-    if (lfd != MHD_INVALID_SOCKET)
-        close(lfd);
+    /* No new connections: the gate closes the listening socket (and the
+     * connections whose head it was still waiting for). */
+    tw_gate_stop(srv->gate);
     /* Requests in flight (posts waiting for the writer among them) finish. */
     int64_t deadline = tw_srv_mono_ms() + (grace_ms ? grace_ms : 10000);
     while (atomic_load(&srv->active) > 0 && tw_srv_mono_ms() < deadline) {
@@ -303,8 +414,7 @@ void tw_server_stop(struct tw_server *srv, unsigned grace_ms)
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    MHD_stop_daemon(srv->daemon);
-    srv->daemon = NULL;
+    stop_daemons(srv);
     server_free(srv);
 }
 

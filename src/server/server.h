@@ -21,6 +21,10 @@
 #define TW_SERVER_DEFAULT_LISTEN "127.0.0.1:8080"
 #define TW_SERVER_DEFAULT_BODY_MAX (1u << 20)
 #define TW_SERVER_MAX_THREADS 256
+#define TW_SERVER_DEFAULT_MAX_CONNECTIONS 4096
+#define TW_SERVER_DEFAULT_PER_CLIENT 64
+#define TW_SERVER_DEFAULT_HEADER_TIMEOUT_MS 10000
+#define TW_SERVER_DEFAULT_BODY_MEMORY (64u << 20)
 
 struct tw_server_options {
     const char *db_path;      /* required */
@@ -32,6 +36,11 @@ struct tw_server_options {
     size_t body_max;          /* the largest request body; 0: 1 MiB */
     bool log_requests;        /* one line per request on stderr */
     const char *prices_url;   /* the Retail Prices API's base URL (prices routes); NULL: none */
+    /* Connections: 0 takes the default of each. */
+    unsigned max_connections;            /* open at once in all; default 4096, within the fd limit */
+    unsigned max_connections_per_client; /* open at once from one address; default 64 */
+    unsigned header_timeout_ms;          /* the request head's deadline; default 10 s */
+    size_t body_memory_max;              /* request bodies held at once in all; default 64 MiB */
 };
 
 struct tw_server;
@@ -62,6 +71,14 @@ struct tw_server_counts {
     uint64_t errors;         /* answers with a 5xx status */
 };
 void tw_server_counts(const struct tw_server *srv, struct tw_server_counts *out);
+
+/* The connection limits in force (the defaults filled in). */
+struct tw_server_limits {
+    unsigned max_connections, max_connections_per_client, header_timeout_ms;
+    size_t body_memory_max;
+    unsigned long fd_limit; /* RLIMIT_NOFILE after the start raised it */
+};
+void tw_server_limits(const struct tw_server *srv, struct tw_server_limits *out);
 
 /*
  * Stops gracefully: no new connections, requests in flight finish (for at

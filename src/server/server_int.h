@@ -28,6 +28,15 @@
 #include "server/worker.h"
 #include "store/store.h"
 
+/* What one request head may be (the gate refuses more, with JSON, before
+ * libmicrohttpd sees it); libmicrohttpd's memory per connection holds
+ * such a head with room to spare. */
+#define TW_SERVER_HEAD_MAX (16u << 10)   /* request line and headers */
+#define TW_SERVER_TARGET_MAX (8u << 10)  /* the request target */
+#define TW_SERVER_PARAMS_MAX 100         /* query parameters */
+#define TW_SERVER_HEADERS_MAX 100        /* header lines */
+#define TW_SERVER_CONN_MEMORY (64u << 10)
+
 #define TW_AUTH_CACHE 64          /* tokens remembered ... */
 #define TW_AUTH_CACHE_TTL_MS 5000 /* ... for this long (a revocation takes at most this) */
 
@@ -37,8 +46,21 @@ struct auth_entry {
     int64_t expires_ms; /* 0: empty slot */
 };
 
+struct tw_gate;
+
 struct tw_server {
-    struct MHD_Daemon *daemon;
+    struct MHD_Daemon **daemons; /* one thread each; the gate hands them connections */
+    size_t n_daemons;
+    struct tw_gate *gate;
+    struct tw_server_limits limits;
+    atomic_size_t body_mem; /* bytes of request bodies held (or announced) now */
+    /* the store's health (v1_health.c): the last write probe and commit */
+    pthread_mutex_t health_lock;
+    int64_t health_probed_ms; /* 0: never */
+    bool health_ok;
+    char health_why[512];
+    atomic_bool commit_failed; /* the writer's last batch failed */
+    char commit_why[512];      /* under health_lock */
     unsigned port;
     char url[128];
     char db_path[PATH_MAX];
@@ -100,6 +122,8 @@ struct tw_req {
 
     struct tw_buf body;
     bool too_big;
+    size_t body_reserved; /* of srv->body_mem, given back at completion */
+    bool body_refused;    /* past the bound of bodies in flight: 503 */
     bool stray_body; /* a body came on a route that takes none (dropped) */
 
     struct tw_ingest_job job; /* POST /reports */
@@ -123,6 +147,10 @@ enum MHD_Result tw_srv_on_request(void *cls, struct MHD_Connection *conn, const 
                                   void **con_cls);
 void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe);
+/* libmicrohttpd's connection callback: a closed connection leaves the
+ * gate's counts (request.c). */
+void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe);
 
 /* ---- answers (answer.c) ---- */
 

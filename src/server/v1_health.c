@@ -4,23 +4,96 @@
  */
 #include "server/server_int.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How long /metrics may reuse the store's counts when no report came. */
 #define METRICS_STATS_TTL_S 5
+/* How long a write probe's outcome is reused (a probe is a 4 KiB write
+ * and an fdatasync beside the database). */
+#define HEALTH_PROBE_TTL_MS 2000
+#define HEALTH_PROBE_BYTES 4096
+
+/* Whether the database's folder takes new data now: a page-sized file
+ * written, synced and removed beside the database (a full disk, a
+ * read-only mount or a quota fails it, as it fails the next commit).
+ * WHY says what failed. */
+static bool probe_write(const char *db_path, char *why, size_t whylen)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s-healthz", db_path);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        snprintf(why, whylen, "can't create a file beside the database (%.300s): %s", path,
+                 strerror(errno));
+        return false;
+    }
+    static const char page[HEALTH_PROBE_BYTES];
+    ssize_t w = write(fd, page, sizeof(page));
+    int e = w < 0 ? errno : w < (ssize_t)sizeof(page) ? ENOSPC : 0;
+    if (!e && fdatasync(fd) != 0)
+        e = errno;
+    close(fd);
+    unlink(path);
+    if (e) {
+        snprintf(why, whylen, "writing beside the database failed: %s%s", strerror(e),
+                 e == ENOSPC || e == EFBIG || e == EDQUOT
+                     ? " (the disk is full: free space, or move the database)"
+                     : "");
+        return false;
+    }
+    return true;
+}
+
+/* The store's health: false with WHY when it does not take writes (the
+ * probe failed, or the writer's last batch did). */
+static bool store_healthy(struct tw_server *srv, char *why, size_t whylen)
+{
+    int64_t now = tw_srv_mono_ms();
+    pthread_mutex_lock(&srv->health_lock);
+    if (!srv->health_probed_ms || now - srv->health_probed_ms >= HEALTH_PROBE_TTL_MS) {
+        srv->health_ok = probe_write(srv->db_path, srv->health_why, sizeof(srv->health_why));
+        srv->health_probed_ms = now;
+    }
+    bool ok = srv->health_ok;
+    if (!ok)
+        snprintf(why, whylen, "%s", srv->health_why);
+    else if (atomic_load(&srv->commit_failed)) {
+        ok = false;
+        snprintf(why, whylen, "the last commit of reports failed: %s", srv->commit_why);
+    }
+    pthread_mutex_unlock(&srv->health_lock);
+    return ok;
+}
 
 void tw_v1_healthz(struct tw_req *rq)
 {
-    tw_req_json(rq, 200, json_pack("{s:s}", "status", "ok"));
+    char why[600];
+    if (store_healthy(rq->srv, why, sizeof(why))) {
+        tw_req_json(rq, 200, json_pack("{s:s}", "status", "ok"));
+        return;
+    }
+    char clean[600];
+    tw_srv_clean_text(why, clean, sizeof(clean));
+    char msg[700];
+    snprintf(msg, sizeof(msg), "the store does not take writes: %s", clean);
+    tw_req_json(rq, 503,
+                json_pack("{s:s, s:{s:s, s:s}, s:{s:s, s:s}}", "status", "degraded", "store",
+                          "state", "degraded", "reason", clean, "error", "code",
+                          "store_degraded", "message", msg));
+    if (rq->resp)
+        MHD_add_response_header(rq->resp, MHD_HTTP_HEADER_RETRY_AFTER, "5");
 }
 
 void tw_v1_metrics(struct tw_req *rq)
 {
     struct tw_server *srv = rq->srv;
-    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1};
+    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1, -1};
     struct tw_error err = {0};
     /* The counts are whole-table scans: they are taken again only after
      * the writer stored a new report, or after METRICS_STATS_TTL_S (the
@@ -60,6 +133,8 @@ void tw_v1_metrics(struct tw_req *rq)
         ms.db_bytes = ss.db_bytes;
     }
     ms.queue_depth = (int64_t)tw_ingest_depth(srv->ingest);
+    char why[600];
+    ms.store_writable = store_healthy(srv, why, sizeof(why)) ? 1 : 0;
     /* The fleet's gauges (verdicts, SKUs, silent agents) are taken at most
      * every TW_METRICS_FLEET_TTL_S (metrics.h) and kept between scrapes. */
     if (tw_metrics_fleet_due(srv->metrics, now.tv_sec)) {

@@ -1,0 +1,696 @@
+/*
+ * gate.c - the server's front door: one thread accepts every connection,
+ * counts it against a limit per client address and one in all, and holds
+ * it until its request head (request line and headers) is in, for at most
+ * the header deadline.  The head is read with MSG_PEEK, so nothing is
+ * consumed: a head that passes the checks below is handed, bytes intact,
+ * to one of the libmicrohttpd daemons (MHD_add_connection, round robin);
+ * one that does not is answered here with the API's JSON error and the
+ * connection closed.  libmicrohttpd's own refusals are HTML pages, and it
+ * hangs on a query with a few hundred parameters; the gate's limits are
+ * stricter than its, so a head it would refuse never reaches it.
+ *
+ * Over TLS the head is encrypted: the gate counts and hands over at once,
+ * and the header deadline is libmicrohttpd's per-connection timeout
+ * (request.c restores the idle timeout once the head is in).
+ */
+#include "server/gate.h"
+
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <pthread.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CLIENT_BUCKETS 1024
+#define DRAIN_MS 1000 /* a refused connection is read and dropped this long before the close */
+
+enum gate_state { G_HEAD, G_DRAIN };
+
+struct gate_conn {
+    int fd;
+    enum gate_state state;
+    struct sockaddr_storage addr;
+    socklen_t alen;
+    uint8_t key[TW_GATE_KEY_LEN];
+    int64_t deadline_ms;
+    size_t scanned; /* bytes of the head already searched for its end */
+    struct gate_conn *prev, *next; /* the list of its state, oldest first */
+};
+
+struct gate_list {
+    struct gate_conn *head, *tail;
+};
+
+struct client {
+    uint8_t key[TW_GATE_KEY_LEN];
+    unsigned n;
+    struct client *next;
+};
+
+struct tw_gate {
+    struct tw_gate_opts o;
+    int lfd, epfd, wake;
+    pthread_t thread;
+    bool started;
+    char *buf; /* head_max + 1 bytes, the gate thread's */
+    struct gate_list heads, drains;
+    size_t next_daemon;
+
+    pthread_mutex_t lock; /* the counts: the gate thread and the daemons' close callbacks */
+    unsigned total;
+    struct client *clients[CLIENT_BUCKETS];
+    atomic_uint_fast64_t refused;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- counts ---- */
+
+void tw_gate_key(const struct sockaddr *sa, uint8_t key[TW_GATE_KEY_LEN])
+{
+    memset(key, 0, TW_GATE_KEY_LEN);
+    if (sa && sa->sa_family == AF_INET) {
+        key[0] = 4;
+        memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+    } else if (sa && sa->sa_family == AF_INET6) {
+        key[0] = 6;
+        memcpy(key + 1, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    }
+}
+
+static unsigned bucket_of(const uint8_t key[TW_GATE_KEY_LEN])
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < TW_GATE_KEY_LEN; i++)
+        h = (h ^ key[i]) * 16777619u;
+    return h % CLIENT_BUCKETS;
+}
+
+/* Counts a new connection of KEY: 0 taken, 1 over the client's limit, 2
+ * over the limit in all, -1 out of memory. */
+static int count_take(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN])
+{
+    int rc = 0;
+    pthread_mutex_lock(&g->lock);
+    struct client **slot = &g->clients[bucket_of(key)], *c = *slot;
+    while (c && memcmp(c->key, key, TW_GATE_KEY_LEN) != 0)
+        c = c->next;
+    if (g->total >= g->o.max_conns) {
+        rc = 2;
+    } else if (c && c->n >= g->o.max_per_client) {
+        rc = 1;
+    } else {
+        if (!c) {
+            c = calloc(1, sizeof(*c));
+            if (!c) {
+                pthread_mutex_unlock(&g->lock);
+                return -1;
+            }
+            memcpy(c->key, key, TW_GATE_KEY_LEN);
+            c->next = *slot;
+            *slot = c;
+        }
+        c->n++;
+        g->total++;
+    }
+    pthread_mutex_unlock(&g->lock);
+    return rc;
+}
+
+static void count_drop(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN])
+{
+    pthread_mutex_lock(&g->lock);
+    struct client **p = &g->clients[bucket_of(key)];
+    while (*p && memcmp((*p)->key, key, TW_GATE_KEY_LEN) != 0)
+        p = &(*p)->next;
+    if (*p) {
+        if (g->total)
+            g->total--;
+        if (--(*p)->n == 0) {
+            struct client *dead = *p;
+            *p = dead->next;
+            free(dead);
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+void tw_gate_closed(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN])
+{
+    if (g)
+        count_drop(g, key);
+}
+
+unsigned tw_gate_open_connections(struct tw_gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    unsigned n = g->total;
+    pthread_mutex_unlock(&g->lock);
+    return n;
+}
+
+uint64_t tw_gate_refused(struct tw_gate *g)
+{
+    return atomic_load(&g->refused);
+}
+
+/* ---- lists ---- */
+
+static void list_add(struct gate_list *l, struct gate_conn *c)
+{
+    c->next = NULL;
+    c->prev = l->tail;
+    if (l->tail)
+        l->tail->next = c;
+    else
+        l->head = c;
+    l->tail = c;
+}
+
+static void list_del(struct gate_list *l, struct gate_conn *c)
+{
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        l->head = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    else
+        l->tail = c->prev;
+    c->prev = c->next = NULL;
+}
+
+static struct gate_list *list_of(struct tw_gate *g, struct gate_conn *c)
+{
+    return c->state == G_HEAD ? &g->heads : &g->drains;
+}
+
+/* Closes C, forgets it and its count. */
+static void conn_close(struct tw_gate *g, struct gate_conn *c)
+{
+    list_del(list_of(g, c), c);
+    epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    count_drop(g, c->key);
+    free(c);
+}
+
+/* ---- answers ---- */
+
+/* Writes the JSON error answer (best effort: the socket's buffer takes a
+ * few hundred bytes at once) with "Connection: close". */
+static void send_error(int fd, unsigned status, const char *reason, const char *code,
+                       const char *msg)
+{
+    char esc[512], body[768], out[1280];
+    size_t e = 0;
+    for (const char *p = msg; *p && e + 2 < sizeof(esc); p++) {
+        if (*p == '"' || *p == '\\')
+            esc[e++] = '\\';
+        esc[e++] = (unsigned char)*p < 0x20 ? ' ' : *p;
+    }
+    esc[e] = '\0';
+    int bl = snprintf(body, sizeof(body), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}\n",
+                      code, esc);
+    if (bl < 0 || (size_t)bl >= sizeof(body))
+        return;
+    int n = snprintf(out, sizeof(out),
+                     "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+                     "X-Content-Type-Options: nosniff\r\nCache-Control: no-store\r\n"
+                     "%sConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+                     status, reason, status == 503 ? "Retry-After: 5\r\n" : "", bl, body);
+    if (n > 0 && (size_t)n < sizeof(out)) {
+        ssize_t w = send(fd, out, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+        (void)w;
+    }
+}
+
+/* Answers C's head with an error, then reads and drops what the client
+ * still sends for DRAIN_MS (closing at once would reset the connection
+ * and could lose the answer). */
+static void refuse(struct tw_gate *g, struct gate_conn *c, unsigned status, const char *reason,
+                   const char *code, const char *msg)
+{
+    atomic_fetch_add(&g->refused, 1);
+    send_error(c->fd, status, reason, code, msg);
+    shutdown(c->fd, SHUT_WR);
+    list_del(&g->heads, c);
+    c->state = G_DRAIN;
+    c->deadline_ms = mono_ms() + DRAIN_MS;
+    list_add(&g->drains, c);
+}
+
+/* ---- the head ---- */
+
+static bool is_tchar(unsigned char ch)
+{
+    return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+           (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+size_t tw_gate_head_end(const char *b, size_t n, size_t from)
+{
+    for (size_t i = from; i < n; i++) {
+        if (b[i] != '\n')
+            continue;
+        if (i >= 1 && b[i - 1] == '\n')
+            return i + 1;
+        if (i >= 2 && b[i - 1] == '\r' && b[i - 2] == '\n')
+            return i + 1;
+    }
+    return 0;
+}
+
+static void verdict(struct tw_gate_verdict *v, unsigned status, const char *reason, const char *code,
+                    const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+static void verdict(struct tw_gate_verdict *v, unsigned status, const char *reason, const char *code,
+                    const char *fmt, ...)
+{
+    v->status = status;
+    v->reason = reason;
+    v->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->msg, sizeof(v->msg), fmt, ap);
+    va_end(ap);
+}
+
+/* Whether V (LEN bytes, blanks around it trimmed) is a decimal length. */
+static bool read_length(const char *v, size_t len, unsigned long long *out)
+{
+    while (len && (*v == ' ' || *v == '\t'))
+        v++, len--;
+    while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+        len--;
+    if (len == 0 || len > 18)
+        return false;
+    unsigned long long n = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return false;
+        n = n * 10 + (unsigned)(v[i] - '0');
+    }
+    *out = n;
+    return true;
+}
+
+void tw_gate_check_head(const char *b, size_t n, const struct tw_gate_opts *o,
+                        struct tw_gate_verdict *v)
+{
+    memset(v, 0, sizeof(*v));
+    /* The request line: METHOD SP TARGET SP HTTP/1.x */
+    const char *eol = memchr(b, '\n', n);
+    if (!eol) {
+        verdict(v, 400, "Bad Request", "bad_request", "the request line has no end");
+        return;
+    }
+    size_t ll = (size_t)(eol - b);
+    if (ll && b[ll - 1] == '\r')
+        ll--;
+    const char *sp1 = memchr(b, ' ', ll);
+    const char *sp2 = sp1 ? memchr(sp1 + 1, ' ', ll - (size_t)(sp1 + 1 - b)) : NULL;
+    if (!sp1 || !sp2 || sp1 == b || sp2 == sp1 + 1) {
+        verdict(v, 400, "Bad Request", "bad_request",
+                "the request line is not \"METHOD TARGET HTTP/1.1\"");
+        return;
+    }
+    for (const char *p = b; p < sp1; p++)
+        if (!is_tchar((unsigned char)*p)) {
+            verdict(v, 400, "Bad Request", "bad_request",
+                    "the request line's method holds a character a method can't hold");
+            return;
+        }
+    const char *ver = sp2 + 1;
+    size_t vl = ll - (size_t)(ver - b);
+    if (!(vl == 8 && (memcmp(ver, "HTTP/1.1", 8) == 0 || memcmp(ver, "HTTP/1.0", 8) == 0))) {
+        if (vl >= 5 && memcmp(ver, "HTTP/", 5) == 0)
+            verdict(v, 505, "HTTP Version Not Supported", "http_version_not_supported",
+                    "the server speaks HTTP/1.1 (and 1.0); send the request as HTTP/1.1");
+        else
+            verdict(v, 400, "Bad Request", "bad_request",
+                    "the request line is not \"METHOD TARGET HTTP/1.1\"");
+        return;
+    }
+    const char *target = sp1 + 1;
+    size_t tl = (size_t)(sp2 - target);
+    for (size_t i = 0; i < tl; i++)
+        if ((unsigned char)target[i] <= 0x20 || target[i] == 0x7f) {
+            verdict(v, 400, "Bad Request", "bad_request",
+                    "the request target holds a control character or a blank; percent-encode it");
+            return;
+        }
+    if (tl > o->target_max) {
+        verdict(v, 414, "URI Too Long", "uri_too_long",
+                "the request target is %zu bytes; at most %zu are read", tl, o->target_max);
+        return;
+    }
+    const char *q = memchr(target, '?', tl);
+    if (q) {
+        size_t params = 1;
+        for (const char *p = q + 1; p < target + tl; p++)
+            params += *p == '&';
+        if (params > o->params_max) {
+            verdict(v, 414, "URI Too Long", "uri_too_long",
+                    "the query has %zu parameters; at most %zu are read (the API's routes take "
+                    "a handful)",
+                    params, o->params_max);
+            return;
+        }
+    }
+    /* The header lines. */
+    const char *p = eol + 1, *end = b + n;
+    size_t headers = 0, n_cl = 0, n_te = 0;
+    unsigned long long cl = 0;
+    bool chunked = false;
+    while (p < end) {
+        const char *le = memchr(p, '\n', (size_t)(end - p));
+        if (!le)
+            le = end;
+        size_t len = (size_t)(le - p);
+        if (len && p[len - 1] == '\r')
+            len--;
+        if (len == 0)
+            break; /* the empty line */
+        if (++headers > o->headers_max) {
+            verdict(v, 431, "Request Header Fields Too Large", "headers_too_large",
+                    "the request has more than %zu header lines", o->headers_max);
+            return;
+        }
+        if (*p == ' ' || *p == '\t') {
+            verdict(v, 400, "Bad Request", "bad_request",
+                    "header line %zu is folded onto the one before (obsolete): send each header "
+                    "on one line",
+                    headers);
+            return;
+        }
+        const char *colon = memchr(p, ':', len);
+        bool good = colon && colon > p;
+        for (const char *k = p; good && k < colon; k++)
+            good = is_tchar((unsigned char)*k);
+        for (const char *k = colon ? colon + 1 : p; good && k < p + len; k++)
+            good = (unsigned char)*k >= 0x20 || *k == '\t';
+        if (!good) {
+            verdict(v, 400, "Bad Request", "bad_request",
+                    "header line %zu is not \"Name: value\"", headers);
+            return;
+        }
+        size_t nl = (size_t)(colon - p);
+        const char *val = colon + 1;
+        size_t vlen = len - nl - 1;
+        if (nl == 14 && strncasecmp(p, "Content-Length", 14) == 0) {
+            unsigned long long x;
+            if (!read_length(val, vlen, &x)) {
+                verdict(v, 400, "Bad Request", "bad_request",
+                        "Content-Length must be one decimal number of bytes");
+                return;
+            }
+            if (n_cl++ && x != cl) {
+                verdict(v, 400, "Bad Request", "bad_request",
+                        "the request has two different Content-Length headers (%llu and %llu): "
+                        "send one",
+                        cl, x);
+                return;
+            }
+            cl = x;
+        } else if (nl == 17 && strncasecmp(p, "Transfer-Encoding", 17) == 0) {
+            while (vlen && (*val == ' ' || *val == '\t'))
+                val++, vlen--;
+            while (vlen && (val[vlen - 1] == ' ' || val[vlen - 1] == '\t'))
+                vlen--;
+            n_te++;
+            chunked = vlen == 7 && strncasecmp(val, "chunked", 7) == 0;
+            if (!chunked || n_te > 1) {
+                verdict(v, 400, "Bad Request", "bad_request",
+                        "Transfer-Encoding must be \"chunked\", once");
+                return;
+            }
+        }
+        p = le + 1;
+    }
+    if (n_cl && n_te) {
+        verdict(v, 400, "Bad Request", "bad_request",
+                "the request has both Content-Length and Transfer-Encoding: send one");
+        return;
+    }
+}
+
+/* Hands C to a daemon; its count stays until the daemon closes it. */
+static void hand_over(struct tw_gate *g, struct gate_conn *c)
+{
+    list_del(&g->heads, c);
+    epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+    struct MHD_Daemon *d = g->o.daemons[g->next_daemon++ % g->o.n_daemons];
+    if (MHD_add_connection(d, c->fd, (const struct sockaddr *)&c->addr, c->alen) != MHD_YES)
+        count_drop(g, c->key); /* the daemon closed the socket */
+    free(c);
+}
+
+/* New bytes (or the end) on a connection whose head is not in. */
+static void on_head(struct tw_gate *g, struct gate_conn *c, uint32_t events)
+{
+    ssize_t n = recv(c->fd, g->buf, g->o.head_max + 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+        return;
+    if (n <= 0) {
+        conn_close(g, c); /* closed or reset before a whole head */
+        return;
+    }
+    size_t len = (size_t)n;
+    size_t from = c->scanned > 3 ? c->scanned - 3 : 0;
+    size_t end = tw_gate_head_end(g->buf, len, from);
+    c->scanned = len;
+    if (!end) {
+        if (len > g->o.head_max) {
+            bool line = memchr(g->buf, '\n', len) != NULL;
+            char msg[160];
+            snprintf(msg, sizeof(msg),
+                     "the request %s is over %zu bytes; at most %zu are read",
+                     line ? "head (request line and headers)" : "line", g->o.head_max,
+                     g->o.head_max);
+            refuse(g, c, line ? 431 : 414,
+                   line ? "Request Header Fields Too Large" : "URI Too Long",
+                   line ? "headers_too_large" : "uri_too_long", msg);
+        } else if (events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+            conn_close(g, c); /* the client stopped sending mid-head */
+        }
+        return;
+    }
+    struct tw_gate_verdict v;
+    tw_gate_check_head(g->buf, end, &g->o, &v);
+    if (v.status)
+        refuse(g, c, v.status, v.reason, v.code, v.msg);
+    else
+        hand_over(g, c);
+}
+
+static void on_drain(struct tw_gate *g, struct gate_conn *c)
+{
+    for (;;) {
+        ssize_t n = recv(c->fd, g->buf, g->o.head_max + 1, MSG_DONTWAIT);
+        if (n > 0)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0 && errno == EINTR)
+            continue;
+        conn_close(g, c);
+        return;
+    }
+}
+
+static void on_accept(struct tw_gate *g)
+{
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(g->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            /* EAGAIN: none left; EMFILE and the like: try again on the
+             * next wake-up (the deadline sweep frees descriptors). */
+            return;
+        }
+        uint8_t key[TW_GATE_KEY_LEN];
+        tw_gate_key((struct sockaddr *)&ss, key);
+        int taken = count_take(g, key);
+        if (taken != 0) {
+            atomic_fetch_add(&g->refused, 1);
+            if (taken == 1)
+                send_error(fd, 503, "Service Unavailable", "busy",
+                           "too many connections from this address; close some, or try again "
+                           "shortly (serve --max-connections-per-client)");
+            else if (taken == 2)
+                send_error(fd, 503, "Service Unavailable", "busy",
+                           "the server holds as many connections as it takes; try again "
+                           "shortly (serve --max-connections)");
+            close(fd);
+            continue;
+        }
+        struct gate_conn *c = calloc(1, sizeof(*c));
+        if (!c) {
+            close(fd);
+            count_drop(g, key);
+            continue;
+        }
+        c->fd = fd;
+        c->addr = ss;
+        c->alen = sl;
+        memcpy(c->key, key, sizeof(key));
+        c->state = G_HEAD;
+        c->deadline_ms = mono_ms() + (int64_t)g->o.head_timeout_ms;
+        list_add(&g->heads, c);
+        if (g->o.tls) {
+            hand_over(g, c);
+            continue;
+        }
+        struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP | EPOLLET, .data.ptr = c};
+        if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
+            conn_close(g, c);
+            continue;
+        }
+        on_head(g, c, 0); /* the head may be there already */
+    }
+}
+
+/* Deadlines: a head not in by its deadline gets 408; a drain ends. */
+static int sweep(struct tw_gate *g)
+{
+    int64_t now = mono_ms();
+    while (g->heads.head && g->heads.head->deadline_ms <= now) {
+        char msg[160];
+        snprintf(msg, sizeof(msg),
+                 "the request head did not arrive within %u ms (serve --header-timeout)",
+                 g->o.head_timeout_ms);
+        refuse(g, g->heads.head, 408, "Request Timeout", "request_timeout", msg);
+    }
+    while (g->drains.head && g->drains.head->deadline_ms <= now)
+        conn_close(g, g->drains.head);
+    int64_t next = -1;
+    if (g->heads.head)
+        next = g->heads.head->deadline_ms;
+    if (g->drains.head && (next < 0 || g->drains.head->deadline_ms < next))
+        next = g->drains.head->deadline_ms;
+    if (next < 0)
+        return -1;
+    return next - now > 0 ? (int)(next - now) + 1 : 1;
+}
+
+static void *gate_main(void *arg)
+{
+    struct tw_gate *g = arg;
+    struct epoll_event evs[64];
+    for (;;) {
+        int timeout = sweep(g);
+        int n = epoll_wait(g->epfd, evs, 64, timeout);
+        bool stop = false;
+        for (int i = 0; i < n; i++) {
+            void *p = evs[i].data.ptr;
+            if (p == &g->lfd) {
+                on_accept(g);
+            } else if (p == &g->wake) {
+                stop = true;
+            } else {
+                struct gate_conn *c = p;
+                if (c->state == G_HEAD)
+                    on_head(g, c, evs[i].events);
+                else
+                    on_drain(g, c);
+            }
+        }
+        if (stop)
+            break;
+    }
+    close(g->lfd);
+    g->lfd = -1;
+    while (g->heads.head)
+        conn_close(g, g->heads.head);
+    while (g->drains.head)
+        conn_close(g, g->drains.head);
+    return NULL;
+}
+
+enum tw_err tw_gate_start(const struct tw_gate_opts *o, int lfd, struct tw_gate **out,
+                          struct tw_error *err)
+{
+    *out = NULL;
+    struct tw_gate *g = calloc(1, sizeof(*g));
+    if (!g)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    g->o = *o;
+    g->lfd = lfd;
+    g->epfd = g->wake = -1;
+    pthread_mutex_init(&g->lock, NULL);
+    g->buf = malloc(o->head_max + 1);
+    int fl = fcntl(lfd, F_GETFL);
+    if (!g->buf || fl < 0 || fcntl(lfd, F_SETFL, fl | O_NONBLOCK) != 0 ||
+        (g->epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+        (g->wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0) {
+        int e = errno;
+        g->lfd = -1; /* the caller closes it */
+        tw_gate_free(g);
+        return tw_error_set(err, TW_EIO, "can't set up the listening socket: %s", strerror(e));
+    }
+    struct epoll_event el = {.events = EPOLLIN, .data.ptr = &g->lfd};
+    struct epoll_event ew = {.events = EPOLLIN, .data.ptr = &g->wake};
+    if (epoll_ctl(g->epfd, EPOLL_CTL_ADD, lfd, &el) != 0 ||
+        epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->wake, &ew) != 0 ||
+        pthread_create(&g->thread, NULL, gate_main, g) != 0) {
+        int e = errno;
+        g->lfd = -1;
+        tw_gate_free(g);
+        return tw_error_set(err, TW_EIO, "can't start the accepting thread: %s", strerror(e));
+    }
+    g->started = true;
+    *out = g;
+    return TW_OK;
+}
+
+void tw_gate_stop(struct tw_gate *g)
+{
+    if (!g || !g->started)
+        return;
+    uint64_t one = 1;
+    ssize_t w = write(g->wake, &one, sizeof(one));
+    (void)w;
+    pthread_join(g->thread, NULL);
+    g->started = false;
+}
+
+void tw_gate_free(struct tw_gate *g)
+{
+    if (!g)
+        return;
+    tw_gate_stop(g);
+    if (g->lfd >= 0)
+        close(g->lfd);
+    if (g->epfd >= 0)
+        close(g->epfd);
+    if (g->wake >= 0)
+        close(g->wake);
+    for (size_t i = 0; i < CLIENT_BUCKETS; i++)
+        while (g->clients[i]) {
+            struct client *c = g->clients[i];
+            g->clients[i] = c->next;
+            free(c);
+        }
+    pthread_mutex_destroy(&g->lock);
+    free(g->buf);
+    free(g);
+}
