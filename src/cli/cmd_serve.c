@@ -67,6 +67,12 @@ static void usage(FILE *f)
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
+            "  --vm-sizes-from-arm  read the VM sizes of the fleet's regions from ARM's\n"
+            "                     Resource SKUs at start and daily (token from the managed\n"
+            "                     identity through IMDS), cached in the database; verdicts\n"
+            "                     use them before the bundled caps table\n"
+            "  --arm-url URL, --imds-url URL  where ARM and IMDS are (also TIERWISE_ARM_URL,\n"
+            "                     TIERWISE_IMDS_URL, \"arm_url\", \"imds_url\"; default Azure's)\n"
             TW_CLI_SAY_HELP
             "                    (-q: no lines on stderr but errors and warnings, not even\n"
             "                    the minute's counts; -v: a line per request, as\n"
@@ -251,12 +257,17 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"body-memory-max", required_argument, NULL, 1003},
         {"log-requests", no_argument, NULL, 'L'},
         {"prices-url", required_argument, NULL, 'P'},
+        {"vm-sizes-from-arm", no_argument, NULL, 1010},
+        {"arm-url", required_argument, NULL, 1011},
+        {"imds-url", required_argument, NULL, 1012},
         {"help", no_argument, NULL, 'h'},
         TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
     struct serve_opts o = {.log_requests = -1};
     const char *config = NULL;
+    const char *arm_url = NULL, *imds_url = NULL; /* ARM's VM sizes */
+    bool vm_sizes = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
@@ -283,6 +294,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1003: o.limit[c - 1000] = optarg; break;
         case 'L': o.log_requests = 1; break;
         case 'P': o.prices_url = optarg; break;
+        case 1010: vm_sizes = true; break;
+        case 1011: arm_url = optarg; break;
+        case 1012: imds_url = optarg; break;
         case 'h': usage(stdout); return TW_EXIT_OK;
         default: usage(stderr); return TW_EXIT_USAGE;
         }
@@ -400,12 +414,27 @@ int tw_cli_cmd_serve(int argc, char **argv)
     /* The Retail Prices API: flag, environment, config file, default. */
     struct tw_az_ep_args ep_args = {.only = 1u << TW_AZ_EP_PRICES, .config_path = config};
     ep_args.url[TW_AZ_EP_PRICES] = o.prices_url;
+    /* ARM and IMDS only when the VM sizes are asked for: nothing else of
+     * the server reaches them. */
+    if ((arm_url || imds_url) && !vm_sizes) {
+        rc = tw_error_set(&err, TW_EINVAL, "--arm-url and --imds-url are for --vm-sizes-from-arm");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    if (vm_sizes)
+        ep_args.only |= (1u << TW_AZ_EP_ARM) | (1u << TW_AZ_EP_IMDS);
+    ep_args.url[TW_AZ_EP_ARM] = arm_url;
+    ep_args.url[TW_AZ_EP_IMDS] = imds_url;
     struct tw_az_endpoints ep;
     if ((rc = tw_az_endpoints_resolve(&ep_args, &ep, &err)) != TW_OK) {
         status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
         goto fail_msg;
     }
     so.prices_url = ep.url[TW_AZ_EP_PRICES];
+    if (vm_sizes) {
+        so.arm_url = ep.url[TW_AZ_EP_ARM];
+        so.imds_url = ep.url[TW_AZ_EP_IMDS];
+    }
     if (o.web)
         so.web_dir = o.web;
     else if (default_web(web_buf, sizeof(web_buf)))

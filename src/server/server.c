@@ -107,6 +107,7 @@ static void server_free(struct tw_server *srv)
     tw_metrics_free(srv->metrics);
     tw_tier_catalog_cleanup(&srv->cat);
     tw_vmcap_table_cleanup(&srv->caps);
+    tw_svc_vmsizes_unref(srv->vmsizes);
     pthread_mutex_destroy(&srv->pool_lock);
     pthread_cond_destroy(&srv->pool_cond);
     pthread_mutex_destroy(&srv->auth_lock);
@@ -295,6 +296,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     if ((rc = tw_worker_start(&wo, &srv->worker, err)) != TW_OK) {
         tw_ops_free(srv->ops);
         srv->ops = NULL;
+        server_free(srv);
+        return rc;
+    }
+    if ((rc = tw_srv_vmsizes_start(srv, opt->arm_url, opt->imds_url, err)) != TW_OK) {
         server_free(srv);
         return rc;
     }

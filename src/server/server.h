@@ -36,6 +36,10 @@ struct tw_server_options {
     size_t body_max;          /* the largest request body; 0: 1 MiB */
     bool log_requests;        /* one line per request on stderr */
     const char *prices_url;   /* the Retail Prices API's base URL (prices routes); NULL: none */
+    /* ARM's VM sizes for the verdicts, refreshed daily: ARM's base URL and
+     * IMDS's (its managed identity's token); NULL: not read. */
+    const char *arm_url;
+    const char *imds_url;
     /* Connections: 0 takes the default of each. */
     unsigned max_connections;            /* open at once in all; default 4096, within the fd limit */
     unsigned max_connections_per_client; /* open at once from one address; default 64 */

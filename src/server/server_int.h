@@ -26,6 +26,7 @@
 #include "server/route.h"
 #include "server/server.h"
 #include "server/worker.h"
+#include "service/vmsizes.h"
 #include "store/store.h"
 
 /* What one request head may be (the gate refuses more, with JSON, before
@@ -97,6 +98,7 @@ struct tw_server {
 
     struct tw_tier_catalog cat;
     struct tw_vmcap_table caps;
+    struct tw_svc_vmsizes *vmsizes; /* ARM's VM sizes (vmsizes_job.c); NULL: not read */
 
     atomic_bool stopping;
     atomic_long active;             /* requests with a context */
@@ -151,6 +153,12 @@ void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
  * gate's counts (request.c). */
 void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe);
+
+/* Loads ARM's VM sizes cached in the store into SRV->vmsizes and queues
+ * their refresh on the worker, now and daily (vmsizes_job.c); nothing when
+ * ARM_URL is NULL or "". */
+enum tw_err tw_srv_vmsizes_start(struct tw_server *srv, const char *arm_url, const char *imds_url,
+                                 struct tw_error *err);
 
 /* ---- answers (answer.c) ---- */
 

@@ -56,6 +56,7 @@ static void compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance
 {
     ctx->cat = &srv->cat;
     ctx->caps = &srv->caps;
+    ctx->arm = srv->vmsizes;
 }
 
 /*

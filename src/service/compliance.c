@@ -22,10 +22,18 @@ static enum tw_err judge_vm(const struct tw_svc_compliance_ctx *ctx, int64_t vm_
             tw_error_set(err, rc, "out of memory");
         return rc;
     }
-    const struct tw_vmcap *cap = tw_vmcap_find(ctx->caps, inv->vm.vm_size);
+    /* ARM's caps for the VM's region, else the bundled table's, else the
+     * verdict says why there are none. */
+    struct tw_vmcap capbuf;
+    char capwhy[512];
+    const struct tw_vmcap *cap = tw_svc_vmcap_pick(ctx->arm, ctx->caps, inv->vm.location,
+                                                   inv->vm.vm_size, &capbuf, capwhy,
+                                                   sizeof(capwhy));
     for (size_t i = 0; rc == TW_OK && i < n; i++) {
         struct tw_error e = {0};
         if (tw_verdict_check(&results[i], inv, ctx->cat, cap, v, &e) == TW_OK) {
+            if (!cap)
+                tw_verdict_set_vm_unknown(v, inv->vm.vm_size, capwhy);
             rc = sink->verdict(sink->arg, vm_id, inv, &results[i], v);
         } else {
             struct tw_svc_compliance_error ce = {.vm_id = vm_id,
@@ -432,6 +440,10 @@ void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[T
             FNV_INT(h, caps->caps[i].bytes_per_s);
         }
     }
+    /* ARM's sizes: the regions held and when each was fetched. */
+    uint64_t arm = ctx->arm ? tw_svc_vmsizes_stamp(ctx->arm) : 0;
+    if (arm)
+        FNV_INT(h, arm);
     snprintf(out, TW_SVC_BASIS_LEN, "v%d-%016llx", TW_VERDICT_RULES_VERSION,
              (unsigned long long)h);
 }
@@ -459,7 +471,9 @@ enum tw_err tw_svc_compliance_judge_report(const struct tw_svc_compliance_ctx *c
         tw_svc_judged_cleanup(out);
         return tw_error_set(err, TW_ENOMEM, "out of memory judging report %s", rep->id);
     }
-    const struct tw_vmcap *cap = tw_vmcap_find(ctx->caps, rep->inv.vm.vm_size);
+    struct tw_vmcap capbuf;
+    const struct tw_vmcap *cap = tw_svc_vmcap_pick(ctx->arm, ctx->caps, rep->inv.vm.location,
+                                                   rep->inv.vm.vm_size, &capbuf, NULL, 0);
     char *p = out->skus;
     for (size_t i = 0; i < rep->n_results; i++) {
         struct tw_error e = {0};

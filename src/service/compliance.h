@@ -22,12 +22,16 @@
 #include "core/tier.h"
 #include "core/verdict.h"
 #include "core/vmcap.h"
+#include "service/vmsizes.h"
 #include "store/store.h"
 
 /* What verdicts are computed against (borrowed, read only). */
 struct tw_svc_compliance_ctx {
     const struct tw_tier_catalog *cat;
     const struct tw_vmcap_table *caps;
+    /* ARM's VM sizes per region, used before CAPS (service/vmsizes.h);
+     * NULL: CAPS only. */
+    struct tw_svc_vmsizes *arm;
 };
 
 /* A result that could not be judged, or a VM that could not be read. */

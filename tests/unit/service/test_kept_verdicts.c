@@ -207,7 +207,7 @@ static void test_other_basis(void **state)
         cat.tiers[i].burst_iops *= 10;
         cat.tiers[i].burst_mbps *= 10;
     }
-    struct tw_svc_compliance_ctx other = {&cat, &f->caps};
+    struct tw_svc_compliance_ctx other = {&cat, &f->caps, NULL};
     char a[TW_SVC_BASIS_LEN], b[TW_SVC_BASIS_LEN];
     tw_svc_compliance_basis(&f->ctx, a);
     tw_svc_compliance_basis(&other, b);
