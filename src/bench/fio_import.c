@@ -297,10 +297,40 @@ static void rw_norm(const char *v, char *out, size_t n)
         snprintf(out, n, "rw");
 }
 
+/* "1", "true" ... as fio reads a boolean option. */
+static bool truthy(const char *v)
+{
+    return strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0 &&
+           strcasecmp(v, "off") != 0;
+}
+
 /* A hint that says another rw= or ioengine= than the output is another
- * run's: refused, rather than its direct= taken for this one. */
+ * run's: refused, rather than its direct= taken for this one.  So is one
+ * whose direct= (buffered=) contradicts the output's. */
 static enum tw_err check_hints(const struct opt_src *o, const char *job, struct tw_error *err)
 {
+    /* direct=1 is buffered=0: compare what each says about O_DIRECT. */
+    const json_t *hint_of[2] = {o->args, o->file};
+    static const char *const hint_what[2] = {"the fio arguments", "the job file"};
+    char dout[64], dhv[64];
+    const char *okey = "direct", *hkey = "direct";
+    bool have_out = !o->optionless && (get_opt(o->job, o->glob, "direct", dout, sizeof(dout)) ||
+                                       get_opt(o->job, o->glob, (okey = "buffered"), dout,
+                                               sizeof(dout)));
+    for (int h = 0; h < 2 && have_out; h++) {
+        hkey = "direct";
+        if (!get_opt(hint_of[h], NULL, "direct", dhv, sizeof(dhv)) &&
+            !get_opt(hint_of[h], NULL, (hkey = "buffered"), dhv, sizeof(dhv)))
+            continue;
+        bool out_direct = truthy(dout) == (strcmp(okey, "direct") == 0);
+        bool hint_direct = truthy(dhv) == (strcmp(hkey, "direct") == 0);
+        if (out_direct != hint_direct)
+            return tw_error_set(err, TW_EPARSE,
+                                "%s say %s=%s for job %s, but fio's output says %s=%s: they "
+                                "are not those of this run; give the job file or command line "
+                                "the run used",
+                                hint_what[h], hkey, dhv, job, okey, dout);
+    }
     static const char *const keys[] = {"rw", "ioengine"};
     const json_t *hints[2] = {o->args, o->file};
     static const char *const what[2] = {"the fio arguments", "the job file"};
@@ -425,8 +455,10 @@ static int entry_jobs(const json_t *opts, const json_t *glob, size_t same_name)
         n > MAX_JOBS)
         return 1;
     bool grouped = get_opt(opts, glob, "group_reporting", v, sizeof(v)) && strcmp(v, "0") != 0;
-    if (grouped || (same_name > 0 && same_name < (size_t)n))
-        return (int)n / (int)(same_name ? same_name : 1);
+    if (grouped || (same_name > 0 && same_name < (size_t)n)) {
+        int per = (int)n / (int)(same_name ? same_name : 1);
+        return per > 0 ? per : 1; /* more entries than processes: each is one */
+    }
     return 1;
 }
 
@@ -468,7 +500,10 @@ static bool dir_add(const json_t *d, const char *path, struct dir_acc *a, bool k
         !get_num(d, path, "bw", 1e12, &bw_kib, NULL, err) ||
         !get_num(d, path, "runtime", 1e12, &runtime, NULL, err))
         return false;
-    if (ios <= 0)
+    /* I/O counts are whole: a fraction (an edited file) is cut, and a
+     * direction with less than one I/O moved nothing. */
+    ios = floor(ios);
+    if (ios < 1)
         return true;
     /* fio before 3.0 wrote bytes >> 10 under "io_bytes" (fio issue #378);
      * fio 3 writes bytes and adds "io_kbytes". */
@@ -795,13 +830,6 @@ static enum tw_err pick_sections(const json_t *jobs, const json_t *glob, const c
 
 /* ---- direct I/O ---- */
 
-/* "1", "true" ... as fio reads a boolean option. */
-static bool truthy(const char *v)
-{
-    return strcmp(v, "0") != 0 && strcasecmp(v, "false") != 0 && strcasecmp(v, "no") != 0 &&
-           strcasecmp(v, "off") != 0;
-}
-
 /*
  * Whether the disk statistics of a libaio random-read run show I/O in
  * flight that buffered I/O can't keep there.  With buffered reads libaio's
@@ -949,6 +977,7 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
     memset(acc, 0, sizeof(acc));
     long total_jobs = 0;
     double max_job_runtime = 0;
+    bool first = true;
     json_array_foreach(jobs, i, job)
     {
         if (rc != TW_OK)
@@ -958,7 +987,8 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
             continue;
         const char *name = entry_name(job);
         const json_t *opts = json_object_get(job, "job options");
-        if (total_jobs == 0) {
+        if (first) {
+            first = false;
             o.job = opts;
             if ((rc = hint_options(hs->file, hs->args, name, &o, err)) != TW_OK)
                 break;
@@ -976,7 +1006,7 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
                 break;
         }
         int n = entry_jobs(opts, glob, entries_named(jobs, name));
-        if (optionless && total_jobs == 0) {
+        if (optionless && total_jobs == 0 && n == 1) {
             char v[64];
             double nj = 1;
             if (opt(&o, "numjobs", v, sizeof(v), NULL) && fio_size(v, false, &nj) && nj >= 1 &&

@@ -1006,11 +1006,14 @@ static void job_file_and_fio_args(void **state)
     import_ok("fio/libaio-randrw-75.txt", &r);
     assert_int_equal(r.method.read_pct, 75);
     /* fio's JSON says what ran: hints only fill what it leaves out */
-    hinted_ok("fio/libaio-randread-8k-qd32.json", NULL, "--filename=/dev/sdz --direct=0", NULL,
+    hinted_ok("fio/libaio-randread-8k-qd32.json", NULL, "--filename=/dev/sdz --direct=1", NULL,
               &r);
     assert_int_equal(r.method.direct, TW_DIRECT_YES);
     assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_JSON);
     assert_string_equal(r.target.path, "/var/tmp/tw-fio-fixtures-m5QFvm/scratch.dat");
+    /* ... and a hint that contradicts its direct= is another run's */
+    hinted_bad("fio/libaio-randread-8k-qd32.json", NULL, "--direct=0", NULL, "direct=0");
+    hinted_bad("fio/libaio-randread-8k-qd32.json", NULL, "--buffered=1", NULL, "buffered=1");
 
     /* hints that are another run's are refused, naming the mismatch */
     hinted_bad("fio/fioread-4jobs.txt", "fio/two-sections.fio", NULL, NULL,
