@@ -3,9 +3,9 @@
  *
  * The meaning of fio's figures lives here once: the text importer
  * (fio_text.c) translates the normal output into the same JSON shape and
- * imports it through tw_fio_import_json, so both formats are judged by one
+ * imports it through tw_fio_import_doc, so both formats are judged by one
  * set of rules (which percentiles, how jobs add up, what counts as the
- * runtime).
+ * runtime, how direct I/O is decided, which sections make one result).
  *
  * fio quirks handled (fio 3.x, checked against fio-3.33 and fio's stat.c):
  *  - diagnostic lines ("fio: ...", "note: ...") may precede the '{', and
@@ -28,7 +28,15 @@
  *    device carries "aggr_*" fields and its slave devices follow it in the
  *    array (fio's JSON has no nested list; a "slaves" array is accepted
  *    too, should a version add one);
- *  - fio 2.x used "lat"/"clat" in microseconds; those are read as well.
+ *  - fio 2.x used "lat"/"clat" in microseconds; those are read as well,
+ *    and its "io_bytes" counted KiB (fio issue #378; fio 3 writes bytes and
+ *    adds "io_kbytes"); fio-2.2.10 printed no job options at all;
+ *  - with --status-interval fio writes one whole document per interval,
+ *    its final report last; --output-format=json,normal prints the job
+ *    header lines before the document and the text after it;
+ *  - fio's "IO depths" distribution is fio's own queue, which fills to
+ *    iodepth with buffered libaio too: it proves nothing about O_DIRECT
+ *    (see disk_depth_direct for what does).
  */
 #include "bench/fio_import.h"
 
