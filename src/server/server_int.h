@@ -160,6 +160,10 @@ void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
 enum tw_err tw_srv_vmsizes_start(struct tw_server *srv, const char *arm_url, const char *imds_url,
                                  struct tw_error *err);
 
+/* Queues the judging again of kept verdicts that no longer stand on the
+ * worker, now and every minute (rejudge.c). */
+enum tw_err tw_srv_rejudge_start(struct tw_server *srv, struct tw_error *err);
+
 /* ---- answers (answer.c) ---- */
 
 /* Copies MSG into OUT with every byte that is not valid UTF-8 (or is a

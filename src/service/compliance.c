@@ -513,3 +513,148 @@ void tw_svc_judged_cleanup(struct tw_svc_judged *j)
     free(j->skus);
     memset(j, 0, sizeof(*j));
 }
+
+/* ---- judging kept verdicts again ---- */
+
+/* What the walk of one VM gathers to keep: a row per latest result. */
+struct rejudge_walk {
+    struct tw_store_kept *rows;
+    size_t n, cap;
+    char **owned;               /* the strings the rows point at */
+    size_t n_owned, cap_owned;
+    int64_t vm_id;
+    const char *last_report_id;
+    bool failed;                /* out of memory */
+};
+
+static const char *own(struct rejudge_walk *w, const char *s)
+{
+    if (!s)
+        return NULL;
+    if (w->n_owned == w->cap_owned) {
+        size_t ncap = w->cap_owned ? w->cap_owned * 2 : 64;
+        char **p = realloc(w->owned, ncap * sizeof(*p));
+        if (!p)
+            return NULL;
+        w->owned = p;
+        w->cap_owned = ncap;
+    }
+    char *c = strdup(s);
+    if (c)
+        w->owned[w->n_owned++] = c;
+    return c;
+}
+
+static struct tw_store_kept *rejudge_row(struct rejudge_walk *w)
+{
+    if (w->n == w->cap) {
+        size_t ncap = w->cap ? w->cap * 2 : 64;
+        struct tw_store_kept *p = realloc(w->rows, ncap * sizeof(*p));
+        if (!p)
+            return NULL;
+        w->rows = p;
+        w->cap = ncap;
+    }
+    struct tw_store_kept *k = &w->rows[w->n++];
+    memset(k, 0, sizeof(*k));
+    k->vm_id = w->vm_id;
+    k->last_report_id = w->last_report_id;
+    return k;
+}
+
+/* The row of result R (the key result_latest keeps it under). */
+static bool rejudge_result(struct rejudge_walk *w, const struct tw_result *r,
+                           const char *kind, const char *skus)
+{
+    struct tw_store_kept *k = rejudge_row(w);
+    if (!k)
+        return false;
+    k->target = own(w, r->target.device[0] ? r->target.device : r->target.path);
+    k->profile = own(w, r->profile);
+    k->result_id = own(w, r->id);
+    k->kind = kind;
+    k->skus = skus ? own(w, skus) : NULL;
+    return k->target && k->profile && k->result_id && (!skus || k->skus);
+}
+
+static enum tw_err rejudge_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
+                                   const struct tw_result *r, const struct tw_verdict *v)
+{
+    struct rejudge_walk *w = arg;
+    (void)vm_id;
+    char skus[TW_VERDICT_MAX_DISKS * 33 + 1];
+    size_t at = 0;
+    skus[0] = '\0';
+    for (size_t k = 0; k < v->n_disks; k++) {
+        int m = snprintf(skus + at, sizeof(skus) - at, "%s%s", k ? "," : "",
+                         disk_sku(inv, v->disks[k].name));
+        if (m < 0 || (size_t)m >= sizeof(skus) - at)
+            return rejudge_result(w, r, NULL, NULL) ? TW_OK : TW_ENOMEM; /* judged when read */
+        at += (size_t)m;
+    }
+    return rejudge_result(w, r, tw_verdict_name(v->kind), skus) ? TW_OK : TW_ENOMEM;
+}
+
+/* A result that can't be judged is kept as such (not judged again until
+ * the basis or the VM's report changes; its error is shown when read); a
+ * VM that can't be read, every row of it. */
+static enum tw_err rejudge_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    struct rejudge_walk *w = arg;
+    struct tw_store_kept *k = rejudge_row(w);
+    if (!k)
+        return TW_ENOMEM;
+    if (e->result_id) {
+        /* Its key: the walk gives its id and profile, not its target, so
+         * the row is the VM's latest of that profile with that record. */
+        k->target = own(w, "");
+        k->profile = own(w, e->profile);
+        k->result_id = own(w, e->result_id);
+        if (!k->target || !k->profile || !k->result_id)
+            return TW_ENOMEM;
+    }
+    return TW_OK;
+}
+
+enum tw_err tw_svc_compliance_rejudge(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                      size_t max_vms, size_t *n_vms, bool *more,
+                                      struct tw_error *err)
+{
+    *n_vms = 0;
+    *more = false;
+    if (max_vms < 1 || max_vms >= TW_STORE_PAGE_MAX)
+        return tw_error_set(err, TW_EINVAL, "VMs are judged again 1 to %d at a time",
+                            TW_STORE_PAGE_MAX - 1);
+    char basis[TW_SVC_BASIS_LEN];
+    tw_svc_compliance_basis(ctx, basis);
+    struct tw_store_stale *stale = NULL;
+    size_t n = 0;
+    enum tw_err rc = tw_store_verdicts_stale(st, basis, max_vms + 1, &stale, &n, err);
+    if (rc != TW_OK)
+        return rc;
+    if (n > max_vms) {
+        *more = true;
+        n = max_vms;
+    }
+    struct rejudge_walk w = {0};
+    struct tw_svc_compliance_sink sink = {rejudge_verdict, rejudge_error, &w};
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        w.vm_id = stale[i].vm_id;
+        w.last_report_id = stale[i].last_report_id;
+        rc = tw_svc_compliance_vm(st, ctx, stale[i].vm_id, &sink, err);
+        if (rc == TW_ENOENT) { /* gone since it was listed */
+            tw_error_clear(err);
+            rc = TW_OK;
+        }
+    }
+    if (rc == TW_OK)
+        rc = tw_store_verdicts_keep(st, basis, w.rows, w.n, err);
+    if (rc == TW_OK)
+        *n_vms = n;
+    for (size_t i = 0; i < w.n_owned; i++)
+        free(w.owned[i]);
+    free(w.owned);
+    free(w.rows);
+    free(stale);
+    return rc;
+}

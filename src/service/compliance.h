@@ -75,6 +75,16 @@ enum tw_err tw_svc_compliance_judge_report(const struct tw_svc_compliance_ctx *c
                                            struct tw_svc_judged *out, struct tw_error *err);
 void tw_svc_judged_cleanup(struct tw_svc_judged *j); /* NULL allowed; zeroes it */
 
+/* Judges again, against each VM's newest report, the latest results whose
+ * kept verdicts don't stand under CTX's basis (a new build's rules,
+ * another catalog or VM caps, a VM that reported without results, a
+ * migrated store), at most MAX_VMS VMs (1 to TW_STORE_PAGE_MAX - 1), and
+ * keeps the verdicts, so that the fleet's summary counts them as kept
+ * again.  *N_VMS the VMs judged, *MORE whether others are left. */
+enum tw_err tw_svc_compliance_rejudge(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
+                                      size_t max_vms, size_t *n_vms, bool *more,
+                                      struct tw_error *err);
+
 /* Judges VM VM_ID's latest results into SINK.  TW_ENOENT when there is
  * no such VM; other store errors in ERR. */
 enum tw_err tw_svc_compliance_vm(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,

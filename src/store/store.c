@@ -528,3 +528,31 @@ void tw_store_vm_sizes_free(struct tw_store_vm_size *rows, size_t n)
         free(rows[i].caps);
     free(rows);
 }
+
+enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+                                    struct tw_store_stale **rows, size_t *n,
+                                    struct tw_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    if (!basis || max < 1 || max > TW_STORE_PAGE_MAX)
+        return tw_error_set(err, TW_EINVAL, "VMs to judge again are listed under a basis, 1 "
+                                            "to %d at a time", TW_STORE_PAGE_MAX);
+    return st->ops->verdicts_stale(st, basis, max, rows, n, err);
+}
+
+enum tw_err tw_store_verdicts_keep(struct tw_store *st, const char *basis,
+                                   const struct tw_store_kept *rows, size_t n,
+                                   struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!basis || (n && !rows))
+        return tw_error_set(err, TW_EINVAL, "verdicts are kept under a basis");
+    for (size_t i = 0; i < n; i++)
+        if (!rows[i].last_report_id ||
+            (rows[i].target && (!rows[i].profile || !rows[i].result_id)))
+            return tw_error_set(err, TW_EINVAL, "kept verdict %zu names no report or no "
+                                                "result", i);
+    return n ? st->ops->verdicts_keep(st, basis, rows, n, err) : TW_OK;
+}

@@ -407,6 +407,36 @@ enum tw_err tw_store_fleet_verdicts(struct tw_store *st, const char *basis,
                                     tw_store_verdict_fn fn, void *arg, size_t *n_vms,
                                     struct tw_error *err);
 
+/* A VM with latest results whose kept verdicts don't stand under a basis
+ * (or were never kept), and its newest report when that was read. */
+struct tw_store_stale {
+    int64_t vm_id;
+    char last_report_id[64];
+};
+/* Up to MAX such VMs under BASIS, by id; *ROWS malloc'd (free()).  A result
+ * judged under BASIS against the VM's newest report that could not be
+ * judged is not listed again (it is shown as an error when read). */
+enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+                                    struct tw_store_stale **rows, size_t *n,
+                                    struct tw_error *err);
+/* A verdict judged again, to be kept beside its latest result. */
+struct tw_store_kept {
+    int64_t vm_id;
+    const char *last_report_id; /* the VM's newest report: the inventory judged against */
+    const char *target;         /* the latest row's key ("": any target); NULL: every
+                                 * row of the VM */
+    const char *profile;
+    const char *result_id;      /* the record judged (a newer one since is left alone) */
+    const char *kind;           /* NULL: could not be judged */
+    const char *skus;           /* as tw_store_verdict.skus */
+};
+/* Keeps ROWS[0..N) under BASIS in one transaction.  A row whose VM has
+ * reported again since (its newest report is no longer LAST_REPORT_ID) or
+ * whose latest result is no longer RESULT_ID is left as it is. */
+enum tw_err tw_store_verdicts_keep(struct tw_store *st, const char *basis,
+                                   const struct tw_store_kept *rows, size_t n,
+                                   struct tw_error *err);
+
 /* A latest result on a page of them: its VM and its record's id. */
 struct tw_store_latest_ref {
     int64_t vm_id;

@@ -574,10 +574,13 @@ static enum tw_err put_latest(struct ingest *in, size_t i, int64_t result_id, in
     sqlite3_bind_int64(q, 4, result_id);
     sqlite3_bind_int64(q, 5, order_ms);
     tw_sq_text(q, 6, in->r->id, false);
-    bool kept = v && v->kind && in->judged->basis;
+    /* Judged: the basis is kept, with the kind when there is one (none:
+     * the result could not be judged under that basis). */
+    bool judged = v && in->judged->basis;
+    bool kept = judged && v->kind;
     tw_sq_text(q, 7, kept ? v->kind : NULL, true);
     tw_sq_text(q, 8, kept ? (v->skus ? v->skus : "") : NULL, true);
-    tw_sq_text(q, 9, kept ? in->judged->basis : NULL, true);
+    tw_sq_text(q, 9, judged ? in->judged->basis : NULL, true);
     return run(in->s, q, "keeping the latest result", err);
 }
 

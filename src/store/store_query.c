@@ -626,3 +626,68 @@ enum tw_err tw_sq_latest_page(struct tw_store *st, const struct tw_store_page *p
     }
     return rc;
 }
+
+static bool stale_row(sqlite3_stmt *q, void *out)
+{
+    struct tw_store_stale *r = out;
+    r->vm_id = sqlite3_column_int64(q, 0);
+    tw_sq_copy(q, 1, r->last_report_id, sizeof(r->last_report_id));
+    return true;
+}
+
+enum tw_err tw_sq_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+                                 struct tw_store_stale **out, size_t *n, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    STMT(q, s, SQ_VERDICTS_STALE, err);
+    sqlite3_bind_text(q, 1, basis, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(q, 2, (sqlite3_int64)max);
+    enum tw_err rc = rows(s, q, sizeof(**out), stale_row, NULL, "the VMs to judge again",
+                          (void **)out, n, err);
+    sqlite3_clear_bindings(q);
+    return rc;
+}
+
+enum tw_err tw_sq_verdicts_keep(struct tw_store *st, const char *basis,
+                                const struct tw_store_kept *kept, size_t n, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *sp = tw_sq_stmt(s, SQ_SAVEPOINT_OP, err);
+    sqlite3_stmt *rel = sp ? tw_sq_stmt(s, SQ_RELEASE_OP, err) : NULL;
+    sqlite3_stmt *back = rel ? tw_sq_stmt(s, SQ_ROLLBACK_TO_OP, err) : NULL;
+    sqlite3_stmt *q = back ? tw_sq_stmt(s, SQ_VERDICT_KEEP, err) : NULL;
+    if (!q)
+        return err && err->code ? err->code : TW_EIO;
+    if (sqlite3_step(sp) != SQLITE_DONE)
+        return tw_sq_fail(s, sp, err, "starting to keep verdicts");
+    sqlite3_reset(sp);
+    enum tw_err e = TW_OK;
+    for (size_t i = 0; e == TW_OK && i < n; i++) {
+        const struct tw_store_kept *k = &kept[i];
+        sqlite3_bind_int64(q, 1, k->vm_id);
+        tw_sq_text(q, 2, k->last_report_id, false);
+        tw_sq_text(q, 3, k->target, false); /* "": any target */
+        tw_sq_text(q, 4, k->profile, true);
+        tw_sq_text(q, 5, k->kind, true);
+        tw_sq_text(q, 6, k->kind ? (k->skus ? k->skus : "") : NULL, true);
+        tw_sq_text(q, 7, basis, false);
+        tw_sq_text(q, 8, k->result_id, true);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            e = tw_sq_fail(s, q, err, "keeping a verdict");
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+    }
+    if (e == TW_OK) {
+        if (sqlite3_step(rel) != SQLITE_DONE)
+            e = tw_sq_fail(s, rel, err, "finishing the kept verdicts");
+        sqlite3_reset(rel);
+        return e;
+    }
+    if (!sqlite3_get_autocommit(s->db)) {
+        sqlite3_step(back);
+        sqlite3_reset(back);
+        sqlite3_step(rel);
+        sqlite3_reset(rel);
+    }
+    return e;
+}

@@ -275,10 +275,12 @@ static const char *const migrations[] = {
     /* ORDER_MS is the result's start, bounded by the allowance for the
      * agent's clock (store_ingest.c): what "latest" is ordered by.  A
      * verdict counts only while it was judged against the VM's newest
-     * report (REPORT_ID is the VM's last_report_id) under the rules,
-     * catalog and caps in use (VERDICT_BASIS); SKUS are the SKUs of the
-     * disks it covered, comma-separated, one per disk.  Migrated rows have
-     * no verdict yet: they are judged when read. */
+     * report (VERDICT_REPORT, the report whose inventory it was judged
+     * against, is the VM's last_report_id) under the rules, catalog and
+     * caps in use (VERDICT_BASIS); SKUS are the SKUs of the disks it
+     * covered, comma-separated, one per disk; no VERDICT with a basis: it
+     * could not be judged.  Migrated rows have no verdict yet: they are
+     * judged when read, and kept by the server's re-judging. */
     "CREATE TABLE result_latest ("
     "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
     "  target TEXT NOT NULL,"
@@ -289,6 +291,7 @@ static const char *const migrations[] = {
     "  verdict TEXT,"
     "  verdict_skus TEXT,"
     "  verdict_basis TEXT,"
+    "  verdict_report TEXT,"
     "  PRIMARY KEY (vm_id, target, profile)) WITHOUT ROWID;"
     "INSERT INTO result_latest(vm_id, target, profile, result_id, order_ms, report_id)"
     "  SELECT vm_id, target, profile, id, started_ms, report_id FROM (SELECT id, vm_id, target,"
@@ -990,6 +993,8 @@ static const struct tw_store_ops sqlite_ops = {
     .plan_add = tw_sq_plan_add,
     .fleet_verdicts = tw_sq_fleet_verdicts,
     .latest_page = tw_sq_latest_page,
+    .verdicts_stale = tw_sq_verdicts_stale,
+    .verdicts_keep = tw_sq_verdicts_keep,
     .vm_sizes_put = tw_sq_vm_sizes_put,
     .vm_sizes_get = tw_sq_vm_sizes_get,
     .check = sq_check,

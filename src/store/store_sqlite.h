@@ -219,18 +219,20 @@
     /* The latest result of a VM, target and profile, with its verdict: a                   \
      * newer one (later start, or the same start stored later) takes the row. */            \
     X(SQ_LATEST_UPSERT, "INSERT INTO result_latest(vm_id, target, profile, result_id, "      \
-                        "order_ms, report_id, verdict, verdict_skus, verdict_basis) VALUES " \
-                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT(vm_id, target, "   \
+                        "order_ms, report_id, verdict, verdict_skus, verdict_basis, "       \
+                        "verdict_report) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6) "   \
+                        "ON CONFLICT(vm_id, target, "                                        \
                         "profile) DO UPDATE SET result_id = excluded.result_id, order_ms = " \
                         "excluded.order_ms, report_id = excluded.report_id, verdict = "      \
                         "excluded.verdict, verdict_skus = excluded.verdict_skus, "           \
-                        "verdict_basis = excluded.verdict_basis WHERE excluded.order_ms > "  \
+                        "verdict_basis = excluded.verdict_basis, verdict_report = "         \
+                        "excluded.verdict_report WHERE excluded.order_ms > "                 \
                         "result_latest.order_ms OR (excluded.order_ms = "                    \
                         "result_latest.order_ms AND excluded.result_id > "                   \
                         "result_latest.result_id)")                                          \
     X(SQ_VM_COUNT, "SELECT count(*) FROM vms")                                               \
     X(SQ_FLEET_VERDICTS, "SELECT l.vm_id, l.verdict, l.verdict_skus, l.verdict IS NOT NULL " \
-                         "AND l.verdict_basis = ?1 AND l.report_id = v.last_report_id "      \
+                         "AND l.verdict_basis = ?1 AND l.verdict_report = v.last_report_id " \
                          "FROM result_latest l JOIN vms v ON v.id = l.vm_id "                \
                          "ORDER BY l.vm_id, l.target, l.profile")                            \
     /* The page's rows are read from result_latest's key alone: the VM and                \
@@ -246,6 +248,16 @@
                       "disks d WHERE d.vm_id = l.vm_id AND d.detached_ms IS NULL AND (d.sku " \
                       "= ?3 COLLATE NOCASE OR d.tier = ?3 COLLATE NOCASE))) "                \
                       "ORDER BY l.vm_id, l.target, l.profile LIMIT ?5 OFFSET ?6")            \
+    X(SQ_VERDICTS_STALE, "SELECT l.vm_id, v.last_report_id FROM result_latest l JOIN vms v " \
+                         "ON v.id = l.vm_id WHERE l.verdict_basis IS NOT ?1 OR "            \
+                         "l.verdict_report IS NOT v.last_report_id GROUP BY l.vm_id "       \
+                         "ORDER BY l.vm_id LIMIT ?2")                                        \
+    X(SQ_VERDICT_KEEP, "UPDATE result_latest SET verdict = ?5, verdict_skus = ?6, "          \
+                       "verdict_basis = ?7, verdict_report = ?2 WHERE vm_id = ?1 AND "       \
+                       "(?3 IS NULL OR ((?3 = '' OR target = ?3) AND profile = ?4 AND "    \
+                       "result_id IN "                                                       \
+                       "(SELECT id FROM results WHERE vm_id = ?1 AND result_uuid = ?8))) "   \
+                       "AND (SELECT last_report_id FROM vms WHERE id = ?1) = ?2")            \
     X(SQ_VM_SIZES_DELETE, "DELETE FROM vm_sizes WHERE region = ?1")                          \
     X(SQ_VM_SIZES_INSERT, "INSERT OR REPLACE INTO vm_sizes(region, name, caps, source, "     \
                           "fetched_at, fetched_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")         \
@@ -327,6 +339,10 @@ enum tw_err tw_sq_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void 
 
 enum tw_err tw_sq_fleet_verdicts(struct tw_store *st, const char *basis, tw_store_verdict_fn fn,
                                  void *arg, size_t *n_vms, struct tw_error *err);
+enum tw_err tw_sq_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+                                 struct tw_store_stale **rows, size_t *n, struct tw_error *err);
+enum tw_err tw_sq_verdicts_keep(struct tw_store *st, const char *basis,
+                                const struct tw_store_kept *rows, size_t n, struct tw_error *err);
 enum tw_err tw_sq_latest_page(struct tw_store *st, const struct tw_store_page *pg,
                               struct tw_store_latest_ref **rows, size_t *n, bool *more,
                               struct tw_error *err);

@@ -156,7 +156,7 @@ static void test_summary_from_version_2(void **state)
     th_fixture_copy("store/v2.db", f->path);
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
-    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL};
+    struct tw_svc_compliance_ctx ctx = {.cat = &f->cat, .caps = &f->caps};
     struct tw_svc_compliance_summary sum;
     assert_int_equal(tw_svc_compliance_summary(f->st, &ctx, &sum, &err), TW_OK);
     assert_int_equal(sum.vms, 3);

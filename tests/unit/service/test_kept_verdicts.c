@@ -168,7 +168,10 @@ static void test_kept_and_counted(void **state)
     put_fleet(f, &f->ctx);
     char basis[TW_SVC_BASIS_LEN];
     tw_svc_compliance_basis(&f->ctx, basis);
-    assert_int_equal(strncmp(basis, "v1-", 3), 0);
+    char prefix[16];
+    snprintf(prefix, sizeof(prefix), "v%d-", TW_VERDICT_RULES_VERSION);
+    assert_int_equal(strncmp(basis, prefix, strlen(prefix)), 0);
+    assert_int_equal(strlen(basis), strlen(prefix) + 16);
     assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict IS NOT NULL"), 7);
     assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict_skus = "
                               "'Premium_LRS,StandardSSD_LRS,Premium_LRS' OR verdict_skus = "
@@ -207,7 +210,7 @@ static void test_other_basis(void **state)
         cat.tiers[i].burst_iops *= 10;
         cat.tiers[i].burst_mbps *= 10;
     }
-    struct tw_svc_compliance_ctx other = {&cat, &f->caps, NULL};
+    struct tw_svc_compliance_ctx other = {.cat = &cat, .caps = &f->caps};
     char a[TW_SVC_BASIS_LEN], b[TW_SVC_BASIS_LEN];
     tw_svc_compliance_basis(&f->ctx, a);
     tw_svc_compliance_basis(&other, b);
@@ -392,6 +395,54 @@ static void test_pages_count_verdicts(void **state)
     assert_int_equal(errors, 1);
 }
 
+/* Judging again keeps what was never kept (a migrated store), what a new
+ * basis leaves standing no longer, and what a report without results made
+ * old; a VM that can't be read is marked, not listed again and again. */
+static void test_rejudge(void **state)
+{
+    struct fx *f = *state;
+    put(f, NULL, "reports/sap-db-01.json", "2026-11-30T08:00:00Z");
+    put(f, NULL, "reports/sap-app-02.json", "2026-11-30T08:00:00Z");
+    put(f, &f->ctx, "reports/web-03.json", "2026-11-30T08:00:00Z");
+    put(f, &f->ctx, "store/late.json", "2026-12-01T09:00:00Z");
+    struct tw_error err = {0};
+    size_t n = 0;
+    bool more = true;
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, 1, &n, &more, &err), TW_OK);
+    assert_int_equal(n, 1);
+    assert_true(more);
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, 100, &n, &more, &err), TW_OK);
+    assert_int_equal(n, 1); /* web-03's were kept when stored */
+    assert_false(more);
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest l JOIN vms v ON v.id = "
+                              "l.vm_id WHERE l.verdict IS NOT NULL AND l.verdict_report = "
+                              "v.last_report_id"),
+                     7);
+    /* Now the summary judges nothing: with the records damaged it still
+     * counts all 7 (and they are what judging them now gives, above). */
+    struct tw_svc_compliance_summary live, kept;
+    live_summary(f, &f->ctx, &live);
+    assert_int_equal(tw_svc_compliance_summary(f->st, &f->ctx, &kept, &err), TW_OK);
+    same_summary(&kept, &live);
+    sql(f, "UPDATE results SET record = '{\"broken\": true}' WHERE vm_id = 2");
+    assert_int_equal(tw_svc_compliance_summary(f->st, &f->ctx, &kept, &err), TW_OK);
+    assert_int_equal(kept.verdicts, 7);
+
+    /* Another basis: all judged again; VM 2 no longer reads: marked, its
+     * error shown by the summary, and not listed again. */
+    struct tw_vmcap_table none = {0};
+    struct tw_svc_compliance_ctx other = {.cat = &f->cat, .caps = &none};
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, 100, &n, &more, &err), TW_OK);
+    assert_int_equal(n, 3);
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, 100, &n, &more, &err), TW_OK);
+    assert_int_equal(n, 0);
+    assert_int_equal(tw_svc_compliance_summary(f->st, &other, &kept, &err), TW_OK);
+    live_summary(f, &other, &live);
+    same_summary(&kept, &live);
+    assert_int_equal(kept.errors, 1);
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, 0, &n, &more, &err), TW_EINVAL);
+}
+
 static void test_vm_sizes(void **state)
 {
     struct fx *f = *state;
@@ -438,6 +489,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_not_judged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_clock_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages_count_verdicts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rejudge, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vm_sizes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
