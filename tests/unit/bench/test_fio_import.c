@@ -978,6 +978,23 @@ static void text_fioread_stripe_is_judged(void **state)
         fail_msg("reason \"%s\" does not say what to give", v.reason);
 }
 
+/* Real buffered libaio runs (direct=0, iodepth=32): fio's IO depths line
+ * shows 32=99.9 % as a direct run's does, but the disk saw under one read
+ * in flight (1 job: 2,222 ms of ticks in 3,001 ms; 4 jobs: 7,169 ms), not
+ * more than two per job: never taken for direct. */
+static void buffered_text_is_not_direct(void **state)
+{
+    (void)state;
+    struct tw_result r;
+    import_ok("fio/libaio-randread-buffered.txt", &r);
+    assert_int_equal(r.method.queue_depth, 32);
+    assert_int_equal(r.read.ios, 50633);
+    assert_int_equal(r.method.direct, TW_DIRECT_UNKNOWN);
+    import_ok("fio/libaio-randread-buffered-4jobs.txt", &r);
+    assert_int_equal(r.method.jobs, 4);
+    assert_int_equal(r.method.direct, TW_DIRECT_UNKNOWN);
+}
+
 static void job_file_and_fio_args(void **state)
 {
     (void)state;
@@ -1290,6 +1307,7 @@ int main(void)
         cmocka_unit_test(bad_inline),
         cmocka_unit_test(round_trip),
         cmocka_unit_test(text_fioread_stripe_is_judged),
+        cmocka_unit_test(buffered_text_is_not_direct),
         cmocka_unit_test(job_file_and_fio_args),
         cmocka_unit_test(job_file_parser),
         cmocka_unit_test(two_sections_are_not_one_method),
