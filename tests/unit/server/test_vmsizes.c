@@ -167,12 +167,14 @@ static void test_server_job(void **state)
                                                  "Standard_E16ds_v5", &buf, NULL, 0);
     assert_non_null(c);
     assert_int_equal(c->iops, 777);
-    /* The next refresh waits a day on the worker; the stop cancels it. */
+    /* The next refresh waits a day on the worker (beside whatever else the
+     * server keeps queued there); the stop cancels it, and LeakSanitizer
+     * would see a job left behind. */
     for (int i = 0; i < 500 && tw_worker_depth(srv->worker) < 1; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    assert_int_equal(tw_worker_depth(srv->worker), 1);
+    assert_true(tw_worker_depth(srv->worker) >= 1);
     tw_server_stop(srv, 1000);
     fs_stop(s);
 
