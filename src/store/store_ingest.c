@@ -295,9 +295,15 @@ static bool text_is(sqlite3_stmt *q, int col, const char *want)
     return strcmp(t ? t : "", want) == 0;
 }
 
+/* Whether row Q's (SKU, tier, size) at COL is observation O.  A tier
+ * where the row has none is the same disk, not a change: agents before
+ * the tier in use was filled in sent none (IMDS gives none), and the first
+ * report of an upgraded agent must not read as a tier change of every
+ * disk of the fleet. */
 static bool same_obs(sqlite3_stmt *q, int col, const struct sku_obs *o)
 {
-    return text_is(q, col, o->sku) && text_is(q, col + 1, o->tier) &&
+    const char *tier = (const char *)sqlite3_column_text(q, col + 1);
+    return text_is(q, col, o->sku) && (!tier || !tier[0] || text_is(q, col + 1, o->tier)) &&
            sqlite3_column_int64(q, col + 2) == o->size;
 }
 
@@ -415,7 +421,9 @@ static void judge(const struct ingest *in, sqlite3_stmt *q, const struct tw_disk
     else
         ds->newer = in->ms >= sqlite3_column_int64(q, attached ? 3 : 2);
     ds->same = attached && vm_id == in->vm_id && disk_same(q, d, (size_t)(d - in->r->inv.disks));
-    ds->same_sku = text_is(q, 7, d->sku) && text_is(q, 9, d->tier) &&
+    /* As same_obs: a tier filled in where the row has none is no change. */
+    const char *tier = (const char *)sqlite3_column_text(q, 9);
+    ds->same_sku = text_is(q, 7, d->sku) && (!tier || !tier[0] || text_is(q, 9, d->tier)) &&
                    sqlite3_column_int64(q, 8) == d->size_gib;
 }
 

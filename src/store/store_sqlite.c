@@ -12,10 +12,13 @@
 
 #include "core/time.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- schema ---------------------------------------------------------- */
 
@@ -627,6 +630,17 @@ enum tw_err tw_store_sqlite_open(const char *path, const struct tw_store_open_op
         return tw_error_set(err, TW_ENOMEM, "out of memory opening %s", path);
     s->base.ops = &sqlite_ops;
     snprintf(s->path, sizeof(s->path), "%s", path);
+    /* A new database holds the fleet and its tokens' hashes: it is made
+     * readable by its owner only, whatever the umask (SQLite would make it
+     * 0644 under the usual 022, and its -wal and -shm files take the mode
+     * of the database's).  An empty file is a new database to SQLite. */
+    if (strcmp(path, ":memory:") != 0 && path[0]) {
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd >= 0) {
+            (void)fchmod(fd, 0600); /* whatever a default ACL made of it */
+            close(fd);
+        }
+    }
     /* One thread uses a handle at a time (store.h): no per-call mutex. */
     int rc = sqlite3_open_v2(path, &s->db,
                              SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

@@ -441,6 +441,35 @@ static void test_sku_history_in_order(void **state)
                      3);
 }
 
+/* A tier filled in where the history had none (an agent from before the
+ * tier in use was reported, then an upgraded one) is no change; a change
+ * of tier after that is one. */
+static void test_tier_filled_in(void **state)
+{
+    struct fx *f = *state;
+    const char *tiers[] = {"", "P10", "P10", "P15"};
+    for (int i = 0; i < 4; i++) {
+        char at[32];
+        snprintf(at, sizeof(at), "2026-11-2%dT10:00:00Z", i + 1);
+        struct tw_report *r =
+            web_at(20 + i, at, "Premium_LRS", tiers[i], 128, "Standard_D4ds_v5", "running");
+        put_ok(f->st, r, true);
+        tw_report_free(r);
+    }
+    int64_t id = disk_id(f->st, "web-03-data0");
+    char q[256];
+    snprintf(q, sizeof(q), "SELECT count(*) FROM disk_sku_history WHERE disk_id = %lld",
+             (long long)id);
+    assert_int_equal(count(f, q), 2);
+    snprintf(q, sizeof(q), "SELECT count(*) FROM disk_sku_history WHERE disk_id = %lld AND "
+             "((tier IS NULL AND observed_at = '2026-11-21T10:00:00Z') OR (tier = 'P15' AND "
+             "observed_at = '2026-11-24T10:00:00Z'))", (long long)id);
+    assert_int_equal(count(f, q), 2);
+    json_t *d = get_disk(f->st, id);
+    assert_string_equal(str(d, "tier"), "P15");
+    json_decref(d);
+}
+
 static void test_detach_and_identity(void **state)
 {
     struct fx *f = *state;
@@ -842,6 +871,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_with_failure, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_sku_history_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_tier_filled_in, setup, teardown),
         cmocka_unit_test_setup_teardown(test_detach_and_identity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_latest_per_profile, setup, teardown),
         cmocka_unit_test_setup_teardown(test_query_shapes, setup, teardown),

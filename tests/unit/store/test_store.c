@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,6 +98,27 @@ static void test_fresh_and_reopen(void **state)
     assert_int_equal(tw_store_check(st, &err), TW_OK);
     tw_store_close(st);
     tw_store_close(NULL);
+}
+
+/* A new database, and its write-ahead log, are readable by their owner
+ * only, whatever the umask. */
+static void test_new_file_mode(void **state)
+{
+    struct fx *f = *state;
+    mode_t old = umask(022);
+    struct tw_store *st = open_ok(f->path);
+    uint8_t h[32] = {7};
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_token_add(st, "x", TW_ROLE_READER, h, NULL, &err), TW_OK);
+    struct stat sb;
+    assert_int_equal(stat(f->path, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    char wal[4200];
+    snprintf(wal, sizeof(wal), "%s-wal", f->path);
+    assert_int_equal(stat(wal, &sb), 0);
+    assert_int_equal(sb.st_mode & 0777, 0600);
+    tw_store_close(st);
+    umask(old);
 }
 
 static void test_newer_refused(void **state)
@@ -409,6 +431,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fresh_and_reopen, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_new_file_mode, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_a_database, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tokens, setup, teardown),
