@@ -10,6 +10,17 @@
  * hangs on a query with a few hundred parameters; the gate's limits are
  * stricter than its, so a head it would refuse never reaches it.
  *
+ * A POST with a body is relayed rather than handed over: the gate reads
+ * the body through a small buffer into one end of a local socket pair
+ * whose other end the daemon serves (the head gets "Connection: close"
+ * first), and copies the answer back.  libmicrohttpd ends a connection
+ * whose client half-closes (shutdown after sending) while the request is
+ * under way, and the answer of a stored report was lost; relayed, the
+ * daemon never sees the client's end, and the gate delivers the answer
+ * whatever the client closed after its body.  Nothing is held but the
+ * two buffers: the body is kept only by the daemon, behind the token
+ * check and the bound of bodies in flight.
+ *
  * Over TLS the head is encrypted: the gate counts and hands over at once,
  * and the header deadline is libmicrohttpd's per-connection timeout
  * (request.c restores the idle timeout once the head is in).
@@ -36,8 +47,20 @@
 
 #define CLIENT_BUCKETS 1024
 #define DRAIN_MS 1000 /* a refused connection is read and dropped this long before the close */
+#define RELAY_BUF 8192
 
-enum gate_state { G_HEAD, G_DRAIN };
+enum gate_state { G_HEAD, G_DRAIN, G_RELAY, G_DEAD };
+
+/* A relayed POST: the client's body up to the daemon, its answer down. */
+struct relay {
+    int sp;                    /* the gate's end of the pair */
+    unsigned long long body_left;
+    size_t up_off, up_len, down_off, down_len;
+    bool down_eof;
+    uint32_t ev_fd, ev_sp;     /* the interests registered ... */
+    bool reg_fd, reg_sp;       /* ... when registered at all (a hang-up is always reported) */
+    char up[RELAY_BUF], down[RELAY_BUF];
+};
 
 struct gate_conn {
     int fd;
@@ -47,6 +70,7 @@ struct gate_conn {
     uint8_t key[TW_GATE_KEY_LEN];
     int64_t deadline_ms;
     size_t scanned; /* bytes of the head already searched for its end */
+    struct relay *rl; /* G_RELAY */
     struct gate_conn *prev, *next; /* the list of its state, oldest first */
 };
 
@@ -66,7 +90,10 @@ struct tw_gate {
     pthread_t thread;
     bool started;
     char *buf; /* head_max + 1 bytes, the gate thread's */
-    struct gate_list heads, drains;
+    struct gate_list heads, drains, relays;
+    struct gate_conn *dead; /* closed in this round of events, freed after it */
+    atomic_bool quiesce, exit; /* what the wake-up asks: stop accepting, end the thread */
+    atomic_bool quiesced;
     size_t next_daemon;
 
     pthread_mutex_t lock; /* the counts: the gate thread and the daemons' close callbacks */
@@ -200,17 +227,47 @@ static void list_del(struct gate_list *l, struct gate_conn *c)
 
 static struct gate_list *list_of(struct tw_gate *g, struct gate_conn *c)
 {
-    return c->state == G_HEAD ? &g->heads : &g->drains;
+    return c->state == G_HEAD ? &g->heads : c->state == G_RELAY ? &g->relays : &g->drains;
+}
+
+/* C is done with: freed once the round of events that may still name it
+ * is over. */
+static void bury(struct tw_gate *g, struct gate_conn *c)
+{
+    c->state = G_DEAD;
+    c->next = g->dead;
+    g->dead = c;
+}
+
+static void free_dead(struct tw_gate *g)
+{
+    while (g->dead) {
+        struct gate_conn *c = g->dead;
+        g->dead = c->next;
+        free(c->rl);
+        free(c);
+    }
+}
+
+static void relay_end(struct tw_gate *g, struct gate_conn *c)
+{
+    if (!c->rl)
+        return;
+    epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->rl->sp, NULL);
+    close(c->rl->sp);
+    free(c->rl);
+    c->rl = NULL;
 }
 
 /* Closes C, forgets it and its count. */
 static void conn_close(struct tw_gate *g, struct gate_conn *c)
 {
     list_del(list_of(g, c), c);
+    relay_end(g, c);
     epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
     close(c->fd);
     count_drop(g, c->key);
-    free(c);
+    bury(g, c);
 }
 
 /* ---- answers ---- */
@@ -243,6 +300,21 @@ static void send_error(int fd, unsigned status, const char *reason, const char *
     }
 }
 
+/* Reads and drops what the client still sends, for DRAIN_MS at most
+ * (closing with unread data would reset the connection, and could lose
+ * the answer just sent). */
+static void to_drain(struct tw_gate *g, struct gate_conn *c)
+{
+    list_del(list_of(g, c), c);
+    relay_end(g, c);
+    c->state = G_DRAIN;
+    c->deadline_ms = mono_ms() + DRAIN_MS;
+    list_add(&g->drains, c);
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLRDHUP, .data.ptr = c};
+    if (epoll_ctl(g->epfd, EPOLL_CTL_MOD, c->fd, &ev) != 0)
+        epoll_ctl(g->epfd, EPOLL_CTL_ADD, c->fd, &ev);
+}
+
 /* Answers C's head with an error, then reads and drops what the client
  * still sends for DRAIN_MS (closing at once would reset the connection
  * and could lose the answer). */
@@ -252,10 +324,7 @@ static void refuse(struct tw_gate *g, struct gate_conn *c, unsigned status, cons
     atomic_fetch_add(&g->refused, 1);
     send_error(c->fd, status, reason, code, msg);
     shutdown(c->fd, SHUT_WR);
-    list_del(&g->heads, c);
-    c->state = G_DRAIN;
-    c->deadline_ms = mono_ms() + DRAIN_MS;
-    list_add(&g->drains, c);
+    to_drain(g, c);
 }
 
 /* ---- the head ---- */
@@ -430,6 +499,8 @@ void tw_gate_check_head(const char *b, size_t n, const struct tw_gate_opts *o,
                 return;
             }
             cl = x;
+            v->has_length = true;
+            v->content_length = x;
         } else if (nl == 17 && strncasecmp(p, "Transfer-Encoding", 17) == 0) {
             while (vlen && (*val == ' ' || *val == '\t'))
                 val++, vlen--;
@@ -460,7 +531,158 @@ static void hand_over(struct tw_gate *g, struct gate_conn *c)
     struct MHD_Daemon *d = g->o.daemons[g->next_daemon++ % g->o.n_daemons];
     if (MHD_add_connection(d, c->fd, (const struct sockaddr *)&c->addr, c->alen) != MHD_YES)
         count_drop(g, c->key); /* the daemon closed the socket */
-    free(c);
+    bury(g, c);
+}
+
+/* Registers what the relay of C waits for (level-triggered). */
+static void relay_interest(struct tw_gate *g, struct gate_conn *c)
+{
+    struct relay *r = c->rl;
+    uint32_t efd = 0, esp = 0;
+    if (r->body_left && !r->up_len)
+        efd |= EPOLLIN;
+    if (r->down_len)
+        efd |= EPOLLOUT;
+    if (r->up_len)
+        esp |= EPOLLOUT;
+    if (!r->down_len && !r->down_eof)
+        esp |= EPOLLIN;
+    /* A socket waited on for nothing is out of the set: its hang-up would
+     * be reported again and again. */
+    if (efd != r->ev_fd || !efd != !r->reg_fd) {
+        struct epoll_event ev = {.events = efd, .data.ptr = c};
+        if (!efd)
+            epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+        else
+            epoll_ctl(g->epfd, r->reg_fd ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, c->fd, &ev);
+        r->reg_fd = efd != 0;
+        r->ev_fd = efd;
+    }
+    if (esp != r->ev_sp || !esp != !r->reg_sp) {
+        struct epoll_event ev = {.events = esp, .data.ptr = (char *)c + 1};
+        if (!esp)
+            epoll_ctl(g->epfd, EPOLL_CTL_DEL, r->sp, NULL);
+        else
+            epoll_ctl(g->epfd, r->reg_sp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, r->sp, &ev);
+        r->reg_sp = esp != 0;
+        r->ev_sp = esp;
+    }
+}
+
+/* Moves what can move without waiting, both ways.  The client's end
+ * after its body is not looked at: a half-close changes nothing. */
+static void relay_pump(struct tw_gate *g, struct gate_conn *c, uint32_t events, bool from_client)
+{
+    struct relay *r = c->rl;
+    if (from_client && (events & (EPOLLERR | EPOLLHUP))) {
+        conn_close(g, c); /* the client is gone; the daemon sees its end */
+        return;
+    }
+    for (bool moved = true; moved;) {
+        moved = false;
+        if (r->body_left && !r->up_len) {
+            size_t want = r->body_left < sizeof(r->up) ? (size_t)r->body_left : sizeof(r->up);
+            ssize_t n = recv(c->fd, r->up, want, MSG_DONTWAIT);
+            if (n > 0) {
+                r->up_off = 0;
+                r->up_len = (size_t)n;
+                r->body_left -= (unsigned long long)n;
+                moved = true;
+            } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                conn_close(g, c); /* ended before its body: the daemon sees the end */
+                return;
+            }
+        }
+        if (r->up_len) {
+            ssize_t n = send(r->sp, r->up + r->up_off, r->up_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n > 0) {
+                r->up_off += (size_t)n;
+                r->up_len -= (size_t)n;
+                moved = true;
+            } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                /* The daemon answered early (401, 413, ...) and closed: the
+                 * rest of the body is dropped by the drain. */
+                r->up_len = 0;
+                r->body_left = 0;
+                moved = true;
+            }
+        }
+        if (!r->down_len && !r->down_eof) {
+            ssize_t n = recv(r->sp, r->down, sizeof(r->down), MSG_DONTWAIT);
+            if (n > 0) {
+                r->down_off = 0;
+                r->down_len = (size_t)n;
+                moved = true;
+            } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+                r->down_eof = true;
+                moved = true;
+            }
+        }
+        if (r->down_len) {
+            ssize_t n =
+                send(c->fd, r->down + r->down_off, r->down_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+            if (n > 0) {
+                r->down_off += (size_t)n;
+                r->down_len -= (size_t)n;
+                moved = true;
+            } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+                conn_close(g, c);
+                return;
+            }
+        }
+        if (r->down_eof && !r->down_len) {
+            /* The whole answer is out (the daemon closes after it). */
+            shutdown(c->fd, SHUT_WR);
+            to_drain(g, c);
+            return;
+        }
+    }
+    relay_interest(g, c);
+}
+
+/* Relays C (its head of END bytes is in, with a body of LEN bytes). */
+static void relay_start(struct tw_gate *g, struct gate_conn *c, size_t end, unsigned long long len)
+{
+    int sp[2];
+    struct relay *r = calloc(1, sizeof(*r));
+    if (!r || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0) {
+        free(r);
+        refuse(g, c, 503, "Service Unavailable", "busy",
+               "the server can't take the request now (out of memory or descriptors); try "
+               "again shortly");
+        return;
+    }
+    /* The head, taken off the client's socket, goes to the daemon with
+     * "Connection: close" after its request line. */
+    char *head = g->buf;
+    ssize_t got = recv(c->fd, head, end, MSG_DONTWAIT);
+    const char *eol = got == (ssize_t)end ? memchr(head, '\n', end) : NULL;
+    static const char close_hdr[] = "Connection: close\r\n";
+    size_t first = eol ? (size_t)(eol - head) + 1 : 0;
+    if (!eol || send(sp[0], head, first, MSG_NOSIGNAL) != (ssize_t)first ||
+        send(sp[0], close_hdr, sizeof(close_hdr) - 1, MSG_NOSIGNAL) !=
+            (ssize_t)(sizeof(close_hdr) - 1) ||
+        send(sp[0], head + first, end - first, MSG_NOSIGNAL) != (ssize_t)(end - first)) {
+        close(sp[0]);
+        close(sp[1]);
+        free(r);
+        conn_close(g, c);
+        return;
+    }
+    r->sp = sp[0];
+    r->body_left = len;
+    r->ev_fd = EPOLLIN | EPOLLRDHUP | EPOLLET; /* as registered for the head */
+    r->reg_fd = true;
+    list_del(&g->heads, c);
+    c->state = G_RELAY;
+    c->rl = r;
+    list_add(&g->relays, c);
+    struct MHD_Daemon *d = g->o.daemons[g->next_daemon++ % g->o.n_daemons];
+    if (MHD_add_connection(d, sp[1], (const struct sockaddr *)&c->addr, c->alen) != MHD_YES) {
+        conn_close(g, c); /* the daemon closed its end */
+        return;
+    }
+    relay_pump(g, c, 0, false);
 }
 
 /* New bytes (or the end) on a connection whose head is not in. */
@@ -497,6 +719,8 @@ static void on_head(struct tw_gate *g, struct gate_conn *c, uint32_t events)
     tw_gate_check_head(g->buf, end, &g->o, &v);
     if (v.status)
         refuse(g, c, v.status, v.reason, v.code, v.msg);
+    else if (v.has_length && v.content_length > 0 && len >= 5 && memcmp(g->buf, "POST ", 5) == 0)
+        relay_start(g, c, end, v.content_length);
     else
         hand_over(g, c);
 }
@@ -599,30 +823,51 @@ static void *gate_main(void *arg)
     for (;;) {
         int timeout = sweep(g);
         int n = epoll_wait(g->epfd, evs, 64, timeout);
-        bool stop = false;
         for (int i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
             if (p == &g->lfd) {
                 on_accept(g);
             } else if (p == &g->wake) {
-                stop = true;
+                uint64_t x;
+                ssize_t r = read(g->wake, &x, sizeof(x));
+                (void)r;
+            } else if ((uintptr_t)p & 1) {
+                struct gate_conn *c = (struct gate_conn *)((char *)p - 1);
+                if (c->state == G_RELAY)
+                    relay_pump(g, c, evs[i].events, false);
             } else {
                 struct gate_conn *c = p;
                 if (c->state == G_HEAD)
                     on_head(g, c, evs[i].events);
+                else if (c->state == G_RELAY)
+                    relay_pump(g, c, evs[i].events, true);
                 else
                     on_drain(g, c);
             }
         }
-        if (stop)
+        free_dead(g);
+        if (atomic_load(&g->quiesce) && g->lfd >= 0) {
+            epoll_ctl(g->epfd, EPOLL_CTL_DEL, g->lfd, NULL);
+            close(g->lfd);
+            g->lfd = -1;
+            while (g->heads.head)
+                conn_close(g, g->heads.head);
+            atomic_store(&g->quiesced, true);
+        }
+        if (atomic_load(&g->exit))
             break;
     }
-    close(g->lfd);
+    if (g->lfd >= 0)
+        close(g->lfd);
     g->lfd = -1;
     while (g->heads.head)
         conn_close(g, g->heads.head);
+    while (g->relays.head)
+        conn_close(g, g->relays.head);
     while (g->drains.head)
         conn_close(g, g->drains.head);
+    free_dead(g);
+    atomic_store(&g->quiesced, true);
     return NULL;
 }
 
@@ -662,13 +907,33 @@ enum tw_err tw_gate_start(const struct tw_gate_opts *o, int lfd, struct tw_gate 
     return TW_OK;
 }
 
+static void wake(struct tw_gate *g)
+{
+    uint64_t one = 1;
+    ssize_t w = write(g->wake, &one, sizeof(one));
+    (void)w;
+}
+
 void tw_gate_stop(struct tw_gate *g)
 {
     if (!g || !g->started)
         return;
-    uint64_t one = 1;
-    ssize_t w = write(g->wake, &one, sizeof(one));
-    (void)w;
+    atomic_store(&g->quiesce, true);
+    wake(g);
+    /* Back once the listening socket is closed (new connections refused). */
+    for (int i = 0; i < 2000 && !atomic_load(&g->quiesced); i++) {
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* Ends the thread: relays still under way are cut. */
+static void gate_join(struct tw_gate *g)
+{
+    if (!g->started)
+        return;
+    atomic_store(&g->exit, true);
+    wake(g);
     pthread_join(g->thread, NULL);
     g->started = false;
 }
@@ -677,7 +942,7 @@ void tw_gate_free(struct tw_gate *g)
 {
     if (!g)
         return;
-    tw_gate_stop(g);
+    gate_join(g);
     if (g->lfd >= 0)
         close(g->lfd);
     if (g->epfd >= 0)

@@ -37,6 +37,8 @@ struct tw_gate_verdict {
     unsigned status;
     const char *reason, *code; /* "URI Too Long", "uri_too_long" */
     char msg[256];
+    bool has_length;                  /* passed with a Content-Length ... */
+    unsigned long long content_length; /* ... of this many bytes */
 };
 
 /* The checks of one request head: B holds N bytes that end with the empty
@@ -61,13 +63,15 @@ struct tw_gate;
 enum tw_err tw_gate_start(const struct tw_gate_opts *o, int lfd, struct tw_gate **out,
                           struct tw_error *err);
 /* Stops accepting (the listening socket closes, heads still held are
- * dropped); the daemons keep the connections they have.  NULL allowed. */
+ * dropped); the daemons keep the connections they have, and the bodies
+ * being relayed go on until tw_gate_free.  NULL allowed. */
 void tw_gate_stop(struct tw_gate *g);
 void tw_gate_free(struct tw_gate *g); /* stops it first; NULL allowed */
 
 /* The client address of SA as a key of the counts. */
 void tw_gate_key(const struct sockaddr *sa, uint8_t key[TW_GATE_KEY_LEN]);
-/* A daemon closed a connection of KEY (its close callback). */
+/* A daemon closed a connection of KEY (its close callback; not for a
+ * relayed one, whose daemon side is a local socket). */
 void tw_gate_closed(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN]);
 /* Connections open now (held here or by a daemon); refused so far. */
 unsigned tw_gate_open_connections(struct tw_gate *g);

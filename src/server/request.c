@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "httpd/reqctx.h"
 #include "server/gate.h"
@@ -371,6 +372,14 @@ void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     struct tw_server *srv = cls;
     (void)socket_context;
     if (toe != MHD_CONNECTION_NOTIFY_CLOSED)
+        return;
+    /* A relayed connection (a local socket pair) is the gate's to count. */
+    const union MHD_ConnectionInfo *fi =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    int domain = 0;
+    socklen_t dl = sizeof(domain);
+    if (fi && getsockopt(fi->connect_fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) == 0 &&
+        domain == AF_UNIX)
         return;
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);

@@ -3,10 +3,10 @@
  * answer with HTML or not at all (JSON errors, at once), two Content-Length
  * headers, the header deadline, the connection limits per client address
  * and in all with /healthz answering through them, the bound of request
- * bodies in flight, the open-files limit raised at start, and
- * /healthz and /metrics on a disk that
+ * bodies in flight, the open-files limit raised at start, a client that
+ * half-closes after its POST, and /healthz and /metrics on a disk that
  * takes no more data (RLIMIT_FSIZE: no root needed).
- * ctest-parts: heads framing deadline limits bodies fdlimit fulldisk */
+ * ctest-parts: heads framing deadline limits bodies fdlimit halfclose fulldisk */
 #include "testhelp.h"
 
 #include <arpa/inet.h>
@@ -528,6 +528,55 @@ static void test_fdlimit(void **state)
     setrlimit(RLIMIT_NOFILE, &was);
 }
 
+/* ---- a client that half-closes after its POST is answered ---- */
+
+static void test_halfclose(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct tw_server_options o = {.threads = 2};
+    start(&f, &o);
+    size_t len = 0;
+    char *tmpl = th_fixture("reports/web-03.json", &len);
+    json_error_t je;
+    json_t *rep = json_loadb(tmpl, len, 0, &je);
+    assert_non_null(rep);
+    free(tmpl);
+    static char a[65536];
+    /* Many at once, so that the writer's batches are under way while the
+     * ends arrive. */
+    enum { N = 48, ROUNDS = 4 };
+    int answered = 0;
+    for (int round = 0; round < ROUNDS; round++) {
+        int fds[N];
+        for (int i = 0; i < N; i++) {
+            char id[64];
+            snprintf(id, sizeof(id), "6a1f3c55-0000-4000-8000-%012d", round * N + i);
+            json_object_set_new(rep, "id", json_string(id));
+            char *body = json_dumps(rep, JSON_COMPACT);
+            char head[512];
+            int hn = snprintf(head, sizeof(head),
+                              "POST /api/v1/reports HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer "
+                              "%s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                              f.agent, strlen(body));
+            fds[i] = dial(&f, NULL);
+            send_all(fds[i], head, (size_t)hn);
+            send_all(fds[i], body, strlen(body));
+            shutdown(fds[i], SHUT_WR);
+            free(body);
+        }
+        for (int i = 0; i < N; i++) {
+            read_answer(fds[i], a, sizeof(a), 5000);
+            close(fds[i]);
+            answered += status_of(a) == 201;
+        }
+    }
+    int n = N * ROUNDS;
+    json_decref(rep);
+    assert_int_equal(answered, n);
+    stop(&f);
+}
+
 /* ---- a disk that takes no more data ---- */
 
 static bool metric_is(const struct fixture *f, const char *line)
@@ -592,10 +641,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_heads),     cmocka_unit_test(test_framing),
         cmocka_unit_test(test_deadline),  cmocka_unit_test(test_limits),
         cmocka_unit_test(test_bodies),    cmocka_unit_test(test_fdlimit),
-        cmocka_unit_test(test_fulldisk),
+        cmocka_unit_test(test_halfclose), cmocka_unit_test(test_fulldisk),
     };
     static const char *const names[] = {"heads",  "framing", "deadline",  "limits",
-                                        "bodies", "fdlimit", "fulldisk"};
+                                        "bodies", "fdlimit", "halfclose", "fulldisk"};
     if (argc > 1) {
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
             if (strcmp(argv[1], names[i]) == 0)
