@@ -16,35 +16,43 @@ void tw_v1_disks(struct tw_req *rq)
     if (!tw_req_page(rq, &pg, NULL))
         return;
     WITH_STORE(rq, st, err);
-    json_t *disks = NULL, *verdicts = json_array(), *errors = json_array();
+    json_t *disks = NULL;
     struct tw_store_disk_row *rows = NULL;
     size_t n = 0;
     bool more = false;
     enum tw_err rc = tw_store_disks_page(st, &pg, &rows, &n, &more, &err);
     if (rc == TW_OK && !(disks = tw_shape_disks(rows, n)))
         rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
-    /* The verdicts of the page's VMs only (rows come grouped by VM). */
-    for (size_t i = 0; rc == TW_OK && i < n; i++) {
-        if (i > 0 && rows[i].vm_id == rows[i - 1].vm_id)
-            continue;
+    /* The verdicts of the page's VMs only, each VM's given to its own
+     * disks (rows come grouped by VM): a disk is matched against its VM's
+     * verdicts, not the page's. */
+    for (size_t i = 0, j; rc == TW_OK && i < n; i = j) {
+        for (j = i + 1; j < n && rows[j].vm_id == rows[i].vm_id;)
+            j++;
+        json_t *verdicts = json_array(), *errors = json_array(), *mine = json_array();
         rc = tw_v1_vm_verdicts(rq->srv, st, rows[i].vm_id, verdicts, errors, &err);
         if (rc == TW_ENOENT) { /* gone since the page was read */
             tw_error_clear(&err);
             rc = TW_OK;
         }
+        for (size_t k = i; rc == TW_OK && mine && k < j; k++)
+            if (json_array_append(mine, json_array_get(disks, k)) != 0)
+                rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
+        if (rc == TW_OK && !mine)
+            rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
+        if (rc == TW_OK)
+            tw_v1_attach_disk_verdicts(mine, verdicts);
+        json_decref(mine);
+        json_decref(verdicts);
+        json_decref(errors);
     }
     free(rows);
     tw_srv_store_put(rq->srv, st);
     if (rc != TW_OK) {
         json_decref(disks);
-        json_decref(verdicts);
-        json_decref(errors);
         tw_req_store_error(rq, rc == TW_ENOENT ? TW_EIO : rc, &err);
         return;
     }
-    tw_v1_attach_disk_verdicts(disks, verdicts);
-    json_decref(verdicts);
-    json_decref(errors);
     tw_req_json(rq, 200, json_pack("{s:o, s:o}", "disks", disks, "next_cursor",
                                    tw_page_next_cursor(&pg, more)));
 }
