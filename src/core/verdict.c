@@ -476,13 +476,31 @@ static void judge_above(struct sb *s, const struct ctx *c, struct tw_verdict *v,
     }
     double burst = in_metric(c, at_block(c, c->burst_iops, c->burst_mbps, true));
     double plus = in_metric(c, at_block(c, c->plus_iops, c->plus_mbps, true));
-    if (v->bound_by == TW_BOUND_VM && m <= TW_VERDICT_ABOVE_RATIO * d_exp) {
+    /* The VM's own burst limit, when its caps give one (INFINITY: not known). */
+    double vm_burst = INFINITY;
+    if (c->cap && (c->cap->burst_iops > 0 || c->cap->burst_bytes_per_s > 0))
+        vm_burst = in_metric(c, at_block(c, (double)c->cap->burst_iops,
+                                         (double)c->cap->burst_bytes_per_s / 1e6, false));
+    if (v->bound_by == TW_BOUND_VM && m <= TW_VERDICT_ABOVE_RATIO * d_exp &&
+        m <= TW_VERDICT_ABOVE_RATIO * vm_burst) {
         v->kind = TW_VERDICT_BURST;
         sb_add(s, "measured %s %s is above ", fmt_num(m, a, 32), c->unit);
         describe_vm(s, c);
+        if (isfinite(vm_burst))
+            sb_add(s, " and within its burst limit of %s", fmt_num(vm_burst, e, 32));
         sb_add(s, ", but within the disks' %s (", fmt_num(d_exp, b, 32));
         describe_disks(s, c, c->sum_iops, c->sum_mbps, true);
         sb_add(s, "): VM-level bursting, not the VM's baseline");
+        return;
+    }
+    if (v->bound_by == TW_BOUND_VM && m <= TW_VERDICT_ABOVE_RATIO * d_exp) {
+        /* Above the VM's cap and its burst limit, within the disks. */
+        v->kind = TW_VERDICT_INCONCLUSIVE;
+        sb_add(s, "measured %s %s is above ", fmt_num(m, a, 32), c->unit);
+        describe_vm(s, c);
+        sb_add(s, " and above its burst limit of %s, though within the disks' %s: the VM size "
+                  "(%s) or its caps (%s) don't describe the VM the run used",
+               fmt_num(vm_burst, e, 32), fmt_num(d_exp, b, 32), c->cap->vm_size, c->cap->source);
         return;
     }
     if (burst > d_exp + 0.5 && m <= TW_VERDICT_ABOVE_RATIO * burst) {

@@ -34,7 +34,7 @@
  * trusts a kept verdict only while this version, the tier catalog and the
  * VM caps it was judged with are those in use: a change to how a verdict
  * is made bumps it, and every kept verdict is then judged again. */
-#define TW_VERDICT_RULES_VERSION 2
+#define TW_VERDICT_RULES_VERSION 3
 
 /* Measured at or above this share of expected delivers. */
 #define TW_VERDICT_DELIVERS_RATIO 0.90

@@ -354,6 +354,19 @@ static void test_burst(void **state)
     v = judge(f, cap(&c, 12800, 192));
     assert_int_equal(v->kind, TW_VERDICT_BURST);
     expect_reason(v, "VM-level bursting");
+    /* With the VM's burst limit known (D8s_v3: 20,000 IOPS, 400 MB/s; at
+     * 8 KiB: 20,000), within it is still VM bursting, and says so ... */
+    cap(&c, 12800, 192);
+    c.burst_iops = 20000;
+    c.burst_bytes_per_s = 400000000;
+    v = judge(f, &c);
+    assert_int_equal(v->kind, TW_VERDICT_BURST);
+    expect_reason(v, "and within its burst limit of 20,000, but within the disks'");
+    /* ... and above it the VM can't have bursted: not called a burst. */
+    c.burst_iops = 14000;
+    v = judge(f, &c);
+    assert_int_equal(v->kind, TW_VERDICT_INCONCLUSIVE);
+    expect_reason(v, "and above its burst limit of 14,000, though within the disks' 22,500");
     /* E30 (1 TiB): burst 1,000, performance plus 1,500. */
     run(f, "nvme0n3", "", TW_PAT_RANDREAD, 8192, 256, 4, 1400);
     v = judge(f, NULL);
