@@ -17,7 +17,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s import-fio FILE [--job-file F] [--fio-args \"...\"] [--section NAME]\n"
-            "                            [--json]\n\n"
+            "                            [--json] [-q|-v]\n\n"
             "Reads fio's output, JSON (--output-format=json) or the normal text\n"
             "output (also when pasted without its leading spaces), and prints it\n"
             "as a tierwise result record. FILE \"-\" reads standard input.\n\n"
@@ -30,6 +30,12 @@ static void usage(FILE *f)
             "  --section NAME     import only job section NAME of an output whose\n"
             "                     sections ran differently\n"
             "  --json             print the record as JSON (tierwise.bench-result/1)\n"
+            "  -q, --quiet        no note on stderr (such as direct I/O not known);\n"
+            "                     errors are still said\n"
+            "  -v, --verbose      also say on stderr what was read: the format and fio's\n"
+            "                     version, the hints given, the method, whether I/O was\n"
+            "                     direct and how that was decided, the target and disks\n"
+            "  --version          print the version and exit\n"
             "  -h, --help         this text\n\n"
             "The record says whether I/O was direct and how that was decided\n"
             "(method.direct true, false or null, and method.direct_basis). fio's\n"
@@ -46,6 +52,53 @@ static void usage(FILE *f)
             TW_AGENT_PROG);
 }
 
+static const char *direct_word(enum tw_direct d)
+{
+    return d == TW_DIRECT_YES ? "yes" : d == TW_DIRECT_NO ? "no (buffered)" : "not known";
+}
+
+/* -v: what the import read and decided; otherwise (unless -q) a note when
+ * direct I/O is not known, since the verdict then can't be had. */
+static void say_what_was_read(const char *path, size_t len, const char *job_file,
+                              const char *fio_args, const struct tw_result *r)
+{
+    const struct tw_method *m = &r->method;
+    tw_app_detail(TW_AGENT_PROG, "read %s (%zu bytes): %s, %s", path, len,
+                  r->source == TW_SRC_FIO_JSON ? "fio JSON" : "fio text",
+                  r->tool_version[0] ? r->tool_version : "fio's version not given");
+    if (job_file || fio_args)
+        tw_app_detail(TW_AGENT_PROG, "hints: %s%s%s%s%s", job_file ? "job file " : "",
+                      job_file ? job_file : "", job_file && fio_args ? ", " : "",
+                      fio_args ? "fio arguments " : "", fio_args ? fio_args : "");
+    tw_app_detail(TW_AGENT_PROG,
+                  "method: %s, %s, %lld-byte blocks, QD %d x %d job(s) (%d in flight per "
+                  "job), %d %% reads, %.1f s measured",
+                  m->engine[0] ? m->engine : "engine unknown", tw_pattern_name(m->pattern),
+                  (long long)m->block_size_bytes, m->queue_depth, m->jobs,
+                  m->effective_queue_depth, m->read_pct, (double)m->runtime_ms / 1000.0);
+    tw_app_detail(TW_AGENT_PROG, "direct I/O: %s (how decided: %s)", direct_word(m->direct),
+                  tw_direct_basis_name(m->direct_basis));
+    char members[TW_RESULT_MAX_MEMBERS * 33 + 1] = "";
+    size_t used = 0;
+    bool just_itself = r->target.n_members == 1 &&
+                       strcmp(r->target.members[0], r->target.device) == 0;
+    for (size_t i = 0; !just_itself && i < r->target.n_members && used + 34 < sizeof(members);
+         i++)
+        used += (size_t)snprintf(members + used, sizeof(members) - used, "%s%s",
+                                 i ? " " : "", r->target.members[i]);
+    tw_app_detail(TW_AGENT_PROG, "target: %s, device %s%s%s",
+                  r->target.path[0] ? r->target.path : "path unknown",
+                  r->target.device[0] ? r->target.device : "unknown",
+                  used ? " over " : "", members);
+    if (m->direct == TW_DIRECT_UNKNOWN)
+        tw_app_note(TW_AGENT_PROG,
+                    "%s does not show whether its I/O was direct (fio's text never says "
+                    "direct=, and its disk statistics don't prove it): give the run's job "
+                    "file (--job-file) or command line (--fio-args), or its verdict stays "
+                    "inconclusive",
+                    path);
+}
+
 int tw_agent_cmd_import_fio(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -53,6 +106,8 @@ int tw_agent_cmd_import_fio(int argc, char **argv)
         {"job-file", required_argument, NULL, 'f'},
         {"fio-args", required_argument, NULL, 'a'},
         {"section", required_argument, NULL, 's'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -60,8 +115,10 @@ int tw_agent_cmd_import_fio(int argc, char **argv)
     const char *job_file = NULL, *fio_args = NULL, *section = NULL;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
+        case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;
+        case 'v': tw_app_set_verbosity(TW_APP_VERBOSE); break;
         case 'j': json = true; break;
         case 'f': job_file = optarg; break;
         case 'a': fio_args = optarg; break;
@@ -99,6 +156,7 @@ int tw_agent_cmd_import_fio(int argc, char **argv)
                              .fio_args = fio_args,
                              .fio_args_len = fio_args ? strlen(fio_args) : 0,
                              .section = section};
+    size_t in_len = in.len;
     if (rc == TW_OK)
         rc = tw_fio_import_with(in.data, in.len, &h, r, &err);
     tw_buf_cleanup(&in);
@@ -112,6 +170,7 @@ int tw_agent_cmd_import_fio(int argc, char **argv)
         return tw_app_exit_code(rc);
     }
     tw_agent_new_id(r->id, sizeof(r->id));
+    say_what_was_read(path, in_len, job_file, fio_args, r);
     int status = tw_app_print_result(TW_AGENT_PROG, r, json);
     free(r);
     return status;

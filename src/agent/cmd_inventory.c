@@ -30,8 +30,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: %s inventory [--json] [--imds-url URL] [--config FILE]\n"
-            "       %s inventory --inventory-file FILE [--json]\n\n"
+            "usage: %s inventory [--json] [--imds-url URL] [--config FILE] [-q|-v]\n"
+            "       %s inventory --inventory-file FILE [--json] [-q|-v]\n\n"
             "Shows this VM (name, size, region, subscription, resource group, tags) and\n"
             "its managed disks (name, role, LUN, SKU, size, tier, caching) with the Linux\n"
             "device of each, read from the Azure Instance Metadata Service (IMDS).\n\n"
@@ -50,13 +50,19 @@ static void usage(FILE *f)
             "                         rated_mbps and rated_why\n"
             "  --imds-url URL         IMDS base URL (default: $TIERWISE_IMDS_URL, then the\n"
             "                         config file's imds_url, then http://169.254.169.254)\n"
-            "  --config FILE          JSON config file with imds_url, arm_url, login_url,\n"
-            "                         prices_url (default: $TIERWISE_CONFIG, if set)\n"
+            "  --config FILE          JSON config file; inventory reads its imds_url\n"
+            "                         (default: $TIERWISE_CONFIG, if set)\n"
             "  --inventory-file FILE  use this inventory (JSON, an inventory object or a\n"
             "                         whole report) instead of asking IMDS; devices it leaves\n"
             "                         out are looked up on this machine\n"
             "  --sysfs-root DIR       where sysfs is (default: $TW_SYSFS_ROOT, then /sys)\n"
             "  --dev-root DIR         where /dev is (default: $TW_DEV_ROOT, then /dev)\n"
+            "  -q, --quiet            nothing on stderr but errors\n"
+            "  -v, --verbose          also say on stderr where the inventory came from\n"
+            "                         (the IMDS URL and which setting gave it, or the file),\n"
+            "                         the VM and its disks, and how each disk's device was\n"
+            "                         found or why not\n"
+            "  --version              print the version and exit\n"
             "  -h, --help             this text\n\n"
             "Devices are found through /dev/disk/azure/data/by-lun/N, /dev/disk/azure/scsi1/\n"
             "lunN and /dev/disk/azure/os|root, else through sysfs (SCSI address, NVMe\n"
@@ -155,6 +161,31 @@ static void print_table(const struct tw_inventory *inv, const enum tw_devmap_how
     }
 }
 
+/* -v: the VM and, per disk, how its device was found (the table says so
+ * only for the exceptions, the JSON not at all). */
+static void say_details(const struct tw_inventory *inv, const enum tw_devmap_how *how)
+{
+    tw_app_detail(TW_AGENT_PROG, "VM %s (%s, %s), %zu disk(s)", inv->vm.name,
+                  inv->vm.vm_size[0] ? inv->vm.vm_size : "size unknown",
+                  inv->vm.location[0] ? inv->vm.location : "region unknown", inv->n_disks);
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        const struct tw_disk *d = &inv->disks[i];
+        char lun[24] = "";
+        if (d->lun >= 0)
+            snprintf(lun, sizeof(lun), ", LUN %d", d->lun);
+        if (d->device[0])
+            tw_app_detail(TW_AGENT_PROG, "disk %s (%s%s): %s, %s", d->name,
+                          d->role == TW_DISK_OS ? "os" : "data", lun, d->device,
+                          how[i] == TW_DEVMAP_GIVEN ? "named by the inventory"
+                                                    : how_words(how[i]));
+        else
+            tw_app_detail(TW_AGENT_PROG,
+                          "disk %s (%s%s): no device found on this machine (no "
+                          "/dev/disk/azure link, SCSI address or NVMe namespace for it)",
+                          d->name, d->role == TW_DISK_OS ? "os" : "data", lun);
+    }
+}
+
 static int print_json(const struct tw_inventory *inv)
 {
     json_t *v = tw_inventory_to_value(inv);
@@ -199,6 +230,9 @@ int tw_agent_inventory_file(const char *path, struct tw_inventory *inv)
                      path);
     } else if ((rc = tw_inventory_from_json(b.data, b.len, inv, &err)) != TW_OK) {
         tw_app_error(TW_AGENT_PROG, "--inventory-file %s: %s", path, err.msg);
+    } else {
+        tw_app_detail(TW_AGENT_PROG, "inventory from the file %s (%zu bytes), not from IMDS",
+                      path, b.len);
     }
     tw_buf_cleanup(&b);
     /* Whatever is wrong with a file the user named (missing, unreadable,
@@ -228,6 +262,8 @@ int tw_agent_inventory_imds(const char *imds_flag, const char *config,
                      ep.url[TW_AZ_EP_IMDS], tw_az_ep_source_name(&ep, TW_AZ_EP_IMDS));
         return TW_EXIT_USAGE;
     }
+    tw_app_detail(TW_AGENT_PROG, "asking IMDS at %s (the URL from %s)", ep.url[TW_AZ_EP_IMDS],
+                  tw_az_ep_source_name(&ep, TW_AZ_EP_IMDS));
     bool unreachable = false;
     rc = tw_az_imds_fetch(&o, ep.url[TW_AZ_EP_IMDS], inv, &unreachable, &err);
     if (rc == TW_OK)
@@ -253,6 +289,8 @@ int tw_agent_cmd_inventory(int argc, char **argv)
         {"inventory-file", required_argument, NULL, O_FILE},
         {"sysfs-root", required_argument, NULL, O_SYSFS},
         {"dev-root", required_argument, NULL, O_DEV},
+        {"quiet", no_argument, NULL, 'q'},
+        {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -262,8 +300,10 @@ int tw_agent_cmd_inventory(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0; /* one message of our own instead of getopt's plus the usage */
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
+        case 'q': tw_app_set_verbosity(TW_APP_QUIET); break;
+        case 'v': tw_app_set_verbosity(TW_APP_VERBOSE); break;
         case O_JSON: json = true; break;
         case O_IMDS: imds = optarg; break;
         case O_CONFIG: config = optarg; break;
@@ -312,6 +352,8 @@ int tw_agent_cmd_inventory(int argc, char **argv)
         status = err.code == TW_EINVAL ? TW_EXIT_USAGE : TW_EXIT_FAIL;
         goto out;
     }
+    if (tw_app_get_verbosity() == TW_APP_VERBOSE)
+        say_details(inv, how);
     if (json) {
         status = print_json(inv);
     } else {
