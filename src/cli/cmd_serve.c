@@ -50,7 +50,8 @@ static void usage(FILE *f)
             "                     from a build directory inside it; none found: no dashboard)\n"
             "  --config FILE      a JSON object with the same keys as these flags (\"db\",\n"
             "                     \"listen\", \"web\", \"tls-cert\", \"tls-key\", \"port-file\",\n"
-            "                     \"threads\", \"body-max\", \"log-requests\"); flags win\n"
+            "                     \"threads\", \"body-max\", \"log-requests\",\n"
+            "                     \"vm-sizes-from-arm\", ...); flags win\n"
             "  --tls-cert FILE    serve HTTPS with this PEM certificate (chain) ...\n"
             "  --tls-key FILE     ... and its PEM private key (both or neither)\n"
             "  --port-file FILE   write the port listened on there (atomically)\n"
@@ -90,6 +91,7 @@ struct serve_opts {
     const char *threads, *body_max;
     const char *prices_url;
     int log_requests; /* -1 unset */
+    int vm_sizes;     /* --vm-sizes-from-arm; -1 unset */
     /* --max-connections, --max-connections-per-client, --header-timeout,
      * --body-memory-max; numbers from the config file in LIMIT_NUM */
     const char *limit[4];
@@ -123,6 +125,14 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                 endpoint = true;
         if (endpoint)
             continue;
+        if (strcmp(key, "vm-sizes-from-arm") == 0) {
+            if (!json_is_boolean(v))
+                return tw_error_set(err, TW_EINVAL,
+                                    "%s: \"vm-sizes-from-arm\" must be true or false", path);
+            if (o->vm_sizes < 0)
+                o->vm_sizes = json_is_true(v);
+            continue;
+        }
         size_t lk = 0;
         while (lk < 4 && strcmp(limit_keys[lk], key) != 0)
             lk++;
@@ -146,7 +156,8 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                                 "%s: unknown key \"%s\"; the keys are the serve flags (db, "
                                 "listen, web, tls-cert, tls-key, port-file, threads, body-max, "
                                 "log-requests, max-connections, max-connections-per-client, "
-                                "header-timeout, body-memory-max) and the Azure endpoints "
+                                "header-timeout, body-memory-max, vm-sizes-from-arm) and the "
+                                "Azure endpoints "
                                 "(prices_url, ...)",
                                 path, key);
         if (k == 8) {
@@ -264,10 +275,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
         TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
-    struct serve_opts o = {.log_requests = -1};
+    struct serve_opts o = {.log_requests = -1, .vm_sizes = -1};
     const char *config = NULL;
     const char *arm_url = NULL, *imds_url = NULL; /* ARM's VM sizes */
-    bool vm_sizes = false;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
@@ -294,7 +304,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1003: o.limit[c - 1000] = optarg; break;
         case 'L': o.log_requests = 1; break;
         case 'P': o.prices_url = optarg; break;
-        case 1010: vm_sizes = true; break;
+        case 1010: o.vm_sizes = 1; break;
         case 1011: arm_url = optarg; break;
         case 1012: imds_url = optarg; break;
         case 'h': usage(stdout); return TW_EXIT_OK;
@@ -416,6 +426,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
     ep_args.url[TW_AZ_EP_PRICES] = o.prices_url;
     /* ARM and IMDS only when the VM sizes are asked for: nothing else of
      * the server reaches them. */
+    bool vm_sizes = o.vm_sizes > 0;
     if ((arm_url || imds_url) && !vm_sizes) {
         rc = tw_error_set(&err, TW_EINVAL, "--arm-url and --imds-url are for --vm-sizes-from-arm");
         status = TW_EXIT_USAGE;

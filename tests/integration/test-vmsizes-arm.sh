@@ -96,6 +96,20 @@ grep -q '^VM sim-unknown (Standard_Nope_v1; uncached cap unknown: ' "$scratch/te
   bad "text: $(cat "$scratch/text")"
 stop_server TERM
 
+# The same from a --config file ("vm-sizes-from-arm" and the endpoints).
+printf '{"vm-sizes-from-arm": true, "arm_url": "%s", "imds_url": "%s"}\n' "$sim" "$sim" \
+  >"$scratch/serve.json"
+start_server conf --config "$scratch/serve.json"
+[ -n "$port" ] || { echo "FAIL: serve did not start: $(cat "$scratch/conf.err")"; exit 1; }
+for _ in $(seq 100); do grep -q "VM sizes from ARM" "$scratch/conf.err" && break; sleep 0.1; done
+grep -q "VM sizes from ARM: 1 region(s), 2 size(s) stored" "$scratch/conf.err" && ok ||
+  bad "refresh from --config: $(cat "$scratch/conf.err")"
+stop_server TERM
+printf '{"vm-sizes-from-arm": "yes"}\n' >"$scratch/bad.json"
+"$cli" serve --db "$db" --config "$scratch/bad.json" >/dev/null 2>"$scratch/err"
+[ $? = 2 ] && grep -q '"vm-sizes-from-arm" must be true or false' "$scratch/err" && ok ||
+  bad "bad config value: $(cat "$scratch/err")"
+
 # 3. ARM gone: the cached sizes still serve, and the refresh's failure is
 # said (and kept in the why of a size not cached).
 kill -TERM "$sim_pid"; wait "$sim_pid" 2>/dev/null; sim_pid=""
