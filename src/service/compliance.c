@@ -438,6 +438,8 @@ void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[T
             FNV_STR(h, caps->caps[i].vm_size);
             FNV_INT(h, caps->caps[i].iops);
             FNV_INT(h, caps->caps[i].bytes_per_s);
+            FNV_INT(h, caps->caps[i].burst_iops);
+            FNV_INT(h, caps->caps[i].burst_bytes_per_s);
         }
     }
     /* ARM's sizes: the regions held and when each was fetched. */

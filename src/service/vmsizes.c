@@ -163,23 +163,40 @@ size_t tw_svc_vmsizes_count(struct tw_svc_vmsizes *vs, const char *region)
     return n;
 }
 
+static uint64_t fnv_text(uint64_t h, const char *s)
+{
+    for (const char *p = s;; p++) {
+        h ^= (unsigned char)*p;
+        h *= 0x100000001b3ULL;
+        if (!*p)
+            return h;
+    }
+}
+
 uint64_t tw_svc_vmsizes_stamp(struct tw_svc_vmsizes *vs)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     bool any = false;
     pthread_mutex_lock(&vs->lock);
+    /* The figures a verdict reads, not when they were fetched: a daily
+     * refresh that brings the same sizes leaves every kept verdict
+     * standing. */
     for (size_t i = 0; i < vs->n; i++) {
         if (!vs->r[i].fetched_at[0])
             continue;
         any = true;
-        const char *parts[] = {vs->r[i].name, vs->r[i].fetched_at};
-        for (int k = 0; k < 2; k++)
-            for (const char *p = parts[k];; p++) {
-                h ^= (unsigned char)*p;
-                h *= 0x100000001b3ULL;
-                if (!*p)
-                    break;
-            }
+        h = fnv_text(h, vs->r[i].name);
+        for (size_t k = 0; k < vs->r[i].t.n; k++) {
+            const struct tw_vmcap *c = &vs->r[i].t.caps[k];
+            h = fnv_text(h, c->vm_size);
+            const int64_t figs[] = {c->iops, c->bytes_per_s, c->burst_iops,
+                                    c->burst_bytes_per_s, (int64_t)c->premium};
+            for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++)
+                for (int b = 0; b < 8; b++) {
+                    h ^= (unsigned char)((uint64_t)figs[f] >> (8 * b));
+                    h *= 0x100000001b3ULL;
+                }
+        }
     }
     pthread_mutex_unlock(&vs->lock);
     return any ? h : 0;

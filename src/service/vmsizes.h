@@ -72,8 +72,9 @@ void tw_svc_vmsizes_note(struct tw_svc_vmsizes *vs, const char *region, const ch
 size_t tw_svc_vmsizes_regions(struct tw_svc_vmsizes *vs);
 size_t tw_svc_vmsizes_count(struct tw_svc_vmsizes *vs, const char *region);
 
-/* A hash of the regions held and when each was fetched (0 when none), for
- * what a kept verdict was judged under: a refresh changes it. */
+/* A hash of the regions held and the figures of their sizes that a verdict
+ * reads (0 when none), for what a kept verdict was judged under: a refresh
+ * that brings other figures changes it, one that brings the same does not. */
 uint64_t tw_svc_vmsizes_stamp(struct tw_svc_vmsizes *vs);
 
 /*

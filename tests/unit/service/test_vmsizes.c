@@ -160,6 +160,12 @@ static void test_pick(void **state)
     assert_int_equal(tw_svc_vmsizes_load(vs, f->st, "westeurope", &err), TW_OK);
     assert_int_equal(tw_svc_vmsizes_count(vs, "westeurope"), 1);
     assert_true(tw_svc_vmsizes_stamp(vs) != stamp);
+    /* The next day's refresh brings the same figures: the stamp (and so
+     * every kept verdict) stands. */
+    stamp = tw_svc_vmsizes_stamp(vs);
+    put(f, "westeurope", "2026-12-03T02:00:00Z", caps, 1);
+    assert_int_equal(tw_svc_vmsizes_load(vs, f->st, "westeurope", &err), TW_OK);
+    assert_int_equal(tw_svc_vmsizes_stamp(vs), stamp);
 
     /* A second reference keeps it alive. */
     struct tw_svc_vmsizes *two = tw_svc_vmsizes_ref(vs);
