@@ -140,7 +140,7 @@ void tw_svc_vmsizes_note(struct tw_svc_vmsizes *vs, const char *region, const ch
     pthread_mutex_lock(&vs->lock);
     struct region *r = slot(vs, region, why != NULL);
     if (r)
-        snprintf(r->note, sizeof(r->note), "%s", why ? why : "");
+        snprintf(r->note, sizeof(r->note), "%.*s", (int)sizeof(r->note) - 1, why ? why : "");
     pthread_mutex_unlock(&vs->lock);
 }
 

@@ -53,7 +53,7 @@ static void put(struct fx *f, const char *region, const char *at, const struct t
     struct tw_store_vm_size rows[8];
     assert_true(n <= 8);
     for (size_t i = 0; i < n; i++) {
-        snprintf(rows[i].name, sizeof(rows[i].name), "%s", caps[i].vm_size);
+        snprintf(rows[i].name, sizeof(rows[i].name), "%.63s", caps[i].vm_size);
         rows[i].caps = tw_vmcap_to_json(&caps[i]);
         assert_non_null(rows[i].caps);
     }
