@@ -19,6 +19,8 @@
 # on PATH, HOME is the scratch folder, and TIERWISE_LOOPBACK_ONLY=1 keeps
 # everything on 127.0.0.1 whatever an example says.
 #
+# TW_README_VERBOSE=1 also shows the end of each passing block's output.
+#
 # Status: 0 every marked block ran and exited 0; 1 one failed (its README
 # line, its output and its status are shown) or none is marked; 77 a
 # program or tool the examples use is missing.  It says how many blocks
@@ -148,6 +150,9 @@ run_block() { # N KIND LINE
   esac
   if [ "$st" = 0 ]; then
     ran=$((ran + 1))
+    if [ -n "${TW_README_VERBOSE:-}" ]; then
+      echo "ok: $(basename "$readme"):$line ($kind)"; show "$out"
+    fi
   else
     failed=$((failed + 1))
     echo "FAIL: $(basename "$readme"):$line: example failed (status $st):"
