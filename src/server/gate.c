@@ -57,6 +57,8 @@ struct relay {
     unsigned long long body_left;
     size_t up_off, up_len, down_off, down_len;
     bool down_eof;
+    bool chunked;              /* BODY_LEFT is then "not ended yet", checked by CK */
+    struct tw_gate_chunks ck;
     uint32_t ev_fd, ev_sp;     /* the interests registered ... */
     bool reg_fd, reg_sp;       /* ... when registered at all (a hang-up is always reported) */
     char up[RELAY_BUF], down[RELAY_BUF];
@@ -508,6 +510,7 @@ void tw_gate_check_head(const char *b, size_t n, const struct tw_gate_opts *o,
                 vlen--;
             n_te++;
             chunked = vlen == 7 && strncasecmp(val, "chunked", 7) == 0;
+            v->chunked = chunked;
             if (!chunked || n_te > 1) {
                 verdict(v, 400, "Bad Request", "bad_request",
                         "Transfer-Encoding must be \"chunked\", once");
@@ -532,6 +535,145 @@ static void hand_over(struct tw_gate *g, struct gate_conn *c)
     if (MHD_add_connection(d, c->fd, (const struct sockaddr *)&c->addr, c->alen) != MHD_YES)
         count_drop(g, c->key); /* the daemon closed the socket */
     bury(g, c);
+}
+
+/* ---- chunked bodies ---- */
+
+enum { CK_SIZE, CK_EXT, CK_SIZE_LF, CK_DATA, CK_DATA_CR, CK_DATA_LF, CK_TRAILER, CK_TRAILER_LF,
+       CK_END_LF, CK_DONE };
+
+#define CK_LINE_MAX 4096     /* a size line with its extensions */
+#define CK_TRAILERS_MAX 16384
+
+static int hexval(char ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+size_t tw_gate_chunks_feed(struct tw_gate_chunks *ck, const char *b, size_t n, uint64_t max,
+                           bool *done, unsigned *status, char msg[256])
+{
+    *done = ck->state == CK_DONE;
+    *status = 0;
+    size_t i = 0;
+#define CK_BAD(st, ...)                                                                            \
+    do {                                                                                           \
+        *status = (st);                                                                            \
+        snprintf(msg, 256, __VA_ARGS__);                                                           \
+        return i;                                                                                  \
+    } while (0)
+    while (i < n && ck->state != CK_DONE) {
+        char ch = b[i];
+        switch (ck->state) {
+        case CK_SIZE: {
+            int h = hexval(ch);
+            if (h >= 0) {
+                if (++ck->line > 16)
+                    CK_BAD(413, "a chunk's size has more than 16 hex digits; at most %llu "
+                                "bytes are taken (serve --body-max)",
+                           (unsigned long long)max);
+                ck->left = ck->left * 16 + (uint64_t)h;
+                if (ck->left > max)
+                    CK_BAD(413, "a chunk of %llu bytes or more is over the limit of %llu "
+                                "bytes (serve --body-max)",
+                           (unsigned long long)ck->left, (unsigned long long)max);
+            } else if (ck->line && (ch == ';' || ch == ' ' || ch == '\t')) {
+                ck->state = CK_EXT;
+            } else if (ck->line && ch == '\r') {
+                ck->state = CK_SIZE_LF;
+            } else if (ck->line && ch == '\n') {
+                ck->state = ck->left ? CK_DATA : CK_TRAILER;
+                ck->line = 0;
+            } else {
+                CK_BAD(400, "the chunked body is malformed: a chunk's size is not a hex number");
+            }
+            break;
+        }
+        case CK_EXT:
+            if (++ck->line > CK_LINE_MAX)
+                CK_BAD(400, "the chunked body is malformed: a chunk's size line is over %d bytes",
+                       CK_LINE_MAX);
+            if (ch == '\r') {
+                ck->state = CK_SIZE_LF;
+            } else if (ch == '\n') {
+                ck->state = ck->left ? CK_DATA : CK_TRAILER;
+                ck->line = 0;
+            } else if ((unsigned char)ch < 0x20 && ch != '\t') {
+                CK_BAD(400, "the chunked body is malformed: a control character in a chunk's "
+                            "size line");
+            }
+            break;
+        case CK_SIZE_LF:
+            if (ch != '\n')
+                CK_BAD(400, "the chunked body is malformed: a chunk's size line does not end "
+                            "with CRLF");
+            ck->state = ck->left ? CK_DATA : CK_TRAILER;
+            ck->line = 0;
+            break;
+        case CK_DATA: {
+            size_t take = n - i < ck->left ? n - i : (size_t)ck->left;
+            ck->left -= take;
+            i += take;
+            if (!ck->left)
+                ck->state = CK_DATA_CR;
+            continue;
+        }
+        case CK_DATA_CR:
+            if (ch == '\r') {
+                ck->state = CK_DATA_LF;
+            } else if (ch == '\n') {
+                ck->state = CK_SIZE;
+            } else {
+                CK_BAD(400, "the chunked body is malformed: a chunk is longer than its size");
+            }
+            break;
+        case CK_DATA_LF:
+            if (ch != '\n')
+                CK_BAD(400, "the chunked body is malformed: a chunk is longer than its size");
+            ck->state = CK_SIZE;
+            break;
+        case CK_TRAILER:
+            /* At the start of a trailer line, or of the empty line ending
+             * the body. */
+            if (++ck->trailers > CK_TRAILERS_MAX)
+                CK_BAD(400, "the chunked body's trailers are over %d bytes", CK_TRAILERS_MAX);
+            if (ch == '\r' && ck->line == 0) {
+                ck->state = CK_END_LF;
+            } else if (ch == '\n') {
+                if (ck->line == 0)
+                    ck->state = CK_DONE;
+                ck->line = 0;
+            } else if (ch == '\r') {
+                ck->state = CK_TRAILER_LF;
+            } else if ((unsigned char)ch < 0x20 && ch != '\t') {
+                CK_BAD(400, "the chunked body is malformed: a control character in a trailer");
+            } else {
+                ck->line++;
+            }
+            break;
+        case CK_TRAILER_LF:
+            if (ch != '\n')
+                CK_BAD(400, "the chunked body is malformed: a trailer does not end with CRLF");
+            ck->line = 0;
+            ck->state = CK_TRAILER;
+            break;
+        case CK_END_LF:
+            if (ch != '\n')
+                CK_BAD(400, "the chunked body is malformed: it does not end with CRLF");
+            ck->state = CK_DONE;
+            break;
+        }
+        i++;
+    }
+#undef CK_BAD
+    *done = ck->state == CK_DONE;
+    return i;
 }
 
 /* Registers what the relay of C waits for (level-triggered). */
@@ -583,7 +725,28 @@ static void relay_pump(struct tw_gate *g, struct gate_conn *c, uint32_t events, 
         if (r->body_left && !r->up_len) {
             size_t want = r->body_left < sizeof(r->up) ? (size_t)r->body_left : sizeof(r->up);
             ssize_t n = recv(c->fd, r->up, want, MSG_DONTWAIT);
-            if (n > 0) {
+            if (n > 0 && r->chunked) {
+                bool done;
+                unsigned st;
+                char msg[256];
+                size_t body = tw_gate_chunks_feed(&r->ck, r->up, (size_t)n, g->o.body_max, &done,
+                                                  &st, msg);
+                if (st) {
+                    /* The daemon sees the end of its side and drops the
+                     * request; the client gets the JSON error. */
+                    atomic_fetch_add(&g->refused, 1);
+                    send_error(c->fd, st, st == 413 ? "Content Too Large" : "Bad Request",
+                               st == 413 ? "body_too_large" : "bad_request", msg);
+                    shutdown(c->fd, SHUT_WR);
+                    to_drain(g, c);
+                    return;
+                }
+                r->up_off = 0;
+                r->up_len = body;
+                if (done)
+                    r->body_left = 0;
+                moved = true;
+            } else if (n > 0) {
                 r->up_off = 0;
                 r->up_len = (size_t)n;
                 r->body_left -= (unsigned long long)n;
@@ -640,7 +803,8 @@ static void relay_pump(struct tw_gate *g, struct gate_conn *c, uint32_t events, 
     relay_interest(g, c);
 }
 
-/* Relays C (its head of END bytes is in, with a body of LEN bytes). */
+/* Relays C (its head of END bytes is in, with a body of LEN bytes, or a
+ * chunked one when LEN is 0). */
 static void relay_start(struct tw_gate *g, struct gate_conn *c, size_t end, unsigned long long len)
 {
     int sp[2];
@@ -671,6 +835,9 @@ static void relay_start(struct tw_gate *g, struct gate_conn *c, size_t end, unsi
     }
     r->sp = sp[0];
     r->body_left = len;
+    r->chunked = len == 0;
+    if (r->chunked)
+        r->body_left = UINT64_MAX;
     r->ev_fd = EPOLLIN | EPOLLRDHUP | EPOLLET; /* as registered for the head */
     r->reg_fd = true;
     list_del(&g->heads, c);
@@ -721,6 +888,8 @@ static void on_head(struct tw_gate *g, struct gate_conn *c, uint32_t events)
         refuse(g, c, v.status, v.reason, v.code, v.msg);
     else if (v.has_length && v.content_length > 0 && len >= 5 && memcmp(g->buf, "POST ", 5) == 0)
         relay_start(g, c, end, v.content_length);
+    else if (v.chunked && len >= 5 && memcmp(g->buf, "POST ", 5) == 0)
+        relay_start(g, c, end, 0);
     else
         hand_over(g, c);
 }

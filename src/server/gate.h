@@ -28,6 +28,7 @@ struct tw_gate_opts {
     size_t target_max;        /* the request target, bytes */
     size_t params_max;        /* query parameters */
     size_t headers_max;       /* header lines */
+    size_t body_max;          /* the largest body: a chunk announced above it is refused */
     struct MHD_Daemon **daemons; /* handed over to, round robin */
     size_t n_daemons;
 };
@@ -37,6 +38,7 @@ struct tw_gate_verdict {
     unsigned status;
     const char *reason, *code; /* "URI Too Long", "uri_too_long" */
     char msg[256];
+    bool chunked;                     /* passed with Transfer-Encoding: chunked */
     bool has_length;                  /* passed with a Content-Length ... */
     unsigned long long content_length; /* ... of this many bytes */
 };
@@ -55,6 +57,23 @@ void tw_gate_check_head(const char *b, size_t n, const struct tw_gate_opts *o,
 /* The offset just past the empty line ending the head in B (N bytes), or 0
  * when it is not in yet. */
 size_t tw_gate_head_end(const char *b, size_t n, size_t from);
+
+/* The framing of a chunked body, read as it passes (the relay checks it,
+ * so that a malformed one is answered with JSON, not libmicrohttpd's
+ * HTML).  Zeroed to start. */
+struct tw_gate_chunks {
+    int state;
+    uint64_t left;   /* bytes of the chunk, or digits of its size, still to come */
+    size_t line;     /* bytes of the size line or trailer line so far */
+    size_t trailers; /* bytes of the trailer section so far */
+};
+
+/* Reads N bytes of a chunked body at B.  Returns how many belong to the
+ * body (all, or fewer when it ended inside B: *DONE is then set), or
+ * stops at an error with *STATUS set: 400 for bad framing, 413 for a chunk
+ * announced over MAX bytes, MSG (256 bytes) saying what. */
+size_t tw_gate_chunks_feed(struct tw_gate_chunks *ck, const char *b, size_t n, uint64_t max,
+                           bool *done, unsigned *status, char msg[256]);
 
 struct tw_gate;
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -183,6 +184,27 @@ void tw_server_limits(const struct tw_server *srv, struct tw_server_limits *out)
     *out = srv->limits;
 }
 
+unsigned tw_server_open_connections(const struct tw_server *srv)
+{
+    return tw_gate_open_connections(srv->gate);
+}
+
+/* libmicrohttpd's messages on stderr, but one: a relayed connection is a
+ * local socket, on which its TCP tuning fails harmlessly every time. */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    if (strstr(fmt, "Failed to push the data") || strstr(fmt, "TCP_NODELAY") ||
+        strstr(fmt, "TCP_CORK") || strstr(fmt, "TCP_NOPUSH"))
+        return;
+    char msg[512];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = strlen(msg);
+    while (n && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    fprintf(stderr, "tierwise serve: libmicrohttpd: %s\n", msg);
+}
+
 
 enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_server **out,
                             struct tw_error *err)
@@ -337,9 +359,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     extra[ne] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
     for (unsigned i = 0; i < srv->threads; i++) {
         srv->daemons[i] = MHD_start_daemon(
-            flags, 0, NULL, NULL, tw_srv_on_request, srv, MHD_OPTION_NOTIFY_COMPLETED,
-            tw_srv_on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, tw_srv_on_connection, srv,
-            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60, MHD_OPTION_CONNECTION_LIMIT,
+            flags, 0, NULL, NULL, tw_srv_on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+            NULL, MHD_OPTION_NOTIFY_COMPLETED, tw_srv_on_completed, srv,
+            MHD_OPTION_NOTIFY_CONNECTION, tw_srv_on_connection, srv, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)60, MHD_OPTION_CONNECTION_LIMIT,
             srv->limits.max_connections + 16u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
             (size_t)TW_SERVER_CONN_MEMORY, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
         if (!srv->daemons[i]) {
@@ -359,6 +382,7 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         .max_per_client = srv->limits.max_connections_per_client,
         .head_timeout_ms = srv->limits.header_timeout_ms,
         .head_max = TW_SERVER_HEAD_MAX,
+        .body_max = srv->body_max,
         .target_max = TW_SERVER_TARGET_MAX,
         .params_max = TW_SERVER_PARAMS_MAX,
         .headers_max = TW_SERVER_HEADERS_MAX,

@@ -83,6 +83,8 @@ struct tw_server_limits {
     unsigned long fd_limit; /* RLIMIT_NOFILE after the start raised it */
 };
 void tw_server_limits(const struct tw_server *srv, struct tw_server_limits *out);
+/* Connections open now (waiting for their head, relayed, or served). */
+unsigned tw_server_open_connections(const struct tw_server *srv);
 
 /*
  * Stops gracefully: no new connections, requests in flight finish (for at

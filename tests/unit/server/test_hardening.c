@@ -280,6 +280,29 @@ static void test_heads(void **state)
     expect_json_error(a, 431, "headers_too_large");
     tw_buf_cleanup(&b);
 
+    /* A chunked body whose framing is wrong: JSON, not libmicrohttpd's
+     * HTML 400 and 413; a good one reaches the handler. */
+    struct {
+        const char *body;
+        unsigned status;
+        const char *code;
+    } chunks[] = {
+        {"zz\r\nabc\r\n0\r\n\r\n", 400, "bad_request"},
+        {"ffffffffffffffffffffffff\r\nabc", 413, "body_too_large"},
+        {"3\r\nabcXX\r\n0\r\n\r\n", 400, "bad_request"},
+        {"2\r\n{}\r\n0\r\n\r\n", 400, "invalid_report"},
+        {"1;ext=1\r\n[\r\n1\r\n]\r\n0\r\nX-Trailer: 1\r\n\r\n", 400, "invalid_report"},
+    };
+    for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
+        char req[1024];
+        int n = snprintf(req, sizeof(req),
+                         "POST /api/v1/reports HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+                         "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n%s",
+                         f.agent, chunks[i].body);
+        ask(&f, req, (size_t)n, a, sizeof(a), 3000);
+        expect_json_error(a, chunks[i].status, chunks[i].code);
+    }
+
     /* A good head still passes, with LF or CRLF line ends. */
     static const char lf[] = "GET /healthz HTTP/1.0\nHost: t\n\n";
     ask(&f, lf, sizeof(lf) - 1, a, sizeof(a), 3000);
@@ -374,6 +397,14 @@ static void test_deadline(void **state)
 
 /* ---- connection limits; /healthz answers through them ---- */
 
+/* Waits (5 s at most) until the server has accepted N connections. */
+static void wait_open(const struct fixture *f, unsigned n)
+{
+    for (int i = 0; i < 500 && tw_server_open_connections(f->srv) < n; i++)
+        usleep(10 * 1000);
+    assert_int_equal(tw_server_open_connections(f->srv), n);
+}
+
 static void test_limits(void **state)
 {
     (void)state;
@@ -392,7 +423,7 @@ static void test_limits(void **state)
     int slow[16];
     for (int i = 0; i < 8; i++)
         slow[i] = dial(&f, "127.0.0.2");
-    usleep(200 * 1000);
+    wait_open(&f, 8);
     /* Its ninth is refused with JSON at once ... */
     int extra = dial(&f, "127.0.0.2");
     read_answer(extra, a, sizeof(a), 2000);
@@ -404,7 +435,7 @@ static void test_limits(void **state)
     /* A third address fills the limit in all (8 + 4 = 12) ... */
     for (int i = 8; i < 12; i++)
         slow[i] = dial(&f, "127.0.0.3");
-    usleep(200 * 1000);
+    wait_open(&f, 12);
     int over = dial(&f, NULL);
     read_answer(over, a, sizeof(a), 2000);
     close(over);
