@@ -481,6 +481,13 @@ int tw_cli_cmd_serve(int argc, char **argv)
     tw_app_note(TW_CLI_PROG, "serve: listening on %s (database %s; dashboard %s%s); SIGTERM stops it",
                 tw_server_url(srv), o.db, so.web_dir ? so.web_dir : "not served",
                 so.web_dir ? "" : ": give --web DIR");
+    struct tw_server_limits lim;
+    tw_server_limits(srv, &lim);
+    tw_app_note(TW_CLI_PROG,
+                "serve: at most %u connections (%u from one address; %lu open files), request "
+                "heads within %u s, %zu bytes of request bodies held at once",
+                lim.max_connections, lim.max_connections_per_client, lim.fd_limit,
+                lim.header_timeout_ms / 1000, lim.body_memory_max);
     if (!cert && o.listen && strncmp(o.listen, "127.", 4) != 0 &&
         strncmp(o.listen, "localhost", 9) != 0 && strncmp(o.listen, "[::1]", 5) != 0)
         fprintf(stderr,

@@ -42,6 +42,7 @@ exec 3>&-
 ms=$(( (t1 - t0) / 1000000 ))
 [ "$ms" -ge 700 ] && [ "$ms" -lt 4000 ] && ok || bad "408 after $ms ms, want about 1000"
 healthy && ok || bad "/healthz after the 408"
+grep -q "request heads within 1 s" "$scratch/deadline.err" && ok || bad "the start line does not give the limits: $(cat "$scratch/deadline.err")"
 stop_server TERM
 
 # ---- connections per client ----
