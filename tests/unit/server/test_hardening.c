@@ -397,10 +397,11 @@ static void test_deadline(void **state)
 
 /* ---- connection limits; /healthz answers through them ---- */
 
-/* Waits (5 s at most) until the server has accepted N connections. */
+/* Waits (5 s at most) until the server holds N connections open: those
+ * dialled accepted, those closed counted out. */
 static void wait_open(const struct fixture *f, unsigned n)
 {
-    for (int i = 0; i < 500 && tw_server_open_connections(f->srv) < n; i++)
+    for (int i = 0; i < 500 && tw_server_open_connections(f->srv) != n; i++)
         usleep(10 * 1000);
     assert_int_equal(tw_server_open_connections(f->srv), n);
 }
@@ -432,6 +433,7 @@ static void test_limits(void **state)
     assert_non_null(strstr(a, "Retry-After: 5"));
     /* ... while another address is answered. */
     assert_int_equal(healthz(&f, NULL), 200);
+    wait_open(&f, 8); /* the healthz connection gone */
     /* A third address fills the limit in all (8 + 4 = 12) ... */
     for (int i = 8; i < 12; i++)
         slow[i] = dial(&f, "127.0.0.3");
