@@ -6,7 +6,7 @@
  * bodies in flight, the open-files limit raised at start, a client that
  * half-closes after its POST, and /healthz and /metrics on a disk that
  * takes no more data (RLIMIT_FSIZE: no root needed).
- * ctest-parts: heads framing deadline limits bodies fdlimit halfclose fulldisk */
+ * ctest-parts: heads framing deadline limits flood bodies fdlimit halfclose fulldisk */
 #include "testhelp.h"
 
 #include <arpa/inet.h>
@@ -454,6 +454,46 @@ static void test_limits(void **state)
     stop(&f);
 }
 
+/* The issue's flood at the defaults: hundreds of connections from one
+ * address that send nothing hold 64 places, the rest are refused, and
+ * /healthz from another address answers at once. */
+static void test_flood(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct tw_server_options o = {0};
+    start(&f, &o);
+    int probe = dial(&f, "127.0.0.2");
+    if (probe < 0) {
+        stop(&f);
+        skip();
+    }
+    close(probe);
+    wait_open(&f, 0);
+    enum { N = 400 };
+    int fds[N], refused = 0;
+    static char a[4096];
+    for (int i = 0; i < N; i++) {
+        fds[i] = dial(&f, "127.0.0.2");
+        if (i >= 64) {
+            /* each one past the 64th is answered and closed at once */
+            read_answer(fds[i], a, sizeof(a), 2000);
+            refused += status_of(a) == 503;
+            close(fds[i]);
+            fds[i] = -1;
+        }
+    }
+    assert_int_equal(refused, N - 64);
+    wait_open(&f, 64);
+    int64_t t0 = now_ms();
+    assert_int_equal(healthz(&f, NULL), 200);
+    assert_true(now_ms() - t0 < 1000);
+    for (int i = 0; i < 64; i++)
+        close(fds[i]);
+    wait_open(&f, 0);
+    stop(&f);
+}
+
 /* ---- the bound of request bodies in flight ---- */
 
 static void test_bodies(void **state)
@@ -673,10 +713,11 @@ int main(int argc, char **argv)
     const struct CMUnitTest all[] = {
         cmocka_unit_test(test_heads),     cmocka_unit_test(test_framing),
         cmocka_unit_test(test_deadline),  cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_flood),
         cmocka_unit_test(test_bodies),    cmocka_unit_test(test_fdlimit),
         cmocka_unit_test(test_halfclose), cmocka_unit_test(test_fulldisk),
     };
-    static const char *const names[] = {"heads",  "framing", "deadline",  "limits",
+    static const char *const names[] = {"heads",  "framing", "deadline",  "limits", "flood",
                                         "bodies", "fdlimit", "halfclose", "fulldisk"};
     if (argc > 1) {
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
