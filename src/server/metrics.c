@@ -574,6 +574,17 @@ enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_stor
                 "see /healthz).\n"
                 "# TYPE tierwise_store_writable gauge\ntierwise_store_writable %lld\n",
                 (long long)st->store_writable);
+        if (st->connections_open >= 0)
+            PUT("# HELP tierwise_connections_open Connections open (waiting for their head, "
+                "relayed or served).\n"
+                "# TYPE tierwise_connections_open gauge\ntierwise_connections_open %lld\n",
+                (long long)st->connections_open);
+        if (st->connections_refused >= 0)
+            PUT("# HELP tierwise_connections_refused_total Connections answered by the gate "
+                "and closed: over a connection limit, a head late or refused.\n"
+                "# TYPE tierwise_connections_refused_total counter\n"
+                "tierwise_connections_refused_total %lld\n",
+                (long long)st->connections_refused);
         const struct {
             const char *name, *help;
             int64_t v;

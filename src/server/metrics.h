@@ -53,6 +53,7 @@ struct tw_metrics_store {
     int64_t reports, vms, disks, results, db_bytes;
     int64_t queue_depth;
     int64_t store_writable; /* 1, 0 (the store is degraded), negative: unknown (left out) */
+    int64_t connections_open, connections_refused; /* the gate's; negative: left out */
 };
 
 /* Appends the whole exposition to OUT (the fleet's gauges once taken, and

@@ -4,6 +4,8 @@
  */
 #include "server/server_int.h"
 
+#include "server/gate.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -93,7 +95,7 @@ void tw_v1_healthz(struct tw_req *rq)
 void tw_v1_metrics(struct tw_req *rq)
 {
     struct tw_server *srv = rq->srv;
-    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1, -1};
+    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1, -1, -1, -1};
     struct tw_error err = {0};
     /* The counts are whole-table scans: they are taken again only after
      * the writer stored a new report, or after METRICS_STATS_TTL_S (the
@@ -135,6 +137,8 @@ void tw_v1_metrics(struct tw_req *rq)
     ms.queue_depth = (int64_t)tw_ingest_depth(srv->ingest);
     char why[600];
     ms.store_writable = store_healthy(srv, why, sizeof(why)) ? 1 : 0;
+    ms.connections_open = (int64_t)tw_gate_open_connections(srv->gate);
+    ms.connections_refused = (int64_t)tw_gate_refused(srv->gate);
     /* The fleet's gauges (verdicts, SKUs, silent agents) are taken at most
      * every TW_METRICS_FLEET_TTL_S (metrics.h) and kept between scrapes. */
     if (tw_metrics_fleet_due(srv->metrics, now.tv_sec)) {

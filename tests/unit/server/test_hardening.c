@@ -397,6 +397,8 @@ static void test_deadline(void **state)
 
 /* ---- connection limits; /healthz answers through them ---- */
 
+static bool metric_is(const struct fixture *f, const char *line);
+
 /* Waits (5 s at most) until the server holds N connections open: those
  * dialled accepted, those closed counted out. */
 static void wait_open(const struct fixture *f, unsigned n)
@@ -434,6 +436,9 @@ static void test_limits(void **state)
     /* ... while another address is answered. */
     assert_int_equal(healthz(&f, NULL), 200);
     wait_open(&f, 8); /* the healthz connection gone */
+    /* (the scrape is a ninth connection, and counts itself) */
+    assert_true(metric_is(&f, "\ntierwise_connections_open 9\n"));
+    wait_open(&f, 8);
     /* A third address fills the limit in all (8 + 4 = 12) ... */
     for (int i = 8; i < 12; i++)
         slow[i] = dial(&f, "127.0.0.3");
@@ -485,6 +490,9 @@ static void test_flood(void **state)
     }
     assert_int_equal(refused, N - 64);
     wait_open(&f, 64);
+    char line[64];
+    snprintf(line, sizeof(line), "\ntierwise_connections_refused_total %d\n", N - 64);
+    assert_true(metric_is(&f, line));
     int64_t t0 = now_ms();
     assert_int_equal(healthz(&f, NULL), 200);
     assert_true(now_ms() - t0 < 1000);
