@@ -33,6 +33,7 @@ struct rejudge_job {
     struct tw_tier_catalog cat;   /* copies, the job's own */
     struct tw_vmcap_table caps;
     struct tw_svc_vmsizes *vs;    /* a reference of the job's own, or NULL */
+    int64_t after;                /* the round goes on past this VM id */
 };
 
 static void job_free(struct rejudge_job *j)
@@ -57,10 +58,11 @@ static void job_run(struct tw_worker_job *job)
     struct tw_store *st = NULL;
     size_t total = 0;
     bool more = false;
+    int64_t after = j->after;
     enum tw_err rc = tw_store_open(j->db_path, &st, &err);
     while (rc == TW_OK && !tw_worker_stopping(j->worker)) {
         size_t n = 0;
-        rc = tw_svc_compliance_rejudge(st, &ctx, TW_SRV_REJUDGE_CHUNK, &n, &more, &err);
+        rc = tw_svc_compliance_rejudge(st, &ctx, &after, TW_SRV_REJUDGE_CHUNK, &n, &more, &err);
         total += n;
         if (!more || total >= TW_SRV_REJUDGE_RUN)
             break;
@@ -73,7 +75,9 @@ static void job_run(struct tw_worker_job *job)
     else if (total)
         fprintf(stderr, "tierwise serve: %zu VM(s)' verdicts judged again and kept%s\n", total,
                 more ? "; more follow" : "");
-    /* Straight on while VMs are left, else at the next round. */
+    /* Straight on while VMs are left (past those of this run), else a new
+     * round from the first VM at the next minute. */
+    j->after = rc == TW_OK && more ? after : 0;
     int64_t due_ns = tw_worker_now_ns() +
                      (rc == TW_OK && more ? 0 : (int64_t)TW_SRV_REJUDGE_EVERY_S * 1000000000LL);
     if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, due_ns) != TW_OK)

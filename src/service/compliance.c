@@ -331,6 +331,16 @@ static enum tw_err kept_row(void *arg, int64_t vm_id, const char *kind, const ch
     return TW_OK;
 }
 
+/* Rows by SKU name, "other" last. */
+static int sku_row_cmp(const void *a, const void *b)
+{
+    const char *x = a, *y = b; /* each row starts with its name */
+    bool xo = strcmp(x, "other") == 0, yo = strcmp(y, "other") == 0;
+    if (xo != yo)
+        return xo ? 1 : -1;
+    return strcmp(x, y);
+}
+
 enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
                                       struct tw_svc_compliance_summary *out,
                                       struct tw_error *err)
@@ -356,6 +366,9 @@ enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_c
     kept_drop(&w);
     free(w.rows);
     free(w.again);
+    /* In one order whichever VMs were counted as kept and which judged
+     * again. */
+    qsort(out->skus, out->n_skus, sizeof(out->skus[0]), sku_row_cmp);
     return rc;
 }
 
@@ -619,7 +632,7 @@ static enum tw_err rejudge_error(void *arg, const struct tw_svc_compliance_error
 }
 
 enum tw_err tw_svc_compliance_rejudge(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
-                                      size_t max_vms, size_t *n_vms, bool *more,
+                                      int64_t *after, size_t max_vms, size_t *n_vms, bool *more,
                                       struct tw_error *err)
 {
     *n_vms = 0;
@@ -631,7 +644,7 @@ enum tw_err tw_svc_compliance_rejudge(struct tw_store *st, const struct tw_svc_c
     tw_svc_compliance_basis(ctx, basis);
     struct tw_store_stale *stale = NULL;
     size_t n = 0;
-    enum tw_err rc = tw_store_verdicts_stale(st, basis, max_vms + 1, &stale, &n, err);
+    enum tw_err rc = tw_store_verdicts_stale(st, basis, *after, max_vms + 1, &stale, &n, err);
     if (rc != TW_OK)
         return rc;
     if (n > max_vms) {
@@ -651,8 +664,11 @@ enum tw_err tw_svc_compliance_rejudge(struct tw_store *st, const struct tw_svc_c
     }
     if (rc == TW_OK)
         rc = tw_store_verdicts_keep(st, basis, w.rows, w.n, err);
-    if (rc == TW_OK)
+    if (rc == TW_OK) {
         *n_vms = n;
+        if (n)
+            *after = stale[n - 1].vm_id; /* the next call goes on past them */
+    }
     for (size_t i = 0; i < w.n_owned; i++)
         free(w.owned[i]);
     free(w.owned);

@@ -78,11 +78,14 @@ void tw_svc_judged_cleanup(struct tw_svc_judged *j); /* NULL allowed; zeroes it 
 /* Judges again, against each VM's newest report, the latest results whose
  * kept verdicts don't stand under CTX's basis (a new build's rules,
  * another catalog or VM caps, a VM that reported without results, a
- * migrated store), at most MAX_VMS VMs (1 to TW_STORE_PAGE_MAX - 1), and
- * keeps the verdicts, so that the fleet's summary counts them as kept
- * again.  *N_VMS the VMs judged, *MORE whether others are left. */
+ * migrated store), at most MAX_VMS VMs (1 to TW_STORE_PAGE_MAX - 1) with
+ * ids above *AFTER, and keeps the verdicts, so that the fleet's summary
+ * counts them as kept again.  *AFTER moves past the VMs judged (start a
+ * round at 0: a VM whose verdicts could not be kept, say because it
+ * reported meanwhile, is not judged again in the same round); *N_VMS the
+ * VMs judged, *MORE whether others are left. */
 enum tw_err tw_svc_compliance_rejudge(struct tw_store *st, const struct tw_svc_compliance_ctx *ctx,
-                                      size_t max_vms, size_t *n_vms, bool *more,
+                                      int64_t *after, size_t max_vms, size_t *n_vms, bool *more,
                                       struct tw_error *err);
 
 /* Judges VM VM_ID's latest results into SINK.  TW_ENOENT when there is
@@ -118,9 +121,9 @@ struct tw_svc_compliance_summary {
     size_t vms;                    /* VMs judged */
     size_t verdicts;               /* verdicts made */
     size_t errors;                 /* results or VMs that could not be judged */
-    size_t n_skus;
+    size_t n_skus;                 /* rows by SKU name (tw_svc_compliance_summary) */
     struct {
-        char sku[32];              /* "Premium_LRS"; the last row "other" past 31 SKUs */
+        char sku[32];              /* first: "Premium_LRS"; the last row "other" past 31 SKUs */
         size_t count[TW_VERDICT_INCONCLUSIVE + 1]; /* by enum tw_verdict_kind */
     } skus[TW_SVC_SUMMARY_SKUS];
 };

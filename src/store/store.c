@@ -497,6 +497,10 @@ enum tw_err tw_store_vm_sizes_put(struct tw_store *st, const char *region, const
     if (!region || !*region || !source || !fetched_at || (n && !rows))
         return tw_error_set(err, TW_EINVAL, "VM sizes are stored by region, with their source "
                                             "and the time they were fetched");
+    int64_t ms;
+    if (!tw_rfc3339_ms(fetched_at, &ms))
+        return tw_error_set(err, TW_EPARSE, "the VM sizes' fetch time \"%.40s\" is not an RFC "
+                            "3339 time", fetched_at);
     for (size_t i = 0; i < n; i++)
         if (!rows[i].name[0] || !rows[i].caps)
             return tw_error_set(err, TW_EINVAL, "VM size %zu of region %s has no name or no "
@@ -529,7 +533,8 @@ void tw_store_vm_sizes_free(struct tw_store_vm_size *rows, size_t n)
     free(rows);
 }
 
-enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, int64_t after,
+                                    size_t max,
                                     struct tw_store_stale **rows, size_t *n,
                                     struct tw_error *err)
 {
@@ -539,7 +544,7 @@ enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, size
     if (!basis || max < 1 || max > TW_STORE_PAGE_MAX)
         return tw_error_set(err, TW_EINVAL, "VMs to judge again are listed under a basis, 1 "
                                             "to %d at a time", TW_STORE_PAGE_MAX);
-    return st->ops->verdicts_stale(st, basis, max, rows, n, err);
+    return st->ops->verdicts_stale(st, basis, after, max, rows, n, err);
 }
 
 enum tw_err tw_store_verdicts_keep(struct tw_store *st, const char *basis,

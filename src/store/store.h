@@ -413,10 +413,12 @@ struct tw_store_stale {
     int64_t vm_id;
     char last_report_id[64];
 };
-/* Up to MAX such VMs under BASIS, by id; *ROWS malloc'd (free()).  A result
- * judged under BASIS against the VM's newest report that could not be
- * judged is not listed again (it is shown as an error when read). */
-enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+/* Up to MAX such VMs under BASIS with ids above AFTER, by id; *ROWS
+ * malloc'd (free()).  A result judged under BASIS against the VM's newest
+ * report that could not be judged is not listed again (it is shown as an
+ * error when read). */
+enum tw_err tw_store_verdicts_stale(struct tw_store *st, const char *basis, int64_t after,
+                                    size_t max,
                                     struct tw_store_stale **rows, size_t *n,
                                     struct tw_error *err);
 /* A verdict judged again, to be kept beside its latest result. */

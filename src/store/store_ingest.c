@@ -33,6 +33,8 @@ struct ingest {
     int64_t limit_ms;           /* received_at + TW_STORE_CLOCK_AHEAD_MS */
     int64_t vm_id;
     bool vm_existed, newest;    /* newest: not older than what the VM row shows */
+    bool inv_partial;           /* a disk of the report stays with another VM (or detached):
+                                 * the VM's stored inventory is not the report's */
     int64_t prev_ms;            /* the VM's newest report before this one */
     char prev_at[32];
     int64_t disk_ids[TW_INV_MAX_DISKS];
@@ -295,15 +297,16 @@ static bool text_is(sqlite3_stmt *q, int col, const char *want)
     return strcmp(t ? t : "", want) == 0;
 }
 
-/* Whether row Q's (SKU, tier, size) at COL is observation O.  A tier
- * where the row has none is the same disk, not a change: agents before
- * the tier in use was filled in sent none (IMDS gives none), and the first
- * report of an upgraded agent must not read as a tier change of every
- * disk of the fleet. */
+/* Whether row Q's (SKU, tier, size) at COL is observation O.  A tier not
+ * known on one side is no change: agents before the tier in use was filled
+ * in sent none (IMDS gives none), and neither the first report of an
+ * upgraded agent nor a late one of the agent before must read as a tier
+ * change of every disk of the fleet. */
 static bool same_obs(sqlite3_stmt *q, int col, const struct sku_obs *o)
 {
     const char *tier = (const char *)sqlite3_column_text(q, col + 1);
-    return text_is(q, col, o->sku) && (!tier || !tier[0] || text_is(q, col + 1, o->tier)) &&
+    return text_is(q, col, o->sku) &&
+           (!tier || !tier[0] || !o->tier[0] || text_is(q, col + 1, o->tier)) &&
            sqlite3_column_int64(q, col + 2) == o->size;
 }
 
@@ -400,6 +403,8 @@ static bool disk_same(sqlite3_stmt *q, const struct tw_disk *d, size_t pos)
 struct disk_state {
     bool found;      /* a row with this identity exists */
     int64_t id;
+    int64_t vm_id;   /* the VM the row is of */
+    bool attached;   /* the row is attached (to VM_ID) */
     bool newer;      /* the report is newer than what the row shows */
     bool same;       /* the row, attached to this VM, says what the report says */
     bool same_sku;   /* (sku, tier, size) as in the row */
@@ -413,6 +418,8 @@ static void judge(const struct ingest *in, sqlite3_stmt *q, const struct tw_disk
     bool attached = sqlite3_column_type(q, 2) == SQLITE_NULL;
     ds->found = true;
     ds->id = sqlite3_column_int64(q, 0);
+    ds->vm_id = vm_id;
+    ds->attached = attached;
     /* Newer than what the row shows: for a disk of this VM, whether this
      * is the VM's newest report; else the time of the row's own facts
      * (its VM's newest report, or when it was detached). */
@@ -423,7 +430,8 @@ static void judge(const struct ingest *in, sqlite3_stmt *q, const struct tw_disk
     ds->same = attached && vm_id == in->vm_id && disk_same(q, d, (size_t)(d - in->r->inv.disks));
     /* As same_obs: a tier filled in where the row has none is no change. */
     const char *tier = (const char *)sqlite3_column_text(q, 9);
-    ds->same_sku = text_is(q, 7, d->sku) && (!tier || !tier[0] || text_is(q, 9, d->tier)) &&
+    ds->same_sku = text_is(q, 7, d->sku) &&
+                   (!tier || !tier[0] || !d->tier[0] || text_is(q, 9, d->tier)) &&
                    sqlite3_column_int64(q, 8) == d->size_gib;
 }
 
@@ -470,9 +478,23 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
         return hist_insert(in, in->disk_ids[i], &obs, err);
     }
     in->disk_ids[i] = ds->id;
-    if (!ds->newer)
+    if (!ds->newer) {
+        /* The disk stays where newer facts put it: this VM's stored
+         * inventory is not this report's (its verdicts are not kept). */
+        if (ds->vm_id != in->vm_id || !ds->attached)
+            in->inv_partial = true;
         return hist_late(in, ds->id, &obs, err);
+    }
     enum tw_err e = TW_OK;
+    if (ds->vm_id != in->vm_id && ds->attached) {
+        /* The disk moves here from another VM: the inventories both VMs'
+         * kept verdicts were judged against are no longer theirs. */
+        STMT(inv, s, SQ_LATEST_UNKEEP, err);
+        sqlite3_bind_int64(inv, 1, ds->vm_id);
+        sqlite3_bind_int64(inv, 2, in->vm_id);
+        if ((e = run(s, inv, "setting kept verdicts aside", err)) != TW_OK)
+            return e;
+    }
     if (!ds->same) {
         STMT(up, s, SQ_DISK_UPDATE, err);
         sqlite3_bind_int64(up, 1, ds->id);
@@ -589,6 +611,9 @@ static enum tw_err put_latest(struct ingest *in, size_t i, int64_t result_id, in
     tw_sq_text(q, 7, kept ? v->kind : NULL, true);
     tw_sq_text(q, 8, kept ? (v->skus ? v->skus : "") : NULL, true);
     tw_sq_text(q, 9, judged ? in->judged->basis : NULL, true);
+    /* Judged against the report's inventory: it stands while that is the
+     * VM's stored one (not when a disk of it stays with another VM). */
+    tw_sq_text(q, 10, in->inv_partial ? NULL : in->r->id, true);
     return run(in->s, q, "keeping the latest result", err);
 }
 

@@ -115,7 +115,8 @@ struct tw_store_ops {
     enum tw_err (*fleet_verdicts)(struct tw_store *st, const char *basis,
                                   tw_store_verdict_fn fn, void *arg, size_t *n_vms,
                                   struct tw_error *err);
-    enum tw_err (*verdicts_stale)(struct tw_store *st, const char *basis, size_t max,
+    enum tw_err (*verdicts_stale)(struct tw_store *st, const char *basis, int64_t after,
+                                  size_t max,
                                   struct tw_store_stale **rows, size_t *n,
                                   struct tw_error *err);
     enum tw_err (*verdicts_keep)(struct tw_store *st, const char *basis,

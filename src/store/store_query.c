@@ -635,13 +635,15 @@ static bool stale_row(sqlite3_stmt *q, void *out)
     return true;
 }
 
-enum tw_err tw_sq_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+enum tw_err tw_sq_verdicts_stale(struct tw_store *st, const char *basis, int64_t after,
+                                 size_t max,
                                  struct tw_store_stale **out, size_t *n, struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     STMT(q, s, SQ_VERDICTS_STALE, err);
     sqlite3_bind_text(q, 1, basis, -1, SQLITE_STATIC);
     sqlite3_bind_int64(q, 2, (sqlite3_int64)max);
+    sqlite3_bind_int64(q, 3, after);
     enum tw_err rc = rows(s, q, sizeof(**out), stale_row, NULL, "the VMs to judge again",
                           (void **)out, n, err);
     sqlite3_clear_bindings(q);
@@ -678,10 +680,13 @@ enum tw_err tw_sq_verdicts_keep(struct tw_store *st, const char *basis,
         sqlite3_clear_bindings(q);
     }
     if (e == TW_OK) {
-        if (sqlite3_step(rel) != SQLITE_DONE)
-            e = tw_sq_fail(s, rel, err, "finishing the kept verdicts");
-        sqlite3_reset(rel);
-        return e;
+        if (sqlite3_step(rel) == SQLITE_DONE) {
+            sqlite3_reset(rel);
+            return TW_OK;
+        }
+        /* The RELEASE that would commit failed (busy, a full disk): undone
+         * below, so the handle holds no transaction. */
+        e = tw_sq_fail(s, rel, err, "finishing the kept verdicts");
     }
     if (!sqlite3_get_autocommit(s->db)) {
         sqlite3_step(back);

@@ -296,6 +296,21 @@ static const char *const migrations[] = {
     "  verdict_basis TEXT,"
     "  verdict_report TEXT,"
     "  PRIMARY KEY (vm_id, target, profile)) WITHOUT ROWID;"
+    /* The clock allowance for what is stored already: a report's or
+     * result's time past its receipt by more than five minutes is ordered
+     * at that bound, and the VM whose newest report it made is no longer
+     * pinned by it (the next report on time is newer). */
+    "CREATE TEMP TABLE received_ms AS SELECT id, CAST(round((julianday(received_at) -"
+    "  2440587.5) * 86400000) AS INTEGER) + 300000 AS bound FROM reports"
+    "  WHERE julianday(received_at) IS NOT NULL;"
+    "UPDATE results SET started_ms = (SELECT bound FROM received_ms b WHERE"
+    "  b.id = results.report_id) WHERE started_ms > (SELECT bound FROM received_ms b"
+    "  WHERE b.id = results.report_id);"
+    "UPDATE vms SET last_report_ms = (SELECT bound FROM received_ms b WHERE"
+    "  b.id = vms.last_report_id) WHERE last_report_ms > (SELECT bound FROM received_ms b"
+    "  WHERE b.id = vms.last_report_id);"
+    "UPDATE vms SET power_state_ms = last_report_ms WHERE power_state_ms > last_report_ms"
+    "  AND power_state_at = last_report_at;"
     "INSERT INTO result_latest(vm_id, target, profile, result_id, order_ms, report_id)"
     "  SELECT vm_id, target, profile, id, started_ms, report_id FROM (SELECT id, vm_id, target,"
     "  profile, started_ms, report_id, row_number() OVER (PARTITION BY vm_id, target, profile"
@@ -308,7 +323,11 @@ static const char *const migrations[] = {
     "  fetched_at TEXT NOT NULL,"
     "  fetched_ms INTEGER NOT NULL,"
     "  PRIMARY KEY (region, name)) WITHOUT ROWID;"
-    "ALTER TABLE reports ADD COLUMN ahead_ms INTEGER;",
+    "ALTER TABLE reports ADD COLUMN ahead_ms INTEGER;"
+    "UPDATE reports SET ahead_ms = created_ms - ((SELECT bound FROM received_ms b WHERE"
+    "  b.id = reports.id) - 300000) WHERE created_ms > (SELECT bound FROM received_ms b"
+    "  WHERE b.id = reports.id);"
+    "DROP TABLE received_ms;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TW_STORE_SQLITE_VERSION,

@@ -220,7 +220,7 @@
      * newer one (later start, or the same start stored later) takes the row. */            \
     X(SQ_LATEST_UPSERT, "INSERT INTO result_latest(vm_id, target, profile, result_id, "      \
                         "order_ms, report_id, verdict, verdict_skus, verdict_basis, "       \
-                        "verdict_report) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?6) "   \
+                        "verdict_report) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "  \
                         "ON CONFLICT(vm_id, target, "                                        \
                         "profile) DO UPDATE SET result_id = excluded.result_id, order_ms = " \
                         "excluded.order_ms, report_id = excluded.report_id, verdict = "      \
@@ -230,6 +230,8 @@
                         "result_latest.order_ms OR (excluded.order_ms = "                    \
                         "result_latest.order_ms AND excluded.result_id > "                   \
                         "result_latest.result_id)")                                          \
+    X(SQ_LATEST_UNKEEP, "UPDATE result_latest SET verdict_report = NULL WHERE vm_id IN "     \
+                        "(?1, ?2)")                                                          \
     X(SQ_VM_COUNT, "SELECT count(*) FROM vms")                                               \
     X(SQ_FLEET_VERDICTS, "SELECT l.vm_id, l.verdict, l.verdict_skus, l.verdict IS NOT NULL " \
                          "AND l.verdict_basis = ?1 AND l.verdict_report = v.last_report_id " \
@@ -249,8 +251,9 @@
                       "= ?3 COLLATE NOCASE OR d.tier = ?3 COLLATE NOCASE))) "                \
                       "ORDER BY l.vm_id, l.target, l.profile LIMIT ?5 OFFSET ?6")            \
     X(SQ_VERDICTS_STALE, "SELECT l.vm_id, v.last_report_id FROM result_latest l JOIN vms v " \
-                         "ON v.id = l.vm_id WHERE l.verdict_basis IS NOT ?1 OR "            \
-                         "l.verdict_report IS NOT v.last_report_id GROUP BY l.vm_id "       \
+                         "ON v.id = l.vm_id WHERE l.vm_id > ?3 AND (l.verdict_basis IS "    \
+                         "NOT ?1 OR l.verdict_report IS NOT v.last_report_id) GROUP BY "   \
+                         "l.vm_id "                                                          \
                          "ORDER BY l.vm_id LIMIT ?2")                                        \
     X(SQ_VERDICT_KEEP, "UPDATE result_latest SET verdict = ?5, verdict_skus = ?6, "          \
                        "verdict_basis = ?7, verdict_report = ?2 WHERE vm_id = ?1 AND "       \
@@ -339,7 +342,8 @@ enum tw_err tw_sq_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void 
 
 enum tw_err tw_sq_fleet_verdicts(struct tw_store *st, const char *basis, tw_store_verdict_fn fn,
                                  void *arg, size_t *n_vms, struct tw_error *err);
-enum tw_err tw_sq_verdicts_stale(struct tw_store *st, const char *basis, size_t max,
+enum tw_err tw_sq_verdicts_stale(struct tw_store *st, const char *basis, int64_t after,
+                                 size_t max,
                                  struct tw_store_stale **rows, size_t *n, struct tw_error *err);
 enum tw_err tw_sq_verdicts_keep(struct tw_store *st, const char *basis,
                                 const struct tw_store_kept *rows, size_t n, struct tw_error *err);

@@ -49,9 +49,10 @@ enum tw_err tw_sq_vm_sizes_put(struct tw_store *st, const char *region, const ch
         e = step_done(s, ins, "storing a VM size", err);
         sqlite3_clear_bindings(ins);
     }
-    if (e == TW_OK)
-        return step_done(s, rel, "finishing the VM sizes", err);
-    /* Undone as a whole: the region keeps the sizes it had. */
+    if (e == TW_OK && (e = step_done(s, rel, "finishing the VM sizes", err)) == TW_OK)
+        return TW_OK;
+    /* Undone as a whole (also when the RELEASE that would commit failed):
+     * the region keeps the sizes it had, the handle holds no transaction. */
     if (!sqlite3_get_autocommit(s->db)) {
         sqlite3_step(back);
         sqlite3_reset(back);

@@ -144,21 +144,24 @@ static void live_summary(struct fx *f, const struct tw_svc_compliance_ctx *ctx,
     assert_int_equal(tw_svc_compliance_fleet(f->st, ctx, &sink, &sum->vms, &err), TW_OK);
 }
 
-/* A and B count the same verdicts by SKU (rows in any order). */
-static void same_summary(const struct tw_svc_compliance_summary *a,
-                         const struct tw_svc_compliance_summary *b)
+/* KEPT (the summary) counts what LIVE (judging every latest result now,
+ * in VM order) counts, row by row; the summary's rows are by SKU name. */
+static void same_summary(const struct tw_svc_compliance_summary *kept,
+                         const struct tw_svc_compliance_summary *live)
 {
-    assert_int_equal(a->vms, b->vms);
-    assert_int_equal(a->verdicts, b->verdicts);
-    assert_int_equal(a->errors, b->errors);
-    assert_int_equal(a->n_skus, b->n_skus);
-    for (size_t i = 0; i < a->n_skus; i++) {
+    assert_int_equal(kept->vms, live->vms);
+    assert_int_equal(kept->verdicts, live->verdicts);
+    assert_int_equal(kept->errors, live->errors);
+    assert_int_equal(kept->n_skus, live->n_skus);
+    for (size_t i = 0; i + 1 < kept->n_skus; i++)
+        assert_true(strcmp(kept->skus[i].sku, kept->skus[i + 1].sku) < 0);
+    for (size_t i = 0; i < kept->n_skus; i++) {
         size_t j = 0;
-        while (j < b->n_skus && strcmp(a->skus[i].sku, b->skus[j].sku) != 0)
+        while (j < live->n_skus && strcmp(kept->skus[i].sku, live->skus[j].sku) != 0)
             j++;
-        assert_true(j < b->n_skus);
+        assert_true(j < live->n_skus);
         for (int k = 0; k <= TW_VERDICT_INCONCLUSIVE; k++)
-            assert_int_equal(a->skus[i].count[k], b->skus[j].count[k]);
+            assert_int_equal(kept->skus[i].count[k], live->skus[j].count[k]);
     }
 }
 
@@ -250,6 +253,99 @@ static void test_newer_inventory(void **state)
         if (strcmp(kept.skus[i].sku, "StandardSSD_LRS") == 0)
             e40 = true;
     assert_true(e40);
+}
+
+static void set_field(char *body, const char *key, const char *val);
+
+/* Posts fixture REL with its text edited: FROM replaced by TO (the
+ * same length or not), the report id's first 8 digits by ID8, created_at
+ * by CREATED. */
+static void put_edited(struct fx *f, const char *rel, const char *from, const char *to,
+                       const char *id8, const char *created, const char *received)
+{
+    size_t len;
+    char *body = th_fixture(rel, &len);
+    char *out = malloc(len * 2 + 64);
+    size_t o = 0;
+    for (const char *p = body; *p;) {
+        if (from && strncmp(p, from, strlen(from)) == 0) {
+            memcpy(out + o, to, strlen(to));
+            o += strlen(to);
+            p += strlen(from);
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+    set_field(out, "\"id\"", id8);
+    set_field(out, "\"created_at\"", created);
+    struct tw_report *rep = tw_report_new();
+    struct tw_error err = {0};
+    if (tw_report_from_json(out, o, rep, &err) != TW_OK)
+        fail_msg("%s: %s", rel, err.msg);
+    struct tw_svc_judged j;
+    assert_int_equal(tw_svc_compliance_judge_report(&f->ctx, rep, &j, &err), TW_OK);
+    const struct tw_report *reps[1] = {rep};
+    const char *raw[1] = {out};
+    const struct tw_store_judged *judged[1] = {&j.judged};
+    enum tw_put_status status;
+    struct tw_error errs[1];
+    assert_int_equal(tw_store_put_reports_judged(f->st, reps, raw, &o, judged, 1, received,
+                                                 &status, errs, &err),
+                     TW_OK);
+    assert_int_equal(status, TW_PUT_STORED);
+    tw_svc_judged_cleanup(&j);
+    tw_report_free(rep);
+    free(out);
+    free(body);
+}
+
+/* Disks that move between VMs without a report of the VM they leave (a VM
+ * seen again under another resource id takes its managed disks; an older
+ * report of the first VM then can't take them back): both VMs' kept
+ * verdicts are judged again, and the counts are those of judging now. */
+static void test_disks_move(void **state)
+{
+    struct fx *f = *state;
+    put_fleet(f, &f->ctx);
+    put_edited(f, "reports/sap-db-01.json", "virtualMachines/sap-db-01",
+               "virtualMachines/sap-db-01x", "11111111", "2026-12-01T08:00:00.000Z",
+               "2026-12-01T08:00:01Z");
+    struct tw_svc_compliance_summary live, kept;
+    live_summary(f, &f->ctx, &live);
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_compliance_summary(f->st, &f->ctx, &kept, &err), TW_OK);
+    same_summary(&kept, &live);
+    assert_int_equal(kept.vms, 4);
+    /* The old VM's report again, late (older than the move): its disks
+     * stay with the new VM, so its verdicts are not kept as standing. */
+    put_edited(f, "reports/sap-db-01.json", NULL, NULL, "22222222", "2026-11-30T09:00:00.000Z",
+               "2026-12-01T09:00:00Z");
+    live_summary(f, &f->ctx, &live);
+    assert_int_equal(tw_svc_compliance_summary(f->st, &f->ctx, &kept, &err), TW_OK);
+    same_summary(&kept, &live);
+    /* And judging again keeps what now stands, with the same counts. */
+    int64_t after = 0;
+    size_t n;
+    bool more;
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, &after, 100, &n, &more, &err),
+                     TW_OK);
+    assert_int_equal(tw_svc_compliance_summary(f->st, &f->ctx, &kept, &err), TW_OK);
+    same_summary(&kept, &live);
+}
+
+/* A result stamped in 2099 is the latest only until the next one on time. */
+static void test_result_from_the_future(void **state)
+{
+    struct fx *f = *state;
+    put_edited(f, "reports/web-03.json", "2026-11-29T12:00:00", "2099-11-29T12:00:00",
+               "33333333", "2026-11-29T12:05:00Z", "2026-11-29T12:06:00Z");
+    put_edited(f, "reports/web-03.json", "2026-11-29T12:0", "2026-11-30T12:0", "44444444",
+               "2026-11-30T12:05:00Z", "2026-11-30T12:06:00Z");
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest l JOIN results r ON r.id = "
+                              "l.result_id WHERE r.report_id LIKE '44444444%'"),
+                     count(f, "SELECT count(*) FROM result_latest"));
+    assert_true(count(f, "SELECT count(*) FROM result_latest") > 0);
 }
 
 /* Reports stored without verdicts (another writer, or a migrated store)
@@ -408,10 +504,13 @@ static void test_rejudge(void **state)
     struct tw_error err = {0};
     size_t n = 0;
     bool more = true;
-    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, 1, &n, &more, &err), TW_OK);
+    int64_t after = 0;
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, &after, 1, &n, &more, &err),
+                     TW_OK);
     assert_int_equal(n, 1);
     assert_true(more);
-    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, 100, &n, &more, &err), TW_OK);
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &f->ctx, &after, 100, &n, &more, &err),
+                     TW_OK);
     assert_int_equal(n, 1); /* web-03's were kept when stored */
     assert_false(more);
     assert_int_equal(count(f, "SELECT count(*) FROM result_latest l JOIN vms v ON v.id = "
@@ -432,15 +531,20 @@ static void test_rejudge(void **state)
      * error shown by the summary, and not listed again. */
     struct tw_vmcap_table none = {0};
     struct tw_svc_compliance_ctx other = {.cat = &f->cat, .caps = &none};
-    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, 100, &n, &more, &err), TW_OK);
+    after = 0;
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, &after, 100, &n, &more, &err),
+                     TW_OK);
     assert_int_equal(n, 3);
-    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, 100, &n, &more, &err), TW_OK);
+    after = 0;
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, &after, 100, &n, &more, &err),
+                     TW_OK);
     assert_int_equal(n, 0);
     assert_int_equal(tw_svc_compliance_summary(f->st, &other, &kept, &err), TW_OK);
     live_summary(f, &other, &live);
     same_summary(&kept, &live);
     assert_int_equal(kept.errors, 1);
-    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, 0, &n, &more, &err), TW_EINVAL);
+    assert_int_equal(tw_svc_compliance_rejudge(f->st, &other, &after, 0, &n, &more, &err),
+                     TW_EINVAL);
 }
 
 static void test_vm_sizes(void **state)
@@ -490,6 +594,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_clock_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pages_count_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rejudge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disks_move, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_result_from_the_future, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vm_sizes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

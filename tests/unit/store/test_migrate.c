@@ -343,6 +343,41 @@ static void test_from_version_2(void **state)
     tw_store_close(st);
 }
 
+/* Migration 3 applies the clock allowance to what is stored already: a
+ * version-2 store whose web-03 report and results were stamped in 2099
+ * comes out ordered at five minutes past their receipt, and flagged. */
+static void test_version_2_clock_ahead(void **state)
+{
+    struct fx *f = *state;
+    snprintf(f->path, sizeof(f->path), "%s/v2.db", f->dir);
+    th_fixture_copy("store/v2.db", f->path);
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    const long long y2099 = 4099766400000LL; /* 2099-12-01T00:00:00Z */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "UPDATE reports SET created_ms = %lld WHERE vm_id = 3;"
+             "UPDATE results SET started_ms = %lld WHERE vm_id = 3;"
+             "UPDATE vms SET last_report_ms = %lld WHERE id = 3",
+             y2099, y2099, y2099);
+    assert_int_equal(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    struct tw_store *st = open_ok(f->path);
+    tw_store_close(st);
+    const char *bound = "(SELECT CAST(round((julianday(p.received_at) - 2440587.5) * "
+                        "86400000) AS INTEGER) + 300000 FROM reports p WHERE p.vm_id = 3)";
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM vms WHERE id = 3 AND last_report_ms = %s",
+             bound);
+    assert_int_equal(count(f, sql), 1);
+    snprintf(sql, sizeof(sql), "SELECT count(*) FROM result_latest WHERE vm_id = 3 AND "
+             "order_ms = %s", bound);
+    assert_int_equal(count(f, sql), 2);
+    assert_int_equal(count(f, "SELECT count(*) FROM reports WHERE vm_id = 3 AND ahead_ms > "
+                              "70 * 365 * 86400000"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM reports WHERE ahead_ms IS NOT NULL"), 1);
+}
+
 static void test_action_claim(void **state)
 {
     struct fx *f = *state;
@@ -581,6 +616,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_from_version_1, setup, teardown),
         cmocka_unit_test_setup_teardown(test_from_version_2, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_version_2_clock_ahead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_action_compare_and_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_action_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_observations_policies_plans, setup, teardown),
