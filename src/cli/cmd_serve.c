@@ -60,7 +60,7 @@ static void usage(FILE *f)
             "  --max-connections N  connections open at once in all (default 4096, fewer\n"
             "                     when the open-files limit is lower; it is raised to its\n"
             "                     hard limit at start); past it a new one gets 503\n"
-            "  --max-connections-per-client N  ... from one client address (default 64)\n"
+            "  --max-connections-per-client N  ... from one client address (default 1024)\n"
             "  --header-timeout S the seconds a connection has to send its request line and\n"
             "                     headers (default 10, 1..300); 408 past it\n"
             "  --body-memory-max BYTES  request bodies held at once in all (default 64MiB,\n"

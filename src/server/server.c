@@ -194,11 +194,13 @@ unsigned tw_server_open_connections(const struct tw_server *srv)
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
-    if (strstr(fmt, "Failed to push the data") || strstr(fmt, "TCP_NODELAY") ||
-        strstr(fmt, "TCP_CORK") || strstr(fmt, "TCP_NOPUSH"))
-        return;
     char msg[512];
     vsnprintf(msg, sizeof(msg), fmt, ap);
+    /* The option's name comes as an argument: the message is looked at,
+     * not its format. */
+    if (strstr(msg, "Failed to push the data") || strstr(msg, "TCP_NODELAY") ||
+        strstr(msg, "TCP_CORK") || strstr(msg, "TCP_NOPUSH"))
+        return;
     size_t n = strlen(msg);
     while (n && msg[n - 1] == '\n')
         msg[--n] = '\0';

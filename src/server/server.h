@@ -22,7 +22,11 @@
 #define TW_SERVER_DEFAULT_BODY_MAX (1u << 20)
 #define TW_SERVER_MAX_THREADS 256
 #define TW_SERVER_DEFAULT_MAX_CONNECTIONS 4096
-#define TW_SERVER_DEFAULT_PER_CLIENT 64
+/* Per client address: a quarter of the default in all, so one address
+ * can't hold the server, yet a fleet's agents behind one NAT (or a
+ * client reconnecting after every POST, whose closed connections the gate
+ * may not have counted out yet) are not refused. */
+#define TW_SERVER_DEFAULT_PER_CLIENT 1024
 #define TW_SERVER_DEFAULT_HEADER_TIMEOUT_MS 10000
 #define TW_SERVER_DEFAULT_BODY_MEMORY (64u << 20)
 
@@ -42,7 +46,7 @@ struct tw_server_options {
     const char *imds_url;
     /* Connections: 0 takes the default of each. */
     unsigned max_connections;            /* open at once in all; default 4096, within the fd limit */
-    unsigned max_connections_per_client; /* open at once from one address; default 64 */
+    unsigned max_connections_per_client; /* open at once from one address; default 1024 */
     unsigned header_timeout_ms;          /* the request head's deadline; default 10 s */
     size_t body_memory_max;              /* request bodies held at once in all; default 64 MiB */
 };
