@@ -33,6 +33,7 @@ struct rejudge_job {
     struct tw_tier_catalog cat;   /* copies, the job's own */
     struct tw_vmcap_table caps;
     struct tw_svc_vmsizes *vs;    /* a reference of the job's own, or NULL */
+    uint64_t fixed;               /* the basis's share of CAT and CAPS */
     int64_t after;                /* the round goes on past this VM id */
 };
 
@@ -53,7 +54,8 @@ static void job_cancel(struct tw_worker_job *job)
 static void job_run(struct tw_worker_job *job)
 {
     struct rejudge_job *j = job->arg;
-    struct tw_svc_compliance_ctx ctx = {.cat = &j->cat, .caps = &j->caps, .arm = j->vs};
+    struct tw_svc_compliance_ctx ctx = {
+        .cat = &j->cat, .caps = &j->caps, .arm = j->vs, .fixed = &j->fixed};
     struct tw_error err = {0};
     struct tw_store *st = NULL;
     size_t total = 0;
@@ -103,6 +105,7 @@ enum tw_err tw_srv_rejudge_start(struct tw_server *srv, struct tw_error *err)
     if (srv->caps.n)
         memcpy(j->caps.caps, srv->caps.caps, srv->caps.n * sizeof(*j->caps.caps));
     j->vs = srv->vmsizes ? tw_svc_vmsizes_ref(srv->vmsizes) : NULL;
+    j->fixed = srv->basis_fixed;
     j->worker = srv->worker;
     snprintf(j->db_path, sizeof(j->db_path), "%s", srv->db_path);
     j->job = (struct tw_worker_job){.run = job_run, .cancel = job_cancel, .arg = j};

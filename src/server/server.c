@@ -277,6 +277,8 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         server_free(srv);
         return rc;
     }
+    /* Every report is judged under these: their share of the basis once. */
+    srv->basis_fixed = tw_svc_compliance_fixed_hash(&srv->cat, &srv->caps);
     if ((rc = set_limits(srv, opt, err)) != TW_OK) {
         server_free(srv);
         return rc;

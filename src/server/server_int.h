@@ -98,6 +98,7 @@ struct tw_server {
 
     struct tw_tier_catalog cat;
     struct tw_vmcap_table caps;
+    uint64_t basis_fixed;     /* tw_svc_compliance_fixed_hash of CAT and CAPS */
     struct tw_svc_vmsizes *vmsizes; /* ARM's VM sizes (vmsizes_job.c); NULL: not read */
 
     atomic_bool stopping;
@@ -159,6 +160,10 @@ void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
  * ARM_URL is NULL or "". */
 enum tw_err tw_srv_vmsizes_start(struct tw_server *srv, const char *arm_url, const char *imds_url,
                                  struct tw_error *err);
+
+/* What the server's verdicts are judged against: its catalog, caps, ARM's
+ * sizes and their basis (v1_compliance.c). */
+void tw_srv_compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance_ctx *ctx);
 
 /* Queues the judging again of kept verdicts that no longer stand on the
  * worker, now and every minute (rejudge.c). */

@@ -57,6 +57,12 @@ static void compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance
     ctx->cat = &srv->cat;
     ctx->caps = &srv->caps;
     ctx->arm = srv->vmsizes;
+    ctx->fixed = &srv->basis_fixed;
+}
+
+void tw_srv_compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance_ctx *ctx)
+{
+    compliance_ctx(srv, ctx);
 }
 
 /*

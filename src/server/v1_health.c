@@ -142,7 +142,8 @@ void tw_v1_metrics(struct tw_req *rq)
     /* The fleet's gauges (verdicts, SKUs, silent agents) are taken at most
      * every TW_METRICS_FLEET_TTL_S (metrics.h) and kept between scrapes. */
     if (tw_metrics_fleet_due(srv->metrics, now.tv_sec)) {
-        struct tw_svc_compliance_ctx cx = {&srv->cat, &srv->caps, srv->vmsizes};
+        struct tw_svc_compliance_ctx cx;
+        tw_srv_compliance_ctx(srv, &cx);
         struct tw_error ferr = {0};
         struct tw_store *fst = tw_srv_store_get(srv, &ferr);
         tw_metrics_fleet_refresh(srv->metrics, fst, &cx, now.tv_sec, (int64_t)time(NULL) * 1000,

@@ -33,7 +33,8 @@ void tw_v1_post_report(struct tw_req *rq)
      * inventory: kept beside the results, so the fleet's summary need not
      * judge them again.  A report that can't be judged is stored all the
      * same (its results are judged when read). */
-    struct tw_svc_compliance_ctx ctx = {&rq->srv->cat, &rq->srv->caps, rq->srv->vmsizes};
+    struct tw_svc_compliance_ctx ctx;
+    tw_srv_compliance_ctx(rq->srv, &ctx);
     struct tw_error jerr = {0};
     if (tw_svc_compliance_judge_report(&ctx, rq->job.rep, &rq->job.judged, &jerr) != TW_OK)
         tw_svc_judged_cleanup(&rq->job.judged);

@@ -415,11 +415,11 @@ static uint64_t fnv_prov(uint64_t h, const struct tw_prov_rules *p)
     return fnv_real(h, p->max_mbps);
 }
 
-void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[TW_SVC_BASIS_LEN])
+uint64_t tw_svc_compliance_fixed_hash(const struct tw_tier_catalog *cat,
+                                      const struct tw_vmcap_table *caps)
 {
     uint64_t h = 0xcbf29ce484222325ULL;
     FNV_INT(h, TW_VERDICT_RULES_VERSION);
-    const struct tw_tier_catalog *cat = ctx->cat;
     if (cat) {
         FNV_INT(h, cat->n_tiers);
         for (size_t i = 0; i < cat->n_tiers; i++) {
@@ -444,7 +444,6 @@ void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[T
         h = fnv_prov(h, &cat->premium_v2);
         h = fnv_prov(h, &cat->ultra);
     }
-    const struct tw_vmcap_table *caps = ctx->caps;
     if (caps) {
         FNV_INT(h, caps->n);
         for (size_t i = 0; i < caps->n; i++) {
@@ -455,7 +454,13 @@ void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[T
             FNV_INT(h, caps->caps[i].burst_bytes_per_s);
         }
     }
-    /* ARM's sizes: the regions held and when each was fetched. */
+    return h;
+}
+
+void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx, char out[TW_SVC_BASIS_LEN])
+{
+    uint64_t h = ctx->fixed ? *ctx->fixed : tw_svc_compliance_fixed_hash(ctx->cat, ctx->caps);
+    /* ARM's sizes: the figures of the regions held. */
     uint64_t arm = ctx->arm ? tw_svc_vmsizes_stamp(ctx->arm) : 0;
     if (arm)
         FNV_INT(h, arm);

@@ -32,6 +32,10 @@ struct tw_svc_compliance_ctx {
     /* ARM's VM sizes per region, used before CAPS (service/vmsizes.h);
      * NULL: CAPS only. */
     struct tw_svc_vmsizes *arm;
+    /* tw_svc_compliance_fixed_hash of CAT and CAPS when the caller keeps it
+     * (a server judges every report under the same ones); NULL: hashed
+     * per call. */
+    const uint64_t *fixed;
 };
 
 /* A result that could not be judged, or a VM that could not be read. */
@@ -57,6 +61,10 @@ struct tw_svc_compliance_sink {
  * short text ("v1-" and a 64-bit hash in hex).  A verdict kept under
  * another basis is judged again when read. */
 #define TW_SVC_BASIS_LEN 32
+/* The part of the basis that CAT and CAPS make (the rules' version with
+ * them), for tw_svc_compliance_ctx.fixed. */
+uint64_t tw_svc_compliance_fixed_hash(const struct tw_tier_catalog *cat,
+                                      const struct tw_vmcap_table *caps);
 void tw_svc_compliance_basis(const struct tw_svc_compliance_ctx *ctx,
                              char out[TW_SVC_BASIS_LEN]);
 

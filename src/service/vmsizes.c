@@ -30,6 +30,8 @@ struct tw_svc_vmsizes {
     atomic_int refs;
     size_t n, cap;
     struct region *r; /* by name (case-insensitive), so the stamp is stable */
+    uint64_t stamp;   /* tw_svc_vmsizes_stamp, kept while STAMP_OK (every report asks) */
+    bool stamp_ok;
 };
 
 struct tw_svc_vmsizes *tw_svc_vmsizes_new(void)
@@ -123,6 +125,7 @@ enum tw_err tw_svc_vmsizes_load(struct tw_svc_vmsizes *vs, struct tw_store *st,
         tw_vmcap_table_cleanup(&r->t);
         r->t = t;
         snprintf(r->fetched_at, sizeof(r->fetched_at), "%s", fetched_at);
+        vs->stamp_ok = false;
         r->note[0] = '\0';
     }
     pthread_mutex_unlock(&vs->lock);
@@ -178,6 +181,11 @@ uint64_t tw_svc_vmsizes_stamp(struct tw_svc_vmsizes *vs)
     uint64_t h = 0xcbf29ce484222325ULL;
     bool any = false;
     pthread_mutex_lock(&vs->lock);
+    if (vs->stamp_ok) {
+        uint64_t kept = vs->stamp;
+        pthread_mutex_unlock(&vs->lock);
+        return kept;
+    }
     /* The figures a verdict reads, not when they were fetched: a daily
      * refresh that brings the same sizes leaves every kept verdict
      * standing. */
@@ -198,6 +206,8 @@ uint64_t tw_svc_vmsizes_stamp(struct tw_svc_vmsizes *vs)
                 }
         }
     }
+    vs->stamp = any ? h : 0;
+    vs->stamp_ok = true;
     pthread_mutex_unlock(&vs->lock);
     return any ? h : 0;
 }

@@ -161,7 +161,7 @@ static void test_server_job(void **state)
     }
     assert_int_equal(tw_svc_vmsizes_regions(srv->vmsizes), 2);
     /* The verdicts of the API's context apply ARM's 777 IOPS. */
-    struct tw_svc_compliance_ctx ctx = {&srv->cat, &srv->caps, srv->vmsizes};
+    struct tw_svc_compliance_ctx ctx = {&srv->cat, &srv->caps, srv->vmsizes, NULL};
     struct tw_vmcap buf;
     const struct tw_vmcap *c = tw_svc_vmcap_pick(ctx.arm, ctx.caps, "westeurope",
                                                  "Standard_E16ds_v5", &buf, NULL, 0);

@@ -80,7 +80,7 @@ static void test_fleet(void **state)
 {
     struct fx *f = *state;
     struct seen s = {0};
-    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL};
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL, NULL};
     struct tw_svc_compliance_sink sink = {on_verdict, on_error, &s};
     struct tw_error err = {0};
     size_t n_vms = 0;
@@ -113,7 +113,7 @@ static void test_unreadable_vm(void **state)
                      SQLITE_OK);
     sqlite3_close(db);
     struct seen s = {0};
-    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL};
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL, NULL};
     struct tw_svc_compliance_sink sink = {on_verdict, on_error, &s};
     struct tw_error err = {0};
     assert_int_equal(tw_svc_compliance_fleet(f->st, &ctx, &sink, NULL, &err), TW_OK);
@@ -125,7 +125,7 @@ static void test_unreadable_vm(void **state)
 static void test_summary(void **state)
 {
     struct fx *f = *state;
-    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL};
+    struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL, NULL};
     struct tw_svc_compliance_summary sum;
     struct tw_error err = {0};
     assert_int_equal(tw_svc_compliance_summary(f->st, &ctx, &sum, &err), TW_OK);

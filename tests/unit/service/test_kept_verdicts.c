@@ -175,6 +175,13 @@ static void test_kept_and_counted(void **state)
     snprintf(prefix, sizeof(prefix), "v%d-", TW_VERDICT_RULES_VERSION);
     assert_int_equal(strncmp(basis, prefix, strlen(prefix)), 0);
     assert_int_equal(strlen(basis), strlen(prefix) + 16);
+    /* The share of the catalog and caps kept by the caller is the same. */
+    uint64_t fixed = tw_svc_compliance_fixed_hash(&f->cat, &f->caps);
+    struct tw_svc_compliance_ctx kept_ctx = f->ctx;
+    kept_ctx.fixed = &fixed;
+    char again[TW_SVC_BASIS_LEN];
+    tw_svc_compliance_basis(&kept_ctx, again);
+    assert_string_equal(again, basis);
     assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict IS NOT NULL"), 7);
     assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict_skus = "
                               "'Premium_LRS,StandardSSD_LRS,Premium_LRS' OR verdict_skus = "

@@ -292,7 +292,7 @@ static void test_compliance(void **state)
     put(f, "westeurope", "2026-12-01T02:00:00Z", caps, 1);
     struct tw_svc_vmsizes *vs = tw_svc_vmsizes_new();
     assert_int_equal(tw_svc_vmsizes_load(vs, f->st, "westeurope", &err), TW_OK);
-    struct tw_svc_compliance_ctx ctx = {&cat, &f->bundled, vs};
+    struct tw_svc_compliance_ctx ctx = {&cat, &f->bundled, vs, NULL};
     struct seen s = {0};
     struct tw_svc_compliance_sink sink = {on_verdict, on_error, &s};
     assert_int_equal(tw_svc_compliance_fleet(f->st, &ctx, &sink, NULL, &err), TW_OK);
@@ -309,13 +309,13 @@ static void test_compliance(void **state)
                  s.vm[3]);
     char with_arm[TW_SVC_BASIS_LEN], without[TW_SVC_BASIS_LEN];
     tw_svc_compliance_basis(&ctx, with_arm);
-    struct tw_svc_compliance_ctx plain = {&cat, &f->bundled, NULL};
+    struct tw_svc_compliance_ctx plain = {&cat, &f->bundled, NULL, NULL};
     tw_svc_compliance_basis(&plain, without);
     assert_string_not_equal(with_arm, without);
 
     /* No caps table at all and no ARM: every verdict says why. */
     struct tw_vmcap_table empty = {0};
-    struct tw_svc_compliance_ctx none = {&cat, &empty, NULL};
+    struct tw_svc_compliance_ctx none = {&cat, &empty, NULL, NULL};
     memset(&s, 0, sizeof(s));
     assert_int_equal(tw_svc_compliance_fleet(f->st, &none, &sink, NULL, &err), TW_OK);
     assert_int_equal(s.n, 7);
