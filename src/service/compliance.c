@@ -3,6 +3,8 @@
  */
 #include "service/compliance.h"
 
+#include "core/fnv.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,31 +376,14 @@ enum tw_err tw_svc_compliance_summary(struct tw_store *st, const struct tw_svc_c
 
 /* ---- verdicts kept when a report is stored ---- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) {
-        h ^= b[i];
-        h *= 0x100000001b3ULL;
-    }
-    return h;
-}
-#define FNV_INT(h, v) ((h) = fnv_i64((h), (int64_t)(v)))
-#define FNV_STR(h, s) ((h) = fnv((h), (s), strlen(s) + 1))
-
-static uint64_t fnv_i64(uint64_t h, int64_t v)
-{
-    unsigned char b[8];
-    for (int i = 0; i < 8; i++)
-        b[i] = (unsigned char)((uint64_t)v >> (8 * i));
-    return fnv(h, b, sizeof(b));
-}
+#define FNV_INT(h, v) ((h) = tw_fnv_i64((h), (int64_t)(v)))
+#define FNV_STR(h, s) ((h) = tw_fnv_text((h), (s)))
 
 /* Doubles by their value to a millionth, so that equal figures hash alike
  * whatever their bits' history. */
 static uint64_t fnv_real(uint64_t h, double v)
 {
-    return fnv_i64(h, (int64_t)(v * 1e6 + (v < 0 ? -0.5 : 0.5)));
+    return tw_fnv_i64(h, (int64_t)(v * 1e6 + (v < 0 ? -0.5 : 0.5)));
 }
 
 static uint64_t fnv_prov(uint64_t h, const struct tw_prov_rules *p)
@@ -418,7 +403,7 @@ static uint64_t fnv_prov(uint64_t h, const struct tw_prov_rules *p)
 uint64_t tw_svc_compliance_fixed_hash(const struct tw_tier_catalog *cat,
                                       const struct tw_vmcap_table *caps)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = TW_FNV_START;
     FNV_INT(h, TW_VERDICT_RULES_VERSION);
     if (cat) {
         FNV_INT(h, cat->n_tiers);

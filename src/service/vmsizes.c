@@ -14,6 +14,7 @@
 
 #include "azure/imds.h"
 #include "azure/skus.h"
+#include "core/fnv.h"
 #include "core/time.h"
 
 #define ARM_RESOURCE "https://management.azure.com/"
@@ -166,19 +167,9 @@ size_t tw_svc_vmsizes_count(struct tw_svc_vmsizes *vs, const char *region)
     return n;
 }
 
-static uint64_t fnv_text(uint64_t h, const char *s)
-{
-    for (const char *p = s;; p++) {
-        h ^= (unsigned char)*p;
-        h *= 0x100000001b3ULL;
-        if (!*p)
-            return h;
-    }
-}
-
 uint64_t tw_svc_vmsizes_stamp(struct tw_svc_vmsizes *vs)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
+    uint64_t h = TW_FNV_START;
     bool any = false;
     pthread_mutex_lock(&vs->lock);
     if (vs->stamp_ok) {
@@ -193,17 +184,14 @@ uint64_t tw_svc_vmsizes_stamp(struct tw_svc_vmsizes *vs)
         if (!vs->r[i].fetched_at[0])
             continue;
         any = true;
-        h = fnv_text(h, vs->r[i].name);
+        h = tw_fnv_text(h, vs->r[i].name);
         for (size_t k = 0; k < vs->r[i].t.n; k++) {
             const struct tw_vmcap *c = &vs->r[i].t.caps[k];
-            h = fnv_text(h, c->vm_size);
+            h = tw_fnv_text(h, c->vm_size);
             const int64_t figs[] = {c->iops, c->bytes_per_s, c->burst_iops,
                                     c->burst_bytes_per_s, (int64_t)c->premium};
             for (size_t f = 0; f < sizeof(figs) / sizeof(figs[0]); f++)
-                for (int b = 0; b < 8; b++) {
-                    h ^= (unsigned char)((uint64_t)figs[f] >> (8 * b));
-                    h *= 0x100000001b3ULL;
-                }
+                h = tw_fnv_i64(h, figs[f]);
         }
     }
     vs->stamp = any ? h : 0;
