@@ -14,6 +14,8 @@
 #include "core/size.h"
 
 #define DEFAULT_MAX_SECONDS_PER_DISK 120
+/* The longest --runtime or --ramp: a day. */
+#define MAX_PHASE_MS (86400ull * 1000)
 
 static void usage(FILE *f)
 {
@@ -37,8 +39,9 @@ static void usage(FILE *f)
         "What to measure:\n"
         "  --profiles A,B         profiles per data disk (default rated-iops,rated-throughput;\n"
         "                         \"none\": an inventory-only report; bench --list-profiles)\n"
-        "  --runtime DURATION     measured time per profile (default: the profile's, 30s)\n"
-        "  --ramp DURATION        warm-up per profile (default: the profile's)\n"
+        "  --runtime DURATION     measured time per profile (default: the profile's, 30s;\n"
+        "                         at most 1 day)\n"
+        "  --ramp DURATION        warm-up per profile (default: the profile's; at most 1 day)\n"
         "  --file-target LUN=PATH measure data disk LUN on a file on its filesystem\n"
         "                         (laid out once, reused; write profiles allowed); without\n"
         "                         it a disk is read on its block device, read-only.\n"
@@ -152,7 +155,8 @@ static bool parse_count(const char *opt, const char *s, long long lo, long long 
     return true;
 }
 
-static bool parse_duration(const char *opt, const char *s, uint64_t min_ms, uint64_t *out)
+static bool parse_duration(const char *opt, const char *s, uint64_t min_ms, uint64_t max_ms,
+                           uint64_t *out)
 {
     struct tw_error err = {0};
     if (tw_duration_parse(s, out, &err) != TW_OK) {
@@ -161,6 +165,12 @@ static bool parse_duration(const char *opt, const char *s, uint64_t min_ms, uint
     }
     if (*out < min_ms) {
         say("%s %s: give at least %llu ms", opt, s, (unsigned long long)min_ms);
+        return false;
+    }
+    /* A day at most: no benchmark lasts longer, and the plan's sum of
+     * such figures can't wrap round past --max-seconds-per-disk. */
+    if (max_ms && *out > max_ms) {
+        say("%s %s: give at most %llu s", opt, s, (unsigned long long)(max_ms / 1000));
         return false;
     }
     return true;
@@ -221,12 +231,12 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
         case O_TOKEN: c->token_file = optarg; break;
         case O_PROFILES: c->profiles = optarg; break;
         case O_RUNTIME:
-            if (!parse_duration("--runtime", optarg, 1, &c->plan.runtime_ms))
+            if (!parse_duration("--runtime", optarg, 1, MAX_PHASE_MS, &c->plan.runtime_ms))
                 goto out;
             c->plan.runtime_set = true;
             break;
         case O_RAMP:
-            if (!parse_duration("--ramp", optarg, 0, &c->plan.ramp_ms))
+            if (!parse_duration("--ramp", optarg, 0, MAX_PHASE_MS, &c->plan.ramp_ms))
                 goto out;
             c->plan.ramp_set = true;
             break;
@@ -281,15 +291,15 @@ bool run_parse_options(int argc, char **argv, struct run_cfg *c, int *status)
         case O_SPOOL_RETRY: c->retry = true; break;
         case O_ONCE: c->once = true; break;
         case O_INTERVAL:
-            if (!parse_duration("--interval", optarg, 1000, &c->interval_ms))
+            if (!parse_duration("--interval", optarg, 1000, 0, &c->interval_ms))
                 goto out;
             break;
         case O_RETRY_MIN:
-            if (!parse_duration("--retry-min", optarg, 100, &c->retry_min_ms))
+            if (!parse_duration("--retry-min", optarg, 100, 0, &c->retry_min_ms))
                 goto out;
             break;
         case O_RETRY_MAX:
-            if (!parse_duration("--retry-max", optarg, 100, &c->retry_max_ms))
+            if (!parse_duration("--retry-max", optarg, 100, 0, &c->retry_max_ms))
                 goto out;
             break;
         case O_MAX_SECONDS:
@@ -340,10 +350,14 @@ out:
 /* The plan's time on one disk: every profile's ramp and runtime. */
 static uint64_t plan_ms_per_disk(const struct tw_agent_bench_plan *p)
 {
+    /* Saturating: a sum that wrapped round would pass any bound. */
     uint64_t ms = 0;
-    for (size_t i = 0; i < p->n_profiles; i++)
-        ms += (p->ramp_set ? p->ramp_ms : p->profiles[i]->ramp_ms) +
-              (p->runtime_set ? p->runtime_ms : p->profiles[i]->runtime_ms);
+    for (size_t i = 0; i < p->n_profiles; i++) {
+        uint64_t parts[2] = {p->ramp_set ? p->ramp_ms : p->profiles[i]->ramp_ms,
+                             p->runtime_set ? p->runtime_ms : p->profiles[i]->runtime_ms};
+        for (int k = 0; k < 2; k++)
+            ms = parts[k] > UINT64_MAX - ms ? UINT64_MAX : ms + parts[k];
+    }
     return ms;
 }
 

@@ -39,6 +39,8 @@ enum phase { PH_RAMP, PH_MEASURE, PH_STOP };
  * many to a call.
  */
 #define SUBMIT_BYTES (256u * 1024u)
+/* The longest runtime or ramp a job takes: a day. */
+#define TW_JOB_MAX_PHASE_MS (86400ull * 1000)
 
 /* Figures of one direction in one job. */
 struct dirstat {
@@ -169,6 +171,13 @@ enum tw_err tw_job_check(const struct tw_job_params *p, struct tw_error *err)
     if (p->runtime_ms == 0 && p->io_limit_bytes == 0)
         return tw_error_set(err, TW_EINVAL,
                             "the run has no end: give a runtime or an I/O size");
+    /* A day each at most: the deadlines in nanoseconds can't wrap round. */
+    if (p->runtime_ms > TW_JOB_MAX_PHASE_MS || p->ramp_ms > TW_JOB_MAX_PHASE_MS)
+        return tw_error_set(err, TW_EINVAL,
+                            "a runtime of %llu ms and a ramp of %llu ms: give at most %llu s "
+                            "each",
+                            (unsigned long long)p->runtime_ms, (unsigned long long)p->ramp_ms,
+                            (unsigned long long)(TW_JOB_MAX_PHASE_MS / 1000));
     return TW_OK;
 }
 

@@ -554,6 +554,13 @@ static void test_max_seconds(void **state)
     assert_int_equal(run_with(f, f->srv->base, lower), 2);
     const char *zero[] = {"--max-seconds-per-disk", "0", NULL};
     assert_int_equal(run_with(f, f->srv->base, zero), 2);
+    /* Two runtimes of 2^63 ms: their sum wraps round to 10 s unless it
+     * saturates, and a runtime over a day is refused anyway. */
+    const char *wrap[] = {"--profiles", "rated-iops,rated-throughput", "--runtime",
+                          "9223372036854775808ms", NULL};
+    assert_int_equal(run_with(f, f->srv->base, wrap), 2);
+    const char *day[] = {"--profiles", "rated-iops", "--ramp", "86401", NULL};
+    assert_int_equal(run_with(f, f->srv->base, day), 2);
     assert_int_equal(f->srv->n_stored, 2);
 }
 

@@ -194,6 +194,19 @@ static void test_bad_params(void **state)
     p.io_limit_bytes = 4096;
     p.jobs = 0;
     assert_int_equal(tw_job_check(&p, &err), TW_EINVAL);
+    /* A runtime or ramp whose deadline in nanoseconds would wrap round. */
+    p = base();
+    p.runtime_ms = UINT64_MAX / 1000000 + 1;
+    assert_int_equal(tw_job_check(&p, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "at most 86400 s"));
+    p = base();
+    p.runtime_ms = 1000;
+    p.ramp_ms = 86400ull * 1000 + 1;
+    assert_int_equal(tw_job_check(&p, &err), TW_EINVAL);
+    p = base();
+    p.runtime_ms = 86400ull * 1000;
+    p.ramp_ms = 86400ull * 1000;
+    assert_int_equal(tw_job_check(&p, &err), TW_OK);
 }
 
 int main(void)
