@@ -270,6 +270,10 @@ struct opt_src {
 
 enum opt_from { FROM_NONE, FROM_OUTPUT, FROM_ARGS, FROM_FILE };
 
+/* How far (percentage points) a hinted rwmixread= may be from a text's
+ * measured share of reads. */
+#define MIX_SLACK_POINTS 3.0
+
 static bool fill_key(const char *key)
 {
     static const char *const keys[] = {"direct",    "buffered",  "filename",
@@ -280,6 +284,24 @@ static bool fill_key(const char *key)
     return false;
 }
 
+/* Keys whose absence from fio's JSON job options is fio's default
+ * (buffered I/O, a 50 % mix), not a gap a hint may fill: only a text,
+ * which never shows them, or an option-less output takes them from hints
+ * (and a text's measured share of reads wins over a hint, read_method). */
+static bool default_key(const char *key)
+{
+    return strcmp(key, "direct") == 0 || strcmp(key, "buffered") == 0 ||
+           strcmp(key, "rwmixread") == 0 || strcmp(key, "rwmixwrite") == 0;
+}
+
+/* Whether the hints may answer KEY for O. */
+static bool hint_fills(const struct opt_src *o, const char *key)
+{
+    if (o->optionless)
+        return true;
+    return fill_key(key) && (o->text || !default_key(key));
+}
+
 /* get_opt over all the sources; *FROM (if given) says which answered. */
 static bool opt(const struct opt_src *o, const char *key, char *out, size_t outlen,
                 enum opt_from *from)
@@ -287,9 +309,9 @@ static bool opt(const struct opt_src *o, const char *key, char *out, size_t outl
     enum opt_from f = FROM_NONE;
     if (get_opt(o->job, o->glob, key, out, outlen))
         f = FROM_OUTPUT;
-    else if ((o->optionless || fill_key(key)) && get_opt(o->args, NULL, key, out, outlen))
+    else if (hint_fills(o, key) && get_opt(o->args, NULL, key, out, outlen))
         f = FROM_ARGS;
-    else if ((o->optionless || fill_key(key)) && get_opt(o->file, NULL, key, out, outlen))
+    else if (hint_fills(o, key) && get_opt(o->file, NULL, key, out, outlen))
         f = FROM_FILE;
     if (from)
         *from = f;
@@ -312,6 +334,20 @@ static bool truthy(const char *v)
            strcasecmp(v, "off") != 0;
 }
 
+/* The share of reads a hint's rwmixread= (rwmixwrite=) gives. */
+static bool hint_share(const json_t *hint, double *pct)
+{
+    char v[64];
+    if (get_opt(hint, NULL, "rwmixread", v, sizeof(v)) && fio_size(v, false, pct) && *pct <= 100)
+        return true;
+    if (get_opt(hint, NULL, "rwmixwrite", v, sizeof(v)) && fio_size(v, false, pct) &&
+        *pct <= 100) {
+        *pct = 100 - *pct;
+        return true;
+    }
+    return false;
+}
+
 /* A hint that says another rw= or ioengine= than the output is another
  * run's: refused, rather than its direct= taken for this one.  So is one
  * whose direct= (buffered=) contradicts the output's. */
@@ -325,12 +361,19 @@ static enum tw_err check_hints(const struct opt_src *o, const char *job, struct 
     bool have_out = !o->optionless && (get_opt(o->job, o->glob, "direct", dout, sizeof(dout)) ||
                                        get_opt(o->job, o->glob, (okey = "buffered"), dout,
                                                sizeof(dout)));
+    if (!have_out && !o->optionless && !o->text) {
+        /* fio's JSON lists the options a job was given: no direct= is
+         * fio's default, buffered I/O, which a hint can't turn direct. */
+        okey = "direct";
+        snprintf(dout, sizeof(dout), "0 (fio's default, as it lists no direct=)");
+        have_out = true;
+    }
     for (int h = 0; h < 2 && have_out; h++) {
         hkey = "direct";
         if (!get_opt(hint_of[h], NULL, "direct", dhv, sizeof(dhv)) &&
             !get_opt(hint_of[h], NULL, (hkey = "buffered"), dhv, sizeof(dhv)))
             continue;
-        bool out_direct = truthy(dout) == (strcmp(okey, "direct") == 0);
+        bool out_direct = (dout[0] != '0' && truthy(dout)) == (strcmp(okey, "direct") == 0);
         bool hint_direct = truthy(dhv) == (strcmp(hkey, "direct") == 0);
         if (out_direct != hint_direct)
             return tw_error_set(err, TW_EPARSE,
@@ -338,6 +381,39 @@ static enum tw_err check_hints(const struct opt_src *o, const char *job, struct 
                                 "are not those of this run; give the job file or command line "
                                 "the run used",
                                 hint_what[h], hkey, dhv, job, okey, dout);
+    }
+    /* The mix of a mixed job: the JSON's (fio's default 50 when it lists
+     * none) against a hint's. */
+    char orw[64], ov[64];
+    if (!o->optionless && !o->text &&
+        (get_opt(o->job, o->glob, "rw", orw, sizeof(orw)) ||
+         get_opt(o->job, o->glob, "readwrite", orw, sizeof(orw)))) {
+        char nrw[64];
+        rw_norm(orw, nrw, sizeof(nrw));
+        if (strcmp(nrw, "rw") == 0 || strcmp(nrw, "randrw") == 0) {
+            double out_pct = 50, hp;
+            if (get_opt(o->job, o->glob, "rwmixread", ov, sizeof(ov)) &&
+                fio_size(ov, false, &out_pct))
+                ;
+            else if (get_opt(o->job, o->glob, "rwmixwrite", ov, sizeof(ov)) &&
+                     fio_size(ov, false, &out_pct))
+                out_pct = 100 - out_pct;
+            else
+                out_pct = 50;
+            for (int h = 0; h < 2; h++) {
+                if (hint_share(hint_of[h], &hp) && hp != out_pct)
+                    return tw_error_set(err, TW_EPARSE,
+                                        "%s say %.0f %% reads for job %s, but fio's output "
+                                        "says rwmixread=%.0f%s: they are not those of this "
+                                        "run; give the job file or command line the run used",
+                                        hint_what[h], hp, job, out_pct,
+                                        get_opt(o->job, o->glob, "rwmixread", ov, sizeof(ov)) ||
+                                                get_opt(o->job, o->glob, "rwmixwrite", ov,
+                                                        sizeof(ov))
+                                            ? ""
+                                            : " (fio's default, as it lists no rwmixread=)");
+            }
+        }
     }
     static const char *const keys[] = {"rw", "ioengine"};
     const json_t *hints[2] = {o->args, o->file};
@@ -409,8 +485,22 @@ static enum tw_err read_method(const struct opt_src *o, struct tw_result *r,
 
     /* direct=: decided with the figures (decide_direct). */
 
-    double pct = -1;
-    if (opt(o, "rwmixread", v, sizeof(v), NULL) && fio_size(v, false, &pct) && pct <= 100)
+    double pct = -1, hp;
+    if (o->text && get_opt(o->job, NULL, TW_FIO_TEXT_MIX_KEY, v, sizeof(v)) &&
+        fio_size(v, false, &pct) && pct <= 100) {
+        /* A text's measured share is what ran; a hint far from it (more
+         * than a few points, which a short run's draw can't explain) is
+         * another run's. */
+        const json_t *hint_of[2] = {o->args, o->file};
+        static const char *const what[2] = {"the fio arguments", "the job file"};
+        for (int h = 0; h < 2; h++)
+            if (hint_share(hint_of[h], &hp) && fabs(hp - pct) > MIX_SLACK_POINTS)
+                return tw_error_set(err, TW_EPARSE,
+                                    "%s say %.0f %% reads, but fio's output measured %.0f %% "
+                                    "(its issued reads and writes): they are not those of this "
+                                    "run; give the job file or command line the run used",
+                                    what[h], hp, pct);
+    } else if (opt(o, "rwmixread", v, sizeof(v), NULL) && fio_size(v, false, &pct) && pct <= 100)
         ;
     else if (opt(o, "rwmixwrite", v, sizeof(v), NULL) && fio_size(v, false, &pct) &&
              pct <= 100)
@@ -861,13 +951,18 @@ static bool disk_depth_direct(const json_t *root, const struct tw_result *r)
     const json_t *ticks = json_object_get(head, "read_ticks");
     if (!json_is_number(ios) || !json_is_number(ticks))
         return false;
-    double in_flight = json_number_value(ticks) / (double)m->runtime_ms;
-    return json_number_value(ios) >= 0.8 * (double)r->read.ios &&
-           in_flight > 2.0 * (m->jobs > 0 ? m->jobs : 1);
+    /* The disk's figures cover the whole run, ramp_time included, fio's
+     * only the measured part: the ticks count for fio's share of the
+     * disk's reads, or a ramp's reads would be taken for depth. */
+    double disk_ios = json_number_value(ios);
+    double share = disk_ios > 0 ? fmin(1.0, (double)r->read.ios / disk_ios) : 0;
+    double in_flight = json_number_value(ticks) / (double)m->runtime_ms * share;
+    return disk_ios >= 0.8 * (double)r->read.ios && in_flight > 2.0 * (m->jobs > 0 ? m->jobs : 1);
 }
 
 /* method.direct and its basis, once the figures are in (see fio_import.h). */
-static void decide_direct(const struct opt_src *o, const json_t *root, struct tw_result *r)
+static enum tw_err decide_direct(const struct opt_src *o, const json_t *root, struct tw_result *r,
+                                 struct tw_error *err)
 {
     struct tw_method *m = &r->method;
     static const char *const keys[] = {"direct", "buffered"};
@@ -881,9 +976,17 @@ static void decide_direct(const struct opt_src *o, const json_t *root, struct tw
         enum opt_from from;
         if (opt(o, keys[k], v, sizeof(v), &from)) {
             bool on = truthy(v) == (k == 0);
+            if (!on && from != FROM_OUTPUT && disk_depth_direct(root, r))
+                return tw_error_set(err, TW_EPARSE,
+                                    "%s say %s=%s (buffered I/O), but the disk statistics of "
+                                    "fio's output show more reads in flight than buffered I/O "
+                                    "keeps there, so the run was direct: give the job file or "
+                                    "command line the run used",
+                                    from == FROM_ARGS ? "the fio arguments" : "the job file",
+                                    keys[k], v);
             m->direct = on ? TW_DIRECT_YES : TW_DIRECT_NO;
             m->direct_basis = basis[from];
-            return;
+            return TW_OK;
         }
     }
     if (!o->text && !o->optionless) {
@@ -898,6 +1001,7 @@ static void decide_direct(const struct opt_src *o, const json_t *root, struct tw
         m->direct = TW_DIRECT_UNKNOWN;
         m->direct_basis = TW_DIRECT_BY_NONE;
     }
+    return TW_OK;
 }
 
 /* ---- the document ---- */
@@ -1119,10 +1223,8 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
 
         rc = read_disk_util(root, r, err);
     }
-    if (rc == TW_OK) {
-        decide_direct(&o, root, r);
+    if (rc == TW_OK && (rc = decide_direct(&o, root, r, err)) == TW_OK)
         utf8_cut_all(r);
-    }
     json_decref((json_t *)o.file);
     json_decref((json_t *)o.args);
     return rc;

@@ -884,6 +884,25 @@ static void hinted_ok(const char *rel, const char *file, const char *args, const
         fail_msg("%s: %s", rel, err.msg);
 }
 
+/* The fixture REL without the line CUT, imported with fio arguments ARGS:
+ * refused with WORDS in the message; without ARGS it imports. */
+static void hint_json_bad(const char *rel, const char *cut, const char *args, const char *words)
+{
+    size_t len;
+    char *buf = th_fixture(rel, &len);
+    char *doc = replace(buf, cut, "");
+    free(buf);
+    struct tw_result r;
+    struct tw_error err = {0};
+    struct tw_fio_hints h = {.fio_args = args, .fio_args_len = strlen(args)};
+    if (tw_fio_import_with(doc, strlen(doc), &h, &r, &err) != TW_EPARSE)
+        fail_msg("%s without %s: import with %s did not fail with TW_EPARSE", rel, cut, args);
+    if (!strstr(err.msg, words))
+        fail_msg("%s: message \"%s\" lacks \"%s\"", rel, err.msg, words);
+    assert_int_equal(tw_fio_import(doc, strlen(doc), &r, &err), TW_OK);
+    free(doc);
+}
+
 static void hinted_bad(const char *rel, const char *file, const char *args, const char *sec,
                        const char *words)
 {
@@ -993,6 +1012,12 @@ static void buffered_text_is_not_direct(void **state)
     import_ok("fio/libaio-randread-buffered-4jobs.txt", &r);
     assert_int_equal(r.method.jobs, 4);
     assert_int_equal(r.method.direct, TW_DIRECT_UNKNOWN);
+    /* With a 12 s ramp_time before 2 s measured, vda's 9,834 ms of read
+     * ticks cover the ramp too: 254,604 reads, of which fio's measured
+     * 37,664 are 15 %, so 0.7 reads in flight, not 4.9. */
+    import_ok("fio/libaio-randread-buffered-ramp.txt", &r);
+    assert_int_equal(r.read.ios, 37664);
+    assert_int_equal(r.method.direct, TW_DIRECT_UNKNOWN);
 }
 
 static void job_file_and_fio_args(void **state)
@@ -1017,11 +1042,30 @@ static void job_file_and_fio_args(void **state)
     assert_int_equal(r.target.kind, TW_TARGET_BLOCK);
     hinted_ok("fio/fioread-4jobs.txt", NULL, "--buffered=1", NULL, &r);
     assert_int_equal(r.method.direct, TW_DIRECT_NO);
-    /* rwmixread from the command line, not the measured share (75 %) */
-    hinted_ok("fio/libaio-randrw-75.txt", NULL, "--rwmixread=70", NULL, &r);
-    assert_int_equal(r.method.read_pct, 70);
+    /* a text's measured share (75 %) wins over a hinted rwmixread; one
+     * more than a few points from it is another run's */
+    hinted_ok("fio/libaio-randrw-75.txt", NULL, "--rwmixread=73", NULL, &r);
+    assert_int_equal(r.method.read_pct, 75);
+    hinted_bad("fio/libaio-randrw-75.txt", NULL, "--rwmixread=70", NULL, "measured 75 %");
+    hinted_bad("fio/libaio-randrw-75.txt", NULL, "--rwmixwrite=50", NULL, "50 % reads");
     import_ok("fio/libaio-randrw-75.txt", &r);
     assert_int_equal(r.method.read_pct, 75);
+    /* ... and so does the JSON's rwmixread= */
+    hinted_ok("fio/libaio-randrw-75.json", NULL, "--rwmixread=75", NULL, &r);
+    assert_int_equal(r.method.read_pct, 75);
+    hinted_bad("fio/libaio-randrw-75.json", NULL, "--rwmixread=70", NULL, "rwmixread=75");
+    /* a JSON with no rwmixread= ran fio's 50 % */
+    hint_json_bad("fio/libaio-randrw-75.json", "        \"rwmixread\" : \"75\",\n", "--rwmixread=75",
+                  "fio's default");
+    /* a JSON with no direct= ran buffered, fio's default: a hint can't make
+     * it direct */
+    hint_json_bad("fio/libaio-randread-8k-qd32.json", "    \"direct\" : \"1\",\n", "--direct=1",
+                  "fio's default");
+    hint_json_bad("fio/libaio-randread-8k-qd32.json", "    \"direct\" : \"1\",\n",
+                  "--buffered=0", "buffered=0");
+    /* a buffered hint on a text whose disk depth proves direct I/O */
+    hinted_bad("fio/constructed-fioread-stripe.txt", NULL, "--direct=0", NULL, "reads in flight");
+    hinted_bad("fio/constructed-fioread-stripe.txt", NULL, "--buffered=1", NULL, "buffered=1");
     /* fio's JSON says what ran: hints only fill what it leaves out */
     hinted_ok("fio/libaio-randread-8k-qd32.json", NULL, "--filename=/dev/sdz --direct=1", NULL,
               &r);
