@@ -1,9 +1,13 @@
 /* cmd_import.c - tierwise-agent import-fio FILE [--job-file F] [--fio-args "..."]
  * [--section NAME] [--json]. */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "agent/agent.h"
 #include "app/app.h"
@@ -50,6 +54,41 @@ static void usage(FILE *f)
             "A sync engine (psync, sync) is recorded with effective queue depth 1.\n"
             "Exit status: 0 done, 1 a read error, 2 a missing file or not an fio output.\n",
             TW_AGENT_PROG);
+}
+
+/* The job file at PATH into OUT.  O_NONBLOCK: a FIFO (or a device) given
+ * by mistake must not hang the open waiting for a writer; what is not a
+ * regular file is refused. */
+static enum tw_err read_job_file(const char *path, struct tw_buf *out, struct tw_error *err)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0)
+        return tw_error_set(err, errno == ENOENT ? TW_ENOENT : TW_EIO, "can't open %s: %s",
+                            path, strerror(errno));
+    struct stat st;
+    enum tw_err rc = TW_OK;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        rc = tw_error_set(err, TW_EINVAL,
+                          "%s is not a regular file (a FIFO, device or folder): give the job "
+                          "file fio ran",
+                          path);
+    char chunk[65536];
+    while (rc == TW_OK) {
+        ssize_t n = read(fd, chunk, sizeof(chunk));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = tw_error_set(err, TW_EIO, "reading %s failed: %s", path, strerror(errno));
+        else if (n == 0)
+            break;
+        else if (tw_buf_append(out, chunk, (size_t)n) != TW_OK)
+            rc = tw_error_set(err, TW_EINVAL, "%s is larger than %zu bytes: is it the job file?",
+                              path, out->max);
+    }
+    close(fd);
+    if (rc == TW_OK && !out->data && tw_buf_append(out, "", 0) != TW_OK)
+        rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+    return rc;
 }
 
 static const char *direct_word(enum tw_direct d)
@@ -141,7 +180,7 @@ int tw_agent_cmd_import_fio(int argc, char **argv)
     tw_buf_init(&in, IMPORT_MAX);
     tw_buf_init(&jf, JOB_FILE_MAX);
     enum tw_err rc = TW_OK;
-    if (job_file && (rc = tw_app_read_file(job_file, &jf, &err)) != TW_OK) {
+    if (job_file && (rc = read_job_file(job_file, &jf, &err)) != TW_OK) {
         tw_app_error(TW_AGENT_PROG, "--job-file %s: %s", job_file, err.msg);
         tw_buf_cleanup(&jf);
         tw_buf_cleanup(&in);

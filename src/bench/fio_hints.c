@@ -40,8 +40,18 @@ static json_t *new_section(json_t *secs, const char *name, struct tw_error *err)
                      HINT_MAX_SECTIONS);
         return NULL;
     }
+    /* Names are bytes from outside: only printable ASCII is kept, so the
+     * name is valid UTF-8 for jansson (else its refusal would read as
+     * running out of memory). */
+    char safe[HINT_LINE_CAP];
+    size_t n = 0;
+    for (; name[n] && n + 1 < sizeof(safe); n++) {
+        unsigned char c = (unsigned char)name[n];
+        safe[n] = c >= 32 && c < 127 ? (char)c : '?';
+    }
+    safe[n] = '\0';
     json_t *opts = json_object();
-    json_t *s = json_pack("{s:s,s:o}", "name", name, "options", opts);
+    json_t *s = json_pack("{s:s,s:o}", "name", safe, "options", opts);
     if (!s || json_array_append_new(secs, s) != 0) {
         tw_error_set(err, TW_ENOMEM, "out of memory reading the job options");
         return NULL;
@@ -56,8 +66,11 @@ static bool set_opt(json_t *opts, const char *key, size_t klen, const char *val,
     char k[64];
     if (klen == 0 || klen >= sizeof(k))
         return true; /* no option tierwise reads is that long */
-    for (size_t i = 0; i < klen; i++)
-        k[i] = (char)tolower((unsigned char)key[i]);
+    for (size_t i = 0; i < klen; i++) {
+        unsigned char c = (unsigned char)key[i];
+        /* printable ASCII only, as for values: a key jansson can hold */
+        k[i] = c >= 32 && c < 127 ? (char)tolower(c) : '?';
+    }
     k[klen] = '\0';
     if (json_object_size(opts) >= HINT_MAX_OPTIONS && !json_object_get(opts, k)) {
         tw_error_set(err, TW_EPARSE, "a job section sets more than %d options",
@@ -301,6 +314,18 @@ enum tw_err tw_fio_args_parse(const char *buf, size_t len, struct json_t **out,
  * NULL when nothing matches (*SECTIONS then names the job sections, for a
  * message) or out of memory.
  */
+/* Whether section name N (printable ASCII, '?' for other bytes) is job
+ * NAME of fio's output. */
+static bool same_name(const char *n, const char *name)
+{
+    for (; *n && *name; n++, name++) {
+        unsigned char c = (unsigned char)*name;
+        if (*n != (c >= 32 && c < 127 ? (char)c : '?'))
+            return false;
+    }
+    return !*n && !*name;
+}
+
 struct json_t *tw_fio_hint_options(const struct json_t *secs, const char *name, char *sections,
                                    size_t cap)
 {
@@ -318,7 +343,7 @@ struct json_t *tw_fio_hint_options(const struct json_t *secs, const char *name, 
         }
         jobs++;
         only = i;
-        if (match == (size_t)-1 && strcmp(n, name) == 0)
+        if (match == (size_t)-1 && same_name(n, name))
             match = i;
     }
     if (match == (size_t)-1) {

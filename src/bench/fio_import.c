@@ -1230,6 +1230,12 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
     return rc;
 }
 
+/* The most JSON documents (fio's --status-interval reports) one output
+ * may hold. */
+#ifndef MAX_DOCS
+#define MAX_DOCS 100000
+#endif
+
 /* Start of the line after the one holding byte P, or LEN. */
 static size_t next_line(const char *buf, size_t len, size_t p)
 {
@@ -1330,11 +1336,23 @@ enum tw_err tw_fio_import_doc(const char *buf, size_t len, const struct tw_fio_h
         size_t end = p + je.position;
         for (size_t k = p; k < end && k < len; k++)
             line0 += buf[k] == '\n';
-        if (end >= len || docs >= 100000)
+        if (end >= len)
             break;
         /* Text after the document (fio's normal output with json,normal)
          * is not another document unless a line opens one. */
-        p = next_doc(buf, len, next_line(buf, len, end - 1), &line0);
+        size_t after = next_line(buf, len, end - 1);
+        if (after > 0 && buf[after - 1] == '\n')
+            line0++; /* the line the document ended on */
+        p = next_doc(buf, len, after, &line0);
+        if (p < len && docs >= MAX_DOCS) {
+            /* Keeping this one would record an interim report as the run. */
+            json_decref(root);
+            return tw_error_set_at(err, TW_EPARSE, line0 + 1, 0,
+                                   "the output holds more than %d JSON documents (fio's "
+                                   "--status-interval reports), so its final report is past "
+                                   "what tierwise reads: give the last document alone",
+                                   MAX_DOCS);
+        }
     }
     struct hints hs = {.h = h, .text = text};
     enum tw_err rc = parse_hints(h, &hs, err);

@@ -770,17 +770,23 @@ enum tw_err tw_fio_import_text_with(const char *buf, size_t len, const struct tw
     }
     enum tw_err rc = TW_ENOMEM;
     char *doc = NULL;
-    /* Hints that don't parse are refused before the output is read, so
-     * their message carries no line of the output. */
+    /* Hints that don't parse are refused before the output is read.  Their
+     * message names the job file's line itself; err gets no line, which
+     * would be taken for one of fio's output. */
     json_t *probe = NULL;
+    struct tw_error he = {0};
     if (h && h->job_file &&
-        (rc = tw_fio_jobfile_parse(h->job_file, h->job_file_len, &probe, err)) != TW_OK)
+        (rc = tw_fio_jobfile_parse(h->job_file, h->job_file_len, &probe, &he)) != TW_OK) {
+        tw_error_set(err, rc, "%s", he.msg);
         goto out;
+    }
     json_decref(probe);
     probe = NULL;
     if (h && h->fio_args &&
-        (rc = tw_fio_args_parse(h->fio_args, h->fio_args_len, &probe, err)) != TW_OK)
+        (rc = tw_fio_args_parse(h->fio_args, h->fio_args_len, &probe, &he)) != TW_OK) {
+        tw_error_set(err, rc, "%s", he.msg);
         goto out;
+    }
     json_decref(probe);
     rc = TW_ENOMEM;
     if (!st || !root || !st->jobs || !st->disks) {

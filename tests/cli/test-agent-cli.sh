@@ -122,6 +122,15 @@ done
   >"$scratch/fa.txt" 2>"$scratch/err" && grep -q "buffered" "$scratch/fa.txt" &&
   ok || bad "import-fio --fio-args --section: $(cat "$scratch/err")"
 expect 2 "quote open" -- "$agent" import-fio --fio-args "--direct='1" "$fixtures"/fio/fioread-4jobs.txt
+# A bad job file with a text output: the message names the job file's line,
+# not a line of the output.
+printf 'direct=1\n[reader1]\n' > "$scratch/bad.fio"
+expect 2 "fioread-4jobs.txt: line 1 of the job file" -- "$agent" import-fio \
+  --job-file "$scratch/bad.fio" "$fixtures"/fio/fioread-4jobs.txt
+# A FIFO given as the job file is refused at once, never waited on.
+mkfifo "$scratch/job.fifo"
+expect 2 "not a regular file" -- timeout 20 "$agent" import-fio --job-file "$scratch/job.fifo" \
+  "$fixtures"/fio/fioread-4jobs.txt
 : > "$scratch/empty"
 expect 2 "empty" -- "$agent" import-fio "$scratch/empty"
 

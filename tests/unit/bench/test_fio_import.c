@@ -1085,6 +1085,18 @@ static void job_file_and_fio_args(void **state)
                "quote open");
     hinted_bad("fio/fioread-4jobs.txt", "fio/constructed-foreign.csv", NULL, NULL,
                "before any [section]");
+    /* a bad job file's message names its own line, with no line of the
+     * output (which the caller would print as the output's) */
+    struct tw_error err;
+    assert_int_equal(import_hinted("fio/fioread-4jobs.txt", "fio/constructed-foreign.csv", NULL,
+                                   NULL, &r, &err),
+                     TW_EPARSE);
+    assert_int_equal(err.line, 0);
+    assert_non_null(strstr(err.msg, "line 1 of the job file"));
+    assert_int_equal(import_hinted("fio/libaio-randread-8k-qd32.json",
+                                   "fio/constructed-foreign.csv", NULL, NULL, &r, &err),
+                     TW_EPARSE);
+    assert_int_equal(err.line, 0);
 }
 
 static void job_file_parser(void **state)
@@ -1109,6 +1121,23 @@ static void job_file_parser(void **state)
     json_decref(b);
     assert_null(tw_fio_hint_options(secs, "c", names, sizeof(names)));
     assert_string_equal(names, "[a], [b]");
+    json_decref(secs);
+    /* bytes that are not UTF-8 in a section name or a key are kept as '?',
+     * never taken for running out of memory */
+    static const char odd[] = "[caf\xc3\xa9]\ndirect=1\nk\xffy=2\n[\xff]\nrw=read\n";
+    assert_int_equal(tw_fio_jobfile_parse(odd, sizeof(odd) - 1, &secs, &err), TW_OK);
+    json_t *cafe = tw_fio_hint_options(secs, "caf\xc3\xa9", names, sizeof(names));
+    assert_non_null(cafe);
+    assert_string_equal(json_string_value(json_object_get(cafe, "direct")), "1");
+    assert_string_equal(json_string_value(json_object_get(cafe, "k?y")), "2");
+    json_decref(cafe);
+    json_decref(secs);
+    static const char odd_args[] = "--name=\xfe\xff --direct=1 --\xe9t\xe9=1";
+    assert_int_equal(tw_fio_args_parse(odd_args, sizeof(odd_args) - 1, &secs, &err), TW_OK);
+    json_t *odd_job = tw_fio_hint_options(secs, "\xfe\xff", names, sizeof(names));
+    assert_non_null(odd_job);
+    assert_string_equal(json_string_value(json_object_get(odd_job, "direct")), "1");
+    json_decref(odd_job);
     json_decref(secs);
     static const char *const bad[] = {"", "direct=1\n[a]\n", "[a\nrw=read\n", "; only\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -1169,6 +1198,28 @@ static void two_sections_are_not_one_method(void **state)
 }
 
 /* ---- --status-interval, json,normal, cut short, wide stripes, fio 2.x ---- */
+
+/* More documents than tierwise reads: refused, never an interim report
+ * kept as the run. */
+static void too_many_documents(void **state)
+{
+    (void)state;
+    static const char doc[] = "{\"global options\": {}, \"jobs\": [{\"jobname\": \"x\", "
+                              "\"read\": {\"total_ios\": 1, "
+                              "\"runtime\": 1000}}]}\n";
+    size_t one = sizeof(doc) - 1, n = 100001;
+    char *buf = malloc(one * n + 1);
+    assert_non_null(buf);
+    for (size_t i = 0; i < n; i++)
+        memcpy(buf + i * one, doc, one);
+    struct tw_result r;
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import(buf, one * (n - 1), &r, &err), TW_OK);
+    assert_int_equal(tw_fio_import(buf, one * n, &r, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "more than 100000 JSON documents"));
+    assert_int_equal(err.line, 100001);
+    free(buf);
+}
 
 static void status_interval_final_report_only(void **state)
 {
@@ -1356,6 +1407,7 @@ int main(void)
         cmocka_unit_test(job_file_parser),
         cmocka_unit_test(two_sections_are_not_one_method),
         cmocka_unit_test(status_interval_final_report_only),
+        cmocka_unit_test(too_many_documents),
         cmocka_unit_test(json_after_job_header_lines),
         cmocka_unit_test(text_cut_short),
         cmocka_unit_test(stripes_wider_than_a_record),
