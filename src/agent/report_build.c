@@ -229,11 +229,9 @@ enum tw_err tw_agent_bench_disks(const struct tw_agent_bench_plan *plan, struct 
                 path = plan->files[i].path;
                 file = true;
             }
-        if (!path && disk->device[0] && disk->lun >= 0 && disk->lun < 64 &&
-            plan->skip_lun[disk->lun]) {
+        if (!path && disk->device[0] && d < TW_INV_MAX_DISKS && plan->skip_disk[d]) {
             fprintf(log, TW_AGENT_PROG ": %s (LUN %d): not measured: %s\n", disk->name, disk->lun,
-                    plan->skip_why[disk->lun] ? plan->skip_why[disk->lun]
-                                              : "its device is not known for certain");
+                    plan->skip_why[d] ? plan->skip_why[d] : "its device is not known for certain");
             continue;
         }
         if (!path && disk->device[0])

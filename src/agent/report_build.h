@@ -45,8 +45,10 @@ struct tw_agent_bench_plan {
     volatile sig_atomic_t *interrupt; /* set to stop a run early */
     bool progress;            /* draw a progress line on stderr (a terminal) */
     uint64_t max_ms_per_disk; /* --max-seconds-per-disk; 0: no bound */
-    bool skip_lun[64];        /* data disks not to measure (device uncertain) */
-    const char *skip_why[64]; /* why, for the log line */
+    /* data disks not to measure (device uncertain), by their index in the
+     * inventory (a LUN may be missing or past 63), and why, for the log */
+    bool skip_disk[TW_INV_MAX_DISKS];
+    const char *skip_why[TW_INV_MAX_DISKS];
 };
 
 /*

@@ -52,13 +52,14 @@ static int64_t device_bytes(const struct run_cfg *c, const char *dev)
 static void doubt_devices(struct run_cfg *c, const struct tw_inventory *inv)
 {
     struct tw_agent_bench_plan *p = &c->plan;
-    memset(p->skip_lun, 0, sizeof(p->skip_lun));
+    memset(p->skip_disk, 0, sizeof(p->skip_disk));
     memset(p->skip_why, 0, sizeof(p->skip_why));
-    for (size_t i = 0; i < inv->n_disks; i++) {
+    /* By the disk's index: every data disk is checked, whatever its LUN. */
+    for (size_t i = 0; i < inv->n_disks && i < TW_INV_MAX_DISKS; i++) {
         const struct tw_disk *d = &inv->disks[i];
-        if (d->role != TW_DISK_DATA || d->lun < 0 || d->lun >= 64 || !d->device[0])
+        if (d->role != TW_DISK_DATA || !d->device[0])
             continue;
-        char *why = c->doubt[d->lun];
+        char *why = c->doubt[i];
         why[0] = '\0';
         for (size_t j = 0; j < inv->n_disks && !why[0]; j++)
             if (j != i && strcmp(inv->disks[j].device, d->device) == 0)
@@ -82,8 +83,8 @@ static void doubt_devices(struct run_cfg *c, const struct tw_inventory *inv)
                          d->device, gib, d->size_gib);
         }
         if (why[0]) {
-            p->skip_lun[d->lun] = true;
-            p->skip_why[d->lun] = why;
+            p->skip_disk[i] = true;
+            p->skip_why[i] = why;
         }
     }
 }

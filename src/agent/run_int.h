@@ -47,7 +47,7 @@ struct run_cfg {
     struct tw_agent_bench_plan plan;            /* what to measure on each data disk */
     const char *imds, *config, *inventory_file; /* where the inventory comes from */
     struct tw_devmap_opts dm;                   /* --sysfs-root, --dev-root */
-    char doubt[64][320];                        /* why a data disk's device is uncertain */
+    char doubt[TW_INV_MAX_DISKS][320];          /* why a data disk's device is uncertain */
     bool once;                                  /* --once */
     bool list, retry;                           /* --spool-list, --spool-retry-rejected */
     uint64_t interval_ms;                       /* --interval */

@@ -70,9 +70,11 @@ echo 134217728 >"$scratch/sys/class/block/sdd/size"   # 64 GiB
 echo 2097152 >"$scratch/sys/class/block/sdf/size"     # 1 GiB
 head -c 1048576 /dev/urandom >"$scratch/dev/sdf"
 disk() { printf '{"name": "vm1-data%s", "role": "data", "lun": %s, "sku": "Premium_LRS", "size_gib": %s, "device": "%s"}' "$1" "$1" "$2" "$3"; }
-printf '{"vm": {"name": "vm1", "vm_size": "Standard_D2s_v3", "location": "westeurope"}, "disks": [%s, %s, %s, %s, %s]}' \
+# (LUN 70, past the 64 a VM has, is doubted all the same.)
+printf '{"vm": {"name": "vm1", "vm_size": "Standard_D2s_v3", "location": "westeurope"}, "disks": [%s, %s, %s, %s, %s, %s]}' \
   "$(disk 1 128 "$scratch/dev/sdc")" "$(disk 2 128 "$scratch/dev/sdc")" "$(disk 3 128 "$scratch/dev/sdd")" \
-  "$(disk 4 128 "$scratch/dev/sde")" "$(disk 5 1 "$scratch/dev/sdf")" >"$scratch/inv2.json"
+  "$(disk 4 128 "$scratch/dev/sde")" "$(disk 5 1 "$scratch/dev/sdf")" "$(disk 70 128 "$scratch/dev/sdc")" \
+  >"$scratch/inv2.json"
 "$agent" run --once --server http://127.0.0.1:1 --token-file "$scratch/tok" --spool "$scratch/s6.db" \
   --inventory-file "$scratch/inv2.json" --sysfs-root "$scratch/sys" --engine null --buffered \
   --runtime 1 --ramp 0 --profiles rated-iops 2>"$scratch/doubt.err"
@@ -82,6 +84,8 @@ for l in 1 2; do
   grep -q "vm1-data$l (LUN $l): not measured: its device $scratch/dev/sdc is also found for vm1-data$((3 - l))" \
     "$scratch/doubt.err" && ok || bad "LUN $l on a shared device: $(cat "$scratch/doubt.err")"
 done
+grep -q "vm1-data70 (LUN 70): not measured: its device $scratch/dev/sdc is also found for vm1-data1" \
+  "$scratch/doubt.err" && ok || bad "LUN 70 on a shared device: $(cat "$scratch/doubt.err")"
 grep -q "vm1-data3 (LUN 3): not measured: its device $scratch/dev/sdd holds 64 GiB, not the 128 GiB" \
   "$scratch/doubt.err" && ok || bad "LUN 3 of another size: $(cat "$scratch/doubt.err")"
 grep -q "vm1-data4 (LUN 4): not measured: the size of its device $scratch/dev/sde can't be read" \
