@@ -231,6 +231,9 @@ struct state {
     int reports;             /* --status-interval: reports before the final one */
     double ts;
     json_t *jobs, *disks;
+    long disk_stats_line; /* the "Disk stats (" line of the last report, 0 if none */
+    long head_line;       /* the last stripe head's disk line */
+    size_t head_at;       /* its index in disks */
 };
 
 static void copy_until(char *dst, size_t dstlen, const char *s, const char *stop)
@@ -480,10 +483,73 @@ static enum tw_err parse_disk(struct state *st, const char *l, long no, struct t
         json_object_set_new(o, "read_ticks", json_real(ticks[0]));
         json_object_set_new(o, "write_ticks", json_real(ticks[1]));
     }
-    if (field(l, "aggrios=", &v))
+    if (strstr(l, "aggr") && !strstr(l, "aggrutil=")) {
+        json_decref(o);
+        return tw_error_set_at(err, TW_EPARSE, no, 0,
+                               "the stripe line at line %ld ends before its aggrutil= figure: "
+                               "the output was cut short; give fio's whole output",
+                               no);
+    }
+    if (field(l, "aggrios=", &v)) {
         json_object_set_new(o, "aggr_read_ios", json_real(v));
+        st->head_line = no;
+        st->head_at = json_array_size(st->disks);
+    }
     if (json_array_append_new(st->disks, o) != 0)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
+    return TW_OK;
+}
+
+/* A stripe's member lines must make up its figures; fewer ios than this
+ * share of the head's is a list cut short, not merges. */
+#define MEMBER_IOS_SHARE 0.9
+
+static double disk_ios(const json_t *d)
+{
+    return json_number_value(json_object_get(d, "read_ios")) +
+           json_number_value(json_object_get(d, "write_ios"));
+}
+
+/*
+ * The disk statistics of the final report, which fio prints last, so that
+ * a text cut at a line end there shows here: a "Disk stats" line with no
+ * disk after it, a stripe head (the last: an intermediate layer's is
+ * followed by its own members) with no member lines, or members whose ios
+ * fall clearly short of the head's.
+ */
+static enum tw_err check_disks(const struct state *st, struct tw_error *err)
+{
+    size_t n = json_array_size(st->disks);
+    if (st->disk_stats_line && n == 0)
+        return tw_error_set_at(err, TW_EPARSE, st->disk_stats_line, 0,
+                               "the output's \"Disk stats\" at line %ld has no disk line "
+                               "after it: it was cut short; give fio's whole output",
+                               st->disk_stats_line);
+    if (!st->head_line || st->head_at >= n)
+        return TW_OK;
+    const json_t *head = json_array_get(st->disks, st->head_at);
+    double members = 0;
+    size_t count = 0;
+    for (size_t i = st->head_at + 1; i < n; i++) {
+        const json_t *d = json_array_get(st->disks, i);
+        if (!json_object_get(d, "aggr_read_ios")) {
+            members += disk_ios(d);
+            count++;
+        }
+    }
+    const char *name = json_string_value(json_object_get(head, "name"));
+    if (count == 0)
+        return tw_error_set_at(err, TW_EPARSE, st->head_line, 0,
+                               "the stripe %s at line %ld has no member disk lines after it: "
+                               "the output was cut short; give fio's whole output",
+                               name ? name : "?", st->head_line);
+    if (members < MEMBER_IOS_SHARE * disk_ios(head))
+        return tw_error_set_at(err, TW_EPARSE, st->head_line, 0,
+                               "the %zu member disk lines after the stripe %s at line %ld "
+                               "count %.0f ios, far fewer than its %.0f: the list was cut "
+                               "short; give fio's whole output",
+                               count, name ? name : "?", st->head_line, members,
+                               disk_ios(head));
     return TW_OK;
 }
 
@@ -690,6 +756,7 @@ static enum tw_err parse_lines(struct state *st, const char *buf, size_t len, st
                  * the last (fio's final report) counts. */
                 json_array_clear(st->jobs);
                 json_array_clear(st->disks);
+                st->disk_stats_line = st->head_line = 0;
                 st->blocks = 0;
                 st->first_block_line = 0;
                 st->run_ms[0] = st->run_ms[1] = 0;
@@ -719,6 +786,7 @@ static enum tw_err parse_lines(struct state *st, const char *buf, size_t len, st
             if ((rc = finish_block(st, err)) != TW_OK)
                 return rc;
             in_disks = true;
+            st->disk_stats_line = rd.no;
         } else if (starts(l, "READ: ") || starts(l, "WRITE: ")) {
             parse_run_status(st, l[0] == 'W', l);
         } else if (st->in_job) {
@@ -746,7 +814,7 @@ static enum tw_err parse_lines(struct state *st, const char *buf, size_t len, st
                                "fio's summary (\"Run status group 0 (all jobs):\"): it was cut "
                                "short; give fio's whole output",
                                st->last_block_line);
-    return TW_OK;
+    return check_disks(st, err);
 }
 
 enum tw_err tw_fio_import_text(const char *buf, size_t len, struct tw_result *r,

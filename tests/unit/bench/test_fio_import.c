@@ -1251,6 +1251,16 @@ static void json_after_job_header_lines(void **state)
     assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_JSON);
 }
 
+/* The 1-based number of the line of BUF where S first starts. */
+static long line_of(const char *buf, const char *s)
+{
+    const char *p = strstr(buf, s);
+    long n = 1;
+    for (const char *q = buf; q < p; q++)
+        n += *q == '\n';
+    return n;
+}
+
 static void text_cut_short(void **state)
 {
     (void)state;
@@ -1271,7 +1281,27 @@ static void text_cut_short(void **state)
     p = strstr(buf, "  sdi:");
     import_bad(buf, (size_t)(p - buf) + 4, &err);
     assert_non_null(strstr(err.msg, "cut short"));
+    /* cut at a line end: before sdi (two members of three: 30,341 ios of
+     * the head's 45,512), before any member, inside the head's aggr
+     * figures, right after "Disk stats" */
+    import_bad(buf, (size_t)(p - buf), &err);
+    assert_non_null(strstr(err.msg, "30341 ios, far fewer than its 45512"));
+    assert_int_equal(err.line, line_of(buf, "    dm-8:"));
+    p = strstr(buf, "  sdg:");
+    import_bad(buf, (size_t)(p - buf), &err);
+    assert_non_null(strstr(err.msg, "no member disk lines"));
+    char *head = replace(buf, ", aggrticks=31720/0, aggrin_queue=31720, aggrutil=96.61%", "");
+    import_bad(head, strlen(head), &err);
+    assert_non_null(strstr(err.msg, "aggrutil="));
+    free(head);
+    p = strstr(buf, "    dm-8:");
+    import_bad(buf, (size_t)(p - buf), &err);
+    assert_non_null(strstr(err.msg, "no disk line after it"));
     free(buf);
+    /* the whole list still imports */
+    struct tw_result r;
+    import_ok("fio/constructed-lvm-stripe.txt", &r);
+    assert_int_equal(r.target.n_members, 3);
 }
 
 static void stripes_wider_than_a_record(void **state)
