@@ -798,6 +798,27 @@ static enum tw_err read_disk_util(const json_t *root, struct tw_result *r, struc
         return TW_OK;
     snprintf(r->target.device, sizeof(r->target.device), "%s", name);
     if (!is_stripe_head(head)) {
+        /* Several devices and no stripe head: the jobs ran on several
+         * disks, whose figures can't be one disk's result. */
+        if (json_array_size(arr) > 1) {
+            char names[256] = "";
+            size_t i, u = 0;
+            const json_t *v;
+            json_array_foreach(arr, i, v)
+            {
+                const char *nm = json_string_value(json_object_get(v, "name"));
+                if (u + 1 < sizeof(names))
+                    u += (size_t)snprintf(names + u, sizeof(names) - u, "%s%s", i ? ", " : "",
+                                          nm ? nm : "?");
+            }
+            utf8_cut(names);
+            return tw_error_set(err, TW_EPARSE,
+                                "fio's disk statistics list %zu devices (%s) and none is a "
+                                "stripe over the others: the jobs ran on several disks, and one "
+                                "result is one disk's; run fio on one disk (or import the "
+                                "sections of each disk's run on their own)",
+                                json_array_size(arr), names);
+        }
         add_member(r, name);
         return TW_OK;
     }
@@ -842,12 +863,14 @@ static void set_started_at(struct tw_result *r, double end_s, double runtime_ms)
 /* ---- job sections ---- */
 
 /* What makes two entries of "jobs" one method: rw, bs, iodepth, ioengine,
- * direct and the mix, as the output states them, and the group. */
+ * direct, the mix and the file (filename=, directory=: sections on
+ * different disks are not one disk's result), as the output states them,
+ * and the group. */
 static void entry_method(const json_t *job, const json_t *glob, char *out, size_t n)
 {
-    static const char *const keys[] = {"rw",     "readwrite", "bs",        "blocksize",
-                                       "iodepth", "ioengine", "direct",    "buffered",
-                                       "rwmixread", "rwmixwrite"};
+    static const char *const keys[] = {"rw",        "readwrite",  "bs",       "blocksize",
+                                       "iodepth",   "ioengine",   "direct",   "buffered",
+                                       "rwmixread", "rwmixwrite", "filename", "directory"};
     const json_t *opts = json_object_get(job, "job options");
     size_t used = 0;
     out[0] = '\0';

@@ -739,6 +739,43 @@ static void json_stripes(void **state)
     assert_string_equal(r.target.device, "md0");
     assert_int_equal(r.target.n_members, 2);
     assert_string_equal(r.target.members[1], "sdc");
+
+    /* several devices and no stripe head: jobs on several disks, refused
+     * rather than taken for the first one's */
+    char doc[2048];
+    snprintf(doc, sizeof(doc),
+             "{\"global options\": {}, \"jobs\": [{\"jobname\": \"j\", \"job options\": "
+             "{\"rw\": \"read\"}, \"read\": {%s}}], \"disk_util\": [{\"name\": \"sdc\", "
+             "\"read_ios\": 500}, {\"name\": \"sdd\", \"read_ios\": 500}]}",
+             READ_FIGS);
+    struct tw_error err;
+    import_bad(doc, strlen(doc), &err);
+    assert_non_null(strstr(err.msg, "2 devices (sdc, sdd)"));
+}
+
+/* Sections of one method on different files (filename=, directory=) ran
+ * on different disks: not one disk's result. */
+static void sections_on_two_disks(void **state)
+{
+    (void)state;
+    static const char fmt[] =
+        "{\"global options\": {\"rw\": \"randread\", \"bs\": \"8k\"}, \"jobs\": ["
+        "{\"jobname\": \"a\", \"job options\": {\"%s\": \"/data1/f\"}, \"read\": {%s}},"
+        "{\"jobname\": \"b\", \"job options\": {\"%s\": \"%s\"}, \"read\": {%s}}]}";
+    static const char *const keys[] = {"filename", "directory"};
+    char doc[2048];
+    struct tw_error err;
+    struct tw_result r;
+    for (int k = 0; k < 2; k++) {
+        snprintf(doc, sizeof(doc), fmt, keys[k], READ_FIGS, keys[k], "/data2/f", READ_FIGS);
+        import_bad(doc, strlen(doc), &err);
+        assert_non_null(strstr(err.msg, "ran differently"));
+        assert_non_null(strstr(err.msg, "/data2/f"));
+        /* the same file: one method, both jobs */
+        snprintf(doc, sizeof(doc), fmt, keys[k], READ_FIGS, keys[k], "/data1/f", READ_FIGS);
+        assert_int_equal(tw_fio_import(doc, strlen(doc), &r, &err), TW_OK);
+        assert_int_equal(r.method.jobs, 2);
+    }
 }
 
 /* ---- bad input ---- */
@@ -1428,6 +1465,7 @@ int main(void)
         cmocka_unit_test(json_option_quirks),
         cmocka_unit_test(json_percentile_choice),
         cmocka_unit_test(json_stripes),
+        cmocka_unit_test(sections_on_two_disks),
         cmocka_unit_test(bad_fixtures),
         cmocka_unit_test(bad_inline),
         cmocka_unit_test(round_trip),
