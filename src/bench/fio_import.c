@@ -866,12 +866,16 @@ static void set_started_at(struct tw_result *r, double end_s, double runtime_ms)
  * direct, the mix and the file (filename=, directory=: sections on
  * different disks are not one disk's result), as the output states them,
  * and the group. */
-static void entry_method(const json_t *job, const json_t *glob, char *out, size_t n)
+static void entry_method(const json_t *job, const json_t *glob, const json_t *hint, char *out,
+                         size_t n)
 {
     static const char *const keys[] = {"rw",        "readwrite",  "bs",       "blocksize",
                                        "iodepth",   "ioengine",   "direct",   "buffered",
                                        "rwmixread", "rwmixwrite", "filename", "directory"};
-    const json_t *opts = json_object_get(job, "job options");
+    /* An output with no options (fio 2.x): the method its hints give. */
+    const json_t *opts = hint ? hint : json_object_get(job, "job options");
+    if (hint)
+        glob = NULL;
     size_t used = 0;
     out[0] = '\0';
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && used + 1 < n; k++) {
@@ -907,7 +911,23 @@ static bool is_client_sum(const json_t *job)
  * methods or groups are refused, naming them, since one record holds one
  * method and groups run one after another.  KEEP[i] marks the entries.
  */
+/* For an option-less output, the options the hints give job NAME (the
+ * fio arguments over the job file), new, or NULL. */
+static json_t *hinted_method(const json_t *file, const json_t *args, const char *name)
+{
+    char secs[512];
+    json_t *f = file ? tw_fio_hint_options(file, name, secs, sizeof(secs)) : NULL;
+    json_t *a = args ? tw_fio_hint_options(args, name, secs, sizeof(secs)) : NULL;
+    if (!f)
+        return a;
+    if (a)
+        json_object_update(f, a);
+    json_decref(a);
+    return f;
+}
+
 static enum tw_err pick_sections(const json_t *jobs, const json_t *glob, const char *want,
+                                 const json_t *hfile, const json_t *hargs, bool optionless,
                                  bool *keep, struct tw_error *err)
 {
     size_t i, kept = 0;
@@ -926,7 +946,9 @@ static enum tw_err pick_sections(const json_t *jobs, const json_t *glob, const c
         }
         if (want && strcmp(name, want) != 0)
             continue;
-        entry_method(job, glob, m, sizeof(m));
+        json_t *hint = optionless ? hinted_method(hfile, hargs, name) : NULL;
+        entry_method(job, glob, hint, m, sizeof(m));
+        json_decref(hint);
         if (!first_name) {
             first_name = name;
             snprintf(first, sizeof(first), "%s", m);
@@ -1105,7 +1127,8 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
     bool *keep = calloc(n_jobs ? n_jobs : 1, sizeof(*keep));
     if (!keep)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading fio's output");
-    enum tw_err rc = pick_sections(jobs, glob, hs->h ? hs->h->section : NULL, keep, err);
+    enum tw_err rc = pick_sections(jobs, glob, hs->h ? hs->h->section : NULL, hs->file, hs->args,
+                                   optionless, keep, err);
 
     struct opt_src o = {.glob = glob, .optionless = optionless, .text = hs->text};
     struct dir_acc acc[2];
@@ -1122,6 +1145,17 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
             continue;
         const char *name = entry_name(job);
         const json_t *opts = json_object_get(job, "job options");
+        if (!first) {
+            /* Each entry's hints must fit its own options too. */
+            struct opt_src oi = {.glob = glob, .optionless = optionless, .text = hs->text,
+                                 .job = opts};
+            if ((rc = hint_options(hs->file, hs->args, name, &oi, err)) == TW_OK)
+                rc = check_hints(&oi, name, err);
+            json_decref((json_t *)oi.file);
+            json_decref((json_t *)oi.args);
+            if (rc != TW_OK)
+                break;
+        }
         if (first) {
             first = false;
             o.job = opts;

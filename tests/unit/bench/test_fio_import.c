@@ -1395,6 +1395,36 @@ static void fio2_json(void **state)
     assert_int_equal(r.method.direct, TW_DIRECT_YES);
     assert_int_equal(r.method.direct_basis, TW_DIRECT_BY_FIO_ARGS);
     assert_int_equal(r.read.bytes, 264403LL * 8192);
+
+    /* an option-less output of a job file of two sections: each entry's
+     * method is its own section's, so they are refused as one method */
+    size_t flen;
+    char *jf = th_fixture("fio/two-sections.fio", &flen);
+    char doc[2048];
+    snprintf(doc, sizeof(doc),
+             "{\"fio version\": \"fio-2.2.10\", \"jobs\": [{\"jobname\": \"reads\", "
+             "\"read\": {%s}}, {\"jobname\": \"writes\", \"write\": {%s}}]}",
+             READ_FIGS, READ_FIGS);
+    struct tw_fio_hints h = {.job_file = jf, .job_file_len = flen};
+    struct tw_error err = {0};
+    assert_int_equal(tw_fio_import_with(doc, strlen(doc), &h, &r, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "ran differently"));
+    assert_non_null(strstr(err.msg, "rw=write"));
+    h.section = "reads";
+    assert_int_equal(tw_fio_import_with(doc, strlen(doc), &h, &r, &err), TW_OK);
+    assert_int_equal(r.method.pattern, TW_PAT_RANDREAD);
+    assert_int_equal(r.method.queue_depth, 16);
+    /* hints are checked against every entry, not the first alone */
+    static const char two[] = "[global]\nioengine=libaio\n[a]\nrw=randread\n[b]\nrw=write\n";
+    snprintf(doc, sizeof(doc),
+             "{\"global options\": {\"rw\": \"randread\", \"ioengine\": \"libaio\"}, "
+             "\"jobs\": [{\"jobname\": \"a\", \"job options\": {}, \"read\": {%s}}, "
+             "{\"jobname\": \"b\", \"job options\": {}, \"read\": {%s}}]}",
+             READ_FIGS, READ_FIGS);
+    struct tw_fio_hints h2 = {.job_file = two, .job_file_len = sizeof(two) - 1};
+    assert_int_equal(tw_fio_import_with(doc, strlen(doc), &h2, &r, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "rw=write for job b"));
+    free(jf);
 }
 
 /* ---- records written before direct_basis and the latency kinds ---- */
