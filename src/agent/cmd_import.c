@@ -63,8 +63,8 @@ static enum tw_err read_job_file(const char *path, struct tw_buf *out, struct tw
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)
-        return tw_error_set(err, errno == ENOENT ? TW_ENOENT : TW_EIO, "can't open %s: %s",
-                            path, strerror(errno));
+        return tw_error_set(err, errno == ENOENT ? TW_ENOENT : TW_EIO, "can't open %s: %s", path,
+                            strerror(errno));
     struct stat st;
     enum tw_err rc = TW_OK;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))

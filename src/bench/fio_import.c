@@ -340,8 +340,7 @@ static bool hint_share(const json_t *hint, double *pct)
     char v[64];
     if (get_opt(hint, NULL, "rwmixread", v, sizeof(v)) && fio_size(v, false, pct) && *pct <= 100)
         return true;
-    if (get_opt(hint, NULL, "rwmixwrite", v, sizeof(v)) && fio_size(v, false, pct) &&
-        *pct <= 100) {
+    if (get_opt(hint, NULL, "rwmixwrite", v, sizeof(v)) && fio_size(v, false, pct) && *pct <= 100) {
         *pct = 100 - *pct;
         return true;
     }
@@ -402,16 +401,16 @@ static enum tw_err check_hints(const struct opt_src *o, const char *job, struct 
                 out_pct = 50;
             for (int h = 0; h < 2; h++) {
                 if (hint_share(hint_of[h], &hp) && hp != out_pct)
-                    return tw_error_set(err, TW_EPARSE,
-                                        "%s say %.0f %% reads for job %s, but fio's output "
-                                        "says rwmixread=%.0f%s: they are not those of this "
-                                        "run; give the job file or command line the run used",
-                                        hint_what[h], hp, job, out_pct,
-                                        get_opt(o->job, o->glob, "rwmixread", ov, sizeof(ov)) ||
-                                                get_opt(o->job, o->glob, "rwmixwrite", ov,
-                                                        sizeof(ov))
-                                            ? ""
-                                            : " (fio's default, as it lists no rwmixread=)");
+                    return tw_error_set(
+                        err, TW_EPARSE,
+                        "%s say %.0f %% reads for job %s, but fio's output "
+                        "says rwmixread=%.0f%s: they are not those of this "
+                        "run; give the job file or command line the run used",
+                        hint_what[h], hp, job, out_pct,
+                        get_opt(o->job, o->glob, "rwmixread", ov, sizeof(ov)) ||
+                                get_opt(o->job, o->glob, "rwmixwrite", ov, sizeof(ov))
+                            ? ""
+                            : " (fio's default, as it lists no rwmixread=)");
             }
         }
     }
@@ -1147,8 +1146,8 @@ static enum tw_err import_value(const json_t *root, const struct hints *hs, stru
         const json_t *opts = json_object_get(job, "job options");
         if (!first) {
             /* Each entry's hints must fit its own options too. */
-            struct opt_src oi = {.glob = glob, .optionless = optionless, .text = hs->text,
-                                 .job = opts};
+            struct opt_src oi = {
+                .glob = glob, .optionless = optionless, .text = hs->text, .job = opts};
             if ((rc = hint_options(hs->file, hs->args, name, &oi, err)) == TW_OK)
                 rc = check_hints(&oi, name, err);
             json_decref((json_t *)oi.file);

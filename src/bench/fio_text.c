@@ -548,8 +548,7 @@ static enum tw_err check_disks(const struct state *st, struct tw_error *err)
                                "the %zu member disk lines after the stripe %s at line %ld "
                                "count %.0f ios, far fewer than its %.0f: the list was cut "
                                "short; give fio's whole output",
-                               count, name ? name : "?", st->head_line, members,
-                               disk_ios(head));
+                               count, name ? name : "?", st->head_line, members, disk_ios(head));
     return TW_OK;
 }
 

@@ -1092,14 +1092,14 @@ static void job_file_and_fio_args(void **state)
     assert_int_equal(r.method.read_pct, 75);
     hinted_bad("fio/libaio-randrw-75.json", NULL, "--rwmixread=70", NULL, "rwmixread=75");
     /* a JSON with no rwmixread= ran fio's 50 % */
-    hint_json_bad("fio/libaio-randrw-75.json", "        \"rwmixread\" : \"75\",\n", "--rwmixread=75",
-                  "fio's default");
+    hint_json_bad("fio/libaio-randrw-75.json", "        \"rwmixread\" : \"75\",\n",
+                  "--rwmixread=75", "fio's default");
     /* a JSON with no direct= ran buffered, fio's default: a hint can't make
      * it direct */
     hint_json_bad("fio/libaio-randread-8k-qd32.json", "    \"direct\" : \"1\",\n", "--direct=1",
                   "fio's default");
-    hint_json_bad("fio/libaio-randread-8k-qd32.json", "    \"direct\" : \"1\",\n",
-                  "--buffered=0", "buffered=0");
+    hint_json_bad("fio/libaio-randread-8k-qd32.json", "    \"direct\" : \"1\",\n", "--buffered=0",
+                  "buffered=0");
     /* a buffered hint on a text whose disk depth proves direct I/O */
     hinted_bad("fio/constructed-fioread-stripe.txt", NULL, "--direct=0", NULL, "reads in flight");
     hinted_bad("fio/constructed-fioread-stripe.txt", NULL, "--buffered=1", NULL, "buffered=1");
@@ -1125,9 +1125,9 @@ static void job_file_and_fio_args(void **state)
     /* a bad job file's message names its own line, with no line of the
      * output (which the caller would print as the output's) */
     struct tw_error err;
-    assert_int_equal(import_hinted("fio/fioread-4jobs.txt", "fio/constructed-foreign.csv", NULL,
-                                   NULL, &r, &err),
-                     TW_EPARSE);
+    assert_int_equal(
+        import_hinted("fio/fioread-4jobs.txt", "fio/constructed-foreign.csv", NULL, NULL, &r, &err),
+        TW_EPARSE);
     assert_int_equal(err.line, 0);
     assert_non_null(strstr(err.msg, "line 1 of the job file"));
     assert_int_equal(import_hinted("fio/libaio-randread-8k-qd32.json",
