@@ -261,9 +261,14 @@ static void relay_end(struct tw_gate *g, struct gate_conn *c)
     c->rl = NULL;
 }
 
-/* Closes C, forgets it and its count. */
+/* Closes C, forgets it and its count.  A connection already closed (a
+ * relay has two descriptors in epoll, and both may report in the same
+ * round) is left alone: closing it twice would free it twice and close a
+ * descriptor a new connection may have been given. */
 static void conn_close(struct tw_gate *g, struct gate_conn *c)
 {
+    if (c->state == G_DEAD)
+        return;
     list_del(list_of(g, c), c);
     relay_end(g, c);
     epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->fd, NULL);
@@ -307,6 +312,8 @@ static void send_error(int fd, unsigned status, const char *reason, const char *
  * the answer just sent). */
 static void to_drain(struct tw_gate *g, struct gate_conn *c)
 {
+    if (c->state == G_DEAD)
+        return;
     list_del(list_of(g, c), c);
     relay_end(g, c);
     c->state = G_DRAIN;
@@ -1010,8 +1017,9 @@ static void *gate_main(void *arg)
                     on_head(g, c, evs[i].events);
                 else if (c->state == G_RELAY)
                     relay_pump(g, c, evs[i].events, true);
-                else
+                else if (c->state == G_DRAIN)
                     on_drain(g, c);
+                /* G_DEAD: closed (or handed over) earlier in this round */
             }
         }
         free_dead(g);

@@ -5,15 +5,18 @@
  * and in all with /healthz answering through them, the bound of request
  * bodies in flight, the open-files limit raised at start, a client that
  * half-closes after its POST, and /healthz and /metrics on a disk that
- * takes no more data (RLIMIT_FSIZE: no root needed).
- * ctest-parts: heads framing deadline limits flood bodies fdlimit halfclose fulldisk */
+ * takes no more data (RLIMIT_FSIZE: no root needed), and clients that
+ * reset their POST mid-body.
+ * ctest-parts: heads framing deadline limits flood bodies fdlimit halfclose fulldisk abort */
 #include "testhelp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,7 +336,7 @@ static void test_framing(void **state)
     /* ... and as the second of a keep-alive one. */
     int fd = dial(&f, NULL);
     send_all(fd, inner, strlen(inner));
-    char first[4096];
+    char first[4096] = "";
     size_t got = 0;
     int64_t end = now_ms() + 3000;
     while (!strstr(first, "{\"status\":\"ok\"}") && now_ms() < end) {
@@ -659,6 +662,74 @@ static void test_halfclose(void **state)
     stop(&f);
 }
 
+/* ---- clients that abort their POST ---- */
+
+struct blaster {
+    const struct fixture *f;
+    atomic_bool stop;
+};
+
+/* Keeps the gate busy draining: connections with a bad head that go on
+ * sending. */
+static void *blast(void *arg)
+{
+    struct blaster *b = arg;
+    static char junk[65536];
+    memset(junk, 'x', sizeof(junk));
+    while (!atomic_load(&b->stop)) {
+        int fd = dial(b->f, NULL);
+        send_all(fd, "BAD\r\n\r\n", 7);
+        for (int i = 0; i < 64 && !atomic_load(&b->stop); i++)
+            if (send(fd, junk, sizeof(junk), MSG_NOSIGNAL) <= 0)
+                break;
+        close(fd);
+    }
+    return NULL;
+}
+
+/* Many clients send a POST head announcing a big body, a few bytes of it,
+ * and reset the connection (once the daemon may have answered), while
+ * others are being drained: each connection is closed and counted out once
+ * (a second close would free it twice or close a descriptor another
+ * connection reuses). */
+static void test_abort(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct tw_server_options o = {0};
+    start(&f, &o);
+    static const char head[] = "POST /api/v1/reports HTTP/1.1\r\nHost: t\r\nContent-Type: "
+                               "application/json\r\nContent-Length: 5000000\r\n\r\n{\"a\":1";
+    enum { BLASTERS = 2, BATCH = 16 };
+    struct blaster b = {.f = &f};
+    pthread_t th[BLASTERS];
+    for (int i = 0; i < BLASTERS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, blast, &b), 0);
+    int64_t end = now_ms() + 2500;
+    unsigned aborted = 0;
+    for (unsigned round = 0; now_ms() < end; round++) {
+        int fds[BATCH];
+        for (int i = 0; i < BATCH; i++) {
+            fds[i] = dial(&f, NULL);
+            send_all(fds[i], head, sizeof(head) - 1);
+        }
+        usleep(round % 3 * 500);
+        for (int i = 0; i < BATCH; i++) {
+            struct linger lg = {1, 0};
+            setsockopt(fds[i], SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+            close(fds[i]);
+            aborted++;
+        }
+    }
+    atomic_store(&b.stop, true);
+    for (int i = 0; i < BLASTERS; i++)
+        pthread_join(th[i], NULL);
+    assert_true(aborted > 100);
+    assert_int_equal(healthz(&f, NULL), 200);
+    wait_open(&f, 0);
+    stop(&f);
+}
+
 /* ---- a disk that takes no more data ---- */
 
 static bool metric_is(const struct fixture *f, const char *line)
@@ -725,9 +796,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_flood),
         cmocka_unit_test(test_bodies),    cmocka_unit_test(test_fdlimit),
         cmocka_unit_test(test_halfclose), cmocka_unit_test(test_fulldisk),
+        cmocka_unit_test(test_abort),
     };
     static const char *const names[] = {"heads",  "framing", "deadline",  "limits", "flood",
-                                        "bodies", "fdlimit", "halfclose", "fulldisk"};
+                                        "bodies", "fdlimit", "halfclose", "fulldisk",
+                                        "abort"};
     if (argc > 1) {
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
             if (strcmp(argv[1], names[i]) == 0)
