@@ -48,6 +48,8 @@
 #define CLIENT_BUCKETS 1024
 #define DRAIN_MS 1000 /* a refused connection is read and dropped this long before the close */
 #define RELAY_BUF 8192
+#define ACCEPT_PAUSE_MS 100 /* out of descriptors: the listening socket rests this long */
+#define RELAY_FDS 2 /* a relay's descriptors besides the client's: the pair's two ends */
 
 enum gate_state { G_HEAD, G_DRAIN, G_RELAY, G_DEAD };
 
@@ -97,9 +99,15 @@ struct tw_gate {
     atomic_bool quiesce, exit; /* what the wake-up asks: stop accepting, end the thread */
     atomic_bool quiesced;
     size_t next_daemon;
+    int64_t accept_paused_until; /* > 0: the listening socket is out of epoll till then */
 
     pthread_mutex_t lock; /* the counts: the gate thread and the daemons' close callbacks */
     unsigned total;
+    /* Descriptors of relays held besides their clients' (the gate's end of
+     * a pair until it ends, the daemon's until the daemon closes it): a
+     * relayed POST takes three descriptors, and the limit in all counts
+     * descriptors, not connections. */
+    unsigned relay_fds;
     struct client *clients[CLIENT_BUCKETS];
     atomic_uint_fast64_t refused;
 };
@@ -142,7 +150,7 @@ static int count_take(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN])
     struct client **slot = &g->clients[bucket_of(key)], *c = *slot;
     while (c && memcmp(c->key, key, TW_GATE_KEY_LEN) != 0)
         c = c->next;
-    if (g->total >= g->o.max_conns) {
+    if (g->total + g->relay_fds >= g->o.max_conns) {
         rc = 2;
     } else if (c && c->n >= g->o.max_per_client) {
         rc = 1;
@@ -186,6 +194,32 @@ void tw_gate_closed(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN])
 {
     if (g)
         count_drop(g, key);
+}
+
+static void relay_fds_drop(struct tw_gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    if (g->relay_fds)
+        g->relay_fds--;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void tw_gate_relay_closed(struct tw_gate *g)
+{
+    if (g)
+        relay_fds_drop(g);
+}
+
+/* Takes the two descriptors of a new relay, unless they would go past the
+ * limit in all. */
+static bool relay_fds_take(struct tw_gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    bool ok = g->total + g->relay_fds + RELAY_FDS <= g->o.max_conns;
+    if (ok)
+        g->relay_fds += RELAY_FDS;
+    pthread_mutex_unlock(&g->lock);
+    return ok;
 }
 
 unsigned tw_gate_open_connections(struct tw_gate *g)
@@ -257,6 +291,7 @@ static void relay_end(struct tw_gate *g, struct gate_conn *c)
         return;
     epoll_ctl(g->epfd, EPOLL_CTL_DEL, c->rl->sp, NULL);
     close(c->rl->sp);
+    relay_fds_drop(g);
     free(c->rl);
     c->rl = NULL;
 }
@@ -815,9 +850,17 @@ static void relay_pump(struct tw_gate *g, struct gate_conn *c, uint32_t events, 
 static void relay_start(struct tw_gate *g, struct gate_conn *c, size_t end, unsigned long long len)
 {
     int sp[2];
+    if (!relay_fds_take(g)) {
+        refuse(g, c, 503, "Service Unavailable", "busy",
+               "the server holds as many connections as it takes (a request with a body "
+               "counts three descriptors); try again shortly (serve --max-connections)");
+        return;
+    }
     struct relay *r = calloc(1, sizeof(*r));
     if (!r || socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sp) != 0) {
         free(r);
+        relay_fds_drop(g);
+        relay_fds_drop(g);
         refuse(g, c, 503, "Service Unavailable", "busy",
                "the server can't take the request now (out of memory or descriptors); try "
                "again shortly");
@@ -837,6 +880,8 @@ static void relay_start(struct tw_gate *g, struct gate_conn *c, size_t end, unsi
         close(sp[0]);
         close(sp[1]);
         free(r);
+        relay_fds_drop(g);
+        relay_fds_drop(g);
         conn_close(g, c);
         return;
     }
@@ -853,7 +898,8 @@ static void relay_start(struct tw_gate *g, struct gate_conn *c, size_t end, unsi
     list_add(&g->relays, c);
     struct MHD_Daemon *d = g->o.daemons[g->next_daemon++ % g->o.n_daemons];
     if (MHD_add_connection(d, sp[1], (const struct sockaddr *)&c->addr, c->alen) != MHD_YES) {
-        conn_close(g, c); /* the daemon closed its end */
+        relay_fds_drop(g); /* the daemon closed its end without a notification */
+        conn_close(g, c);
         return;
     }
     relay_pump(g, c, 0, false);
@@ -923,8 +969,15 @@ static void on_accept(struct tw_gate *g)
         socklen_t sl = sizeof(ss);
         int fd = accept4(g->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
-            /* EAGAIN: none left; EMFILE and the like: try again on the
-             * next wake-up (the deadline sweep frees descriptors). */
+            /* EAGAIN: none left.  Out of descriptors (or memory): the
+             * waiting connection stays in the backlog, and the listening
+             * socket, level-triggered, would wake the gate at once again
+             * and again; it rests a while instead, as closes free
+             * descriptors. */
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                epoll_ctl(g->epfd, EPOLL_CTL_DEL, g->lfd, NULL);
+                g->accept_paused_until = mono_ms() + ACCEPT_PAUSE_MS;
+            }
             return;
         }
         uint8_t key[TW_GATE_KEY_LEN];
@@ -973,6 +1026,11 @@ static void on_accept(struct tw_gate *g)
 static int sweep(struct tw_gate *g)
 {
     int64_t now = mono_ms();
+    if (g->accept_paused_until > 0 && g->accept_paused_until <= now && g->lfd >= 0) {
+        struct epoll_event el = {.events = EPOLLIN, .data.ptr = &g->lfd};
+        epoll_ctl(g->epfd, EPOLL_CTL_ADD, g->lfd, &el);
+        g->accept_paused_until = 0;
+    }
     while (g->heads.head && g->heads.head->deadline_ms <= now) {
         char msg[160];
         snprintf(msg, sizeof(msg),
@@ -987,6 +1045,8 @@ static int sweep(struct tw_gate *g)
         next = g->heads.head->deadline_ms;
     if (g->drains.head && (next < 0 || g->drains.head->deadline_ms < next))
         next = g->drains.head->deadline_ms;
+    if (g->accept_paused_until > 0 && (next < 0 || g->accept_paused_until < next))
+        next = g->accept_paused_until;
     if (next < 0)
         return -1;
     return next - now > 0 ? (int)(next - now) + 1 : 1;

@@ -92,6 +92,9 @@ void tw_gate_key(const struct sockaddr *sa, uint8_t key[TW_GATE_KEY_LEN]);
 /* A daemon closed a connection of KEY (its close callback; not for a
  * relayed one, whose daemon side is a local socket). */
 void tw_gate_closed(struct tw_gate *g, const uint8_t key[TW_GATE_KEY_LEN]);
+/* A daemon closed its end of a relayed connection: the descriptor counted
+ * for it in the limit is free again. */
+void tw_gate_relay_closed(struct tw_gate *g);
 /* Connections open now (held here or by a daemon); refused so far. */
 unsigned tw_gate_open_connections(struct tw_gate *g);
 uint64_t tw_gate_refused(struct tw_gate *g);

@@ -379,8 +379,10 @@ void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_
     int domain = 0;
     socklen_t dl = sizeof(domain);
     if (fi && getsockopt(fi->connect_fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) == 0 &&
-        domain == AF_UNIX)
+        domain == AF_UNIX) {
+        tw_gate_relay_closed(srv->gate);
         return;
+    }
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     uint8_t key[TW_GATE_KEY_LEN];

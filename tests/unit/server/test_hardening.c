@@ -6,8 +6,9 @@
  * bodies in flight, the open-files limit raised at start, a client that
  * half-closes after its POST, and /healthz and /metrics on a disk that
  * takes no more data (RLIMIT_FSIZE: no root needed), and clients that
- * reset their POST mid-body.
- * ctest-parts: heads framing deadline limits flood bodies fdlimit halfclose fulldisk abort */
+ * reset their POST mid-body, and the server out of descriptors.
+ * ctest-parts: heads framing deadline limits flood bodies fdlimit halfclose fulldisk abort
+ * ctest-parts: fdcap */
 #include "testhelp.h"
 
 #include <arpa/inet.h>
@@ -613,6 +614,116 @@ static void test_fdlimit(void **state)
     setrlimit(RLIMIT_NOFILE, &was);
 }
 
+/* ---- out of descriptors ---- */
+
+static void put(int fd, const void *p, size_t n)
+{
+    assert_true(write(fd, p, n) == (ssize_t)n);
+}
+
+static void get(int fd, void *p, size_t n)
+{
+    assert_true(read(fd, p, n) == (ssize_t)n);
+}
+
+/* The server in a child under a low hard limit of open files (256): a
+ * relayed POST holds three descriptors, so as many as the limit in all of
+ * them held by the clients (in this process) must not run the server out
+ * of descriptors.  Without that, accept fails with EMFILE while the
+ * listening socket keeps waking the gate: it spins and answers nothing.
+ * Now the requests past what the descriptors hold are answered 503 at
+ * once, the gate sleeps, and /healthz answers once the clients leave. */
+static void test_fdcap(void **state)
+{
+    (void)state;
+    int down[2], up[2];
+    assert_int_equal(pipe(down), 0);
+    assert_int_equal(pipe(up), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(down[1]);
+        close(up[0]);
+        struct rlimit cap = {256, 256};
+        if (setrlimit(RLIMIT_NOFILE, &cap) != 0)
+            _exit(3);
+        struct fixture f;
+        struct tw_server_options o = {0};
+        start(&f, &o);
+        struct tw_server_limits l;
+        tw_server_limits(f.srv, &l);
+        put(up[1], &f.port, sizeof(f.port));
+        put(up[1], &l.max_connections, sizeof(l.max_connections));
+        put(up[1], f.agent, sizeof(f.agent));
+        char cmd = 0;
+        struct timespec t0 = {0}, t1 = {0};
+        while (read(down[0], &cmd, 1) == 1 && cmd != 'q') {
+            if (cmd == 'a')
+                clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
+            if (cmd == 'b') {
+                clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+                int64_t ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+                put(up[1], &ms, sizeof(ms));
+            }
+        }
+        stop(&f);
+        _exit(0);
+    }
+    close(down[0]);
+    close(up[1]);
+    struct fixture f = {0};
+    unsigned maxc = 0;
+    get(up[0], &f.port, sizeof(f.port));
+    get(up[0], &maxc, sizeof(maxc));
+    get(up[0], f.agent, sizeof(f.agent));
+    assert_true(maxc >= 16 && maxc < 256);
+    char head[512];
+    int hn = snprintf(head, sizeof(head),
+                      "POST /api/v1/reports HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+                      "Content-Type: application/json\r\nContent-Length: 1000000\r\n\r\n{\"a\":",
+                      f.agent);
+    int *held = calloc(maxc, sizeof(int));
+    assert_non_null(held);
+    for (unsigned i = 0; i < maxc; i++) {
+        held[i] = dial(&f, NULL);
+        send_all(held[i], head, (size_t)hn);
+    }
+    usleep(300 * 1000);
+    put(down[1], "a", 1);
+    /* More clients: each is answered (busy) rather than left waiting. */
+    static char a[65536];
+    unsigned answered = 0;
+    for (int i = 0; i < 6; i++) {
+        static const char req[] = "GET /healthz HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
+        ask(&f, req, sizeof(req) - 1, a, sizeof(a), 1000);
+        answered += status_of(a) != 0;
+        usleep(100 * 1000);
+    }
+    put(down[1], "b", 1);
+    int64_t cpu_ms = 0;
+    get(up[0], &cpu_ms, sizeof(cpu_ms));
+    for (unsigned i = 0; i < maxc; i++)
+        close(held[i]);
+    free(held);
+    unsigned st = 0;
+    for (int i = 0; i < 50 && st != 200; i++) {
+        usleep(100 * 1000);
+        st = healthz(&f, NULL);
+    }
+    put(down[1], "q", 1);
+    close(down[1]);
+    int ws = 0;
+    waitpid(pid, &ws, 0);
+    close(up[0]);
+    assert_true(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
+    assert_int_equal(answered, 6);
+    /* A spinning gate burns the whole ~1.5 s; a sleeping one next to nothing. */
+    if (cpu_ms > 400)
+        fail_msg("the server used %lld ms of CPU in 1.5 s while out of descriptors",
+                 (long long)cpu_ms);
+    assert_int_equal(st, 200);
+}
+
 /* ---- a client that half-closes after its POST is answered ---- */
 
 static void test_halfclose(void **state)
@@ -796,11 +907,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_flood),
         cmocka_unit_test(test_bodies),    cmocka_unit_test(test_fdlimit),
         cmocka_unit_test(test_halfclose), cmocka_unit_test(test_fulldisk),
-        cmocka_unit_test(test_abort),
+        cmocka_unit_test(test_abort),     cmocka_unit_test(test_fdcap),
     };
     static const char *const names[] = {"heads",  "framing", "deadline",  "limits", "flood",
                                         "bodies", "fdlimit", "halfclose", "fulldisk",
-                                        "abort"};
+                                        "abort",  "fdcap"};
     if (argc > 1) {
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
             if (strcmp(argv[1], names[i]) == 0)
