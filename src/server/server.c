@@ -98,6 +98,7 @@ static void server_free(struct tw_server *srv)
     if (!srv)
         return;
     tw_gate_free(srv->gate);
+    tw_srv_health_stop(srv);
     tw_ingest_stop(srv->ingest);
     tw_ingest_free(srv->ingest);
     tw_worker_free(srv->worker); /* with the operations table, or left to its thread */
@@ -322,6 +323,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     if ((rc = tw_worker_start(&wo, &srv->worker, err)) != TW_OK) {
         tw_ops_free(srv->ops);
         srv->ops = NULL;
+        server_free(srv);
+        return rc;
+    }
+    if ((rc = tw_srv_health_start(srv, err)) != TW_OK) {
         server_free(srv);
         return rc;
     }

@@ -55,9 +55,14 @@ struct tw_server {
     struct tw_gate *gate;
     struct tw_server_limits limits;
     atomic_size_t body_mem; /* bytes of request bodies held (or announced) now */
-    /* the store's health (v1_health.c): the last write probe and commit */
+    /* the store's health (v1_health.c): the last write probe and commit;
+     * the probe runs on a thread of its own, /healthz and /metrics read
+     * its last outcome */
     pthread_mutex_t health_lock;
-    int64_t health_probed_ms; /* 0: never */
+    pthread_cond_t health_cond; /* the probe thread's sleep (CLOCK_MONOTONIC) */
+    pthread_t health_thread;
+    bool health_running, health_stop; /* under health_lock */
+    int64_t health_probed_ms; /* 0: never; stamped when a probe ended */
     bool health_ok;
     char health_why[512];
     atomic_bool commit_failed; /* the writer's last batch failed */
@@ -231,6 +236,10 @@ void tw_api_static(struct tw_req *rq);
 /* ---- handlers, one file per resource (v1_*.c) ---- */
 
 void tw_v1_healthz(struct tw_req *rq);         /* v1_health.c */
+/* The store's write probe: one at once, then every 2 s on its own thread
+ * until stopped (v1_health.c; stop: NULL-safe, no thread allowed). */
+enum tw_err tw_srv_health_start(struct tw_server *srv, struct tw_error *err);
+void tw_srv_health_stop(struct tw_server *srv);
 void tw_v1_metrics(struct tw_req *rq);
 void tw_v1_post_report(struct tw_req *rq);     /* v1_reports.c */
 /* The answer of a resumed POST /reports, from its job. */

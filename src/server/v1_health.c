@@ -16,32 +16,38 @@
 
 /* How long /metrics may reuse the store's counts when no report came. */
 #define METRICS_STATS_TTL_S 5
-/* How long a write probe's outcome is reused (a probe is a 4 KiB write
- * and an fdatasync beside the database). */
-#define HEALTH_PROBE_TTL_MS 2000
+/* How often the probe thread checks that the store takes writes (a probe
+ * is a 4 KiB write and an fdatasync beside the database). */
+#define HEALTH_PROBE_EVERY_MS 2000
 #define HEALTH_PROBE_BYTES 4096
 
 /* Whether the database's folder takes new data now: a page-sized file
  * written, synced and removed beside the database (a full disk, a
  * read-only mount or a quota fails it, as it fails the next commit).
- * WHY says what failed. */
+ * The file is new (a unique name, created exclusively: no file of the
+ * user's is touched) and removed at once, before the write.  WHY says
+ * what failed. */
 static bool probe_write(const char *db_path, char *why, size_t whylen)
 {
-    char path[PATH_MAX + 16];
-    snprintf(path, sizeof(path), "%s-healthz", db_path);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    char path[PATH_MAX + 32];
+    int pn = snprintf(path, sizeof(path), "%s-healthz-XXXXXX", db_path);
+    if (pn < 0 || (size_t)pn >= sizeof(path)) {
+        snprintf(why, whylen, "the database's path is too long for the write probe");
+        return false;
+    }
+    int fd = mkostemp(path, O_CLOEXEC);
     if (fd < 0) {
         snprintf(why, whylen, "can't create a file beside the database (%.300s): %s", path,
                  strerror(errno));
         return false;
     }
+    unlink(path);
     static const char page[HEALTH_PROBE_BYTES];
     ssize_t w = write(fd, page, sizeof(page));
     int e = w < 0 ? errno : w < (ssize_t)sizeof(page) ? ENOSPC : 0;
     if (!e && fdatasync(fd) != 0)
         e = errno;
     close(fd);
-    unlink(path);
     if (e) {
         snprintf(why, whylen, "writing beside the database failed: %s%s", strerror(e),
                  e == ENOSPC || e == EFBIG || e == EDQUOT
@@ -52,16 +58,83 @@ static bool probe_write(const char *db_path, char *why, size_t whylen)
     return true;
 }
 
+/* One probe, its outcome kept (the file work is done without the lock:
+ * the writer's report of a failed commit takes it too). */
+static void probe_once(struct tw_server *srv)
+{
+    char why[sizeof(srv->health_why)] = "";
+    bool ok = probe_write(srv->db_path, why, sizeof(why));
+    pthread_mutex_lock(&srv->health_lock);
+    srv->health_ok = ok;
+    memcpy(srv->health_why, why, sizeof(why));
+    srv->health_probed_ms = tw_srv_mono_ms(); /* when it ended */
+    pthread_mutex_unlock(&srv->health_lock);
+}
+
+static void *probe_main(void *arg)
+{
+    struct tw_server *srv = arg;
+    pthread_mutex_lock(&srv->health_lock);
+    while (!srv->health_stop) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        t.tv_sec += HEALTH_PROBE_EVERY_MS / 1000;
+        t.tv_nsec += (long)(HEALTH_PROBE_EVERY_MS % 1000) * 1000000L;
+        if (t.tv_nsec >= 1000000000L) {
+            t.tv_sec++;
+            t.tv_nsec -= 1000000000L;
+        }
+        while (!srv->health_stop &&
+               pthread_cond_timedwait(&srv->health_cond, &srv->health_lock, &t) != ETIMEDOUT) {
+        }
+        if (srv->health_stop)
+            break;
+        pthread_mutex_unlock(&srv->health_lock);
+        probe_once(srv);
+        pthread_mutex_lock(&srv->health_lock);
+    }
+    pthread_mutex_unlock(&srv->health_lock);
+    return NULL;
+}
+
+enum tw_err tw_srv_health_start(struct tw_server *srv, struct tw_error *err)
+{
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    int e = pthread_cond_init(&srv->health_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (e != 0)
+        return tw_error_set(err, TW_ENOMEM, "can't start the store's write probe: %s",
+                            strerror(e));
+    probe_once(srv);
+    if ((e = pthread_create(&srv->health_thread, NULL, probe_main, srv)) != 0) {
+        pthread_cond_destroy(&srv->health_cond);
+        return tw_error_set(err, TW_EIO, "can't start the store's write probe: %s",
+                            strerror(e));
+    }
+    srv->health_running = true;
+    return TW_OK;
+}
+
+void tw_srv_health_stop(struct tw_server *srv)
+{
+    if (!srv || !srv->health_running)
+        return;
+    pthread_mutex_lock(&srv->health_lock);
+    srv->health_stop = true;
+    pthread_cond_signal(&srv->health_cond);
+    pthread_mutex_unlock(&srv->health_lock);
+    pthread_join(srv->health_thread, NULL);
+    pthread_cond_destroy(&srv->health_cond);
+    srv->health_running = false;
+}
+
 /* The store's health: false with WHY when it does not take writes (the
- * probe failed, or the writer's last batch did). */
+ * last probe failed, or the writer's last batch did). */
 static bool store_healthy(struct tw_server *srv, char *why, size_t whylen)
 {
-    int64_t now = tw_srv_mono_ms();
     pthread_mutex_lock(&srv->health_lock);
-    if (!srv->health_probed_ms || now - srv->health_probed_ms >= HEALTH_PROBE_TTL_MS) {
-        srv->health_ok = probe_write(srv->db_path, srv->health_why, sizeof(srv->health_why));
-        srv->health_probed_ms = now;
-    }
     bool ok = srv->health_ok;
     if (!ok)
         snprintf(why, whylen, "%s", srv->health_why);

@@ -8,7 +8,7 @@
  * takes no more data (RLIMIT_FSIZE: no root needed), and clients that
  * reset their POST mid-body, and the server out of descriptors.
  * ctest-parts: heads framing deadline limits flood bodies fdlimit halfclose fulldisk abort
- * ctest-parts: fdcap */
+ * ctest-parts: fdcap probe */
 #include "testhelp.h"
 
 #include <arpa/inet.h>
@@ -773,6 +773,46 @@ static void test_halfclose(void **state)
     stop(&f);
 }
 
+/* The write probe leaves a file of the user's beside the database alone
+ * (it was the probe's fixed name, truncated and removed), and leaves no
+ * file of its own behind. */
+static void test_probe(void **state)
+{
+    (void)state;
+    struct fixture f;
+    struct tw_server_options o = {0};
+    start(&f, &o);
+    char mine[4300];
+    snprintf(mine, sizeof(mine), "%s-healthz", f.db);
+    FILE *fp = fopen(mine, "w");
+    assert_non_null(fp);
+    fputs("the user's\n", fp);
+    fclose(fp);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(healthz(&f, NULL), 200);
+        assert_true(metric_is(&f, "\ntierwise_store_writable 1\n"));
+    }
+    usleep(2300 * 1000); /* a probe of the thread's ran */
+    assert_int_equal(healthz(&f, NULL), 200);
+    char back[64] = "";
+    fp = fopen(mine, "r");
+    assert_non_null(fp);
+    assert_non_null(fgets(back, sizeof(back), fp));
+    fclose(fp);
+    assert_string_equal(back, "the user's\n");
+    unlink(mine);
+    char *dir = strdup(f.dir);
+    assert_non_null(dir);
+    tw_server_stop(f.srv, 2000);
+    f.srv = NULL;
+    char cmd[4400];
+    snprintf(cmd, sizeof(cmd), "ls '%s' | grep -q healthz", dir);
+    assert_int_not_equal(system(cmd), 0);
+    th_rmtree(dir);
+    free(dir);
+    free(f.dir);
+}
+
 /* ---- clients that abort their POST ---- */
 
 struct blaster {
@@ -908,10 +948,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_bodies),    cmocka_unit_test(test_fdlimit),
         cmocka_unit_test(test_halfclose), cmocka_unit_test(test_fulldisk),
         cmocka_unit_test(test_abort),     cmocka_unit_test(test_fdcap),
+        cmocka_unit_test(test_probe),
     };
     static const char *const names[] = {"heads",  "framing", "deadline",  "limits", "flood",
                                         "bodies", "fdlimit", "halfclose", "fulldisk",
-                                        "abort",  "fdcap"};
+                                        "abort",  "fdcap",    "probe"};
     if (argc > 1) {
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
             if (strcmp(argv[1], names[i]) == 0)
