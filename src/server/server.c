@@ -366,13 +366,24 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
             (struct MHD_OptionItem){MHD_OPTION_HTTPS_MEM_KEY, 0, (void *)opt->tls_key_pem};
     }
     extra[ne] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+    /* The daemons' idle timeout is the header deadline: over TLS the gate
+     * hands connections over before their head (it can't read it), so
+     * this is what bounds a client that sends nothing; request.c raises it
+     * once a head is in and lowers it again after each request.  Their
+     * connection limit is far above the gate's (which counts every
+     * descriptor of a relay): a connection the gate counted in is never
+     * refused or dropped by a daemon without the close notification that
+     * counts it out. */
+    unsigned head_s = (srv->limits.header_timeout_ms + 999) / 1000;
+    unsigned mhd_limit = srv->limits.max_connections > (UINT_MAX - 64u) / 2u
+                             ? UINT_MAX
+                             : 2u * srv->limits.max_connections + 64u;
     for (unsigned i = 0; i < srv->threads; i++) {
         srv->daemons[i] = MHD_start_daemon(
             flags, 0, NULL, NULL, tw_srv_on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
             NULL, MHD_OPTION_NOTIFY_COMPLETED, tw_srv_on_completed, srv,
             MHD_OPTION_NOTIFY_CONNECTION, tw_srv_on_connection, srv, MHD_OPTION_CONNECTION_TIMEOUT,
-            (unsigned)60, MHD_OPTION_CONNECTION_LIMIT,
-            srv->limits.max_connections + 16u, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+            head_s, MHD_OPTION_CONNECTION_LIMIT, mhd_limit, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
             (size_t)TW_SERVER_CONN_MEMORY, MHD_OPTION_ARRAY, extra, MHD_OPTION_END);
         if (!srv->daemons[i]) {
             close(fd);

@@ -33,7 +33,7 @@ rc=$?
 make_cert b
 
 agent=$(make_token agent)
-start_server main --tls-cert "$scratch/a.crt" --tls-key "$scratch/a.key"
+start_server main --tls-cert "$scratch/a.crt" --tls-key "$scratch/a.key" --header-timeout 2
 [ -n "$port" ] || { echo "FAIL: tierwise serve did not start with TLS: $(cat "$scratch/main.err")"; exit 1; }
 https="https://127.0.0.1:$port"
 grep -q "listening on $https" "$scratch/main.err" && ok || bad "listening line: $(cat "$scratch/main.err")"
@@ -50,6 +50,14 @@ st=$(curl -s --noproxy '*' --cacert "$scratch/a.crt" -o "$scratch/body" -w '%{ht
 st=$(curl -s --noproxy '*' -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/healthz")
 [ "$st" != 200 ] && ok || bad "plain HTTP answered on the TLS port"
 [ "$(curl -s --noproxy '*' --cacert "$scratch/a.crt" -o /dev/null -w '%{http_code}' "$https/healthz")" = 200 ] && ok || bad "healthz after plain HTTP"
+# A TLS client that sends nothing is closed after the header deadline
+# (2 s here), not held for the 60 s a request's body may take.
+exec 3<>"/dev/tcp/127.0.0.1/$port"
+t0=$SECONDS
+timeout 10 cat <&3 >/dev/null
+rc=$?
+exec 3<&-
+[ $rc = 0 ] && [ $((SECONDS - t0)) -le 6 ] && ok || bad "an idle TLS connection was held $((SECONDS - t0)) s (rc $rc) with --header-timeout 2"
 stop_server TERM
 [ "$stop_status" = 0 ] && ok || bad "exit status $stop_status after SIGTERM"
 
