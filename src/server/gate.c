@@ -614,18 +614,21 @@ size_t tw_gate_chunks_feed(struct tw_gate_chunks *ck, const char *b, size_t n, u
         char ch = b[i];
         switch (ck->state) {
         case CK_SIZE: {
+            /* The size's hex digits (leading zeros not counted), then at
+             * once ';' and an extension, or the line's end, as
+             * libmicrohttpd takes them. */
             int h = hexval(ch);
             if (h >= 0) {
-                if (++ck->line > 16)
-                    CK_BAD(413, "a chunk's size has more than 16 hex digits; at most %llu "
-                                "bytes are taken (serve --body-max)",
+                if (++ck->line > CK_LINE_MAX)
+                    CK_BAD(400, "the chunked body is malformed: a chunk's size line is over %d "
+                                "bytes",
+                           CK_LINE_MAX);
+                if ((uint64_t)h > max || ck->left > (max - (uint64_t)h) / 16)
+                    CK_BAD(413, "a chunk's size is over the limit of %llu bytes (serve "
+                                "--body-max)",
                            (unsigned long long)max);
                 ck->left = ck->left * 16 + (uint64_t)h;
-                if (ck->left > max)
-                    CK_BAD(413, "a chunk of %llu bytes or more is over the limit of %llu "
-                                "bytes (serve --body-max)",
-                           (unsigned long long)ck->left, (unsigned long long)max);
-            } else if (ck->line && (ch == ';' || ch == ' ' || ch == '\t')) {
+            } else if (ck->line && ch == ';') {
                 ck->state = CK_EXT;
             } else if (ck->line && ch == '\r') {
                 ck->state = CK_SIZE_LF;
@@ -685,14 +688,27 @@ size_t tw_gate_chunks_feed(struct tw_gate_chunks *ck, const char *b, size_t n, u
              * the body. */
             if (++ck->trailers > CK_TRAILERS_MAX)
                 CK_BAD(400, "the chunked body's trailers are over %d bytes", CK_TRAILERS_MAX);
+            /* A trailer line is a header line: a name of token
+             * characters, ':', a value without control characters. */
             if (ch == '\r' && ck->line == 0) {
                 ck->state = CK_END_LF;
+            } else if (ch == '\n' && ck->line == 0) {
+                ck->state = CK_DONE;
+            } else if ((ch == '\n' || ch == '\r') && !ck->colon) {
+                CK_BAD(400, "the chunked body is malformed: a trailer line is not \"Name: "
+                            "value\"");
             } else if (ch == '\n') {
-                if (ck->line == 0)
-                    ck->state = CK_DONE;
                 ck->line = 0;
+                ck->colon = false;
             } else if (ch == '\r') {
                 ck->state = CK_TRAILER_LF;
+            } else if (!ck->colon && ch == ':' && ck->line > 0) {
+                ck->colon = true;
+                ck->line++;
+            } else if (!ck->colon && !is_tchar((unsigned char)ch)) {
+                CK_BAD(400, "the chunked body is malformed: a trailer line is not \"Name: "
+                            "value\" (its name is empty or has a character no header name "
+                            "has)");
             } else if ((unsigned char)ch < 0x20 && ch != '\t') {
                 CK_BAD(400, "the chunked body is malformed: a control character in a trailer");
             } else {
@@ -703,6 +719,7 @@ size_t tw_gate_chunks_feed(struct tw_gate_chunks *ck, const char *b, size_t n, u
             if (ch != '\n')
                 CK_BAD(400, "the chunked body is malformed: a trailer does not end with CRLF");
             ck->line = 0;
+            ck->colon = false;
             ck->state = CK_TRAILER;
             break;
         case CK_END_LF:

@@ -66,6 +66,7 @@ struct tw_gate_chunks {
     uint64_t left;   /* bytes of the chunk, or digits of its size, still to come */
     size_t line;     /* bytes of the size line or trailer line so far */
     size_t trailers; /* bytes of the trailer section so far */
+    bool colon;      /* the trailer line has its "Name:" */
 };
 
 /* Reads N bytes of a chunked body at B.  Returns how many belong to the

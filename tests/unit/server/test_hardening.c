@@ -296,6 +296,13 @@ static void test_heads(void **state)
         {"3\r\nabcXX\r\n0\r\n\r\n", 400, "bad_request"},
         {"2\r\n{}\r\n0\r\n\r\n", 400, "invalid_report"},
         {"1;ext=1\r\n[\r\n1\r\n]\r\n0\r\nX-Trailer: 1\r\n\r\n", 400, "invalid_report"},
+        /* a blank between the size and its extension; a trailer line
+         * that is no "Name: value"; a size of leading zeros past 16
+         * digits is no big chunk */
+        {"2 ;x\r\n{}\r\n0\r\n\r\n", 400, "bad_request"},
+        {"2\r\n{}\r\n0\r\nno colon here\r\n\r\n", 400, "bad_request"},
+        {"2\r\n{}\r\n0\r\n: no name\r\n\r\n", 400, "bad_request"},
+        {"000000000000000000002\r\n{}\r\n0\r\n\r\n", 400, "invalid_report"},
     };
     for (size_t i = 0; i < sizeof(chunks) / sizeof(chunks[0]); i++) {
         char req[1024];
