@@ -964,9 +964,14 @@ static void on_head(struct tw_gate *g, struct gate_conn *c, uint32_t events)
         hand_over(g, c);
 }
 
+/* Reads and drops what C sent, DRAIN_READS buffers at most a wake-up (the
+ * drain is level-triggered: what is left wakes the gate again, after the
+ * other connections had their turn, so a client sending as fast as the
+ * gate reads can't hold it here). */
+#define DRAIN_READS 16
 static void on_drain(struct tw_gate *g, struct gate_conn *c)
 {
-    for (;;) {
+    for (int reads = 0; reads < DRAIN_READS; reads++) {
         ssize_t n = recv(c->fd, g->buf, g->o.head_max + 1, MSG_DONTWAIT);
         if (n > 0)
             continue;
@@ -978,6 +983,7 @@ static void on_drain(struct tw_gate *g, struct gate_conn *c)
         return;
     }
 }
+#undef DRAIN_READS
 
 static void on_accept(struct tw_gate *g)
 {
@@ -1184,12 +1190,19 @@ void tw_gate_stop(struct tw_gate *g)
 /* Ends the thread: relays still under way are cut. */
 static void gate_join(struct tw_gate *g)
 {
+    if (!g)
+        return;
     if (!g->started)
         return;
     atomic_store(&g->exit, true);
     wake(g);
     pthread_join(g->thread, NULL);
     g->started = false;
+}
+
+void tw_gate_join(struct tw_gate *g)
+{
+    gate_join(g);
 }
 
 void tw_gate_free(struct tw_gate *g)

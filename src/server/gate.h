@@ -86,7 +86,12 @@ enum tw_err tw_gate_start(const struct tw_gate_opts *o, int lfd, struct tw_gate 
  * dropped); the daemons keep the connections they have, and the bodies
  * being relayed go on until tw_gate_free.  NULL allowed. */
 void tw_gate_stop(struct tw_gate *g);
-void tw_gate_free(struct tw_gate *g); /* stops it first; NULL allowed */
+/* Ends the gate's thread (relays still under way are cut) and returns
+ * once it is gone: from then on the gate hands no connection to a daemon,
+ * so the daemons may stop.  The counts stay usable (the daemons' close
+ * callbacks) until tw_gate_free.  NULL allowed. */
+void tw_gate_join(struct tw_gate *g);
+void tw_gate_free(struct tw_gate *g); /* ends it first; NULL allowed */
 
 /* The client address of SA as a key of the counts. */
 void tw_gate_key(const struct sockaddr *sa, uint8_t key[TW_GATE_KEY_LEN]);

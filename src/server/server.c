@@ -467,6 +467,9 @@ void tw_server_stop(struct tw_server *srv, unsigned grace_ms)
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    /* The gate's thread ends before the daemons: it must not hand one a
+     * connection while (or after) it stops. */
+    tw_gate_join(srv->gate);
     stop_daemons(srv);
     server_free(srv);
 }
