@@ -153,7 +153,7 @@ expect 2 "is a SKU name, not a tier" -- \
 # ---- one page of a multi-page answer ----
 db=$scratch/p.db
 "$cli" prices import -q --db "$db" "$fixtures/prices/real-p10-uksouth-gbp.json" >/dev/null && ok || bad "import whole"
-jq '.NextPageLink = "https://prices.azure.com:443/api/retail/prices?currencyCode=%27GBP%27&$skip=100"' \
+jq '.NextPageLink = "http://127.0.0.1:9/api/retail/prices?currencyCode=%27GBP%27&$skip=100"' \
   "$fixtures/prices/real-p6-uksouth-gbp.json" >"$scratch/page1.json"
 expect 2 "page1.json is one page of a multi-page answer" -- \
   "$cli" prices import --db "$db" "$scratch/page1.json"
