@@ -303,6 +303,7 @@ static void report_committed(struct tw_ingest_job *job)
         atomic_store(&srv->commit_failed, true);
     } else {
         atomic_store(&srv->commit_failed, false);
+        atomic_store(&srv->commit_ok_ms, (long long)tw_srv_mono_ms());
     }
     MHD_resume_connection(rq->conn);
 }

@@ -66,6 +66,7 @@ struct tw_server {
     bool health_ok;
     char health_why[512];
     atomic_bool commit_failed; /* the writer's last batch failed */
+    atomic_llong commit_ok_ms; /* tw_srv_mono_ms of the writer's last commit that held; 0 none */
     char commit_why[512];      /* under health_lock */
     unsigned port;
     char url[128];

@@ -89,6 +89,18 @@ static void *probe_main(void *arg)
         }
         if (srv->health_stop)
             break;
+        /* While the writer commits, its commits are the probe: a write
+         * and a sync of its own beside them every 2 s competed with the
+         * writer's syncs for the disk (the ingest's p99 went from 33 to
+         * 50 ms).  The probe writes only when the writer has been idle. */
+        long long ok_ms = atomic_load(&srv->commit_ok_ms);
+        if (ok_ms && !atomic_load(&srv->commit_failed) &&
+            tw_srv_mono_ms() - ok_ms < HEALTH_PROBE_EVERY_MS) {
+            srv->health_ok = true;
+            srv->health_why[0] = '\0';
+            srv->health_probed_ms = tw_srv_mono_ms();
+            continue;
+        }
         pthread_mutex_unlock(&srv->health_lock);
         probe_once(srv);
         pthread_mutex_lock(&srv->health_lock);
