@@ -173,10 +173,6 @@ static void join(const json_t *a, char *out, size_t cap)
     }
 }
 
-static double num_or_nan(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : 0.0 / 0.0;
-}
 
 /* The verdicts of DOC ({"verdicts": [...]}, the backend's or built from
  * files) as CSV, one record per verdict (csv.h). */
@@ -201,8 +197,8 @@ static void print_csv(const json_t *doc)
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "vm_name")), 0);
         const json_t *vm = json_object_get(v, "vm"), *cap = json_object_get(vm, "cap");
         tw_cli_csv_field(stdout, json_string_value(json_object_get(vm, "size")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(cap, "iops")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(cap, "mbps")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(cap, "iops")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(cap, "mbps")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(vm, "why")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "profile")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "result_id")), 0);
@@ -211,13 +207,13 @@ static void print_csv(const json_t *doc)
         tw_cli_csv_field(stdout, tiers, 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "verdict")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "judged")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(m, "iops")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(m, "mbps")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(e, "iops")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(e, "mbps")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(m, "iops")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(m, "mbps")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(e, "iops")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(e, "mbps")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(e, "bound_by")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "iops")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "mbps")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "iops")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "mbps")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(v, "reason")), 1);
     }
 }

@@ -221,10 +221,6 @@ static void print_price(double v, const char *unit)
     }
 }
 
-static double num_or_nan(const json_t *v)
-{
-    return json_is_number(v) ? json_number_value(v) : 0.0 / 0.0;
-}
 
 static void print_text(const json_t *j)
 {
@@ -243,17 +239,17 @@ static void print_text(const json_t *j)
     {
         printf("%-5s %-16s", json_string_value(json_object_get(r, "tier")),
                json_string_value(json_object_get(r, "sku")));
-        print_price(num_or_nan(json_object_get(r, "per_month")), "");
-        print_price(num_or_nan(json_object_get(r, "per_10k_transactions")), "");
-        print_price(num_or_nan(json_object_get(r, "shared_mount_per_month")), "");
+        print_price(tw_cli_num_or_nan(json_object_get(r, "per_month")), "");
+        print_price(tw_cli_num_or_nan(json_object_get(r, "per_10k_transactions")), "");
+        print_price(tw_cli_num_or_nan(json_object_get(r, "shared_mount_per_month")), "");
         printf("\n");
     }
     json_array_foreach(json_object_get(j, "provisioned"), i, r)
     {
         printf("%-22s", json_string_value(json_object_get(r, "sku")));
-        print_price(num_or_nan(json_object_get(r, "per_gib_hour")), " /GiB/h");
-        print_price(num_or_nan(json_object_get(r, "per_iops_hour")), " /IOPS/h");
-        print_price(num_or_nan(json_object_get(r, "per_mbps_hour")), " /MBps/h");
+        print_price(tw_cli_num_or_nan(json_object_get(r, "per_gib_hour")), " /GiB/h");
+        print_price(tw_cli_num_or_nan(json_object_get(r, "per_iops_hour")), " /IOPS/h");
+        print_price(tw_cli_num_or_nan(json_object_get(r, "per_mbps_hour")), " /MBps/h");
         printf("\n");
     }
     if (!json_array_size(prices) && !json_array_size(json_object_get(j, "provisioned")))
@@ -286,9 +282,9 @@ static void print_csv(const json_t *j)
         tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "tier")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "sku")), 0);
         tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "redundancy")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_month")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_10k_transactions")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "shared_mount_per_month")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "per_month")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "per_10k_transactions")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "shared_mount_per_month")), 0);
         for (int k = 0; k < 3; k++)
             tw_cli_csv_num(stdout, nan, 0);
         tw_cli_csv_field(stdout, source, 0);
@@ -303,9 +299,9 @@ static void print_csv(const json_t *j)
         tw_cli_csv_field(stdout, json_string_value(json_object_get(r, "redundancy")), 0);
         for (int k = 0; k < 3; k++)
             tw_cli_csv_num(stdout, nan, 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_gib_hour")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_iops_hour")), 0);
-        tw_cli_csv_num(stdout, num_or_nan(json_object_get(r, "per_mbps_hour")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "per_gib_hour")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "per_iops_hour")), 0);
+        tw_cli_csv_num(stdout, tw_cli_num_or_nan(json_object_get(r, "per_mbps_hour")), 0);
         tw_cli_csv_field(stdout, source, 0);
         tw_cli_csv_field(stdout, fetched, 1);
     }

@@ -34,3 +34,8 @@ void tw_cli_csv_row(FILE *f, const char *const *fields, size_t n)
     for (size_t i = 0; i < n; i++)
         tw_cli_csv_field(f, fields[i], i + 1 == n);
 }
+
+double tw_cli_num_or_nan(const json_t *v)
+{
+    return json_is_number(v) ? json_number_value(v) : 0.0 / 0.0;
+}
