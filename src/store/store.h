@@ -503,4 +503,94 @@ enum tw_err tw_store_fleet_counts(struct tw_store *st, int64_t silent_before_ms,
                                   struct tw_store_fleet_counts *out, struct tw_error *err);
 void tw_store_fleet_counts_free(struct tw_store_fleet_counts *c); /* NULL allowed */
 
+/* ---- savings: disk attributes and the fleet's streams (store_savings.c) -- */
+
+/* What ARM says of a disk that a report can't: whether it is shared, has
+ * on-demand bursting, and its state.  Unknown until an ARM sync records it
+ * (the columns are NULL in the store then). */
+enum tw_tri { TW_TRI_UNKNOWN = 0, TW_TRI_NO, TW_TRI_YES };
+struct tw_store_disk_attrs {
+    int64_t max_shares;     /* ARM's maxShares; 0 unknown; > 1: a shared disk */
+    enum tw_tri bursting;   /* on-demand bursting (burstingEnabled) */
+    char disk_state[32];    /* ARM's diskState ("Attached", "Reserved", ...); "" unknown */
+};
+
+/*
+ * Records disk DISK_ID's attributes A as SOURCE saw them at OBSERVED_AT
+ * (RFC 3339): they replace the stored ones unless those were observed
+ * later (an older observation arriving late changes nothing; *APPLIED,
+ * may be NULL, says which).  Unknown fields of A are stored as unknown.
+ * TW_ENOENT for no such disk, TW_EPARSE for a bad time, TW_EINVAL for a
+ * negative max_shares.
+ */
+enum tw_err tw_store_disk_attrs_observe(struct tw_store *st, int64_t disk_id,
+                                        const struct tw_store_disk_attrs *a,
+                                        const char *observed_at, enum tw_obs_source source,
+                                        bool *applied, struct tw_error *err);
+
+/* One attached disk, slim (no struct tw_disk: a fleet's worth must fit). */
+struct tw_store_sv_disk {
+    int64_t id;
+    char name[128];
+    enum tw_disk_role role;
+    int lun;                       /* -1 OS disk or unknown */
+    char sku[32];
+    char tier[16];                 /* "" unknown */
+    int64_t size_gib;
+    struct tw_store_disk_attrs attrs;
+};
+
+/* One power-state observation (the state's text as stored). */
+struct tw_store_sv_power {
+    int64_t at_ms;                 /* milliseconds since 1970 */
+    char state[32];
+};
+
+/* One change of a disk's SKU or tier (the first observation of a disk is
+ * none: there was nothing before it). */
+struct tw_store_sv_change {
+    int64_t disk_id;
+    int64_t at_ms;
+    char sku[32];
+    char tier[16];
+};
+
+/* A VM with attached disks and what savings needs of it.  The arrays are
+ * the cursor's and valid until the next tw_store_savings_next. */
+struct tw_store_sv_vm {
+    int64_t id;
+    char name[128];
+    char resource_group[128];
+    char subscription_id[64];
+    char location[64];
+    char vm_size[64];
+    size_t n_tags;
+    const struct tw_tag *tags;     /* in key order */
+    char power_state[32];          /* current, "" never observed */
+    int64_t power_state_ms;        /* when; 0 never */
+    size_t n_disks;
+    const struct tw_store_sv_disk *disks;    /* by position, LUN, name */
+    size_t n_power;
+    const struct tw_store_sv_power *power;   /* the span's observations by time, the one
+                                              * in force at its start first */
+    size_t n_changes;
+    const struct tw_store_sv_change *changes; /* the span's SKU changes by disk, time */
+};
+
+struct tw_store_sv_cursor;
+
+/*
+ * Opens a read-only walk, in one read snapshot, over every VM with
+ * attached disks by VM id, with each VM's power states and its disks' SKU
+ * changes in [FROM_MS, TO_MS) (the power state in force at FROM_MS
+ * included).  Memory is one VM's worth at a time.  Close with
+ * tw_store_savings_close (also after an error).
+ */
+enum tw_err tw_store_savings_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                                  struct tw_store_sv_cursor **out, struct tw_error *err);
+/* The next VM into *VM (*DONE true, VM untouched, past the last). */
+enum tw_err tw_store_savings_next(struct tw_store_sv_cursor *c, struct tw_store_sv_vm *vm,
+                                  bool *done, struct tw_error *err);
+void tw_store_savings_close(struct tw_store_sv_cursor *c); /* NULL allowed */
+
 #endif

@@ -137,10 +137,27 @@ struct tw_store_ops {
 
     enum tw_err (*fleet_counts)(struct tw_store *st, int64_t silent_before_ms,
                                 struct tw_store_fleet_counts *out, struct tw_error *err);
+
+    /* store_savings.c */
+    enum tw_err (*disk_attrs_observe)(struct tw_store *st, int64_t disk_id,
+                                      const struct tw_store_disk_attrs *a,
+                                      const char *observed_at, int64_t observed_ms,
+                                      enum tw_obs_source source, bool *applied,
+                                      struct tw_error *err);
+    enum tw_err (*savings_open)(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                                struct tw_store_sv_cursor **out, struct tw_error *err);
+    enum tw_err (*savings_next)(struct tw_store_sv_cursor *c, struct tw_store_sv_vm *vm,
+                                bool *done, struct tw_error *err);
+    void (*savings_close)(struct tw_store_sv_cursor *c);
 };
 
 struct tw_store {
     const struct tw_store_ops *ops;
+};
+
+/* A savings walk: an implementation's cursor starts with this. */
+struct tw_store_sv_cursor {
+    struct tw_store *st;
 };
 
 /* ---- the implementations' open functions ---- */

@@ -328,6 +328,17 @@ static const char *const migrations[] = {
     "  b.id = reports.id) - 300000) WHERE created_ms > (SELECT bound FROM received_ms b"
     "  WHERE b.id = reports.id);"
     "DROP TABLE received_ms;",
+
+    /* 3 -> 4: what savings needs of a disk that a report can't say, as
+     * ARM shows it: maxShares (a shared disk: > 1), on-demand bursting,
+     * its diskState, and when and by what that was observed.  NULL is
+     * unknown (no ARM sync yet): every existing disk starts so. */
+    "ALTER TABLE disks ADD COLUMN max_shares INTEGER CHECK (max_shares >= 1);"
+    "ALTER TABLE disks ADD COLUMN bursting INTEGER CHECK (bursting IN (0, 1));"
+    "ALTER TABLE disks ADD COLUMN disk_state TEXT;"
+    "ALTER TABLE disks ADD COLUMN attrs_observed_at TEXT;"
+    "ALTER TABLE disks ADD COLUMN attrs_observed_ms INTEGER;"
+    "ALTER TABLE disks ADD COLUMN attrs_source TEXT CHECK (attrs_source IN ('agent', 'arm'));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TW_STORE_SQLITE_VERSION,
@@ -1032,4 +1043,8 @@ static const struct tw_store_ops sqlite_ops = {
     .vm_sizes_get = tw_sq_vm_sizes_get,
     .check = sq_check,
     .fleet_counts = tw_sq_fleet_counts,
+    .disk_attrs_observe = tw_sq_disk_attrs_observe,
+    .savings_open = tw_sq_savings_open,
+    .savings_next = tw_sq_savings_next,
+    .savings_close = tw_sq_savings_close,
 };

@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#define TW_STORE_SQLITE_VERSION 3
+#define TW_STORE_SQLITE_VERSION 4
 /* PRAGMA application_id of a tierwise database: "TWSD". */
 #define TW_STORE_APP_ID 0x54575344
 
@@ -399,5 +399,17 @@ enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
 /* Operation of store_stats.c. */
 enum tw_err tw_sq_fleet_counts(struct tw_store *st, int64_t silent_before_ms,
                                struct tw_store_fleet_counts *out, struct tw_error *err);
+
+/* Operations of store_savings_sqlite.c. */
+enum tw_err tw_sq_disk_attrs_observe(struct tw_store *st, int64_t disk_id,
+                                     const struct tw_store_disk_attrs *a,
+                                     const char *observed_at, int64_t observed_ms,
+                                     enum tw_obs_source source, bool *applied,
+                                     struct tw_error *err);
+enum tw_err tw_sq_savings_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                               struct tw_store_sv_cursor **out, struct tw_error *err);
+enum tw_err tw_sq_savings_next(struct tw_store_sv_cursor *c, struct tw_store_sv_vm *vm,
+                               bool *done, struct tw_error *err);
+void tw_sq_savings_close(struct tw_store_sv_cursor *c);
 
 #endif
