@@ -152,4 +152,9 @@ enum tw_policy_cover tw_policy_covers(const struct tw_policy *p,
                                       const struct tw_policy_subject *s, char *why,
                                       size_t why_cap);
 
+/* The top-level members a policy may have, in the order of the canonical
+ * JSON (*NAMES, may be NULL), and how many (policies/policy.schema.json
+ * lists the same: a test checks it). */
+size_t tw_policy_members(const char *const **names);
+
 #endif

@@ -54,4 +54,14 @@ int64_t tw_reservations_count(const struct tw_reservations *r, const char *regio
 
 void tw_reservations_cleanup(struct tw_reservations *r);
 
+/*
+ * For a document that holds the array (a policy's "reservations"): reads
+ * the array at C's reader into *OUT (appended), every problem of every
+ * entry reported to C under PATH ("$.reservations[1].tier").  Returns 1
+ * when the array was read (problems or not: C->n counts them), -1 when the
+ * reader failed.  The text must be valid JSON (core/jcheck.h).
+ */
+struct tw_jc;
+int tw_reservations_read(struct tw_jc *c, const char *path, struct tw_reservations *out);
+
 #endif

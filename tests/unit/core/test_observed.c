@@ -1,0 +1,244 @@
+/*
+ * test_observed.c - power state names, and the weekly windows learned from
+ * a power-state history: the threshold, quarter-hours cut by a start, an
+ * interruption, the unknown start, a run over Sunday midnight, a zone over
+ * its October change, and refused arguments.
+ */
+#include "testhelp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/observed.h"
+#include "core/time.h"
+
+static int64_t utc(int y, int mo, int d, int h, int mi)
+{
+    struct tw_civil c = {y, mo, d, h, mi, 0, 0};
+    int64_t ns;
+    assert_int_equal(tw_civil_to_ns(&c, &ns), TW_OK);
+    return ns;
+}
+
+static struct tw_tz *zone(const char *posix)
+{
+    struct tw_tz *z;
+    assert_int_equal(tw_tz_from_posix(posix, strlen(posix), &z, NULL), TW_OK);
+    return z;
+}
+
+static struct tw_tz *london(void)
+{
+    size_t len;
+    char *buf = th_fixture("../fuzz/corpus/tz/Europe_London", &len);
+    struct tw_tz *z;
+    assert_int_equal(tw_tz_parse("Europe/London", buf, len, &z, NULL), TW_OK);
+    free(buf);
+    return z;
+}
+
+struct hist {
+    size_t n;
+    struct tw_power_obs v[512];
+};
+
+static void obs(struct hist *h, int64_t at, enum tw_power s)
+{
+    assert_true(h->n < 512);
+    h->v[h->n].at_ns = at;
+    h->v[h->n].state = s;
+    h->n++;
+}
+
+static void text_of(const struct tw_windows *w, char *buf, size_t cap)
+{
+    assert_true(tw_windows_format(w, buf, cap));
+}
+
+static void learn(const struct hist *h, int64_t until, int weeks, int min_weeks,
+                  const struct tw_tz *z, const char *want)
+{
+    struct tw_windows w;
+    struct tw_error err = {0};
+    if (tw_observed_windows(h->v, h->n, until, weeks, min_weeks, z, &w, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    char t[1024];
+    text_of(&w, t, sizeof(t));
+    assert_string_equal(t, want);
+    assert_string_equal(w.tz, tw_tz_name(z));
+}
+
+static void test_names(void **state)
+{
+    (void)state;
+    assert_int_equal(tw_power_parse("running"), TW_POWER_RUNNING);
+    assert_int_equal(tw_power_parse("PowerState/deallocated"), TW_POWER_DEALLOCATED);
+    assert_int_equal(tw_power_parse("powerstate/DEALLOCATING"), TW_POWER_DEALLOCATING);
+    assert_int_equal(tw_power_parse("stopped"), TW_POWER_STOPPED);
+    assert_int_equal(tw_power_parse("starting"), TW_POWER_STARTING);
+    assert_int_equal(tw_power_parse("stopping"), TW_POWER_STOPPING);
+    assert_int_equal(tw_power_parse("hibernated"), TW_POWER_HIBERNATED);
+    assert_int_equal(tw_power_parse("HibernationState/Hibernated"), TW_POWER_HIBERNATED);
+    assert_int_equal(tw_power_parse("HibernationState/Hibernating"), TW_POWER_HIBERNATED);
+    assert_int_equal(tw_power_parse("deallocated "), TW_POWER_UNKNOWN);
+    assert_int_equal(tw_power_parse("PowerState/"), TW_POWER_UNKNOWN);
+    assert_int_equal(tw_power_parse(""), TW_POWER_UNKNOWN);
+    assert_int_equal(tw_power_parse(NULL), TW_POWER_UNKNOWN);
+    assert_string_equal(tw_power_name(TW_POWER_DEALLOCATED), "deallocated");
+    assert_string_equal(tw_power_name((enum tw_power)99), "unknown");
+}
+
+/* Four weekends deallocated Sat 00:00 to Mon 06:00 (UTC), and a weekday
+ * night in only two of the weeks. */
+static void test_threshold(void **state)
+{
+    (void)state;
+    struct tw_tz *z = zone("UTC0");
+    struct hist h = {0};
+    /* Mondays 2026-10-05, 12, 19, 26; the weeks end at 2026-11-02. */
+    for (int k = 0; k < 4; k++) {
+        int d = 5 + 7 * k;
+        obs(&h, utc(2026, 10, d, 6, 0), TW_POWER_RUNNING);
+        if (k < 2) {
+            obs(&h, utc(2026, 10, d + 2, 20, 5), TW_POWER_DEALLOCATED); /* Wed 20:05 */
+            obs(&h, utc(2026, 10, d + 2, 23, 0), TW_POWER_DEALLOCATED); /* said again */
+            obs(&h, utc(2026, 10, d + 3, 6, 0), TW_POWER_STARTING);
+        }
+        obs(&h, utc(2026, 10, d + 5, 0, 0), TW_POWER_DEALLOCATED);
+    }
+    obs(&h, utc(2026, 11, 2, 6, 0), TW_POWER_RUNNING);
+    int64_t until = utc(2026, 11, 4, 12, 0); /* a Wednesday: the Monday before counts */
+    learn(&h, until, 4, 3, z, "Sat 00:00-Mon 06:00");
+    /* The first Monday morning came before the first observation: 3 of
+     * 4 weeks. */
+    learn(&h, until, 4, 4, z, "Sat 00:00-Mon 00:00");
+    /* Two weeks are enough at 2; the 20:00 quarter-hour is cut by the
+     * 20:05 start, so the night starts 20:15. */
+    learn(&h, until, 4, 2, z, "Wed 20:15-Thu 06:00, Sat 00:00-Mon 06:00");
+    /* Looking back two weeks only: the nights were in the first two. */
+    learn(&h, until, 2, 1, z, "Sat 00:00-Mon 06:00");
+    /* Five weeks back: the first had no observation yet (unknown, not
+     * deallocated), so 4 of 5 weekends. */
+    learn(&h, until, 5, 4, z, "Sat 00:00-Mon 00:00");
+    learn(&h, until, 5, 3, z, "Sat 00:00-Mon 06:00");
+    struct tw_windows w;
+    assert_int_equal(tw_observed_windows(h.v, h.n, until, 5, 5, z, &w, NULL), TW_OK);
+    assert_int_equal(w.n, 0);
+    tw_tz_free(z);
+}
+
+static void test_interrupted_and_wrap(void **state)
+{
+    (void)state;
+    struct tw_tz *z = zone("UTC0");
+    struct hist h = {0};
+    for (int k = 0; k < 3; k++) {
+        int d = 5 + 7 * k;
+        obs(&h, utc(2026, 10, d + 6, 22, 0), TW_POWER_DEALLOCATED); /* Sun 22:00 */
+        obs(&h, utc(2026, 10, d + 7, 2, 0), TW_POWER_RUNNING);      /* Mon 02:00 */
+        obs(&h, utc(2026, 10, d + 1, 1, 0), TW_POWER_DEALLOCATED);  /* Tue 01:00 */
+        if (k == 1)
+            obs(&h, utc(2026, 10, d + 1, 2, 10), TW_POWER_RUNNING); /* a blip */
+        if (k == 1)
+            obs(&h, utc(2026, 10, d + 1, 2, 20), TW_POWER_DEALLOCATED);
+        obs(&h, utc(2026, 10, d + 1, 4, 0), TW_POWER_RUNNING);
+    }
+    /* Sorted by time for the reader. */
+    for (size_t i = 1; i < h.n; i++)
+        for (size_t j = i; j > 0 && h.v[j].at_ns < h.v[j - 1].at_ns; j--) {
+            struct tw_power_obs t = h.v[j];
+            h.v[j] = h.v[j - 1];
+            h.v[j - 1] = t;
+        }
+    int64_t until = utc(2026, 10, 26, 0, 0); /* a Monday midnight: three weeks before */
+    /* The first Monday's 00:00-02:00 had nothing before it: 2 of 3; the
+     * blip breaks two quarter-hours of one Tuesday. */
+    learn(&h, until, 3, 3, z, "Tue 01:00-Tue 02:00, Tue 02:30-Tue 04:00, Sun 22:00-Mon 00:00");
+    /* At 2 the Sunday night and the Monday morning are one window. */
+    learn(&h, until, 3, 2, z, "Tue 01:00-Tue 04:00, Sun 22:00-Mon 02:00");
+    learn(&h, utc(2026, 11, 2, 0, 0), 3, 2, z,
+          "Tue 01:00-Tue 02:00, Tue 02:30-Tue 04:00, Sun 22:00-Mon 02:00");
+    tw_tz_free(z);
+}
+
+/* Deallocated 19:00 to 07:00 London time every night of October: the
+ * learned windows are in local time, the week of the change included. */
+static void test_zone(void **state)
+{
+    (void)state;
+    struct tw_tz *z = london();
+    struct hist h = {0};
+    for (int d = 1; d <= 32; d++) {      /* 1 October to 1 November */
+        int off = d <= 24 ? 1 : 0;          /* BST until the 25th 01:00 UTC */
+        int64_t day = utc(2026, 10, 1, 0, 0) + (d - 1) * TW_NS_PER_DAY;
+        obs(&h, day + (7 - off) * TW_NS_PER_HOUR, TW_POWER_RUNNING);
+        obs(&h, day + (19 - off) * TW_NS_PER_HOUR, TW_POWER_DEALLOCATED);
+    }
+    learn(&h, utc(2026, 11, 2, 9, 0), 4, 4, z,
+          "Mon 19:00-Tue 07:00, Tue 19:00-Wed 07:00, Wed 19:00-Thu 07:00, Thu 19:00-Fri 07:00, "
+          "Fri 19:00-Sat 07:00, Sat 19:00-Sun 07:00, Sun 19:00-Mon 07:00");
+    tw_tz_free(z);
+}
+
+static void test_all_week_and_refusals(void **state)
+{
+    (void)state;
+    struct tw_tz *z = zone("UTC0");
+    struct hist h = {0};
+    obs(&h, utc(2026, 1, 1, 0, 0), TW_POWER_DEALLOCATED);
+    learn(&h, utc(2026, 3, 2, 0, 0), 4, 4, z, "Mon 00:00-Mon 00:00");
+    struct tw_windows w;
+    struct tw_error err = {0};
+    assert_int_equal(tw_observed_windows(h.v, h.n, 0, 0, 1, z, &w, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "weeks"));
+    assert_int_equal(tw_observed_windows(h.v, h.n, 0, 53, 1, z, &w, &err), TW_EINVAL);
+    assert_int_equal(tw_observed_windows(h.v, h.n, 0, 4, 5, z, &w, &err), TW_EINVAL);
+    assert_int_equal(tw_observed_windows(h.v, h.n, 0, 4, 0, z, &w, &err), TW_EINVAL);
+    assert_int_equal(tw_observed_windows(h.v, h.n, 0, 4, 3, NULL, &w, &err), TW_EINVAL);
+    obs(&h, utc(2025, 1, 1, 0, 0), TW_POWER_RUNNING);
+    assert_int_equal(tw_observed_windows(h.v, h.n, utc(2026, 3, 2, 0, 0), 4, 3, z, &w, &err),
+                     TW_EINVAL);
+    assert_non_null(strstr(err.msg, "sorted"));
+    /* Nothing observed: nothing learned. */
+    assert_int_equal(tw_observed_windows(NULL, 0, utc(2026, 3, 2, 0, 0), 4, 3, z, &w, NULL),
+                     TW_OK);
+    assert_int_equal(w.n, 0);
+    /* More than 64 runs a week: refused, not cut. */
+    struct hist m = {0};
+    for (int k = 0; k < 80; k++) {
+        obs(&m, utc(2026, 2, 23, 0, 0) + k * 2 * TW_NS_PER_HOUR, TW_POWER_DEALLOCATED);
+        obs(&m, utc(2026, 2, 23, 1, 0) + k * 2 * TW_NS_PER_HOUR, TW_POWER_RUNNING);
+    }
+    assert_int_equal(tw_observed_windows(m.v, m.n, utc(2026, 3, 2, 0, 0), 1, 1, z, &w, &err),
+                     TW_ERANGE);
+    assert_int_equal(w.n, 0);
+    tw_tz_free(z);
+}
+
+static void test_hibernated(void **state)
+{
+    (void)state;
+    struct hist h = {0};
+    obs(&h, utc(2026, 1, 1, 0, 0), TW_POWER_RUNNING);
+    obs(&h, utc(2026, 1, 10, 0, 0), TW_POWER_HIBERNATED);
+    obs(&h, utc(2026, 1, 11, 0, 0), TW_POWER_RUNNING);
+    assert_false(tw_power_hibernated_in(h.v, h.n, utc(2026, 1, 2, 0, 0), utc(2026, 1, 10, 0, 0)));
+    assert_true(tw_power_hibernated_in(h.v, h.n, utc(2026, 1, 2, 0, 0), utc(2026, 1, 10, 0, 1)));
+    assert_true(tw_power_hibernated_in(h.v, h.n, utc(2026, 1, 10, 12, 0), utc(2026, 1, 10, 13, 0)));
+    assert_false(tw_power_hibernated_in(h.v, h.n, utc(2026, 1, 11, 0, 0), utc(2026, 2, 1, 0, 0)));
+    assert_false(tw_power_hibernated_in(h.v, h.n, utc(2026, 2, 1, 0, 0), utc(2026, 1, 1, 0, 0)));
+    assert_false(tw_power_hibernated_in(NULL, 0, 0, 1));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_threshold),
+        cmocka_unit_test(test_interrupted_and_wrap),
+        cmocka_unit_test(test_zone),
+        cmocka_unit_test(test_all_week_and_refusals),
+        cmocka_unit_test(test_hibernated),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
