@@ -163,7 +163,8 @@ const char *tw_pb_kind_name(enum tw_pb_kind k)
                                                     "per IOPS per hour",
                                                     "per MB/s per hour",
                                                     "for a 1-year reservation",
-                                                    "for a 3-year reservation"};
+                                                    "for a 3-year reservation",
+                                                    "per 10,000 transactions (any tier)"};
     return k < TW_PB_KIND_COUNT ? n[k] : "?";
 }
 
@@ -205,6 +206,22 @@ static bool map_item(const struct tw_price_item *it, enum tw_sku_family *fam, ch
     if (!reservation && strcmp(it->type, "Consumption") != 0)
         return false;
     if (!tw_sku_provisioned(*fam)) {
+        /* The newer tier-less transactions meter of Standard SSD and HDD:
+         * "Disk Transactions <LRS|ZRS> Disk Operations", 10K. */
+        static const char tx_word[] = "Disk Transactions ";
+        if (strncmp(m, tx_word, sizeof(tx_word) - 1) == 0) {
+            const char *r = m + sizeof(tx_word) - 1;
+            if (reservation || *fam == TW_SKU_PREMIUM_SSD || strcmp(it->unit, "10K") != 0)
+                return false;
+            if (strcmp(r, "LRS Disk Operations") == 0)
+                *red = TW_SKU_LRS;
+            else if (strcmp(r, "ZRS Disk Operations") == 0)
+                *red = TW_SKU_ZRS;
+            else
+                return false;
+            *kind = TW_PB_TX_10K;
+            return true;
+        }
         /* "<tier> <LRS|ZRS> Disk[ Mount| Operations]" */
         const char *sp = strchr(m, ' ');
         if (!sp || !tier_word(m, (size_t)(sp - m), *fam))
@@ -562,11 +579,13 @@ enum tw_err tw_pricebook_json(const struct tw_pricebook *b, const char *region,
         json_t *row;
         if (e->kind == TW_PB_MONTH) {
             row = json_pack(
-                "{s:s, s:s, s:s, s:f, s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "tier", e->tier, "sku",
+                "{s:s, s:s, s:s, s:f, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "tier", e->tier, "sku",
                 tw_sku_name(f, r), "redundancy", tw_sku_redundancy_name(r), "per_month",
                 tw_money_to_double(e->price),
                 "per_10k_transactions",
                 price_or_null(tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_OPS_10K)),
+                "disk_transactions_per_10k",
+                price_or_null(tw_pricebook_find(b, region, currency, f, "", r, TW_PB_TX_10K)),
                 "shared_mount_per_month",
                 price_or_null(tw_pricebook_find(b, region, currency, f, e->tier, r, TW_PB_MOUNT)),
                 "reserved_1y",

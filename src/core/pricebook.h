@@ -15,6 +15,8 @@
  *   "<tier> LRS Disk" / "<tier> ZRS Disk", 1/Month   the tier's price per month
  *   "<tier> LRS Disk Mount", 1/Month                 per-VM fee of a shared disk
  *   "<tier> LRS Disk Operations", 10K                Standard SSD/HDD transactions
+ *   "Disk Transactions LRS Disk Operations", 10K     the same, the newer tier-less
+ *                                                    meter (TW_PB_TX_10K, tier "")
  *   "Premium LRS Provisioned Capacity" (Azure Premium SSD v2), 1 GiB/Hour,
  *   "... Provisioned IOPS" and "... Provisioned Throughput (MBps)", 1/Hour,
  *   the same for Ultra Disks ("Ultra LRS Provisioned ...")
@@ -56,6 +58,8 @@ enum tw_pb_kind {
     TW_PB_MBPS_HOUR,   /* provisioned throughput, per MB/s and hour */
     TW_PB_RESERVED_1Y, /* a one-year reservation of the tier, the term's total */
     TW_PB_RESERVED_3Y, /* a three-year reservation, the term's total */
+    TW_PB_TX_10K,      /* per 10,000 transactions, the tier-less "Disk Transactions
+                        * <LRS|ZRS> Disk Operations" meter (Standard SSD/HDD); tier "" */
     TW_PB_KIND_COUNT
 };
 
@@ -165,7 +169,7 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
 void tw_pricebook_free(struct tw_pricebook *b);
 
 /* The price for the key, or NULL when the book has none.  TIER is "" for
- * the hourly kinds.  No allocation; O(1). */
+ * the hourly kinds and TW_PB_TX_10K.  No allocation; O(1). */
 const struct tw_price_entry *tw_pricebook_find(const struct tw_pricebook *b, const char *region,
                                                const char *currency, enum tw_sku_family family,
                                                const char *tier, enum tw_sku_redundancy red,
@@ -202,7 +206,8 @@ enum tw_err tw_pricebook_money_sku(const struct tw_pricebook *b, const char *reg
  * The book's prices of REGION and CURRENCY as the JSON of `prices show
  * --json` and GET /api/v1/prices: {"region", "currency", "source",
  * "fetched_at", "prices": [{"tier", "sku", "redundancy", "per_month",
- * "per_10k_transactions", "shared_mount_per_month", "reserved_1y",
+ * "per_10k_transactions" (the tier's own meter), "disk_transactions_per_10k"
+ * (the family's tier-less meter; null when none), "shared_mount_per_month", "reserved_1y",
  * "reserved_3y", "meter_id", "effective_from", "seen"}], "provisioned":
  * [{"sku", "per_gib_hour", "per_iops_hour", "per_mbps_hour", ...}],
  * "unknown_meters": [...], "unused": {...}}.  SKU (NULL: all) filters by
