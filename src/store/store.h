@@ -593,4 +593,9 @@ enum tw_err tw_store_savings_next(struct tw_store_sv_cursor *c, struct tw_store_
                                   bool *done, struct tw_error *err);
 void tw_store_savings_close(struct tw_store_sv_cursor *c); /* NULL allowed */
 
+/* The currencies the stored price books are in, sorted (up to MAX into
+ * OUT; *N gets how many there are, which may be more than MAX). */
+enum tw_err tw_store_pricebook_currencies(struct tw_store *st, char (*out)[4], size_t max,
+                                          size_t *n, struct tw_error *err);
+
 #endif

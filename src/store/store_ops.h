@@ -149,6 +149,8 @@ struct tw_store_ops {
     enum tw_err (*savings_next)(struct tw_store_sv_cursor *c, struct tw_store_sv_vm *vm,
                                 bool *done, struct tw_error *err);
     void (*savings_close)(struct tw_store_sv_cursor *c);
+    enum tw_err (*pricebook_currencies)(struct tw_store *st, char (*out)[4], size_t max,
+                                        size_t *n, struct tw_error *err);
 };
 
 struct tw_store {

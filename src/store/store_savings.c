@@ -65,3 +65,13 @@ void tw_store_savings_close(struct tw_store_sv_cursor *c)
     if (c)
         c->st->ops->savings_close(c);
 }
+
+enum tw_err tw_store_pricebook_currencies(struct tw_store *st, char (*out)[4], size_t max,
+                                          size_t *n, struct tw_error *err)
+{
+    *n = 0;
+    tw_error_clear(err);
+    if (!st)
+        return tw_error_set(err, TW_EINVAL, "%s: the store is not open", __func__);
+    return st->ops->pricebook_currencies(st, out, max, n, err);
+}

@@ -331,3 +331,25 @@ enum tw_err tw_sq_savings_next(struct tw_store_sv_cursor *base, struct tw_store_
     *done = false;
     return TW_OK;
 }
+
+enum tw_err tw_sq_pricebook_currencies(struct tw_store *st, char (*out)[4], size_t max,
+                                       size_t *n, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(s->db, "SELECT DISTINCT currency FROM price_books ORDER BY currency",
+                           -1, &q, NULL) != SQLITE_OK)
+        return tw_sq_fail(s, NULL, err, "listing the price books' currencies");
+    int rc;
+    size_t k = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        if (k < max)
+            tw_sq_copy(q, 0, out[k], sizeof(out[k]));
+        k++;
+    }
+    enum tw_err e = rc == SQLITE_DONE ? TW_OK
+                                      : tw_sq_fail(s, q, err, "listing the price books' currencies");
+    sqlite3_finalize(q);
+    *n = k;
+    return e;
+}

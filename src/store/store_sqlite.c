@@ -1047,4 +1047,5 @@ static const struct tw_store_ops sqlite_ops = {
     .savings_open = tw_sq_savings_open,
     .savings_next = tw_sq_savings_next,
     .savings_close = tw_sq_savings_close,
+    .pricebook_currencies = tw_sq_pricebook_currencies,
 };

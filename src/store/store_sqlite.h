@@ -411,5 +411,7 @@ enum tw_err tw_sq_savings_open(struct tw_store *st, int64_t from_ms, int64_t to_
 enum tw_err tw_sq_savings_next(struct tw_store_sv_cursor *c, struct tw_store_sv_vm *vm,
                                bool *done, struct tw_error *err);
 void tw_sq_savings_close(struct tw_store_sv_cursor *c);
+enum tw_err tw_sq_pricebook_currencies(struct tw_store *st, char (*out)[4], size_t max,
+                                       size_t *n, struct tw_error *err);
 
 #endif
