@@ -1,0 +1,214 @@
+/*
+ * policies.c - the policies a backend serves (policies.h): every *.json
+ * file of a folder, parsed at start, sorted by name, kept read-only.
+ */
+#include "service/policies.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+void tw_svc_policies_cleanup(struct tw_svc_policies *ps)
+{
+    if (!ps)
+        return;
+    for (size_t i = 0; i < ps->n; i++) {
+        tw_policy_cleanup(&ps->v[i].policy);
+        free(ps->v[i].text);
+    }
+    free(ps->v);
+    ps->v = NULL;
+    ps->n = 0;
+}
+
+static int by_file(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    const struct tw_svc_policy *x = a, *y = b;
+    return strcmp(x->policy.name, y->policy.name);
+}
+
+/* Reads PATH (a regular file of at most TW_POLICY_FILE_MAX bytes) into a
+ * new NUL-terminated buffer. */
+static enum tw_err read_text(const char *path, char **out, size_t *len, struct tw_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return tw_error_set(err, errno == ENOENT ? TW_ENOENT : TW_EIO, "%s: can't open: %s",
+                            path, strerror(errno));
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return tw_error_set(err, TW_EIO, "%s: not a regular file", path);
+    }
+    if (sb.st_size > TW_POLICY_FILE_MAX) {
+        close(fd);
+        return tw_error_set(err, TW_EPARSE, "%s: larger than %d bytes; a policy is smaller",
+                            path, TW_POLICY_FILE_MAX);
+    }
+    char *buf = malloc((size_t)sb.st_size + 1);
+    if (!buf) {
+        close(fd);
+        return tw_error_set(err, TW_ENOMEM, "%s: out of memory", path);
+    }
+    size_t n = 0;
+    for (;;) {
+        ssize_t k = read(fd, buf + n, (size_t)sb.st_size + 1 - n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            int e = errno;
+            free(buf);
+            close(fd);
+            return tw_error_set(err, TW_EIO, "%s: can't read: %s", path, strerror(e));
+        }
+        if (k == 0)
+            break;
+        n += (size_t)k;
+        if (n > (size_t)sb.st_size) { /* grew while read */
+            free(buf);
+            close(fd);
+            return tw_error_set(err, TW_EIO, "%s: changed while it was read", path);
+        }
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return TW_OK;
+}
+
+enum tw_err tw_svc_policies_load(const char *dir, struct tw_store *st,
+                                 struct tw_svc_policies *out, struct tw_policy_diags *diags,
+                                 struct tw_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (diags) {
+        diags->n = 0;
+        diags->more = false;
+    }
+    if (!dir || !*dir)
+        return tw_error_set(err, TW_EINVAL, "no policies folder named");
+    if (strlen(dir) >= sizeof(out->dir) - 256)
+        return tw_error_set(err, TW_EINVAL, "the policies folder's path is too long");
+    snprintf(out->dir, sizeof(out->dir), "%s", dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return tw_error_set(err, errno == ENOENT || errno == ENOTDIR ? TW_ENOENT : TW_EIO,
+                            "policies folder %s: can't open: %s", dir, strerror(errno));
+    char **files = NULL;
+    size_t nf = 0;
+    enum tw_err rc = TW_OK;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        size_t k = strlen(e->d_name);
+        if (k < 6 || strcmp(e->d_name + k - 5, ".json") != 0 || e->d_name[0] == '.')
+            continue;
+        if (strcmp(e->d_name, "policy.schema.json") == 0)
+            continue; /* the schema shipped beside the examples */
+        char path[sizeof(out->dir) + 256];
+        snprintf(path, sizeof(path), "%s/%.255s", dir, e->d_name);
+        struct stat sb;
+        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+            continue;
+        char **nv = realloc(files, (nf + 1) * sizeof(*nv));
+        char *dup = nv ? strdup(path) : NULL;
+        if (!dup) {
+            files = nv ? nv : files;
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory listing %s", dir);
+            break;
+        }
+        files = nv;
+        files[nf++] = dup;
+    }
+    closedir(d);
+    if (rc == TW_OK && nf) {
+        qsort(files, nf, sizeof(*files), by_file);
+        out->v = calloc(nf, sizeof(*out->v));
+        if (!out->v)
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory reading %s", dir);
+    }
+    for (size_t i = 0; rc == TW_OK && i < nf; i++) {
+        struct tw_svc_policy *sp = &out->v[out->n];
+        rc = read_text(files[i], &sp->text, &sp->len, err);
+        if (rc != TW_OK)
+            break;
+        snprintf(sp->path, sizeof(sp->path), "%s", files[i]);
+        struct tw_error perr = {0};
+        struct tw_policy_diags local;
+        struct tw_policy_diags *dg = diags ? diags : &local;
+        rc = tw_policy_parse(sp->text, sp->len, &sp->policy, dg, &perr);
+        if (rc != TW_OK) {
+            if (rc == TW_EPARSE && dg->n > 0)
+                tw_error_set_at(err, rc, dg->d[0].line, dg->d[0].column, "%s:%ld:%ld: %s: %s",
+                                files[i], dg->d[0].line, dg->d[0].column, dg->d[0].path,
+                                dg->d[0].msg);
+            else
+                tw_error_set(err, rc, "%s: %s", files[i], perr.msg);
+            tw_policy_cleanup(&sp->policy);
+            free(sp->text);
+            sp->text = NULL;
+            break;
+        }
+        out->n++;
+        for (size_t k = 0; k + 1 < out->n; k++)
+            if (strcmp(out->v[k].policy.name, sp->policy.name) == 0) {
+                rc = tw_error_set(err, TW_EINVAL,
+                                  "two policies are named \"%s\": %s and %s; a name must be "
+                                  "unique in the folder",
+                                  sp->policy.name, out->v[k].path, sp->path);
+                break;
+            }
+    }
+    for (size_t i = 0; i < nf; i++)
+        free(files[i]);
+    free(files);
+    if (rc == TW_OK && out->n > 1)
+        qsort(out->v, out->n, sizeof(*out->v), by_name);
+    for (size_t i = 0; rc == TW_OK && st && i < out->n; i++) {
+        char *body = tw_policy_to_json(&out->v[i].policy);
+        if (!body) {
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory storing the policies");
+            break;
+        }
+        rc = tw_store_policy_put(st, out->v[i].policy.name, body, err);
+        free(body);
+    }
+    if (rc != TW_OK) {
+        char dirsave[sizeof(out->dir)];
+        memcpy(dirsave, out->dir, sizeof(dirsave));
+        tw_svc_policies_cleanup(out);
+        memcpy(out->dir, dirsave, sizeof(dirsave));
+    }
+    return rc;
+}
+
+const struct tw_svc_policy *tw_svc_policies_find(const struct tw_svc_policies *ps,
+                                                 const char *name)
+{
+    if (!ps || !name || !ps->v)
+        return NULL;
+    size_t lo = 0, hi = ps->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(ps->v[mid].policy.name, name);
+        if (c == 0)
+            return &ps->v[mid];
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
