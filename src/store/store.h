@@ -598,4 +598,14 @@ void tw_store_savings_close(struct tw_store_sv_cursor *c); /* NULL allowed */
 enum tw_err tw_store_pricebook_currencies(struct tw_store *st, char (*out)[4], size_t max,
                                           size_t *n, struct tw_error *err);
 
+/* ---- power states of one VM ------------------------------------------ */
+
+/* VM VM_ID's power states in [FROM_MS, TO_MS), by time, the one in force
+ * at FROM_MS first, into *OUT (malloc'd, free(); NULL and *N 0 when none,
+ * also for a VM with no attached disk).  Read through the savings walk
+ * (store_power.c): for one VM, not the fleet. */
+enum tw_err tw_store_vm_power_states(struct tw_store *st, int64_t vm_id, int64_t from_ms,
+                                     int64_t to_ms, struct tw_store_sv_power **out, size_t *n,
+                                     struct tw_error *err);
+
 #endif
