@@ -67,6 +67,12 @@ check "snapshot westeurope" "$j" '(.source | startswith("snapshot pricing/azure-
   and ([.prices[] | select(.tier == "P10" and .sku == "Premium_LRS")][0].per_10k_transactions == null)
   and ([.prices[] | select(.tier == "P10" and .sku == "Premium_LRS")][0].shared_mount_per_month == 1.183)
   and ([.prices[] | select(.tier == "E10" and .sku == "StandardSSD_LRS")][0].per_10k_transactions == 0.002)
+  and ([.prices[] | select(.tier == "E10" and .sku == "StandardSSD_LRS")][0].disk_transactions_per_10k == 0.0026)
+  and ([.prices[] | select(.tier == "E10" and .sku == "StandardSSD_ZRS")][0].disk_transactions_per_10k == 0.0039)
+  and ([.prices[] | select(.tier == "S4" and .sku == "Standard_LRS")][0].disk_transactions_per_10k == 0.00065)
+  and ([.prices[] | select(.tier == "P10" and .sku == "Premium_LRS")][0].disk_transactions_per_10k == null)
+  and ([.unknown_meters[] | select(.meter | startswith("Disk Transactions"))] | length) == 0
+  and .unused_items.unknown_meter == 16
   and ([.prices[] | select(.tier == "S10")][0].per_month == 5.888)'
 j=$("$cli" prices show --region EastUS --currency usd --sku P15 --json)
 check "snapshot eastus P15" "$j" '.region == "eastus" and .currency == "USD" and (.prices | length) == 2

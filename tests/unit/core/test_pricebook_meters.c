@@ -194,11 +194,53 @@ static void test_side_by_side(void **state)
     tw_pricebook_free(b);
 }
 
+/* The tier-less transactions meter is a price now, not an unknown meter:
+ * the prices JSON shows it on each row of its family and redundancy
+ * (disk_transactions_per_10k) beside the tier's own per_10k_transactions. */
+static void test_tierless_json(void **state)
+{
+    (void)state;
+    const char *page =
+        "{\"Items\":["
+        "{\"currencyCode\":\"USD\",\"retailPrice\":9.6,\"armRegionName\":\"r1\",\"meterName\":"
+        "\"E10 LRS Disk\",\"productName\":\"" SSD "\",\"unitOfMeasure\":\"1/Month\",\"type\":"
+        "\"Consumption\"},"
+        "{\"currencyCode\":\"USD\",\"retailPrice\":0.002,\"armRegionName\":\"r1\",\"meterName\":"
+        "\"E10 LRS Disk Operations\",\"productName\":\"" SSD "\",\"unitOfMeasure\":\"10K\","
+        "\"type\":\"Consumption\"},"
+        "{\"currencyCode\":\"USD\",\"retailPrice\":0.0026,\"armRegionName\":\"r1\",\"meterName\":"
+        "\"Disk Transactions LRS Disk Operations\",\"productName\":\"" SSD "\",\"unitOfMeasure\":"
+        "\"10K\",\"type\":\"Consumption\"},"
+        "{\"currencyCode\":\"USD\",\"retailPrice\":21.68,\"armRegionName\":\"r1\",\"meterName\":"
+        "\"P10 LRS Disk\",\"productName\":\"" PREMIUM "\",\"unitOfMeasure\":\"1/Month\",\"type\":"
+        "\"Consumption\"}]}";
+    struct tw_price_items items = {0};
+    struct tw_error err = {0};
+    assert_int_equal(tw_price_page_parse(page, strlen(page), &items, NULL, &err), TW_OK);
+    struct tw_pricebook *b;
+    assert_int_equal(tw_pricebook_build(&items, NULL, NULL, "test", NOW, NOW, &b, &err), TW_OK);
+    assert_int_equal(b->n, 4);
+    assert_int_equal(b->n_unused, 0);
+    json_t *j;
+    assert_int_equal(tw_pricebook_json(b, "r1", "USD", NULL, &j, &err), TW_OK);
+    assert_int_equal(json_array_size(json_object_get(j, "unknown_meters")), 0);
+    json_t *prices = json_object_get(j, "prices");
+    assert_int_equal(json_array_size(prices), 2);
+    json_t *p10 = json_array_get(prices, 0), *e10 = json_array_get(prices, 1);
+    assert_string_equal(json_string_value(json_object_get(e10, "tier")), "E10");
+    assert_true(json_real_value(json_object_get(e10, "per_10k_transactions")) == 0.002);
+    assert_true(json_real_value(json_object_get(e10, "disk_transactions_per_10k")) == 0.0026);
+    assert_true(json_is_null(json_object_get(p10, "disk_transactions_per_10k")));
+    json_decref(j);
+    tw_pricebook_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_each_meter),
         cmocka_unit_test(test_side_by_side),
+        cmocka_unit_test(test_tierless_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
