@@ -71,7 +71,9 @@ struct tw_tx_rule {
     int64_t hourly_cap;        /* billable units an hour at most; 0: no cap known */
     bool cap_unknown;          /* a cap exists but its value is not published: none applied */
     struct tw_money per_10k;   /* price per 10,000 units (TW_TX_NONE: 0) */
-    char meter[160];           /* the meter(s) the price came from, in words */
+    char meter[160];           /* the meter(s) the price came from, in words: "\"E10 LRS
+                                * Disk Operations\"", or both with the higher first:
+                                * "\"A\" (the higher) and \"B\"" */
     char note[320];            /* what was assumed ("both meters in the book: the higher
                                 * ..."), "" when nothing */
 };
@@ -119,7 +121,9 @@ struct tw_target {
  * book prices wins (ties: the earlier in ALLOWED).  The target tier is the
  * smallest tier of the target family's table that holds SIZE_GIB (S starts
  * at S4: a 4 GiB P1 goes to S4), never one that can't hold the disk.
- * Prices per month from B in REGION and CURRENCY.
+ * Prices per month from B in REGION and CURRENCY.  TIER "" or NULL: the
+ * size's own step.  An allowed family that is the disk's own is no target
+ * (skipped under CHEAPEST, TW_ENOENT alone); a provisioned one is TW_EINVAL.
  * TW_ENOENT with the reason when there is no target: no such family in the
  * disk's redundancy (Standard HDD has no ZRS), no size step large enough,
  * no price for the disk's own tier or any target's; TW_EINVAL for a
@@ -158,7 +162,8 @@ struct tw_window_saving {
     int64_t open_ns, close_ns;   /* the window as its schedule gives it (not clipped) */
     int64_t down_ns, up_ns;      /* the switches: open + after, close - before */
     int64_t from_ns, to_ns;      /* the downgraded span clipped to the period */
-    int64_t downgraded_ns;       /* to_ns - from_ns; 0 when skipped */
+    int64_t downgraded_ns;       /* to_ns - from_ns; 0 when skipped (a skipped window's
+                                  * from_ns/to_ns are the span it would have had) */
     struct tw_amount saving;     /* in the period, net of transactions; 0 when skipped */
     struct tw_amount tx_cost;    /* transactions in the period */
     struct tw_amount whole_saving; /* the whole window's saving (for min_saving) */
@@ -171,7 +176,7 @@ struct tw_disk_saving {
     struct tw_amount saving;     /* sum over taken windows */
     struct tw_amount tx_cost;
     struct tw_amount baseline;   /* the period at the original SKU */
-    size_t n_taken, n_skipped;
+    size_t n_taken, n_skipped;   /* windows outside the period count in neither */
 };
 
 /*
@@ -187,6 +192,14 @@ struct tw_disk_saving {
  * downgraded span is then clipped to the period.  OUT has N entries (may
  * be NULL when only TOTAL is wanted); TOTAL (may be NULL) gets the sums.
  * TX (NULL: no transaction charge) prices O->io.
+ *
+ * Precisely: the quota is broken when quota_changes + 1 changes (prior,
+ * taken, and this window's two, at least one of them this window's) lie
+ * less than quota_ns apart, first to last.  A window outside the period
+ * that would be taken still counts for the quota of the windows after it
+ * (the plan makes its changes).  O NULL: no margins, minimum or quota.
+ * TW_EINVAL for windows unsorted or overlapping, negative margins, a
+ * negative min_saving, unsorted prior changes; TW_ERANGE on overflow.
  */
 enum tw_err tw_savings_windows(const struct tw_interval *win, size_t n, int64_t period_from,
                                int64_t period_to, struct tw_money from_per_month,
