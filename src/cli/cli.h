@@ -30,5 +30,6 @@ int tw_cli_cmd_compliance(int argc, char **argv);
 int tw_cli_cmd_serve(int argc, char **argv);
 int tw_cli_cmd_token(int argc, char **argv);
 int tw_cli_cmd_prices(int argc, char **argv);
+int tw_cli_cmd_policy(int argc, char **argv);
 
 #endif
