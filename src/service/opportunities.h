@@ -1,0 +1,204 @@
+/*
+ * opportunities.h - the fleet's savings opportunities under one policy for
+ * one month: per disk the policy covers, the windows it gets, the hours it
+ * would spend on the cheaper SKU, the target SKU and the saving; every disk
+ * the policy matches but can't move, with a reason code and a sentence;
+ * totals per VM, resource group, subscription and fleet.
+ *
+ * `tierwise savings --db F --policy FILE --month M` and GET
+ * /api/v1/savings/opportunities?policy=&month= both run this, so they
+ * answer the same figures (and the same JSON: tw_svc_opp_json).
+ *
+ * The month is [its first day 00:00, the next month's first day 00:00) in
+ * the policy's timezone (UTC by default): "2026-12" in Europe/London is
+ * 2026-12-01T00:00:00Z to 2027-01-01T00:00:00Z, in America/New_York
+ * 05:00Z to 05:00Z.
+ *
+ * Prices are the store's books (tw_store_pricebook_get_at as of the
+ * month's start when one was fetched by then, else the latest), never the
+ * bundled snapshot; one currency for the whole run (OPTS->currency, else
+ * the only currency the store's books have; several: an error listing
+ * them).  A disk in a region without a book in that currency is listed
+ * with the reason "no_price" naming the region and counted in
+ * disks_without_price, never priced as zero.
+ *
+ * Memory: the store hands the fleet over VM by VM (tw_store_savings_open);
+ * what is kept is the totals per resource group and subscription and one
+ * price book per region.
+ */
+#ifndef TW_SERVICE_OPPORTUNITIES_H
+#define TW_SERVICE_OPPORTUNITIES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "core/money.h"
+#include "core/policy.h"
+#include "core/reservation.h"
+#include "core/savings.h"
+#include "core/tier.h"
+#include "core/tz.h"
+#include "core/vmcap.h"
+#include "service/vmsizes.h"
+#include "store/store.h"
+
+/* Why a disk the policy matches is not moved. */
+enum tw_opp_reason {
+    TW_OPP_COVERED = 0,       /* not excluded */
+    TW_OPP_EXCLUDED_BY_POLICY, /* "exclude": a VM, resource group or tag */
+    TW_OPP_OS_DISK,           /* an OS disk, the policy's os_disks false */
+    TW_OPP_NO_SWITCH,         /* the policy's target is "none" */
+    TW_OPP_RESERVATION,       /* covered by a reservation: paid anyway */
+    TW_OPP_PROVISIONED,       /* Premium SSD v2 or Ultra: no direct way back */
+    TW_OPP_UNKNOWN_SKU,       /* a SKU tierwise does not know */
+    TW_OPP_SHARED,            /* max_shares > 1 */
+    TW_OPP_BURSTING,          /* on-demand bursting enabled */
+    TW_OPP_HIBERNATED,        /* the VM was hibernated */
+    TW_OPP_NO_PREMIUM_VM,     /* the VM's size can't attach Premium storage */
+    TW_OPP_NO_PRICE,          /* no price book for the region (or no price in it) */
+    TW_OPP_OS_DISK_TO_HDD,    /* an OS disk whose only target is Standard HDD */
+    TW_OPP_NO_TARGET,         /* no target SKU holds the disk */
+    TW_OPP_ALREADY_TARGET,    /* already on the target, or the target is not cheaper */
+    TW_OPP_NO_WINDOW,         /* no window: the tag is missing or does not parse, nothing recurs */
+    TW_OPP_REASON_COUNT
+};
+
+/* "excluded_by_policy", "os_disk", ... (README lists them all). */
+const char *tw_opp_reason_name(enum tw_opp_reason r);
+
+/* Loads zone NAME (an IANA name) into *OUT (free with tw_tz_free): the
+ * executables pass app's tw_tz_load. */
+typedef enum tw_err (*tw_opp_zone_fn)(void *arg, const char *name, struct tw_tz **out,
+                                      struct tw_error *err);
+
+struct tw_opp_opts {
+    const struct tw_policy *policy;
+    int year, month;                 /* the month, 1..12 */
+    const char *currency;            /* NULL or "": the store's only currency */
+    const struct tw_reservations *reservations; /* added to the policy's; NULL: none */
+    const struct tw_tier_catalog *cat;
+    const struct tw_vmcap_table *caps;   /* the bundled VM sizes (Premium support); NULL none */
+    struct tw_svc_vmsizes *arm_sizes;    /* ARM's, NULL: none */
+    tw_opp_zone_fn zone;
+    void *zone_arg;
+};
+
+/* A VM as the result names it. */
+struct tw_opp_vm {
+    int64_t id;
+    const char *name, *resource_group, *subscription_id, *location, *vm_size;
+};
+
+#define TW_OPP_CAVEATS_MAX 4
+
+/* One disk the policy matches. */
+struct tw_opp_disk {
+    int64_t id;
+    const char *name;
+    enum tw_disk_role role;
+    const char *sku;
+    char tier[16];                   /* billed tier ("P10"); "" unknown */
+    int64_t size_gib;
+    enum tw_opp_reason reason;       /* TW_OPP_COVERED: moved */
+    char why[512];                   /* excluded: one sentence */
+    /* covered: */
+    struct tw_target target;
+    const char *windows_source;      /* "list", "tag:NAME", "observed" */
+    char windows[1400];              /* the weekly windows in the grammar */
+    char windows_tz[TW_TZ_NAME_MAX];
+    struct tw_disk_saving saving;    /* hours (downgraded_ns), saving, windows taken */
+    size_t n_caveats;
+    char caveats[TW_OPP_CAVEATS_MAX][200];
+};
+
+/* Sums of a VM, resource group, subscription or the fleet. */
+struct tw_opp_total {
+    int64_t vms;                     /* VMs with a disk the policy matches */
+    int64_t disks;                   /* disks covered (moved) */
+    int64_t excluded;                /* disks matched and excluded (no_price included) */
+    int64_t no_price;                /* disks without a price */
+    int64_t downgraded_ns;
+    struct tw_amount saving;         /* exact */
+};
+
+struct tw_opp_group {
+    char subscription_id[64];
+    char resource_group[128];        /* "" for a subscription's total */
+    struct tw_opp_total t;
+};
+
+/* What the store's books gave: one per region priced. */
+struct tw_opp_book {
+    char region[48];
+    char source[256];
+    char fetched_at[40];
+    bool missing;                    /* no book in the currency: DISKS disks unpriced */
+    char why[320];
+    int64_t disks;                   /* disks of the region the policy matches */
+};
+
+struct tw_opp_result {
+    char policy[TW_POLICY_NAME_MAX];
+    char month[8];                   /* "2026-12" */
+    char currency[4];
+    char timezone[TW_TZ_NAME_MAX];
+    int64_t from_ns, to_ns;          /* the month in the policy's zone */
+    size_t n_rgs, n_subs, n_books;
+    struct tw_opp_group *rgs;        /* by subscription, resource group (case-insensitive) */
+    struct tw_opp_group *subs;       /* by subscription */
+    struct tw_opp_book *books;       /* by region */
+    struct tw_opp_total fleet;
+};
+
+/* Receives the disks as they are judged (VM by VM, in VM id order) and
+ * each VM's total after its disks.  An error returned stops the run. */
+struct tw_opp_sink {
+    enum tw_err (*disk)(void *arg, const struct tw_opp_vm *vm, const struct tw_opp_disk *d);
+    enum tw_err (*vm_total)(void *arg, const struct tw_opp_vm *vm, const struct tw_opp_total *t);
+    void *arg;
+};
+
+/* "YYYY-MM" (LEN bytes) into *YEAR and *MONTH; TW_EPARSE saying what is
+ * expected, TW_ERANGE for a year outside 1970..2199. */
+enum tw_err tw_opp_month_parse(const char *buf, size_t len, int *year, int *month,
+                               struct tw_error *err);
+
+/* The currency the run will use: WANT (upper-cased, checked) or the only
+ * one the store's books have.  TW_ENOENT when the store has no price book
+ * at all (say to import or refresh one); TW_EINVAL listing the currencies
+ * when there are several and WANT is NULL. */
+enum tw_err tw_opp_currency(struct tw_store *st, const char *want, char out[4],
+                            struct tw_error *err);
+
+/*
+ * Runs the policy over the fleet for the month: every disk the policy
+ * matches to SINK (NULL: totals only), and the totals, books and header
+ * into *OUT (free with tw_opp_result_cleanup, also on an error).  TW_EINVAL
+ * for bad options, TW_ENOENT / TW_EINVAL from the currency's choice, a
+ * zone that does not load, the store's errors.  Disks without a price are
+ * no error here: they are in OUT (fleet.no_price, books[].missing).
+ */
+enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
+                       const struct tw_opp_sink *sink, struct tw_opp_result *out,
+                       struct tw_error *err);
+
+void tw_opp_result_cleanup(struct tw_opp_result *r);
+
+/* ---- the JSON document (CLI --json, the REST route) ---- */
+
+typedef enum tw_err (*tw_opp_write_fn)(void *arg, const char *buf, size_t len);
+
+/*
+ * Runs tw_opp_run and writes its JSON document through WRITE as it goes
+ * (the covered disks streamed; the excluded ones and the VMs' totals held
+ * as text until the end).  Amounts are decimal strings: "saving" rounded
+ * once to the currency's minor unit, "saving_unrounded" with 12 decimals;
+ * hours a decimal string with up to 6 decimals.  *RES (may be NULL) gets
+ * the result (free it with tw_opp_result_cleanup).
+ */
+enum tw_err tw_opp_json(struct tw_store *st, const struct tw_opp_opts *o, tw_opp_write_fn write,
+                        void *arg, struct tw_opp_result *res, struct tw_error *err);
+
+#endif
