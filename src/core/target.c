@@ -135,11 +135,13 @@ enum tw_err tw_target_choose(const struct tw_tier_catalog *cat, const struct tw_
         return tw_error_set(err, TW_ENOENT, "no target for the %s %s disk of %lld GiB: %s",
                             own->name, sku, (long long)size_gib, skipped);
     const struct cand *w = &best;
-    snprintf(out->sku, sizeof(out->sku), "%s", w->sku);
-    snprintf(out->tier, sizeof(out->tier), "%s", w->tier);
+    _Static_assert(sizeof(out->sku) == sizeof(w->sku) && sizeof(out->tier) == sizeof(w->tier),
+                   "a candidate's names are the target's");
+    memcpy(out->sku, w->sku, sizeof(out->sku));
+    memcpy(out->tier, w->tier, sizeof(out->tier));
     out->to_per_month = w->per_month;
     if (!cheapest) {
-        snprintf(out->why, sizeof(out->why), "same size step: %s %s -> %s %s (%lld GiB)",
+        snprintf(out->why, sizeof(out->why), "same size step: %.7s %.31s -> %.7s %.31s (%lld GiB)",
                  own->name, sku, w->tier, w->sku, (long long)size_gib);
     } else {
         snprintf(out->why, sizeof(out->why), "cheapest of");
