@@ -514,6 +514,19 @@ static void test_quota_two_a_day(void **state)
     assert_int_equal(d.n_taken, 2);
     free(ws);
     free(iv);
+    /* A window just before the period is outside it, in neither count,
+     * but the plan makes its changes: the next one, in the period, is
+     * skipped for the quota. */
+    struct tw_interval win[] = {{from - 2 * HOUR_NS, from - HOUR_NS},
+                                {from + HOUR_NS, from + 2 * HOUR_NS}};
+    struct tw_window_saving w2[2];
+    o.quota_changes = 2;
+    assert_int_equal(tw_savings_windows(win, 2, from, to, P10, E10, NULL, &o, w2, &d, &err),
+                     TW_OK);
+    assert_int_equal(w2[0].skip, TW_WINDOW_OUTSIDE);
+    assert_int_equal(w2[1].skip, TW_WINDOW_QUOTA);
+    assert_int_equal(d.n_taken, 0);
+    assert_int_equal(d.n_skipped, 1);
     tw_tz_free(z);
 }
 
