@@ -43,8 +43,8 @@ static void usage(FILE *f)
             "       them from the VM's power states in --db.\n\n"
             "  --json            print JSON instead of text\n"
             "  --vm NAME         the VM (show)\n"
-            "  --db F            the backend's database, read only (show, for tag and\n"
-            "                    observed windows)\n"
+            "  --db F            the backend's database, where show reads the VM's tags\n"
+            "                    and power states (tag and observed windows)\n"
             "  --from DATE       start of the two weeks: YYYY-MM-DD (midnight in the\n"
             "                    zone) or an RFC 3339 time; default now\n"
             TW_CLI_SAY_HELP
@@ -425,7 +425,7 @@ static int show(const struct show *o)
 out:
     free(iv);
     if (have_row)
-        tw_store_vm_rows_free(&row, 1);
+        free(row.tags); /* the row is ours, its tags the store's allocation */
     tw_store_close(st);
     tw_tz_free(z);
     tw_policy_cleanup(&p);
