@@ -39,7 +39,7 @@ static void usage(FILE *f)
             "                [--threads N] [--body-max BYTES] [--log-requests]\n"
             "                [--prices-url URL] [--max-connections N]\n"
             "                [--max-connections-per-client N] [--header-timeout S]\n"
-            "                [--body-memory-max BYTES]\n\n"
+            "                [--body-memory-max BYTES] [--policies DIR]\n\n"
             "Runs the backend: the REST API /api/v1 (agents post reports, readers read),\n"
             "/healthz, /metrics (Prometheus) and the dashboard, over one SQLite database.\n\n"
             "  --db FILE          the SQLite database (created and migrated if needed)\n"
@@ -68,6 +68,11 @@ static void usage(FILE *f)
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
+            "  --policies DIR     the tier-switch policies: every *.json file of DIR\n"
+            "                     (tierwise.policy/1; policy.schema.json is skipped), read\n"
+            "                     at start (a file with a problem refuses the start with its\n"
+            "                     FILE:LINE:COLUMN; check them with tierwise policy check)\n"
+            "                     and served at /api/v1/policies\n"
             "  --vm-sizes-from-arm  read the VM sizes of the fleet's regions from ARM's\n"
             "                     Resource SKUs at start and daily (token from the managed\n"
             "                     identity through IMDS), cached in the database; verdicts\n"
@@ -90,6 +95,7 @@ struct serve_opts {
     const char *db, *listen, *web, *tls_cert, *tls_key, *port_file;
     const char *threads, *body_max;
     const char *prices_url;
+    const char *policies; /* --policies DIR */
     int log_requests; /* -1 unset */
     int vm_sizes;     /* --vm-sizes-from-arm; -1 unset */
     /* --max-connections, --max-connections-per-client, --header-timeout,
@@ -133,6 +139,14 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                 o->vm_sizes = json_is_true(v);
             continue;
         }
+        if (strcmp(key, "policies") == 0) {
+            if (!json_is_string(v))
+                return tw_error_set(err, TW_EINVAL, "%s: \"policies\" must be a folder's path",
+                                    path);
+            if (!o->policies)
+                o->policies = json_string_value(v);
+            continue;
+        }
         size_t lk = 0;
         while (lk < 4 && strcmp(limit_keys[lk], key) != 0)
             lk++;
@@ -156,7 +170,7 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                                 "%s: unknown key \"%s\"; the keys are the serve flags (db, "
                                 "listen, web, tls-cert, tls-key, port-file, threads, body-max, "
                                 "log-requests, max-connections, max-connections-per-client, "
-                                "header-timeout, body-memory-max, vm-sizes-from-arm) and the "
+                                "header-timeout, body-memory-max, vm-sizes-from-arm, policies) and the "
                                 "Azure endpoints "
                                 "(prices_url, ...)",
                                 path, key);
@@ -271,6 +285,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"vm-sizes-from-arm", no_argument, NULL, 1010},
         {"arm-url", required_argument, NULL, 1011},
         {"imds-url", required_argument, NULL, 1012},
+        {"policies", required_argument, NULL, 1013},
         {"help", no_argument, NULL, 'h'},
         TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
@@ -307,6 +322,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1010: o.vm_sizes = 1; break;
         case 1011: arm_url = optarg; break;
         case 1012: imds_url = optarg; break;
+        case 1013: o.policies = optarg; break;
         case 'h': usage(stdout); return TW_EXIT_OK;
         default: usage(stderr); return TW_EXIT_USAGE;
         }
@@ -446,6 +462,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         so.arm_url = ep.url[TW_AZ_EP_ARM];
         so.imds_url = ep.url[TW_AZ_EP_IMDS];
     }
+    so.policies_dir = o.policies;
     if (o.web)
         so.web_dir = o.web;
     else if (default_web(web_buf, sizeof(web_buf)))

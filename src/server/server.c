@@ -110,6 +110,7 @@ static void server_free(struct tw_server *srv)
     tw_tier_catalog_cleanup(&srv->cat);
     tw_vmcap_table_cleanup(&srv->caps);
     tw_svc_vmsizes_unref(srv->vmsizes);
+    tw_svc_policies_cleanup(&srv->policies);
     pthread_mutex_destroy(&srv->pool_lock);
     pthread_cond_destroy(&srv->pool_cond);
     pthread_mutex_destroy(&srv->auth_lock);
@@ -301,6 +302,13 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     struct tw_store *first = tw_srv_store_get(srv, err);
     if (!first) {
         rc = err->code ? err->code : TW_EIO;
+        server_free(srv);
+        return rc;
+    }
+    /* The policies, before anything listens: a bad file refuses the start. */
+    if (opt->policies_dir &&
+        (rc = tw_svc_policies_load(opt->policies_dir, first, &srv->policies, NULL, err)) != TW_OK) {
+        tw_srv_store_put(srv, first);
         server_free(srv);
         return rc;
     }

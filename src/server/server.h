@@ -40,6 +40,10 @@ struct tw_server_options {
     size_t body_max;          /* the largest request body; 0: 1 MiB */
     bool log_requests;        /* one line per request on stderr */
     const char *prices_url;   /* the Retail Prices API's base URL (prices routes); NULL: none */
+    /* The policies folder (service/policies.h), read at start: a file that
+     * does not parse refuses the start with its FILE:LINE:COLUMN; NULL:
+     * no policies. */
+    const char *policies_dir;
     /* ARM's VM sizes for the verdicts, refreshed daily: ARM's base URL and
      * IMDS's (its managed identity's token); NULL: not read. */
     const char *arm_url;

@@ -26,6 +26,7 @@
 #include "server/route.h"
 #include "server/server.h"
 #include "server/worker.h"
+#include "service/policies.h"
 #include "service/vmsizes.h"
 #include "store/store.h"
 
@@ -77,6 +78,10 @@ struct tw_server {
     bool log_requests;
     unsigned threads;
     char prices_url[256]; /* for the prices routes; "" when not configured */
+    /* the policies of --policies DIR, read at start and read-only after
+     * (v1_policies.c; other handlers find one by name with
+     * tw_svc_policies_find); n 0 when none */
+    struct tw_svc_policies policies;
 
     const struct tw_route *routes;
     size_t n_routes;
@@ -254,6 +259,8 @@ void tw_v1_compliance_summary(struct tw_req *rq);
 void tw_v1_prices(struct tw_req *rq);          /* v1_prices.c */
 void tw_v1_prices_refresh(struct tw_req *rq);
 void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */
+void tw_v1_policies(struct tw_req *rq);        /* v1_policies.c */
+void tw_v1_policy(struct tw_req *rq);
 void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per

@@ -60,7 +60,7 @@ simurl="http://127.0.0.1:$(cat "$scratch/sim.port")"
 agent=$(make_token agent)
 reader=$(make_token reader)
 admin=$(make_token admin)
-start_server main --prices-url "$simurl" --body-max 16KiB
+start_server main --prices-url "$simurl" --body-max 16KiB --policies "$srcdir/policies"
 [ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
 
 # ask WANT METHOD PATH TOKEN [CURL ARGS...]: a request whose answer is kept
@@ -150,6 +150,11 @@ done
 ask 404 GET /api/v1/operations/00000000-0000-4000-8000-000000000000 "$reader"
 ask 400 GET "/api/v1/operations/$op?wait=600" "$reader"
 ask 405 DELETE /api/v1/vms "$reader"
+ask 200 GET /api/v1/policies "$reader"
+ask 200 GET /api/v1/policies/dev-weekends "$reader"
+ask 200 GET /api/v1/policies/sap-production "$admin"
+ask 404 GET /api/v1/policies/no-such-policy "$reader"
+ask 403 GET /api/v1/policies "$agent"
 
 healthy && ok || bad "the server stopped answering"
 stop_server TERM

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# tierwise serve --policies DIR: the folder's policies listed (names,
+# descriptions, files, windows summaries, sorted by name) and each one's
+# canonical JSON by name, for readers only; an unknown name is a 404 JSON
+# error; no folder gives an empty list; a bad file refuses the start with
+# its FILE:LINE:COLUMN, so do two files of one name and a missing folder;
+# the policies are recorded in the store by name; the folder given in the
+# config file.  Needs curl, jq and sqlite3.
+set -u
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-srv-policies-XXXXXX")
+. "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
+. "$TW_SOURCE_DIR/tests/integration/server-lib.sh"
+need curl jq sqlite3
+trap 'cleanup_servers; rm -rf "$scratch"' EXIT
+export TIERWISE_LOOPBACK_ONLY=1
+
+check() {
+  if jq -se "length == 1 and (.[0] | ($3))" >/dev/null 2>&1 <<<"$2"; then ok
+  else bad "$1: $3 is not true of: ${2:0:800}"; fi
+}
+
+reader=$(make_token reader)
+agent=$(make_token agent)
+pol="$scratch/policies"
+mkdir -p "$pol"
+cp "$srcdir"/policies/*.json "$pol"/
+start_server main --policies "$pol"
+[ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
+
+st=$(req GET /api/v1/policies "$reader")
+check "the list ($st)" "$(cat "$scratch/body")" '(.policies | map(.name)) == ["dev-weekends", "sap-production", "test-nightly"] and
+  .policies[0] == {"name": "dev-weekends", "description": .policies[0].description, "file": "dev-weekends.json",
+                   "target": "StandardSSD_LRS", "windows": {"source": "list", "summary": "Fri 20:00-Mon 06:00",
+                   "timezone": "Europe/London"}} and (.policies[0].description | test("weekend")) and
+  .policies[1].target == "none" and .policies[1].windows.source == "none" and
+  .policies[2].target == "cheapest" and
+  .policies[2].windows.summary == "Mon 20:00-Tue 06:00, Tue 20:00-Wed 06:00, Wed 20:00-Thu 06:00, Thu 20:00-Fri 06:00, Fri 20:00-Mon 06:00"'
+[ "$st" = 200 ] && ok || bad "GET /api/v1/policies: $st"
+st=$(req GET /api/v1/policies/test-nightly "$reader")
+body=$(cat "$scratch/body")
+check "one policy ($st)" "$body" '.schema_version == "tierwise.policy/1" and .name == "test-nightly" and
+  .allowed_targets == ["StandardSSD_LRS", "Standard_LRS"] and .quota == {"changes": 2, "hours": 24} and
+  .margins == {"after_deallocate_minutes": 15, "before_start_minutes": 45} and .min_saving == "0.05" and
+  .os_disk_to_hdd == false and .reservations == [] and .match.vms == [] and (.windows | length) == 5'
+# The canonical JSON is what policy check reads back as the same policy.
+printf '%s' "$body" >"$scratch/canon.json"
+"$cli" policy check -q "$scratch/canon.json" && ok || bad "the canonical JSON does not check"
+grep -qi '^Content-Type: application/json' "$scratch/headers" && ok || bad "content type"
+st=$(req GET /api/v1/policies/sap-production "$reader")
+check "a policy that never switches ($st)" "$(cat "$scratch/body")" '.target == "none" and (has("windows") | not) and
+  .reservations == [{"region": "westeurope", "tier": "P30", "redundancy": "LRS", "count": 8}]'
+st=$(req GET /api/v1/policies/nope "$reader")
+[ "$st" = 404 ] && ok || bad "an unknown policy: $st"
+check "the 404" "$(cat "$scratch/body")" '.error.code == "not_found" and (.error.message | test("no policy \"nope\""))'
+st=$(req GET /api/v1/policies "$agent"); [ "$st" = 403 ] && ok || bad "an agent's token: $st"
+st=$(req GET /api/v1/policies/dev-weekends -); [ "$st" = 401 ] && ok || bad "no token: $st"
+st=$(req GET /api/v1/policies/.hidden "$reader"); [ "$st" = 404 ] && ok || bad "a name the route refuses: $st"
+stop_server TERM
+# Recorded in the store by name, in canonical form.
+n=$(sqlite3 "$db" "SELECT count(*) FROM policies WHERE name IN ('dev-weekends', 'sap-production', 'test-nightly')")
+[ "$n" = 3 ] && ok || bad "the store holds $n of the 3 policies"
+
+# Without --policies: an empty list, and every name unknown.
+start_server none
+st=$(req GET /api/v1/policies "$reader")
+check "no folder ($st)" "$(cat "$scratch/body")" '. == {"policies": []}'
+st=$(req GET /api/v1/policies/dev-weekends "$reader"); [ "$st" = 404 ] && ok || bad "no folder, one policy: $st"
+stop_server TERM
+
+# The folder in the config file.
+printf '{"policies": "%s"}\n' "$pol" >"$scratch/config.json"
+start_server config --config "$scratch/config.json"
+st=$(req GET /api/v1/policies "$reader")
+check "from the config file ($st)" "$(cat "$scratch/body")" '(.policies | length) == 3'
+stop_server TERM
+
+# refused NAME WORDS ARGS...: serve does not start, exits 2 or 1, says WORDS.
+refused() {
+  local name=$1 words=$2; shift 2
+  start_server "$name" "$@"
+  if [ -n "$port" ]; then bad "$name: the server started"; stop_server TERM; return; fi
+  wait "$pid"; local s=$?
+  if [ "$s" = 0 ] || ! grep -qF -- "$words" "$scratch/$name.err"; then
+    bad "$name: exit $s, stderr: $(cat "$scratch/$name.err")"
+  else ok; fi
+}
+printf '{"schema_version": "tierwise.policy/1", "name": "b", "match": {},\n "target": "none",\n  "quota": {"changes": 1}}\n' \
+  >"$pol/b.json"
+refused bad "$pol/b.json:3:24: \$.quota.changes: must be an integer from 2 to 10, got 1" --policies "$pol"
+rm "$pol/b.json"
+cp "$pol/dev-weekends.json" "$pol/copy.json"
+refused twice "two policies are named \"dev-weekends\"" --policies "$pol"
+rm "$pol/copy.json"
+refused missing "policies folder $scratch/none: can't open" --policies "$scratch/none"
+finish test-server-policies
