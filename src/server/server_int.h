@@ -261,6 +261,7 @@ void tw_v1_prices_refresh(struct tw_req *rq);
 void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */
 void tw_v1_policies(struct tw_req *rq);        /* v1_policies.c */
 void tw_v1_policy(struct tw_req *rq);
+void tw_v1_savings_opportunities(struct tw_req *rq); /* v1_opportunities.c */
 void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per

@@ -155,6 +155,9 @@ ask 200 GET /api/v1/policies/dev-weekends "$reader"
 ask 200 GET /api/v1/policies/sap-production "$admin"
 ask 404 GET /api/v1/policies/no-such-policy "$reader"
 ask 403 GET /api/v1/policies "$agent"
+ask 200 GET '/api/v1/savings/opportunities?policy=dev-weekends&month=2026-12' "$reader"
+ask 400 GET '/api/v1/savings/opportunities?policy=dev-weekends&month=12' "$reader"
+ask 404 GET '/api/v1/savings/opportunities?policy=no-such-policy&month=2026-12' "$reader"
 
 healthy && ok || bad "the server stopped answering"
 stop_server TERM

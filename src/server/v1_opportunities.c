@@ -1,0 +1,122 @@
+/*
+ * v1_opportunities.c - GET /api/v1/savings/opportunities?policy=NAME&
+ * month=YYYY-MM[&currency=C] (reader): the fleet's savings opportunities
+ * under one of the server's policies (--policies DIR) for a month, the
+ * document `tierwise savings --db F --policy FILE --month M --json` prints
+ * (service/opportunities.h, tw_opp_json), so the two never disagree.
+ *
+ * Statuses: 400 bad_request for a missing or bad ?policy= or ?month=, or
+ * a ?currency= to choose (the store's books are in several); 404
+ * unknown_policy for a policy the server does not hold; 422 no_price_book
+ * when disks the policy matches are in regions without a book in the
+ * currency (the message names them and how many disks: an answer leaving
+ * them out would understate the saving), or when the store has no book at
+ * all; 500 otherwise.
+ */
+#include "server/server_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "service/opportunities.h"
+
+static const char *arg(struct tw_req *rq, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+    return v && v[0] ? v : NULL;
+}
+
+static enum tw_err to_buf(void *arg, const char *buf, size_t len)
+{
+    return tw_buf_append(arg, buf, len);
+}
+
+/* The server's zone loader; without one (a server started by a program
+ * that gave none) UTC only. */
+static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
+{
+    struct tw_server *srv = arg;
+    if (srv->tz_load)
+        return srv->tz_load(name, out, err);
+    if (strcmp(name, "UTC") == 0)
+        return tw_tz_from_posix("UTC0", 4, out, err);
+    return tw_error_set(err, TW_EUNSUPPORTED,
+                        "this server was started without zone files, so it knows UTC only, "
+                        "not %s", name);
+}
+
+void tw_v1_savings_opportunities(struct tw_req *rq)
+{
+    const char *name = arg(rq, "policy"), *month = arg(rq, "month");
+    const char *currency = arg(rq, "currency");
+    if (!name || !month) {
+        tw_req_error(rq, 400, "bad_request",
+                     "which policy and month? add ?policy=NAME&month=YYYY-MM (GET "
+                     "/api/v1/policies lists the policies)");
+        return;
+    }
+    struct tw_error err = {0};
+    struct tw_opp_opts o = {.currency = currency, .cat = &rq->srv->cat, .caps = &rq->srv->caps,
+                            .arm_sizes = rq->srv->vmsizes, .zone = zone, .zone_arg = rq->srv};
+    if (tw_opp_month_parse(month, strlen(month), &o.year, &o.month, &err) != TW_OK) {
+        char clean[512];
+        tw_srv_clean_text(err.msg, clean, sizeof(clean));
+        tw_req_error(rq, 400, "bad_request", "month: %s", clean);
+        return;
+    }
+    const struct tw_svc_policy *p = tw_svc_policies_find(&rq->srv->policies, name);
+    if (!p) {
+        char clean[160];
+        tw_srv_clean_text(name, clean, sizeof(clean));
+        if (rq->srv->policies.n == 0)
+            tw_req_error(rq, 404, "unknown_policy",
+                         "no policy \"%s\": this server holds no policies (start it with "
+                         "--policies DIR)", clean);
+        else
+            tw_req_error(rq, 404, "unknown_policy",
+                         "no policy \"%s\" among the server's %zu (GET /api/v1/policies lists "
+                         "them)", clean, rq->srv->policies.n);
+        return;
+    }
+    o.policy = &p->policy;
+    struct tw_store *st = tw_srv_store_get(rq->srv, &err);
+    if (!st) {
+        tw_req_store_error(rq, err.code ? err.code : TW_EIO, &err);
+        return;
+    }
+    struct tw_buf out;
+    tw_buf_init(&out, (size_t)1 << 31);
+    struct tw_opp_result res;
+    enum tw_err rc = tw_opp_json(st, &o, to_buf, &out, &res, &err);
+    tw_srv_store_put(rq->srv, st);
+    char clean[1024];
+    tw_srv_clean_text(err.msg[0] ? err.msg : tw_strerror(rc), clean, sizeof(clean));
+    if (rc == TW_ENOENT) {
+        tw_req_error(rq, 422, "no_price_book", "%s", clean);
+    } else if (rc == TW_EINVAL) {
+        tw_req_error(rq, 400, "bad_request", "%s", clean);
+    } else if (rc != TW_OK) {
+        tw_req_error(rq, 500, "internal", "%s", clean);
+    } else if (res.fleet.no_price > 0) {
+        char regions[600] = "";
+        for (size_t i = 0; i < res.n_books; i++) {
+            if (!res.books[i].missing)
+                continue;
+            size_t l = strlen(regions);
+            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld disks)", l ? ", " : "",
+                     res.books[i].region, (long long)res.books[i].disks);
+        }
+        tw_req_error(rq, 422, "no_price_book",
+                     "%lld disks the policy matches have no %s price, so no total would be "
+                     "true: no book for %s; refresh them (POST /api/v1/prices/refresh)",
+                     (long long)res.fleet.no_price, res.currency,
+                     regions[0] ? regions : "some of their tiers");
+    } else {
+        tw_req_body(rq, 200, "application/json", out.data, out.len);
+        out.data = NULL;
+    }
+    tw_opp_result_cleanup(&res);
+    tw_buf_cleanup(&out);
+}
