@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "app/app.h"
+#include "app/tzload.h"
 #include "cli/cli.h"
 #include "core/jsonx.h"
 #include "core/size.h"
@@ -458,6 +459,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         goto fail_msg;
     }
     so.prices_url = ep.url[TW_AZ_EP_PRICES];
+    so.tz_load = tw_tz_load;
     if (vm_sizes) {
         so.arm_url = ep.url[TW_AZ_EP_ARM];
         so.imds_url = ep.url[TW_AZ_EP_IMDS];

@@ -244,6 +244,7 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     srv->log_requests = opt->log_requests;
     if (opt->prices_url)
         snprintf(srv->prices_url, sizeof(srv->prices_url), "%s", opt->prices_url);
+    srv->tz_load = opt->tz_load;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     srv->threads = opt->threads ? opt->threads : (unsigned)(ncpu > 2 ? ncpu : 2);
     if (srv->threads > TW_SERVER_MAX_THREADS)

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "core/err.h"
+#include "core/tz.h"
 
 #define TW_SERVER_DEFAULT_LISTEN "127.0.0.1:8080"
 #define TW_SERVER_DEFAULT_BODY_MAX (1u << 20)
@@ -44,6 +45,10 @@ struct tw_server_options {
      * does not parse refuses the start with its FILE:LINE:COLUMN; NULL:
      * no policies. */
     const char *policies_dir;
+    /* Loads a time zone by its IANA name (the executable's tw_tz_load,
+     * app/tzload.h: the server reads no zone file itself); NULL: only
+     * requests without a zone (UTC) are answered. */
+    enum tw_err (*tz_load)(const char *name, struct tw_tz **out, struct tw_error *err);
     /* ARM's VM sizes for the verdicts, refreshed daily: ARM's base URL and
      * IMDS's (its managed identity's token); NULL: not read. */
     const char *arm_url;

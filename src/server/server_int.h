@@ -82,6 +82,8 @@ struct tw_server {
      * (v1_policies.c; other handlers find one by name with
      * tw_svc_policies_find); n 0 when none */
     struct tw_svc_policies policies;
+    /* the executable's zone loader (server.h); NULL: none */
+    enum tw_err (*tz_load)(const char *name, struct tw_tz **out, struct tw_error *err);
 
     const struct tw_route *routes;
     size_t n_routes;
