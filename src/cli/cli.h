@@ -31,6 +31,9 @@ int tw_cli_cmd_serve(int argc, char **argv);
 int tw_cli_cmd_token(int argc, char **argv);
 int tw_cli_cmd_prices(int argc, char **argv);
 int tw_cli_cmd_policy(int argc, char **argv);
+/* savings: the what-if calculator (cmd_savings.c); with --policy or
+ * --month it hands the whole ARGV to the fleet's opportunities. */
+int tw_cli_cmd_savings(int argc, char **argv);
 /* savings --db F --policy FILE --month M: the fleet's opportunities
  * (cmd_savings_fleet.c); ARGV is the savings command's whole. */
 int tw_cli_savings_fleet(int argc, char **argv);

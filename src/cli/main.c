@@ -16,6 +16,7 @@ static const struct tw_app_cmd cmds[] = {
     {"serve", tw_cli_cmd_serve, "run the REST backend (SQLite store, /api/v1, dashboard)"},
     {"token", tw_cli_cmd_token, "create, list and revoke the backend's API tokens"},
     {"prices", tw_cli_cmd_prices, "refresh, import and show disk prices (Azure Retail Prices)"},
+    {"savings", tw_cli_cmd_savings, "what moving disks to a cheaper SKU while deallocated saves"},
     {"policy", tw_cli_cmd_policy, "check policy files and show the windows they give a VM"},
 };
 

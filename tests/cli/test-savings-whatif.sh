@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+# tierwise savings, the what-if calculator: the issue's field example
+# (West Europe, P10 16.16 and E10 7.16 GBP a month, every weekend of 2026
+# in Europe/London: 2,496 hours, 30.77 per disk, 2,154.08 for 70 disks),
+# in text and JSON, from a saved page and from the database; overlapping
+# and clipped windows, both clock changes, a running VM's transactions,
+# ZRS; and every refusal with its message.  Needs jq (else skipped).
+set -u
+cli=${TW_CLI:?run through ctest, or set TW_CLI, TW_FIXTURES and TW_SOURCE_DIR}
+fixtures=${TW_FIXTURES:?}
+src=${TW_SOURCE_DIR:?}
+command -v jq >/dev/null || { echo "jq is not installed: skipped"; exit 77; }
+[ -f "${TZDIR:-/usr/share/zoneinfo}/Europe/London" ] ||
+  { echo "no zone files (tzdata): skipped"; exit 77; }
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-savings-XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+. "$src/tests/helpers/testlib.sh"
+export TIERWISE_LOOPBACK_ONLY=1
+gbp=$fixtures/prices/constructed-westeurope-gbp.json
+
+# check WHAT JSON JQ-EXPRESSION: the expression is true for the JSON.
+check() {
+  if jq -e "$3" >/dev/null 2>&1 <<<"$2"; then ok; else bad "$1: $3 is not true of: ${2:0:800}"; fi
+}
+# has WHAT TEXT WORDS: TEXT holds the line part WORDS.
+has() {
+  if grep -qF -- "$3" <<<"$2"; then ok; else bad "$1: no '$3' in: ${2:0:1200}"; fi
+}
+
+field=(savings --price-file "$gbp" --region westeurope --currency GBP --from-tier P10
+       --to-tier E10 --window "Sat 00:00-Mon 00:00" --tz Europe/London
+       --period 2026-01-01..2027-01-01)
+
+# ---- help ----
+out=$("$cli" savings --help); st=$?
+[ $st = 0 ] && ok || bad "savings --help: status $st"
+has help "$out" "usage: tierwise savings (--price-file F | --db F) --region R --currency C"
+has help "$out" "tierwise savings --db F --policy FILE --month 2026-12 [--json | --csv]"
+has help "$out" "saving = (from per month - to per month) x hours / 730 - transactions"
+"$cli" --help | grep -q "savings" && ok || bad "tierwise --help does not list savings"
+
+# ---- the field example, text ----
+out=$("$cli" "${field[@]}" --count 70 2>"$scratch/err"); st=$?
+[ $st = 0 ] && ok || bad "field example: status $st: $(cat "$scratch/err")"
+has text "$out" "westeurope GBP: P10 Premium_LRS -> E10 StandardSSD_LRS during Sat 00:00-Mon 00:00 (Europe/London), 2026-01-01..2027-01-01"
+has text "$out" "hours downgraded: 2,496 hours (52 spans)"
+has text "$out" "saving per disk: 30.77 GBP"
+has text "$out" "saving for 70 disks: 2,154.08 GBP"
+has text "$out" "from  P10  Premium_LRS           16.16 GBP a month (P10 LRS Disk, effective from 2018-05-01T00:00:00Z)"
+has text "$out" "to    E10  StandardSSD_LRS        7.16 GBP a month (E10 LRS Disk, effective from 2018-11-01T00:00:00Z)"
+has text "$out" "prices: file $gbp (a saved Retail Prices API answer, modified 20"
+has text "$out" "), fetched_at unknown"
+has text "$out" "the price source gives no fetch time: check that its prices are current"
+has text "$out" "saving per disk = (16.16 - 7.16) x 2,496 h / 730 h - 0 transactions"
+has text "$out" "= 30.772602739726 GBP (unrounded)"
+has text "$out" "= 30.772602739726 x 70 = 2,154.082191780822 GBP (unrounded)"
+has text "$out" "rounded once, at the end, to 2 decimals, half away from zero: 30.77 and 2,154.08 GBP"
+has text "$out" "transactions: none are charged, since a deallocated VM does no I/O (E10 StandardSSD_LRS bills 0.001 GBP per 10,000"
+# One disk by default.
+out=$("$cli" "${field[@]}"); has "count 1" "$out" "saving for 1 disk: 30.77 GBP"
+
+# ---- the field example, JSON ----
+j=$("$cli" "${field[@]}" --count 70 --json); st=$?
+[ $st = 0 ] && ok || bad "field example --json: status $st"
+check json "$j" '.currency == "GBP" and .region == "westeurope"'
+check json "$j" '.hours_downgraded == 2496 and .seconds_downgraded == 8985600'
+check json "$j" '.per_disk.saving == "30.77" and .per_disk.saving_unrounded == "30.772602739726"'
+check json "$j" '.total.disks == 70 and .total.saving == "2154.08" and .total.saving_unrounded == "2154.082191780822"'
+check json "$j" '.from == {"tier": "P10", "sku": "Premium_LRS", "per_month": "16.16", "meter": "P10 LRS Disk", "effective_from": "2018-05-01T00:00:00Z", "source": .from.source, "fetched_at": .from.fetched_at}'
+check json "$j" '.to.tier == "E10" and .to.sku == "StandardSSD_LRS" and .to.per_month == "7.16"'
+check json "$j" '.from.source | test("constructed-westeurope-gbp.json")'
+check json "$j" '.from.fetched_at == "" and (.from.source | test("modified 20[0-9][0-9]-"))'
+check json "$j" '.period == {"from": "2026-01-01", "to": "2027-01-01", "tz": "Europe/London", "from_utc": "2026-01-01T00:00:00Z", "to_utc": "2027-01-01T00:00:00Z"}'
+check json "$j" '.windows == ["Sat 00:00-Mon 00:00"]'
+check json "$j" '.calculation.hours_per_month == 730 and .calculation.price_difference_per_month == "9" and .calculation.hours_downgraded == "2496" and .calculation.spans == 52'
+check json "$j" '.calculation.formula | test("x hours_downgraded / 730")'
+check json "$j" '.calculation.transactions.charged == false and .calculation.transactions.per_10k == "0.001"'
+# 2026 at P10: 8,760 hours = 16.16 x 8760 / 730 = 193.92 a disk.
+check json "$j" '.per_disk.baseline == "193.92" and .per_disk.with_plan == "163.15" and .total.baseline == "13574.40"'
+check json "$j" '.per_disk.transactions == "0.00" and (.notes | length) >= 2'
+
+# ---- from the database: the same figures, its source ----
+"$cli" prices import --db "$scratch/t.db" "$gbp" >/dev/null 2>&1 && ok || bad "prices import"
+j=$("$cli" savings --db "$scratch/t.db" "${field[@]:3}" --count 70 --json); st=$?
+[ $st = 0 ] && ok || bad "--db: status $st"
+check db "$j" '.hours_downgraded == 2496 and .per_disk.saving == "30.77" and .total.saving == "2154.08"'
+check db "$j" '.from.source | test("constructed-westeurope-gbp.json")'
+expect 2 "does not exist" -- "$cli" savings --db "$scratch/none.db" "${field[@]:3}"
+expect 2 "no price book for westeurope NOK" -- "$cli" savings --db "$scratch/t.db" "${field[@]:3:2}" \
+  --currency NOK "${field[@]:7}"
+
+# ---- windows: overlapping count once, clipped by the period, both changes ----
+run() { "$cli" savings --price-file "$gbp" --region westeurope --currency GBP --from-tier P10 \
+          --to-tier E10 --json "$@"; }
+j=$(run --window "Sat 00:00-Mon 00:00" --window "Sun 00:00-Sun 12:00, Sat 12:00-Sun 01:00" \
+  --tz Europe/London --period 2026-01-01..2027-01-01)
+check overlap "$j" '.hours_downgraded == 2496 and .per_disk.saving == "30.77" and (.windows | length) == 3'
+j=$(run --window "Sat 00:00-Mon 00:00" --tz Europe/London --period 2026-01-04..2026-01-05)
+check clipped "$j" '.hours_downgraded == 24 and .calculation.spans == 1'
+j=$(run --window "Sat 00:00-Mon 00:00" --tz Europe/London --period 2026-03-28..2026-03-30)
+check march "$j" '.hours_downgraded == 47'
+j=$(run --window "Sat 00:00-Mon 00:00" --tz Europe/London --period 2026-10-24..2026-10-26)
+check october "$j" '.hours_downgraded == 49'
+# UTC without --tz: the whole year of weekends is 52 x 48 hours too, with
+# no change in either direction.
+j=$(run --window "sat 00:00 - mon 00:00" --period 2026-01-01..2027-01-01)
+check utc "$j" '.hours_downgraded == 2496 and .period.tz == "UTC"'
+# 167 hours a week: Fri 20:00 to the next Fri 19:00; over a week from a
+# Monday, two windows in part (115 h and 52 h).
+j=$(run --window "Fri 20:00-Fri 19:00" --period 2026-01-05..2026-01-12)
+check 167h "$j" '.hours_downgraded == 167 and .seconds_downgraded == 601200 and .calculation.spans == 2'
+# A half hour: hours as a fraction, seconds exact.
+j=$(run --window "Mon 10:00-Mon 10:30" --period 2026-01-05..2026-01-06)
+check half "$j" '.hours_downgraded == 0.5 and .seconds_downgraded == 1800 and .calculation.hours_downgraded == "0.5"'
+
+# ---- a running VM's transactions ----
+# 3,600 I/Os an hour of 256 KiB: 3,600 units an hour x 2,496 h at 0.001 per 10,000.
+j=$(run --window "Sat 00:00-Mon 00:00" --tz Europe/London --period 2026-01-01..2027-01-01 \
+  --count 70 --io-per-hour 3600 --io-size 262144)
+check io "$j" '.per_disk.transactions_unrounded == "0.898560000000" and .per_disk.saving_unrounded == "29.874042739726" and .per_disk.saving == "29.87"'
+check io "$j" '.total.saving == "2091.18" and .calculation.transactions.charged == true'
+expect 2 "go together" -- "$cli" "${field[@]}" --io-per-hour 10
+
+# ---- SKUs: ZRS stays ZRS, and a price the book lacks is named ----
+expect 2 "P10 ZRS" -- "$cli" "${field[@]}" --from-sku Premium_ZRS
+expect 2 "E15" -- "$cli" "${field[@]/E10/E15}"
+expect 2 "Standard HDD is LRS only" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
+expect 2 "from_sku Standard_LRS is Standard HDD" -- "$cli" "${field[@]}" --from-sku Standard_LRS
+expect 2 "to_tier P11 is not a tier Azure offers" -- "$cli" "${field[@]/E10/P11}"
+expect 2 "from_tier \"X10\" is not a disk tier" -- "$cli" "${field[@]/P10/X10}"
+expect 2 "not a disk SKU" -- "$cli" "${field[@]}" --to-sku StandardSSD_GRS
+expect 2 "holds no disk price for uksouth GBP" -- "$cli" "${field[@]:0:4}" uksouth "${field[@]:5}"
+expect 2 "not one the Retail Prices API offers" -- "$cli" "${field[@]/GBP/XYZ}"
+
+# ---- windows, zones, periods, counts ----
+expect 2 'window "Sat 25:00-Mon 00:00": at byte' -- "$cli" "${field[@]/Sat 00:00-Mon 00:00/Sat 25:00-Mon 00:00}"
+expect 2 'window "Sat 00:00 Mon 00:00"' -- "$cli" "${field[@]/Sat 00:00-Mon 00:00/Sat 00:00 Mon 00:00}"
+expect 2 "--tz Europe/Nowhere" -- "$cli" "${field[@]/Europe\/London/Europe/Nowhere}"
+expect 2 "--tz ../etc/passwd" -- "$cli" "${field[@]/Europe\/London/../etc/passwd}"
+expect 2 "is before the start" -- "$cli" "${field[@]/2026-01-01..2027-01-01/2026-02-01..2026-01-01}"
+expect 2 "the end is the start" -- "$cli" "${field[@]/2026-01-01..2027-01-01/2026-02-01..2026-02-01}"
+expect 2 "at most 3644" -- "$cli" "${field[@]/2026-01-01..2027-01-01/2026-01-01..2040-01-01}"
+expect 2 "2026-13-01 is not a date" -- "$cli" "${field[@]/2026-01-01..2027-01-01/2026-13-01..2027-01-01}"
+expect 2 'at byte 11: expected ".."' -- "$cli" "${field[@]/2026-01-01..2027-01-01/2026-01-01/2027-01-01}"
+expect 2 "outside the years 1900..2199" -- "$cli" "${field[@]/2026-01-01..2027-01-01/2026-01-01..2300-01-01}"
+expect 2 "--count 0 is not a whole number from 1" -- "$cli" "${field[@]}" --count 0
+expect 2 "--count 7x is not a whole number" -- "$cli" "${field[@]}" --count 7x
+
+# ---- usage ----
+expect 2 "needs the prices" -- "$cli" savings "${field[@]:3}"
+expect 2 "--price-file or --db, not both" -- "$cli" "${field[@]}" --db "$scratch/t.db"
+expect 2 "needs --region R" -- "$cli" savings --price-file "$gbp" --currency GBP
+expect 2 "needs at least one --window" -- "$cli" savings --price-file "$gbp" --region westeurope \
+  --currency GBP --from-tier P10 --to-tier E10 --period 2026-01-01..2027-01-01
+expect 2 "needs --period A..B" -- "$cli" savings --price-file "$gbp" --region westeurope \
+  --currency GBP --from-tier P10 --to-tier E10 --window "Sat 00:00-Mon 00:00"
+expect 2 "unexpected argument" -- "$cli" "${field[@]}" extra
+expect 2 "can't open" -- "$cli" "${field[@]/$gbp/$scratch/none.json}"
+printf '{"Items": 3}' >"$scratch/bad.json"
+expect 2 "is not a Retail Prices answer or a pricing/ snapshot" -- "$cli" "${field[@]/$gbp/$scratch/bad.json}"
+# The bundled snapshot as a price file: real USD prices, with its date.
+j=$("$cli" savings --price-file "$src/pricing/azure-disk-prices.json" --region westeurope \
+  --currency USD --from-tier P10 --to-tier E10 --window "Sat 00:00-Mon 00:00" \
+  --tz Europe/London --period 2026-01-01..2027-01-01 --json)
+check snapshot "$j" '.hours_downgraded == 2496 and (.from.source | test("a snapshot")) and (.from.fetched_at | length) > 0'
+
+finish savings-whatif
