@@ -68,6 +68,7 @@ const struct tw_route tw_api_routes[] = {
     {"GET", "/api/v1/compliance/summary", TW_AUTH_READER, tw_v1_compliance_summary, false},
     {"GET", "/api/v1/prices", TW_AUTH_READER, tw_v1_prices, false},
     {"POST", "/api/v1/prices/refresh", TW_AUTH_ADMIN, tw_v1_prices_refresh, true},
+    {"POST", "/api/v1/savings/whatif", TW_AUTH_READER, tw_v1_savings_whatif, true},
     {"GET", "/api/v1/operations/{name}", TW_AUTH_READER, tw_v1_operation, false},
     {"GET", "/api/v1/policies", TW_AUTH_READER, tw_v1_policies, false},
     {"GET", "/api/v1/policies/{name}", TW_AUTH_READER, tw_v1_policy, false},

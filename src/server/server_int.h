@@ -263,6 +263,7 @@ void tw_v1_prices_refresh(struct tw_req *rq);
 void tw_v1_operation(struct tw_req *rq);       /* v1_operations.c */
 void tw_v1_policies(struct tw_req *rq);        /* v1_policies.c */
 void tw_v1_policy(struct tw_req *rq);
+void tw_v1_savings_whatif(struct tw_req *rq); /* v1_whatif.c */
 void tw_v1_savings_opportunities(struct tw_req *rq); /* v1_opportunities.c */
 void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */
 

@@ -38,6 +38,7 @@ GET    /api/v1/disks/1         401  401  403   200    200
 GET    /api/v1/compliance      401  401  403   200    200
 GET    /api/v1/prices?region=westeurope&currency=USD  401  401  403  200  200
 POST   /api/v1/prices/refresh  401  401  403   403    202
+POST   /api/v1/savings/whatif  401  401  403   200    200
 GET    /api/v1/operations/OP   401  401  403   200    200
 GET    /api/v1/operations/00000000-0000-4000-8000-000000000000  401  401  403  404  404
 GET    /api/v1/policies        401  401  403   200    200
@@ -64,6 +65,8 @@ while read -r method path s_none s_bad s_agent s_reader s_admin; do
     [ "$path" = /api/v1/operations/OP ] && path=/api/v1/operations/$op
     if [ "$path" = /api/v1/prices/refresh ]; then
       args=(-H 'Content-Type: application/json' --data-binary '{"region":"westeurope","currency":"USD"}')
+    elif [ "$path" = /api/v1/savings/whatif ]; then
+      args=(-H 'Content-Type: application/json' --data-binary '{"region":"westeurope","currency":"USD","from_tier":"P10","to_tier":"E10","windows":["Sat 00:00-Mon 00:00"],"period":"2026-01-01..2027-01-01"}')
     elif [ "$method" = POST ]; then
       n=$((n + 1))
       report "$(uuid $n)"

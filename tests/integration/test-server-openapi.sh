@@ -134,6 +134,12 @@ ask 200 GET '/api/v1/prices?region=westeurope' "$reader"
 ask 200 GET '/api/v1/prices?region=westeurope&currency=USD&sku=P10' "$reader"
 ask 400 GET /api/v1/prices "$reader"
 ask 404 GET '/api/v1/prices?region=westeurope&sku=Q99' "$reader"
+# The what-if calculator on the bundled snapshot's westeurope USD prices.
+wi='"region":"westeurope","from_tier":"P10","to_tier":"E10","windows":["Sat 00:00-Mon 00:00"],"period":"2026-01-01..2027-01-01"'
+ask 200 POST /api/v1/savings/whatif "$reader" "${json[@]}" --data-binary "{$wi,\"currency\":\"USD\",\"count\":70}"
+ask 400 POST /api/v1/savings/whatif "$reader" "${json[@]}" --data-binary "{$wi}"
+ask 404 POST /api/v1/savings/whatif "$reader" "${json[@]}" --data-binary "{$wi,\"currency\":\"NOK\"}"
+ask 403 POST /api/v1/savings/whatif "$agent" "${json[@]}" --data-binary "{$wi,\"currency\":\"USD\"}"
 
 ask 202 POST /api/v1/prices/refresh "$admin" "${json[@]}" --data-binary '{"region":"westeurope","currency":"USD"}'
 op=$(jq -r .id "$scratch/body")
