@@ -476,7 +476,13 @@ static int read_windows(struct pp *s, const char *path)
         struct tw_windows w;
         struct tw_error werr = {0};
         if (tw_windows_parse(v, strlen(v), &w, &werr) != TW_OK) {
-            FAIL(s, ep, eoff, "%s", werr.msg);
+            /* At the byte the window's grammar stopped at, when the string
+             * is written without escapes (its text is the window's). */
+            size_t raw = (size_t)(s->r.p - s->r.base) - eoff;
+            size_t at = eoff;
+            if (raw == strlen(v) + 2 && werr.column >= 1 && (size_t)werr.column <= strlen(v) + 1)
+                at = eoff + (size_t)werr.column;
+            FAIL(s, ep, at, "%s", werr.msg);
             continue;
         }
         mark(bits, &w);

@@ -79,7 +79,7 @@ same "check of a bad file: the problems" "$f:3:11: \$.name: must be 1 to 64 of t
 $f:4:38: \$.match.skus[1]: \"Premium\" is not a disk SKU; one of Premium_LRS, Premium_ZRS, StandardSSD_LRS, StandardSSD_ZRS, Standard_LRS, PremiumV2_LRS, UltraSSD_LRS
 $f:4:50: \$.match.tag: unknown member; match has tags, skus, resource_groups, subscriptions, vms and exclude
 $f:5:13: \$.target: UltraSSD_LRS can't be a target: a disk can't be switched to Premium SSD v2 or Ultra and back; use StandardSSD_LRS, Standard_LRS or Premium_LRS
-$f:6:38: \$.windows[1]: window \"Sat 25:00-Sun 01:00\": at byte 5 expected an hour 00..23 (a day ends at 23:59; write the next day's 00:00) (e.g. \"Sat 00:00-Mon 00:00\")
+$f:6:43: \$.windows[1]: window \"Sat 25:00-Sun 01:00\": at byte 5 expected an hour 00..23 (a day ends at 23:59; write the next day's 00:00) (e.g. \"Sat 00:00-Mon 00:00\")
 $f:8:44: \$.margins.after_deallocate_minutes: must be an integer from 0 to 1440, got -5
 $f:9:17: \$.min_saving: must be a decimal string (\"0.10\"), so the amount is read exactly; write it in quotes
 $f:10:41: \$.quota.per: unknown member; quota has changes (2 to 10: a window takes two, down and back) and hours

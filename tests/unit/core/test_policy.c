@@ -163,7 +163,8 @@ static void test_problems(void **state)
     assert_true(has(&d, "$.match.skus[0]", 3, 21, "not a disk SKU"));
     assert_true(has(&d, "$.match.colour", 3, 33, "unknown member"));
     assert_true(has(&d, "$.target", 4, 12, "v2 or Ultra"));
-    assert_true(has(&d, "$.windows[0]", 5, 14, "expected"));
+    /* At the byte of the window where its grammar stopped. */
+    assert_true(has(&d, "$.windows[0]", 5, 30, "at byte 16 expected ':'"));
     assert_true(has(&d, "$.quota.changes", 6, 23, "from 2 to 10"));
     assert_true(has(&d, "$.margins.before_start_minutes", 7, 38, "must be an integer"));
     assert_true(has(&d, "$.min_saving", 8, 16, "decimal string"));
@@ -218,6 +219,12 @@ static void test_problems(void **state)
     assert_true(has(&d, "$.running_io", 0, 0, "only for \"allow_running\": true"));
     assert_true(has(&d, "$.reservations[0].tier", 0, 0, "P30, P40"));
     assert_true(has(&d, "$.reservations[0].count", 0, 0, "from 1 to"));
+
+    /* A window written with an escape: at the string itself. */
+    snprintf(buf, sizeof(buf), "%s\"target\": \"Standard_LRS\", \"windows\": [\"Sat 2\\u0035:00-Sun 01:00\"]}",
+             head);
+    d = parse_bad(buf);
+    assert_true(has(&d, "$.windows[0]", 1, 105, "at byte 5 expected an hour"));
 
     /* Broken JSON is one problem, with its position. */
     d = parse_bad("{\"schema_version\": \"tierwise.policy/1\",\n \"name\": }");
