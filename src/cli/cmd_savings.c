@@ -32,7 +32,8 @@ static void usage(FILE *f)
             "                [--window ...] [--tz ZONE] --period 2026-01-01..2027-01-01\n"
             "                [--count N] [--from-sku S] [--to-sku S]\n"
             "                [--io-per-hour N --io-size BYTES] [--json]\n"
-            "       %s savings --db F --policy FILE --month 2026-12 [--json | --csv]\n\n"
+            "       %s savings --db F --policy FILE --month YYYY-MM [--reservations FILE]\n"
+            "                [--currency C] [--json | --csv]\n\n"
             "What moving a disk to a cheaper SKU while its VM is deallocated saves.\n\n"
             "The what-if calculator (the first form): one disk of --from-tier moved to\n"
             "--to-tier during the windows, every week of the period, and N disks alike.\n"
@@ -71,9 +72,10 @@ static void usage(FILE *f)
             "The fleet's opportunities (the second form): every disk a policy covers, the\n"
             "windows it would get, its hours, target and saving, and each excluded disk\n"
             "with its reason, for the month M, from the database's disks and power-state\n"
-            "history; see README \"tierwise savings\".\n\n"
+            "history. Its options in full: savings --policy FILE --month M --help.\n\n"
             "  --policy FILE     a policy file (policies/*.json)\n"
             "  --month M         the month, YYYY-MM\n"
+            "  --reservations F  reservations held (tierwise.reservations/1)\n"
             "  --csv             print CSV\n" TW_CLI_SAY_HELP
             "  -h, --help        this text\n\n"
             "Exit status: 0 done; 1 the database failed or out of memory; 2 bad usage or\n"
@@ -85,7 +87,7 @@ static void usage(FILE *f)
 /* Whether ARGV holds an option of the fleet's form. */
 static bool fleet_mode(int argc, char **argv)
 {
-    static const char *const fleet[] = {"--policy", "--month", "--csv"};
+    static const char *const fleet[] = {"--policy", "--month", "--reservations", "--csv"};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             break;

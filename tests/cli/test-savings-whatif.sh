@@ -35,9 +35,14 @@ field=(savings --price-file "$gbp" --region westeurope --currency GBP --from-tie
 out=$("$cli" savings --help); st=$?
 [ $st = 0 ] && ok || bad "savings --help: status $st"
 has help "$out" "usage: tierwise savings (--price-file F | --db F) --region R --currency C"
-has help "$out" "tierwise savings --db F --policy FILE --month 2026-12 [--json | --csv]"
+has help "$out" "tierwise savings --db F --policy FILE --month YYYY-MM [--reservations FILE]"
 has help "$out" "saving = (from per month - to per month) x hours / 730 - transactions"
 "$cli" --help | grep -q "savings" && ok || bad "tierwise --help does not list savings"
+# The fleet's form goes to the fleet's opportunities, help included.
+out=$("$cli" savings --policy x.json --month 2026-12 --help); st=$?
+[ $st = 0 ] && ok || bad "savings --policy --month --help: status $st"
+has "fleet help" "$out" "usage: tierwise savings --db FILE --policy FILE --month YYYY-MM"
+grep -q -- "--from-tier" <<<"$out" && bad "the fleet's help is the what-if's" || ok
 
 # ---- the field example, text ----
 out=$("$cli" "${field[@]}" --count 70 2>"$scratch/err"); st=$?
