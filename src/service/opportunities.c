@@ -471,7 +471,7 @@ static void exclude(struct tw_opp_disk *d, enum tw_opp_reason why, const char *f
 static void caveat(struct tw_opp_disk *d, const char *text)
 {
     if (d->n_caveats < TW_OPP_CAVEATS_MAX)
-        snprintf(d->caveats[d->n_caveats++], sizeof(d->caveats[0]), "%s", text);
+        snprintf(d->caveats[d->n_caveats++], sizeof(d->caveats[0]), "%.329s", text);
 }
 
 /* Whether VM_SIZE can attach Premium storage, from ARM's sizes of REGION,

@@ -110,7 +110,7 @@ struct tw_opp_disk {
     char windows_tz[TW_TZ_NAME_MAX];
     struct tw_disk_saving saving;    /* hours (downgraded_ns), saving, windows taken */
     size_t n_caveats;
-    char caveats[TW_OPP_CAVEATS_MAX][200];
+    char caveats[TW_OPP_CAVEATS_MAX][330];
 };
 
 /* Sums of a VM, resource group, subscription or the fleet. */
