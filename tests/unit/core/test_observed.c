@@ -6,6 +6,8 @@
  */
 #include "testhelp.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -230,6 +232,116 @@ static void test_hibernated(void **state)
     assert_false(tw_power_hibernated_in(NULL, 0, 0, 1));
 }
 
+/* ---- the rule, literally, as a reference ---- */
+
+static struct tw_tz *corpus_zone(const char *file, const char *name)
+{
+    char rel[128];
+    snprintf(rel, sizeof(rel), "../fuzz/corpus/tz/%s", file);
+    size_t len;
+    char *buf = th_fixture(rel, &len);
+    struct tw_tz *z;
+    assert_int_equal(tw_tz_parse(name, buf, len, &z, NULL), TW_OK);
+    free(buf);
+    return z;
+}
+
+/* The state in force at T by a linear search: before the first
+ * observation, unknown. */
+static enum tw_power ref_state(const struct hist *h, int64_t t)
+{
+    enum tw_power s = TW_POWER_UNKNOWN;
+    for (size_t i = 0; i < h->n && h->v[i].at_ns <= t; i++)
+        s = h->v[i].state;
+    return s;
+}
+
+/* Which quarter-hours the rule puts in the windows, each computed on its
+ * own from local times. */
+static void ref_slots(const struct hist *h, int64_t until, int weeks, int min_weeks,
+                      const struct tw_tz *z, bool *on)
+{
+    struct tw_civil c;
+    tw_tz_ns_to_civil(z, until, &c, NULL);
+    int64_t day = tw_days_from_civil(c.year, c.month, c.day);
+    int64_t monday = day - tw_weekday_from_days(day), end;
+    assert_int_equal(tw_tz_local_to_ns(z, monday * TW_NS_PER_DAY, &end, NULL), TW_OK);
+    if (end > until)
+        monday -= 7;
+    for (int s = 0; s < 672; s++) {
+        int count = 0;
+        for (int w = 1; w <= weeks; w++) {
+            int64_t la = (monday - 7 * w) * TW_NS_PER_DAY + s * 15 * TW_NS_PER_MIN, a, b;
+            assert_int_equal(tw_tz_local_to_ns(z, la, &a, NULL), TW_OK);
+            assert_int_equal(tw_tz_local_to_ns(z, la + 15 * TW_NS_PER_MIN, &b, NULL), TW_OK);
+            bool all = b > a && ref_state(h, a) == TW_POWER_DEALLOCATED;
+            for (size_t i = 0; all && i < h->n; i++)
+                if (h->v[i].at_ns > a && h->v[i].at_ns < b && h->v[i].state != TW_POWER_DEALLOCATED)
+                    all = false;
+            count += all;
+        }
+        on[s] = count >= min_weeks;
+    }
+}
+
+static uint64_t rng = 88172645463325252u;
+static uint64_t next_rand(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Random histories (a VM deallocated for spans of hours, with blips and
+ * repeats) in zones with clock changes, over weeks holding the changes:
+ * the windows cover exactly the reference's quarter-hours. */
+static void test_reference(void **state)
+{
+    (void)state;
+    struct tw_tz *zones[] = {london(), corpus_zone("Pacific_Chatham", "Pacific/Chatham"),
+                             corpus_zone("Africa_Casablanca", "Africa/Casablanca"),
+                             corpus_zone("America_Nuuk", "America/Nuuk"), zone("UTC0")};
+    const int64_t untils[] = {utc(2026, 11, 4, 12, 0), utc(2027, 4, 7, 3, 0),
+                              utc(2026, 4, 8, 0, 0), utc(2026, 10, 26, 0, 30)};
+    for (int round = 0; round < 60; round++) {
+        const struct tw_tz *z = zones[round % 5];
+        int64_t until = untils[(round / 5) % 4];
+        int weeks = 1 + (int)(next_rand() % 6), min_weeks = 1 + (int)(next_rand() % weeks);
+        struct hist h = {0};
+        int64_t t = until - (weeks + 1) * TW_NS_PER_WEEK + (int64_t)(next_rand() % 86400) * TW_NS_PER_S;
+        while (t < until && h.n < 500) {
+            static const enum tw_power states[] = {TW_POWER_DEALLOCATED, TW_POWER_DEALLOCATED,
+                                                   TW_POWER_RUNNING, TW_POWER_STOPPED,
+                                                   TW_POWER_DEALLOCATING};
+            obs(&h, t, states[next_rand() % 5]);
+            t += (int64_t)(next_rand() % (30 * 3600)) * TW_NS_PER_S;
+        }
+        bool want[672];
+        ref_slots(&h, until, weeks, min_weeks, z, want);
+        struct tw_windows w;
+        struct tw_error err = {0};
+        if (tw_observed_windows(h.v, h.n, until, weeks, min_weeks, z, &w, &err) != TW_OK)
+            fail_msg("round %d: %s", round, err.msg);
+        bool got[672] = {false};
+        for (size_t i = 0; i < w.n; i++) {
+            assert_int_equal(w.w[i].start_min % 15, 0);
+            assert_int_equal(w.w[i].len_min % 15, 0);
+            for (int k = 0; k < w.w[i].len_min; k += 15)
+                got[((w.w[i].start_min + k) % TW_WEEK_MIN) / 15] = true;
+            if (i > 0)
+                assert_true(w.w[i].start_min > w.w[i - 1].start_min);
+        }
+        for (int s = 0; s < 672; s++)
+            if (got[s] != want[s])
+                fail_msg("round %d (%s, %d of %d weeks): quarter-hour %d is %s, the rule says %s",
+                         round, tw_tz_name(z), min_weeks, weeks, s, got[s] ? "in" : "out",
+                         want[s] ? "in" : "out");
+    }
+    for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++)
+        tw_tz_free(zones[i]);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -239,6 +351,7 @@ int main(void)
         cmocka_unit_test(test_zone),
         cmocka_unit_test(test_all_week_and_refusals),
         cmocka_unit_test(test_hibernated),
+        cmocka_unit_test(test_reference),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
