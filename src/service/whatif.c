@@ -310,8 +310,8 @@ static void note(struct tw_whatif_result *r, const char *fmt, ...)
  * redundancy RED) checked against the catalog. */
 static enum tw_err side(const struct tw_tier_catalog *cat, const char *which, const char *tier_in,
                         const char *sku_in, enum tw_sku_redundancy red, struct tw_sku *out,
-                        struct tw_whatif_price *p, char field[TW_WHATIF_FIELD_MAX],
-                        struct tw_error *err)
+                        int64_t *size_gib, struct tw_whatif_price *p,
+                        char field[TW_WHATIF_FIELD_MAX], struct tw_error *err)
 {
     char tier[8];
     size_t n = strlen(tier_in);
@@ -368,6 +368,7 @@ static enum tw_err side(const struct tw_tier_catalog *cat, const char *which, co
                                                               : "");
     }
     *out = sku;
+    *size_gib = t->size_gib;
     snprintf(p->tier, sizeof(p->tier), "%s", tier);
     snprintf(p->sku, sizeof(p->sku), "%s", name);
     return TW_OK;
@@ -449,11 +450,22 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
     if ((rc = tw_tier_catalog_builtin(&cat, err)) != TW_OK)
         return rc;
     struct tw_sku from, to;
-    if ((rc = side(&cat, "from", rq->from_tier, rq->from_sku, TW_SKU_LRS, &from, &out->from, field,
-                   err)) != TW_OK ||
-        (rc = side(&cat, "to", rq->to_tier, rq->to_sku, from.redundancy, &to, &out->to, field,
-                   err)) != TW_OK)
+    int64_t from_gib, to_gib;
+    if ((rc = side(&cat, "from", rq->from_tier, rq->from_sku, TW_SKU_LRS, &from, &from_gib,
+                   &out->from, field, err)) != TW_OK ||
+        (rc = side(&cat, "to", rq->to_tier, rq->to_sku, from.redundancy, &to, &to_gib, &out->to,
+                   field, err)) != TW_OK)
         goto done;
+    /* A change of type keeps the disk's size: the target's step must hold it. */
+    if (to_gib < from_gib) {
+        set_field(field, "to_tier");
+        rc = tw_error_set(err, TW_EINVAL,
+                          "to_tier %s (%lld GiB) can't hold a %s disk (%lld GiB): a change of "
+                          "type keeps the size, so the target is a tier of %lld GiB or more",
+                          out->to.tier, (long long)to_gib, out->from.tier, (long long)from_gib,
+                          (long long)from_gib);
+        goto done;
+    }
     if ((rc = windows(rq, &out->windows, field, err)) != TW_OK)
         goto done;
     if (!z) {

@@ -126,11 +126,12 @@ check io "$j" '.per_disk.transactions_unrounded == "0.898560000000" and .per_dis
 check io "$j" '.total.saving == "2091.18" and .calculation.transactions.charged == true'
 expect 2 "go together" -- "$cli" "${field[@]}" --io-per-hour 10
 
-# ---- SKUs: ZRS stays ZRS, and a price the book lacks is named ----
+# ---- SKUs: ZRS stays ZRS, a target too small for the disk, a price the book lacks ----
 expect 2 "P10 ZRS" -- "$cli" "${field[@]}" --from-sku Premium_ZRS
 expect 2 "E15" -- "$cli" "${field[@]/E10/E15}"
 expect 2 "Standard HDD is LRS only" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
 expect 2 "from_sku Standard_LRS is Standard HDD" -- "$cli" "${field[@]}" --from-sku Standard_LRS
+expect 2 "to_tier E6 (64 GiB) can't hold a P10 disk (128 GiB)" -- "$cli" "${field[@]/E10/E6}"
 expect 2 "to_tier P11 is not a tier Azure offers" -- "$cli" "${field[@]/E10/P11}"
 expect 2 "from_tier \"X10\" is not a disk tier" -- "$cli" "${field[@]/P10/X10}"
 expect 2 "not a disk SKU" -- "$cli" "${field[@]}" --to-sku StandardSSD_GRS
