@@ -129,6 +129,34 @@ struct group_map {
 };
 
 #define ZONES_MAX 64
+#define WCACHE_MAX 512
+#define MEMO_SLOTS 8192 /* a power of two */
+
+/* A disk's saving by its windows (their instants, shared through the
+ * window cache or the policy's list) and its two prices, when nothing else
+ * of the disk enters (no SKU change made before, no transactions): disks
+ * alike save alike, and the exact arithmetic is most of a run's time. */
+struct memo_slot {
+    const struct tw_interval *iv; /* NULL: empty */
+    size_t n;
+    int64_t from_micros, to_micros;
+    struct tw_disk_saving saving;
+};
+
+/* Windows already worked out, by what they came from: a VM's schedule tag
+ * (its text: what it parses to, or why it does not) or learned windows
+ * (their text and zone), with their instants over the month.  A fleet has
+ * few distinct schedules, and a zone's instants cost most of the time. */
+struct wcache_entry {
+    uint64_t hash;
+    char *key;
+    bool ok;
+    char why[512];
+    char text[1400];
+    char tz[TW_TZ_NAME_MAX];
+    struct tw_interval *iv;
+    size_t n;
+};
 
 struct run {
     struct tw_store *st;
@@ -153,7 +181,88 @@ struct run {
     size_t n_obs, cap_obs;
     int64_t *prior;
     size_t cap_prior;
+    struct wcache_entry *wc;     /* WCACHE_MAX slots, allocated on first use */
+    size_t n_wc;
+    struct memo_slot *memo;      /* MEMO_SLOTS, allocated on first use */
+    size_t n_memo;
 };
+
+static struct memo_slot *memo_slot(struct run *r, const struct tw_interval *iv, size_t n,
+                                   struct tw_money from, struct tw_money to, bool *found)
+{
+    *found = false;
+    if (!r->memo && !(r->memo = calloc(MEMO_SLOTS, sizeof(*r->memo))))
+        return NULL;
+    uint64_t h = tw_fnv_i64(tw_fnv_i64(tw_fnv_i64(1469598103934665603ULL, (int64_t)(uintptr_t)iv),
+                                       from.micros),
+                            to.micros);
+    for (size_t k = 0, j = h & (MEMO_SLOTS - 1); k < MEMO_SLOTS; k++, j = (j + 1) & (MEMO_SLOTS - 1)) {
+        struct memo_slot *m = &r->memo[j];
+        if (!m->iv) {
+            if (r->n_memo * 2 >= MEMO_SLOTS)
+                return NULL; /* full enough: computed, not kept */
+            return m;
+        }
+        if (m->iv == iv && m->n == n && m->from_micros == from.micros &&
+            m->to_micros == to.micros) {
+            *found = true;
+            return m;
+        }
+    }
+    return NULL;
+}
+
+static uint64_t text_hash(const char *a, const char *b)
+{
+    uint64_t h = tw_fnv_text(1469598103934665603ULL, a);
+    h = tw_fnv_bytes(h, "\x1f", 1);
+    h = tw_fnv_text(h, b);
+    return h ? h : 1;
+}
+
+static struct wcache_entry *wc_find(struct run *r, const char *a, const char *b)
+{
+    uint64_t h = text_hash(a, b);
+    size_t la = strlen(a);
+    for (size_t i = 0; i < r->n_wc; i++) {
+        struct wcache_entry *e = &r->wc[i];
+        if (e->hash == h && strncmp(e->key, a, la) == 0 && e->key[la] == '\x1f' &&
+            strcmp(e->key + la + 1, b) == 0)
+            return e;
+    }
+    return NULL;
+}
+
+/* A new entry for (A, B), or NULL when the cache is full or out of memory
+ * (the caller then keeps what it worked out to itself). */
+static struct wcache_entry *wc_add(struct run *r, const char *a, const char *b)
+{
+    if (!r->wc && !(r->wc = calloc(WCACHE_MAX, sizeof(*r->wc))))
+        return NULL;
+    if (r->n_wc == WCACHE_MAX)
+        return NULL;
+    size_t la = strlen(a), lb = strlen(b);
+    char *key = malloc(la + lb + 2);
+    if (!key)
+        return NULL;
+    memcpy(key, a, la);
+    key[la] = '\x1f';
+    memcpy(key + la + 1, b, lb + 1);
+    struct wcache_entry *e = &r->wc[r->n_wc++];
+    memset(e, 0, sizeof(*e));
+    e->hash = text_hash(a, b);
+    e->key = key;
+    return e;
+}
+
+static void wc_free(struct run *r)
+{
+    for (size_t i = 0; i < r->n_wc; i++) {
+        free(r->wc[i].key);
+        free(r->wc[i].iv);
+    }
+    free(r->wc);
+}
 
 static enum tw_err zone_get(struct run *r, const char *name, struct tw_tz **out,
                             struct tw_error *err)
@@ -403,6 +512,16 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
         snprintf(w->source_buf, sizeof(w->source_buf), "tag:%.500s", p->windows_tag);
         w->source = w->source_buf;
         const char *v = tag_value(vm, p->windows_tag);
+        const struct wcache_entry *hit = v ? wc_find(r, "tag", v) : NULL;
+        if (hit) {
+            w->ok = hit->ok;
+            memcpy(w->why, hit->why, sizeof(w->why));
+            memcpy(w->text, hit->text, sizeof(w->text));
+            memcpy(w->tz, hit->tz, sizeof(w->tz));
+            w->iv = hit->iv;
+            w->n = hit->n;
+            return TW_OK;
+        }
         if (!v) {
             snprintf(w->why, sizeof(w->why),
                      "the VM has no tag %.200s, where this policy reads its schedule (e.g. "
@@ -414,6 +533,9 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
         if (tw_windows_parse_custodian(v, strlen(v), &ws, &perr) != TW_OK) {
             snprintf(w->why, sizeof(w->why), "the VM's tag %.100s \"%.120s\" does not parse: %.200s",
                      p->windows_tag, v, perr.msg);
+            struct wcache_entry *e = wc_add(r, "tag", v);
+            if (e)
+                memcpy(e->why, w->why, sizeof(e->why));
             return TW_OK;
         }
         if (ws.tz[0]) {
@@ -425,6 +547,9 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
                          "the VM's tag %.100s \"%.120s\" names the zone %.60s, which does not "
                          "load: %.160s",
                          p->windows_tag, v, ws.tz, zerr.msg);
+                struct wcache_entry *e = wc_add(r, "tag", v);
+                if (e)
+                    memcpy(e->why, w->why, sizeof(e->why));
                 return TW_OK;
             }
         }
@@ -445,13 +570,40 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
             return TW_OK;
         }
     }
-    if (!tw_windows_format(&ws, w->text, sizeof(w->text)))
+    bool formatted = tw_windows_format(&ws, w->text, sizeof(w->text));
+    if (!formatted)
         snprintf(w->text, sizeof(w->text), "(%zu windows)", ws.n);
+    /* Learned windows already seen (the same text in the same zone) have
+     * their instants already. */
+    char okey[TW_TZ_NAME_MAX + 8];
+    snprintf(okey, sizeof(okey), "obs %s", w->tz);
+    if (p->windows_kind == TW_PW_OBSERVED && formatted) {
+        const struct wcache_entry *hit = wc_find(r, okey, w->text);
+        if (hit) {
+            w->iv = hit->iv;
+            w->n = hit->n;
+            w->ok = true;
+            return TW_OK;
+        }
+    }
     enum tw_err rc = tw_windows_instants(&ws, z, from, to, &w->iv, &w->n, err);
     if (rc != TW_OK)
         return rc;
-    w->owned = true;
     w->ok = true;
+    struct wcache_entry *e = NULL;
+    if (p->windows_kind == TW_PW_TAG)
+        e = wc_add(r, "tag", tag_value(vm, p->windows_tag));
+    else if (formatted)
+        e = wc_add(r, okey, w->text);
+    if (!e) {
+        w->owned = true;
+        return TW_OK;
+    }
+    e->ok = true;
+    memcpy(e->text, w->text, sizeof(e->text));
+    memcpy(e->tz, w->tz, sizeof(e->tz));
+    e->iv = w->iv;
+    e->n = w->n;
     return TW_OK;
 }
 
@@ -728,11 +880,28 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
             r->prior[np++] = vm->changes[i].at_ms * TW_NS_PER_MS;
     so.prior_changes = np ? r->prior : NULL;
     so.n_prior = np;
-    rc = tw_savings_windows(x->win.iv, x->win.n, r->res->from_ns, r->res->to_ns,
-                            d->target.from_per_month, d->target.to_per_month, txp, &so, NULL,
-                            &d->saving, err);
-    if (rc != TW_OK)
-        return rc;
+    bool found = false;
+    struct memo_slot *m = NULL;
+    if (np == 0 && !txp && !x->win.owned && x->win.iv)
+        m = memo_slot(r, x->win.iv, x->win.n, d->target.from_per_month,
+                      d->target.to_per_month, &found);
+    if (found) {
+        d->saving = m->saving;
+    } else {
+        rc = tw_savings_windows(x->win.iv, x->win.n, r->res->from_ns, r->res->to_ns,
+                                d->target.from_per_month, d->target.to_per_month, txp, &so, NULL,
+                                &d->saving, err);
+        if (rc != TW_OK)
+            return rc;
+        if (m) {
+            m->iv = x->win.iv;
+            m->n = x->win.n;
+            m->from_micros = d->target.from_per_month.micros;
+            m->to_micros = d->target.to_per_month.micros;
+            m->saving = d->saving;
+            r->n_memo++;
+        }
+    }
     d->windows_source = x->win.source;
     snprintf(d->windows, sizeof(d->windows), "%s", x->win.text);
     snprintf(d->windows_tz, sizeof(d->windows_tz), "%s", x->win.tz);
@@ -892,6 +1061,8 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     free(r.obs);
     free(r.prior);
     free(r.resv_used);
+    wc_free(&r);
+    free(r.memo);
     tw_reservations_cleanup(&r.resv);
     for (size_t i = 0; i < r.n_books; i++)
         tw_pricebook_free(r.books[i].b);

@@ -458,6 +458,13 @@ static void test_tag_windows(void **state)
     vm(f, 3, "c", "rg", "sub", "westeurope", "Standard_D2s_v3",
        "{\"Schedule\":\"off=(X,25)\"}");
     disk(f, 31, 3, "data", "Premium_LRS", "P10", 128, "1", "0");
+    /* The same schedule as VM a's (worked out once), and c's bad one. */
+    vm(f, 4, "d", "rg", "sub", "westeurope", "Standard_D2s_v3",
+       "{\"schedule\":\"off=(S,0);on=(M,0);tz=Europe/London\"}");
+    disk(f, 41, 4, "data", "Premium_LRS", "P10", 128, "1", "0");
+    vm(f, 5, "e", "rg", "sub", "westeurope", "Standard_D2s_v3",
+       "{\"Schedule\":\"off=(X,25)\"}");
+    disk(f, 51, 5, "data", "Premium_LRS", "P10", 128, "1", "0");
     book(f, "GBP");
     struct tw_policy p;
     policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"tags\","
@@ -486,6 +493,11 @@ static void test_tag_windows(void **state)
     assert_int_equal(reason_of(&s, 31), TW_OPP_NO_WINDOW);
     assert_non_null(strstr(why_of(&s, 31), "off=(X,25)"));
     assert_non_null(strstr(why_of(&s, 31), "does not parse"));
+    find(&s, 41, &i);
+    assert_int_equal(s.d[i].reason, TW_OPP_COVERED);
+    assert_string_equal(s.d[i].windows, "Sat 00:00-Mon 00:00");
+    assert_int_equal(s.d[i].hours_ns, 192 * TW_NS_PER_HOUR);
+    assert_string_equal(why_of(&s, 51), why_of(&s, 31));
     tw_opp_result_cleanup(&res);
     tw_policy_cleanup(&p);
 }
