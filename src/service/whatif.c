@@ -203,7 +203,7 @@ enum tw_err tw_whatif_req_parse(const char *buf, size_t len, struct tw_whatif_re
     for (size_t k = 0; k < json_array_size(w); k++) {
         char path[32];
         snprintf(path, sizeof(path), "windows[%zu]", k);
-        if (!tw_jx_str(json_array_get(w, k), path, "", TW_JX_REQUIRED | TW_JX_NONEMPTY,
+        if (!tw_jx_str(json_array_get(w, k), "", path, TW_JX_REQUIRED | TW_JX_NONEMPTY,
                        rq->window[k], sizeof(rq->window[k]), err)) {
             rc = jx_fail(field, path, err);
             goto out;
