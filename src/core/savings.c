@@ -288,9 +288,11 @@ static char *u128_digits(u128 v, char *end)
 
 bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap)
 {
+    if (!buf)
+        return false;
     if (cap)
         buf[0] = '\0';
-    if (digits < 0 || digits > 18 || a.den <= 0 || !buf)
+    if (digits < 0 || digits > 18 || a.den <= 0)
         return false;
     /* |num| / (den * 10^6) units: the whole part, then each decimal by
      * long division (the remainder stays below the divisor, < 2^83), then
@@ -335,10 +337,10 @@ bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap)
 
 bool tw_hours_decimal(int64_t ns, char *buf, size_t cap)
 {
-    if (cap)
-        buf[0] = '\0';
     if (!buf)
         return false;
+    if (cap)
+        buf[0] = '\0';
     /* Micro-hours, rounded half away from zero: 1 micro-hour is 3.6 ms. */
     u128 n = ns < 0 ? (u128)0 - (u128)(__int128)ns : (u128)ns;
     const u128 d = 3600000; /* ns in a micro-hour */

@@ -631,6 +631,18 @@ static void test_decimals(void **state)
     hours(INT64_MAX, "2562047.788015");
     assert_false(tw_hours_decimal(47 * HOUR_NS + 30 * MIN_NS, buf, 4));
     assert_true(tw_hours_decimal(47 * HOUR_NS + 30 * MIN_NS, buf, 5));
+
+    /* No buffer: refused whatever the capacity says, nothing written. */
+    char *none = NULL;
+    assert_false(tw_amount_decimal((struct tw_amount){16160000, 1}, 2, none, 64));
+    assert_false(tw_amount_decimal((struct tw_amount){16160000, 1}, 2, none, 0));
+    assert_false(tw_hours_decimal(47 * HOUR_NS, none, 64));
+    assert_false(tw_hours_decimal(47 * HOUR_NS, none, 0));
+    /* A capacity of 0 leaves the buffer alone. */
+    memcpy(buf, "x", 2);
+    assert_false(tw_amount_decimal((struct tw_amount){16160000, 1}, 2, buf, 0));
+    assert_false(tw_hours_decimal(47 * HOUR_NS, buf, 0));
+    assert_string_equal(buf, "x");
 }
 
 int main(void)
