@@ -5,6 +5,7 @@
  */
 #include "core/savings.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,10 +58,63 @@ static const struct {
     {"S80", 110000000, 16},
 };
 
+/* Standard HDD sizes the billing page lists as one transaction an I/O
+ * outside eastus and northeurope ([BILL]).  S15 is in neither list: it is
+ * priced by the worse rule (16 KiB units, no cap known) and the rule says
+ * so. */
+static const char *const hdd_per_io[] = {"S10", "S20", "S30", "S40", "S50", "S60"};
+
 /* Regions where every Standard HDD I/O is one transaction ([BILL]). */
 static bool hdd_per_io_region(const char *region)
 {
     return strcmp(region, "eastus") == 0 || strcmp(region, "northeurope") == 0;
+}
+
+/* Appends printf-style text to BUF (CAP bytes), cutting what does not fit. */
+static void addf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void addf(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    if (used + 1 >= cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, cap - used, fmt, ap);
+    va_end(ap);
+}
+
+/* What goes before item K (1-based) of N in a list: "", ", " or LAST. */
+static const char *list_sep(size_t k, size_t n, const char *last)
+{
+    return k == 1 ? "" : k == n ? last : ", ";
+}
+
+/* One meter that may price a disk's transactions, and its entry if the
+ * book has it. */
+struct cand {
+    char name[48];       /* "E30 LRS Disk Operations" */
+    char short_name[16]; /* "E30's", "E4's", "the tier-less" */
+    bool four;           /* the family's 4-tier meter, not the disk's own */
+    const struct tw_price_entry *e;
+};
+
+static void add_meter(struct cand *m, size_t *n, const struct tw_pricebook *b, const char *region,
+                      const char *currency, enum tw_sku_family family, const char *tier,
+                      const char *own_tier, enum tw_sku_redundancy red, enum tw_pb_kind kind)
+{
+    struct cand *c = &m[(*n)++];
+    const char *rn = tw_sku_redundancy_name(red);
+    memset(c, 0, sizeof(*c));
+    if (tier[0]) {
+        snprintf(c->name, sizeof(c->name), "%.3s %.3s Disk Operations", tier, rn);
+        snprintf(c->short_name, sizeof(c->short_name), "%.3s's", tier);
+    } else {
+        snprintf(c->name, sizeof(c->name), "Disk Transactions %.3s Disk Operations", rn);
+        snprintf(c->short_name, sizeof(c->short_name), "the tier-less");
+    }
+    c->four = tier[0] && strcmp(tier, own_tier) != 0;
+    c->e = tw_pricebook_find(b, region, currency, family, tier, red, kind);
 }
 
 enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, const char *currency,
@@ -94,6 +148,7 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
     if (!region || !currency)
         return tw_error_set(err, TW_EINVAL, "a transaction price needs a region and a currency");
 
+    bool hdd_unlisted = false;
     if (family == TW_SKU_STANDARD_SSD) {
         /* Each I/O in 256 KiB units ([TYPES], [BILL]); an hourly cap exists
          * but its value is not published. */
@@ -102,58 +157,108 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
         out->cap_unknown = true;
     } else {
         out->kind = TW_TX_PER_IO;
-        if (!hdd_per_io_region(region))
+        if (!hdd_per_io_region(region)) {
+            bool listed = false;
             for (size_t i = 0; i < sizeof(hdd_units) / sizeof(hdd_units[0]); i++)
                 if (strcmp(tier, hdd_units[i].tier) == 0) {
+                    listed = true;
                     out->kind = TW_TX_UNITS;
                     out->unit_bytes = 16384;
                     out->hourly_cap = hdd_units[i].hourly_cap;
                     out->max_units_per_io = hdd_units[i].max_units_per_io;
                 }
+            for (size_t i = 0; i < sizeof(hdd_per_io) / sizeof(hdd_per_io[0]); i++)
+                listed |= strcmp(tier, hdd_per_io[i]) == 0;
+            if (!listed) {
+                /* In neither list (S15): 16 KiB units count at least as
+                 * many transactions as one an I/O, and no cap is known. */
+                hdd_unlisted = true;
+                out->kind = TW_TX_UNITS;
+                out->unit_bytes = 16384;
+            }
+        }
     }
 
-    /* Two meters may price them; the book names neither as the one. */
+    /* Up to three meters may price them, and which one Azure bills a disk
+     * on is not documented: the tier's own, the family's 4-tier one (the
+     * billing page's example bill prices an E30 disk's transactions on
+     * "E4 LRS Disk Operations", an S20's on S4's) and the tier-less one.
+     * The highest in the book is used, the worse case. */
     const char *rn = tw_sku_redundancy_name(red);
-    char tier_meter[32], tx_meter[40]; /* the tier parsed: 2-3 characters */
-    snprintf(tier_meter, sizeof(tier_meter), "%.3s %.3s Disk Operations", tier, rn);
-    snprintf(tx_meter, sizeof(tx_meter), "Disk Transactions %.3s Disk Operations", rn);
-    const struct tw_price_entry *et =
-        tw_pricebook_find(b, region, currency, family, tier, red, TW_PB_OPS_10K);
-    const struct tw_price_entry *ex =
-        tw_pricebook_find(b, region, currency, family, "", red, TW_PB_TX_10K);
-    if (!et && !ex) {
+    struct cand meters[3];
+    size_t nm = 0, best = 0;
+    char four[4];
+    snprintf(four, sizeof(four), "%c4", tw_sku_tier_letter(family));
+    add_meter(meters, &nm, b, region, currency, family, tier, tier, red, TW_PB_OPS_10K);
+    if (strcmp(tier, four) != 0)
+        add_meter(meters, &nm, b, region, currency, family, four, tier, red, TW_PB_OPS_10K);
+    add_meter(meters, &nm, b, region, currency, family, "", tier, red, TW_PB_TX_10K);
+    size_t n_present = 0;
+    for (size_t i = 0; i < nm; i++) {
+        if (!meters[i].e)
+            continue;
+        if (!n_present++ || tw_money_cmp(meters[i].e->price, meters[best].e->price) > 0)
+            best = i; /* ties: the earlier (the tier's own first) */
+    }
+    if (!n_present) {
+        char names[160] = "";
+        for (size_t i = 0; i < nm; i++)
+            addf(names, sizeof(names), "%s\"%s\"", list_sep(i + 1, nm, " nor "), meters[i].name);
         memset(out, 0, sizeof(*out));
         return tw_error_set(err, TW_ENOENT,
                             "no transaction price for %s %s (%s) in %s %s in the price book (%s): "
-                            "neither \"%s\" nor \"%s\" is there; a missing price is not free: "
-                            "refresh the prices (tierwise prices refresh) or use a book that has "
-                            "them",
+                            "neither %s is there; a missing price is not free: refresh the "
+                            "prices (tierwise prices refresh) or use a book that has them",
                             tier, rn, tw_sku_name(family, red), region, currency,
-                            b && b->source[0] ? b->source : "empty", tier_meter, tx_meter);
+                            b && b->source[0] ? b->source : "empty", names);
     }
-    if (et && ex) {
-        bool tier_higher = tw_money_cmp(et->price, ex->price) >= 0;
-        out->per_10k = tier_higher ? et->price : ex->price;
-        char pt[TW_MONEY_TEXT_MAX], px[TW_MONEY_TEXT_MAX];
-        tw_money_text(et->price, pt, sizeof(pt));
-        tw_money_text(ex->price, px, sizeof(px));
-        snprintf(out->meter, sizeof(out->meter), "\"%s\" (the higher) and \"%s\"",
-                 tier_higher ? tier_meter : tx_meter, tier_higher ? tx_meter : tier_meter);
-        snprintf(out->note, sizeof(out->note),
-                 "both meters are in the book (%s and %s per 10,000); which one Azure bills this "
-                 "disk on is not documented, so the higher is used",
-                 pt, px);
+    out->per_10k = meters[best].e->price;
+    if (n_present == 1) {
+        snprintf(out->meter, sizeof(out->meter), "\"%s\"", meters[best].name);
     } else {
-        out->per_10k = et ? et->price : ex->price;
-        snprintf(out->meter, sizeof(out->meter), "\"%s\"", et ? tier_meter : tx_meter);
+        /* The one used first, then the others in order. */
+        snprintf(out->meter, sizeof(out->meter), "\"%s\" (the %s)", meters[best].name,
+                 n_present == 2 ? "higher" : "highest");
+        size_t k = 1;
+        for (size_t i = 0; i < nm; i++) {
+            if (i == best || !meters[i].e)
+                continue;
+            k++;
+            addf(out->meter, sizeof(out->meter), "%s\"%s\"", list_sep(k, n_present, " and "),
+                 meters[i].name);
+        }
+        addf(out->note, sizeof(out->note), "meters in the book: ");
+        bool has_four = false;
+        k = 0;
+        for (size_t i = 0; i < nm; i++) {
+            if (!meters[i].e)
+                continue;
+            char pt[TW_MONEY_TEXT_MAX];
+            tw_money_text(meters[i].e->price, pt, sizeof(pt));
+            k++;
+            addf(out->note, sizeof(out->note), "%s%s %s", list_sep(k, n_present, " and "),
+                 meters[i].short_name, pt);
+            has_four |= meters[i].four;
+        }
+        const char *example = "";
+        if (has_four)
+            example = family == TW_SKU_STANDARD_SSD ? " (its billing example bills an E30 on E4's)"
+                                                    : " (its billing example bills an S20 on S4's)";
+        addf(out->note, sizeof(out->note),
+             " per 10,000; the %s, %s, is used (the worse case): which one Azure bills is not "
+             "documented%s",
+             n_present == 2 ? "higher" : "highest", meters[best].short_name, example);
     }
-    if (out->cap_unknown) {
-        size_t used = strlen(out->note);
-        snprintf(out->note + used, sizeof(out->note) - used,
-                 "%sStandard SSD's hourly cap on billable transactions is not published: none "
-                 "applied (the worse case)",
-                 used ? "; " : "");
+    if (hdd_unlisted) {
+        addf(out->note, sizeof(out->note),
+             "%s%s is in neither size list of the billing page: the worse rule, 16 KiB units, "
+             "no cap",
+             out->note[0] ? "; " : "", tier);
     }
+    if (out->cap_unknown)
+        addf(out->note, sizeof(out->note),
+             "%sStandard SSD's hourly cap is not published: none applied (the worse case)",
+             out->note[0] ? "; " : "");
     return TW_OK;
 }
 

@@ -17,11 +17,19 @@
  *     bursting); Standard SSD each I/O in 256 KiB units; Standard HDD by
  *     size and region (16 KiB units with an hourly cap for S4, S6, S70 and
  *     S80 outside eastus and northeurope, at most 16 units an I/O for S70
- *     and S80; one unit an I/O otherwise); billed per 10,000.  Two meters
- *     may price them: the tier's "<tier> LRS Disk Operations" and the newer
- *     tier-less "Disk Transactions LRS Disk Operations"; which one Azure
- *     bills a given disk on is not documented, so when both are in the book
- *     the higher price is used and the rule says so (tw_tx_rule.note).
+ *     and S80; one unit an I/O for S10, S20 ... S60 and everywhere in
+ *     eastus and northeurope; S15, in neither of the billing page's lists,
+ *     by the worse rule, 16 KiB units with no cap, said in the note);
+ *     billed per 10,000.  Three meters may price them: the tier's own
+ *     "<tier> LRS Disk Operations", the family's 4-tier one ("E4 LRS Disk
+ *     Operations", "S4 ...", same redundancy: the billing page's example
+ *     bill prices an E30 disk's transactions on E4's and an S20's on S4's,
+ *     and no E1, E2 or E3 operations meter exists) and the newer tier-less
+ *     "Disk Transactions LRS Disk Operations".  Which one Azure bills a
+ *     given disk on is not documented, so the highest of those in the book
+ *     is used (the worse case; equal prices: the tier's own, then E4's),
+ *     tw_tx_rule.meter names every one present and tw_tx_rule.note says
+ *     which was taken and why.
  *
  * Every amount is exact (struct tw_amount, core/money.h) until presented.
  */
@@ -71,18 +79,22 @@ struct tw_tx_rule {
     int64_t hourly_cap;        /* billable units an hour at most; 0: no cap known */
     bool cap_unknown;          /* a cap exists but its value is not published: none applied */
     struct tw_money per_10k;   /* price per 10,000 units (TW_TX_NONE: 0) */
-    char meter[160];           /* the meter(s) the price came from, in words: "\"E10 LRS
-                                * Disk Operations\"", or both with the higher first:
-                                * "\"A\" (the higher) and \"B\"" */
-    char note[320];            /* what was assumed ("both meters in the book: the higher
-                                * ..."), "" when nothing */
+    char meter[160];           /* the meter(s) in the book that may price it, in words:
+                                * "\"E10 LRS Disk Operations\"", or all present with the
+                                * one used first: "\"A\" (the higher) and \"B\"", "\"A\"
+                                * (the highest), \"B\" and \"C\"" */
+    char note[320];            /* what was assumed ("meters in the book: E10's 0.002, E4's
+                                * 0.002 and the tier-less 0.0026 per 10,000; the highest,
+                                * the tier-less, is used (the worse case): ..."; the S15
+                                * rule; Standard SSD's unpublished cap), "" when nothing */
 };
 
 /*
  * The rule for a disk of FAMILY, TIER (its billed tier, "E10") and RED in
- * REGION, priced from book B in CURRENCY.  TW_ENOENT naming the meter when
- * the book has no transaction price for a family that is charged (never a
- * zero); TW_EINVAL for a provisioned family asked with a tier.
+ * REGION, priced from book B in CURRENCY.  TW_ENOENT naming the meters
+ * when the book has none of the (up to three) transaction prices for a
+ * family that is charged (never a zero); TW_EINVAL for a provisioned
+ * family asked with a tier.
  */
 enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, const char *currency,
                            enum tw_sku_family family, const char *tier,
@@ -97,7 +109,12 @@ struct tw_io_rate {
 };
 
 /* The exact transaction charge of RATE over DUR_NS under rule R: units an
- * hour (capped by R's hourly cap) * DUR_NS / 1 h * per_10k / 10,000. */
+ * hour (capped by R's hourly cap) * DUR_NS / 1 h * per_10k / 10,000.
+ * RATE is an average: its I/O size is rounded up to whole units as if
+ * every I/O had that size (a mix of small and large I/Os may really count
+ * more units, or fewer), and the hourly cap is applied to the average
+ * rate and prorated over DUR_NS, not hour by hour (a busy hour above the
+ * cap and a quiet one below count as two average hours). */
 enum tw_err tw_tx_cost(const struct tw_tx_rule *r, const struct tw_io_rate *rate, int64_t dur_ns,
                        struct tw_amount *out, struct tw_error *err);
 
@@ -128,6 +145,10 @@ struct tw_target {
  * disk's redundancy (Standard HDD has no ZRS), no size step large enough,
  * no price for the disk's own tier or any target's; TW_EINVAL for a
  * provisioned SKU or an unknown one.
+ *
+ * A target dearer than the disk (or as dear) is not refused: both prices
+ * are returned, and the callers must compare them (to_per_month <
+ * from_per_month) and say why when there is nothing to save.
  */
 enum tw_err tw_target_choose(const struct tw_tier_catalog *cat, const struct tw_pricebook *b,
                              const char *region, const char *currency, const char *sku,
@@ -200,6 +221,15 @@ struct tw_disk_saving {
  * (the plan makes its changes).  O NULL: no margins, minimum or quota.
  * TW_EINVAL for windows unsorted or overlapping, negative margins, a
  * negative min_saving, unsorted prior changes; TW_ERANGE on overflow.
+ *
+ * The quota only sees the changes it is given (prior_changes: those
+ * already made) and those of WIN: WIN's first window is expected to open
+ * before the period, so that the plan's changes just before it count for
+ * the first windows inside it.  Callers take the schedule's instants over
+ * a span widened by at least the quota's span (quota_ns) plus a week
+ * before the period, and a week after it (a window crossing its end keeps
+ * its real margins).  Nothing checks this: a list that starts at the
+ * period lets its first window take a change the quota would have refused.
  */
 enum tw_err tw_savings_windows(const struct tw_interval *win, size_t n, int64_t period_from,
                                int64_t period_to, struct tw_money from_per_month,

@@ -302,8 +302,8 @@ static void dec8(struct tw_amount a, const char *want)
     assert_string_equal(buf, want);
 }
 
-/* Standard SSD: 256 KiB units, both meters in the snapshot (the tier's
- * 0.002 and the tier-less 0.0026 in westeurope): the higher, said. */
+/* Standard SSD: 256 KiB units, three meters in the snapshot (the tier's
+ * and E4's 0.002, the tier-less 0.0026 in westeurope): the highest, said. */
 static void test_tx_standard_ssd(void **state)
 {
     (void)state;
@@ -318,10 +318,14 @@ static void test_tx_standard_ssd(void **state)
     assert_int_equal(r.hourly_cap, 0);
     assert_true(r.cap_unknown);
     assert_int_equal(r.per_10k.micros, 2600);
-    assert_non_null(strstr(r.meter, "\"Disk Transactions LRS Disk Operations\" (the higher)"));
-    assert_non_null(strstr(r.meter, "\"E10 LRS Disk Operations\""));
-    assert_non_null(strstr(r.note, "both meters are in the book (0.002 and 0.0026"));
-    assert_non_null(strstr(r.note, "the higher is used"));
+    /* Three meters: E10's own, E4's (the family's 4-tier one) and the
+     * tier-less one, the highest first. */
+    assert_string_equal(r.meter, "\"Disk Transactions LRS Disk Operations\" (the highest), "
+                                 "\"E10 LRS Disk Operations\" and \"E4 LRS Disk Operations\"");
+    assert_non_null(strstr(r.note, "meters in the book: E10's 0.002, E4's 0.002 and the "
+                                   "tier-less 0.0026 per 10,000; the highest, the tier-less, is "
+                                   "used (the worse case)"));
+    assert_non_null(strstr(r.note, "not documented (its billing example bills an E30 on E4's)"));
     assert_non_null(strstr(r.note, "not published: none applied"));
     /* 1 MiB is 4 units, 256 KiB one, a byte more two, 4 KiB one. */
     dec8(tx(&r, 10000, 1048576, HOUR_NS), "0.01040000"); /* 40,000 units */
@@ -333,7 +337,7 @@ static void test_tx_standard_ssd(void **state)
     dec8(tx(&r, 10000, 4096, HOUR_NS / 2), "0.00130000");
     /* No I/O (deallocated), no charge. */
     dec8(tx(&r, 0, 1048576, HOUR_NS), "0.00000000");
-    /* ZRS: both meters again, the ZRS ones. */
+    /* ZRS: the three again, the ZRS ones. */
     assert_int_equal(tw_tx_rule_for(b, "westeurope", "USD", TW_SKU_STANDARD_SSD, "E10", TW_SKU_ZRS,
                                     &r, &err),
                      TW_OK);
@@ -348,7 +352,7 @@ static void test_tx_standard_ssd(void **state)
                      TW_OK);
     assert_int_equal(r.per_10k.micros, 1000);
     assert_string_equal(r.meter, "\"E10 LRS Disk Operations\"");
-    assert_null(strstr(r.note, "both"));
+    assert_null(strstr(r.note, "meters in the book"));
     assert_non_null(strstr(r.note, "not published"));
     tw_pricebook_free(b);
     /* Only the tier-less one, and higher or lower either way. */
@@ -367,6 +371,157 @@ static void test_tx_standard_ssd(void **state)
         tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_SSD, "E30", TW_SKU_LRS, &r, &err), TW_OK);
     assert_int_equal(r.per_10k.micros, 5000);
     assert_non_null(strstr(r.meter, "\"E30 LRS Disk Operations\" (the higher)"));
+    assert_non_null(strstr(r.note, "meters in the book: E30's 0.005 and the tier-less 0.001 per "
+                                   "10,000; the higher, E30's, is used"));
+    assert_null(strstr(r.note, "E4's")); /* not in the book: not named */
+    tw_pricebook_free(b);
+}
+
+/* The family's 4-tier meter: the billing page's example bill prices an
+ * E30 disk's transactions on "E4 LRS Disk Operations" (an S20's on S4's),
+ * and no E1, E2 or E3 operations meter exists, so E4's is a candidate for
+ * every tier, the highest of those in the book is used and all are named. */
+static void test_tx_four_tier_meter(void **state)
+{
+    (void)state;
+    struct tw_tx_rule r;
+    struct tw_error err = {0};
+    /* Only E4's in the book (a region without the tier-less meter): E1,
+     * E2, E3 are priced on it, not refused. */
+    struct tw_pricebook *b = book_text(
+        "{\"Items\":[" ITEM("0.002", "r1", "Standard SSD Managed Disks", "E4 LRS Disk Operations",
+                            "10K") "," ITEM("0.002", "r1", "Standard SSD Managed Disks",
+                                            "E10 LRS Disk Operations", "10K") "]}");
+    const char *small[] = {"E1", "E2", "E3", "E4"};
+    for (size_t i = 0; i < 4; i++) {
+        assert_int_equal(tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_SSD, small[i], TW_SKU_LRS,
+                                        &r, &err),
+                         TW_OK);
+        assert_int_equal(r.per_10k.micros, 2000);
+        assert_string_equal(r.meter, "\"E4 LRS Disk Operations\"");
+        assert_null(strstr(r.note, "meters in the book")); /* one meter, nothing to choose */
+    }
+    /* Equal prices: the tier's own is named first (ties keep it). */
+    assert_int_equal(
+        tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_SSD, "E10", TW_SKU_LRS, &r, &err), TW_OK);
+    assert_string_equal(r.meter,
+                        "\"E10 LRS Disk Operations\" (the higher) and \"E4 LRS Disk Operations\"");
+    assert_non_null(strstr(r.note, "the higher, E10's, is used"));
+    /* Another redundancy's E4 does not count. */
+    assert_int_equal(
+        tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_SSD, "E1", TW_SKU_ZRS, &r, &err),
+        TW_ENOENT);
+    assert_non_null(strstr(err.msg, "neither \"E1 ZRS Disk Operations\", \"E4 ZRS Disk "
+                                    "Operations\" nor \"Disk Transactions ZRS Disk Operations\""));
+    tw_pricebook_free(b);
+
+    /* E4's the highest of three: used, named first, said why. */
+    b = book_text("{\"Items\":[" ITEM("0.002", "r1", "Standard SSD Managed Disks",
+                                      "E30 LRS Disk Operations",
+                                      "10K") "," ITEM("0.004", "r1", "Standard SSD Managed Disks",
+                                                      "E4 LRS Disk Operations",
+                                                      "10K") "," ITEM("0.003", "r1",
+                                                                      "Standard SSD Managed Disks",
+                                                                      "Disk Transactions LRS Disk "
+                                                                      "Operations",
+                                                                      "10K") "]}");
+    assert_int_equal(
+        tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_SSD, "E30", TW_SKU_LRS, &r, &err), TW_OK);
+    assert_int_equal(r.per_10k.micros, 4000);
+    assert_string_equal(r.meter, "\"E4 LRS Disk Operations\" (the highest), \"E30 LRS Disk "
+                                 "Operations\" and \"Disk Transactions LRS Disk Operations\"");
+    assert_string_equal(r.note, "meters in the book: E30's 0.002, E4's 0.004 and the tier-less "
+                                "0.003 per 10,000; the highest, E4's, is used (the worse case): "
+                                "which one Azure bills is not documented (its billing example "
+                                "bills an E30 on E4's); Standard SSD's hourly cap is not "
+                                "published: none applied (the worse case)");
+    /* The E4 disk itself: two meters, E4's not named twice. */
+    assert_int_equal(
+        tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_SSD, "E4", TW_SKU_LRS, &r, &err), TW_OK);
+    assert_int_equal(r.per_10k.micros, 4000);
+    assert_string_equal(r.meter, "\"E4 LRS Disk Operations\" (the higher) and \"Disk "
+                                 "Transactions LRS Disk Operations\"");
+    assert_null(strstr(r.note, "billing example")); /* its own meter */
+    tw_pricebook_free(b);
+
+    /* Standard HDD: S4's for an S20. */
+    b = book_text("{\"Items\":[" ITEM("0.0005", "r1", "Standard HDD Managed Disks",
+                                      "S20 LRS Disk Operations",
+                                      "10K") "," ITEM("0.0007", "r1", "Standard HDD Managed Disks",
+                                                      "S4 LRS Disk Operations", "10K") "]}");
+    assert_int_equal(
+        tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_HDD, "S20", TW_SKU_LRS, &r, &err), TW_OK);
+    assert_int_equal(r.kind, TW_TX_PER_IO);
+    assert_int_equal(r.per_10k.micros, 700);
+    assert_string_equal(r.meter,
+                        "\"S4 LRS Disk Operations\" (the higher) and \"S20 LRS Disk Operations\"");
+    assert_string_equal(r.note, "meters in the book: S20's 0.0005 and S4's 0.0007 per 10,000; "
+                                "the higher, S4's, is used (the worse case): which one Azure "
+                                "bills is not documented (its billing example bills an S20 on "
+                                "S4's)");
+    tw_pricebook_free(b);
+
+    /* The snapshot: westeurope E1 (no E1 meter) on E4's and the tier-less;
+     * the longest note (ZRS, three meters, the cap) is not cut. */
+    b = snapshot();
+    assert_int_equal(tw_tx_rule_for(b, "westeurope", "USD", TW_SKU_STANDARD_SSD, "E1", TW_SKU_LRS,
+                                    &r, &err),
+                     TW_OK);
+    assert_int_equal(r.per_10k.micros, 2600);
+    assert_string_equal(r.meter, "\"Disk Transactions LRS Disk Operations\" (the higher) and "
+                                 "\"E4 LRS Disk Operations\"");
+    assert_int_equal(tw_tx_rule_for(b, "francecentral", "USD", TW_SKU_STANDARD_SSD, "E80",
+                                    TW_SKU_ZRS, &r, &err),
+                     TW_OK);
+    assert_int_equal(r.per_10k.micros, 3750);
+    assert_true(strlen(r.note) + 1 < sizeof(r.note));
+    assert_non_null(strstr(r.note, "0.00375 per 10,000"));
+    assert_non_null(strstr(r.note, "none applied (the worse case)"));
+    assert_true(strlen(r.meter) + 1 < sizeof(r.meter));
+    assert_non_null(strstr(r.meter, "\"E4 ZRS Disk Operations\""));
+    tw_pricebook_free(b);
+}
+
+/* Standard HDD S15 is in neither of the billing page's size lists (16 KiB
+ * units: S4, S6, S70, S80; one an I/O: S10, S20 ... S60): the worse rule,
+ * 16 KiB units with no cap, said in the note; in eastus and northeurope
+ * every size is one an I/O. */
+static void test_tx_s15(void **state)
+{
+    (void)state;
+    struct tw_pricebook *b = snapshot();
+    struct tw_tx_rule r;
+    struct tw_error err = {0};
+    assert_int_equal(tw_tx_rule_for(b, "westeurope", "USD", TW_SKU_STANDARD_HDD, "S15",
+                                    TW_SKU_LRS, &r, &err),
+                     TW_OK);
+    assert_int_equal(r.kind, TW_TX_UNITS);
+    assert_int_equal(r.unit_bytes, 16384);
+    assert_int_equal(r.hourly_cap, 0);
+    assert_int_equal(r.max_units_per_io, 0);
+    assert_int_equal(r.per_10k.micros, 650);
+    assert_non_null(strstr(r.note, "; S15 is in neither size list of the billing page: the "
+                                   "worse rule, 16 KiB units, no cap"));
+    assert_true(strlen(r.note) + 1 < sizeof(r.note));
+    /* 10,000 I/Os of 64 KiB: 40,000 units, uncapped: 4 * 0.00065. */
+    dec8(tx(&r, 10000, 65536, HOUR_NS), "0.00260000");
+    dec8(tx(&r, 10000000, 65536, HOUR_NS), "2.60000000");
+    /* The listed neighbours keep their rules. */
+    assert_int_equal(tw_tx_rule_for(b, "westeurope", "USD", TW_SKU_STANDARD_HDD, "S20",
+                                    TW_SKU_LRS, &r, &err),
+                     TW_OK);
+    assert_int_equal(r.kind, TW_TX_PER_IO);
+    assert_null(strstr(r.note, "neither size list"));
+    assert_int_equal(tw_tx_rule_for(b, "westeurope", "USD", TW_SKU_STANDARD_HDD, "S60",
+                                    TW_SKU_LRS, &r, &err),
+                     TW_OK);
+    assert_int_equal(r.kind, TW_TX_PER_IO);
+    /* northeurope: one an I/O, nothing assumed about S15. */
+    assert_int_equal(tw_tx_rule_for(b, "northeurope", "USD", TW_SKU_STANDARD_HDD, "S15",
+                                    TW_SKU_LRS, &r, &err),
+                     TW_OK);
+    assert_int_equal(r.kind, TW_TX_PER_IO);
+    assert_null(strstr(r.note, "neither size list"));
     tw_pricebook_free(b);
 }
 
@@ -388,8 +543,9 @@ static void test_tx_standard_hdd(void **state)
     assert_int_equal(r.max_units_per_io, 0);
     assert_false(r.cap_unknown);
     assert_int_equal(r.per_10k.micros, 650);
-    assert_non_null(strstr(r.note, "both meters"));
-    assert_null(strstr(r.note, "not published"));
+    assert_string_equal(r.note, "meters in the book: S4's 0.0005 and the tier-less 0.00065 per "
+                                "10,000; the higher, the tier-less, is used (the worse case): "
+                                "which one Azure bills is not documented");
     dec8(tx(&r, 100000, 65536, HOUR_NS), "0.02600000");  /* 400,000 units: 40 * 0.00065 */
     dec8(tx(&r, 200000, 65536, HOUR_NS), "0.02925000");  /* 800,000, capped at 450,000 */
     dec8(tx(&r, 200000, 65536, 2 * HOUR_NS), "0.05850000");
@@ -463,12 +619,13 @@ static void test_tx_other(void **state)
     assert_int_equal(tw_tx_rule_for(b, "westeurope", "GBP", TW_SKU_ULTRA, "P10", TW_SKU_LRS, &r,
                                     &err),
                      TW_EINVAL);
-    /* No operations price: an error naming both meters, never a zero. */
+    /* No operations price: an error naming the three meters, never a zero. */
     assert_int_equal(tw_tx_rule_for(b, "westeurope", "GBP", TW_SKU_STANDARD_HDD, "S10", TW_SKU_LRS,
                                     &r, &err),
                      TW_ENOENT);
-    assert_non_null(strstr(err.msg, "\"S10 LRS Disk Operations\""));
-    assert_non_null(strstr(err.msg, "\"Disk Transactions LRS Disk Operations\""));
+    assert_non_null(strstr(err.msg, "neither \"S10 LRS Disk Operations\", \"S4 LRS Disk "
+                                    "Operations\" nor \"Disk Transactions LRS Disk Operations\" "
+                                    "is there"));
     assert_non_null(strstr(err.msg, "westeurope GBP"));
     assert_int_equal(r.per_10k.micros, 0);
     assert_int_equal(tw_tx_rule_for(b, "westeurope", "GBP", TW_SKU_STANDARD_SSD, "E10", TW_SKU_ZRS,
@@ -532,7 +689,8 @@ int main(void)
         cmocka_unit_test(test_same_step),       cmocka_unit_test(test_no_step_large_enough),
         cmocka_unit_test(test_cheapest),        cmocka_unit_test(test_tx_standard_ssd),
         cmocka_unit_test(test_tx_standard_hdd), cmocka_unit_test(test_tx_other),
-        cmocka_unit_test(test_net_of_transactions),
+        cmocka_unit_test(test_net_of_transactions), cmocka_unit_test(test_tx_four_tier_meter),
+        cmocka_unit_test(test_tx_s15),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
