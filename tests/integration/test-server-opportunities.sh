@@ -64,6 +64,10 @@ check totals "$body" '.totals.fleet.saving == "2.37" and .totals.fleet.disks == 
   and (.totals.vms | length) == 2 and .totals.resource_groups[0].resource_group == "rg-dev"
   and .totals.subscriptions[0].subscription_id == "sub-1"'
 grep -qi '^content-type: application/json' "$scratch/headers" && ok || bad "content type: $(cat "$scratch/headers")"
+# The command's document is the route's, byte for byte.
+"$cli" savings --db "$db" --policy "$scratch/pol/weekends.json" --month 2026-12 --json >"$scratch/cli.json" 2>"$scratch/cli.err" \
+  || bad "savings --json: $(cat "$scratch/cli.err")"
+cmp -s "$scratch/cli.json" "$scratch/body" && ok || bad "the route and the command differ: $(diff <(jq -S . "$scratch/cli.json") <(jq -S . "$scratch/body") | head -20)"
 
 # ---- refusals ----
 st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12" -)
