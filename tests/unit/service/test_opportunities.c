@@ -40,10 +40,11 @@ static void item(char *buf, size_t cap, const char *meter, const char *product, 
              l > 1 ? "," : "", price, price, meter, product, sku, unit);
 }
 
-static void book(struct fx *f, const char *currency)
+static void book_at(struct fx *f, const char *currency, const char *fetched_at,
+                    const char *p10)
 {
     char items[8192] = "[";
-    item(items, sizeof(items), "P10 LRS Disk", "Premium SSD Managed Disks", "16.16", "1/Month");
+    item(items, sizeof(items), "P10 LRS Disk", "Premium SSD Managed Disks", p10, "1/Month");
     item(items, sizeof(items), "P30 LRS Disk", "Premium SSD Managed Disks", "100", "1/Month");
     item(items, sizeof(items), "E10 LRS Disk", "Standard SSD Managed Disks", "7.16", "1/Month");
     item(items, sizeof(items), "E30 LRS Disk", "Standard SSD Managed Disks", "40", "1/Month");
@@ -57,9 +58,14 @@ static void book(struct fx *f, const char *currency)
             memcpy(p + 1, currency, 3);
     }
     struct tw_error err = {0};
-    if (tw_store_pricebook_put(f->st, "westeurope", currency, "test", "2026-11-01T00:00:00Z",
-                               items, strlen(items), &err) != TW_OK)
+    if (tw_store_pricebook_put(f->st, "westeurope", currency, "test", fetched_at, items,
+                               strlen(items), &err) != TW_OK)
         fail_msg("%s", err.msg);
+}
+
+static void book(struct fx *f, const char *currency)
+{
+    book_at(f, currency, "2026-11-01T00:00:00Z", "16.16");
 }
 
 static void sql(struct fx *f, const char *text)
@@ -583,6 +589,47 @@ static void test_quota_prior_change(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* The book as it stood at the month's start: December is priced by the
+ * book of November, January by the later one; a month before any book
+ * takes the latest. */
+static void test_book_as_of_month(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "a", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    book_at(f, "GBP", "2026-11-01T00:00:00Z", "16.16");
+    book_at(f, "GBP", "2026-12-15T00:00:00Z", "25.16");
+    struct tw_policy p;
+    policy(&p, list_policy);
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    const struct {
+        int year, month;
+        const char *saving, *fetched;
+    } cases[] = {
+        {2026, 12, "2.367123287671", "2026-11-01T00:00:00Z"}, /* 9.00 x 192 / 730 */
+        {2027, 1, "5.917808219178", "2026-12-15T00:00:00Z"},  /* 18.00 x 240 / 730 */
+        {2026, 6, "", "2026-12-15T00:00:00Z"},                /* before any: the latest */
+    };
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        struct tw_opp_opts o = {.policy = &p, .year = cases[k].year, .month = cases[k].month,
+                                .cat = &f->cat, .caps = &f->caps, .zone = zone};
+        struct tw_opp_sink sink = {on_disk, on_vm, &s};
+        memset(&s, 0, sizeof(s));
+        if (tw_opp_run(f->st, &o, &sink, &res, &err) != TW_OK)
+            fail_msg("%s", err.msg);
+        assert_int_equal(res.n_books, 1);
+        assert_string_equal(res.books[0].fetched_at, cases[k].fetched);
+        size_t i;
+        find(&s, 11, &i);
+        if (cases[k].saving[0])
+            assert_string_equal(s.d[i].saving, cases[k].saving);
+        tw_opp_result_cleanup(&res);
+    }
+    tw_policy_cleanup(&p);
+}
+
 static void test_currency_and_month(void **state)
 {
     struct fx *f = *state;
@@ -716,6 +763,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tag_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_observed_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_prior_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_book_as_of_month, setup, teardown),
         cmocka_unit_test_setup_teardown(test_currency_and_month, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
     };
