@@ -403,12 +403,19 @@ int tw_cli_savings_fleet(int argc, char **argv)
             snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld disks)", l ? ", " : "",
                      res.books[i].region, (long long)res.books[i].disks);
         }
-        tw_app_error(TW_CLI_PROG,
-                     "savings: %lld disks have no price, so the totals leave them out: no %s "
-                     "price book for %s; refresh them (tierwise prices refresh --db %s --region "
-                     "R --currency %s)",
-                     (long long)res.fleet.no_price, res.currency, regions[0] ? regions : "some "
-                     "of their tiers", db, res.currency);
+        if (regions[0])
+            tw_app_error(TW_CLI_PROG,
+                         "savings: %lld disks have no price, so the totals leave them out: no "
+                         "%s price book for %s; refresh them (tierwise prices refresh --db %s "
+                         "--region R --currency %s)",
+                         (long long)res.fleet.no_price, res.currency, regions, db,
+                         res.currency);
+        else
+            tw_app_error(TW_CLI_PROG,
+                         "savings: %lld disks have no price, so the totals leave them out "
+                         "(each one's reason no_price says why: a tier the book lacks, a VM "
+                         "whose region is not known)",
+                         (long long)res.fleet.no_price);
         status = TW_EXIT_FAIL;
     }
     goto out;

@@ -108,11 +108,17 @@ void tw_v1_savings_opportunities(struct tw_req *rq)
             snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld disks)", l ? ", " : "",
                      res.books[i].region, (long long)res.books[i].disks);
         }
-        tw_req_error(rq, 422, "no_price_book",
-                     "%lld disks the policy matches have no %s price, so no total would be "
-                     "true: no book for %s; refresh them (POST /api/v1/prices/refresh)",
-                     (long long)res.fleet.no_price, res.currency,
-                     regions[0] ? regions : "some of their tiers");
+        if (regions[0])
+            tw_req_error(rq, 422, "no_price_book",
+                         "%lld disks the policy matches have no %s price, so no total would "
+                         "be true: no book for %s; refresh them (POST /api/v1/prices/refresh)",
+                         (long long)res.fleet.no_price, res.currency, regions);
+        else
+            tw_req_error(rq, 422, "no_price_book",
+                         "%lld disks the policy matches have no %s price, so no total would "
+                         "be true: a tier the book lacks, or a VM whose region is not known "
+                         "(tierwise savings --db --policy --month lists each)",
+                         (long long)res.fleet.no_price, res.currency);
     } else {
         tw_req_body(rq, 200, "application/json", out.data, out.len);
         out.data = NULL;

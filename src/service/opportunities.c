@@ -764,6 +764,12 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
             return TW_OK;
         }
     }
+    if (!vm->location[0]) {
+        exclude(d, TW_OPP_NO_PRICE,
+                "the VM's region is not known (its reports carry no location), so no price "
+                "book applies");
+        return TW_OK;
+    }
     const struct tw_pricebook *book = NULL;
     struct tw_opp_book *info = NULL;
     enum tw_err rc = book_get(r, vm->location, &book, &info, err);

@@ -311,6 +311,8 @@ static void fleet(struct fx *f)
     vm(f, 6, "dev-6", "rg-dev", "sub-b", "westeurope", "Standard_D2s_v3", "{}");
     disk(f, 61, 6, "data", "Premium_LRS", "P30", 1024, "1", "0");
     disk(f, 62, 6, "data", "Premium_LRS", "P30", 1024, "1", "0");
+    vm(f, 7, "dev-7", "rg-dev", "sub-b", "", "Standard_D2s_v3", "{}");
+    disk(f, 71, 7, "data", "Premium_LRS", "P10", 128, "1", "0");
     book(f, "GBP");
 }
 
@@ -335,7 +337,9 @@ static void test_exclusions_and_totals(void **state)
     assert_int_equal(res.to_ns, INT64_C(1798761600) * TW_NS_PER_S);   /* 2027-01-01T00:00Z */
 
     /* Every disk the policy matches is handed over, in VM id order. */
-    assert_int_equal(s.n, 13);
+    assert_int_equal(s.n, 14);
+    assert_int_equal(reason_of(&s, 71), TW_OPP_NO_PRICE);
+    assert_non_null(strstr(why_of(&s, 71), "region is not known"));
     assert_int_equal(reason_of(&s, 11), TW_OPP_OS_DISK);
     assert_int_equal(reason_of(&s, 12), TW_OPP_COVERED);
     assert_int_equal(reason_of(&s, 13), TW_OPP_ALREADY_TARGET);
@@ -371,14 +375,14 @@ static void test_exclusions_and_totals(void **state)
     assert_string_equal(s.d[i].saving, "15.780821917808"); /* 60 x 192 / 730 */
 
     /* Totals: per VM, resource group, subscription, fleet, exact. */
-    assert_int_equal(s.n_vms, 6);
+    assert_int_equal(s.n_vms, 7);
     assert_int_equal(s.vm[0].id, 1);
     assert_int_equal(s.vm[0].t.disks, 1);
     assert_int_equal(s.vm[0].t.excluded, 6);
-    assert_int_equal(res.fleet.vms, 6);
+    assert_int_equal(res.fleet.vms, 7);
     assert_int_equal(res.fleet.disks, 2);
-    assert_int_equal(res.fleet.excluded, 11);
-    assert_int_equal(res.fleet.no_price, 1);
+    assert_int_equal(res.fleet.excluded, 12);
+    assert_int_equal(res.fleet.no_price, 2);
     assert_int_equal(res.fleet.downgraded_ns, 384 * TW_NS_PER_HOUR);
     amount_is(res.fleet.saving, "18.147945205479"); /* 13248 / 730 */
     char shown[32];
@@ -724,7 +728,7 @@ static void test_json(void **state)
     assert_string_equal(json_string_value(json_object_get(d0, "per_month")), "16.16");
     assert_string_equal(json_string_value(json_object_get(d0, "target_per_month")), "7.16");
     json_t *ex = json_object_get(j, "excluded");
-    assert_int_equal(json_array_size(ex), 10);
+    assert_int_equal(json_array_size(ex), 11);
     size_t k;
     json_t *e;
     bool saw_no_price = false;
@@ -741,8 +745,8 @@ static void test_json(void **state)
     assert_string_equal(json_string_value(json_object_get(fl, "saving")), "33.93");
     assert_string_equal(json_string_value(json_object_get(fl, "saving_unrounded")),
                         "33.928767123288");
-    assert_int_equal(json_integer_value(json_object_get(fl, "disks_without_price")), 1);
-    assert_int_equal(json_array_size(json_object_get(tot, "vms")), 6);
+    assert_int_equal(json_integer_value(json_object_get(fl, "disks_without_price")), 2);
+    assert_int_equal(json_array_size(json_object_get(tot, "vms")), 7);
     assert_int_equal(json_array_size(json_object_get(tot, "resource_groups")), 3);
     assert_int_equal(json_array_size(json_object_get(tot, "subscriptions")), 2);
     json_t *nb = json_object_get(j, "regions_without_book");
