@@ -124,6 +124,36 @@ static void test_from_version_3(void **state)
     }
     free(d);
     json_decref(disks);
+    /* VM 1 and disk 3 (its SKU history, its results) as that build answered. */
+    json_t *v1 = answer("vms-1.json");
+    struct tw_store_vm_row vr;
+    assert_int_equal(tw_store_vm(f->st, 1, &vr, &err), TW_OK);
+    assert_string_equal(vr.resource_id, json_string_value(json_object_get(v1, "resource_id")));
+    assert_string_equal(vr.power_state_at,
+                        json_string_value(json_object_get(v1, "power_state_at")));
+    assert_string_equal(vr.last_report_at,
+                        json_string_value(json_object_get(v1, "last_report_at")));
+    assert_int_equal(vr.n_tags, json_object_size(json_object_get(v1, "tags")));
+    free(vr.tags);
+    json_decref(v1);
+    json_t *d3 = answer("disks-3.json");
+    struct tw_store_sku_hist_row *h;
+    assert_int_equal(tw_store_disk_history(f->st, 3, &h, &n, &err), TW_OK);
+    json_t *hist = json_object_get(d3, "sku_history");
+    assert_int_equal(n, json_array_size(hist));
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(hist, i);
+        assert_string_equal(h[i].observed_at, json_string_value(json_object_get(e, "observed_at")));
+        assert_string_equal(h[i].sku, json_string_value(json_object_get(e, "sku")));
+        assert_string_equal(h[i].tier, json_string_value(json_object_get(e, "tier")));
+        assert_int_equal(h[i].size_gib, json_integer_value(json_object_get(e, "size_gib")));
+    }
+    free(h);
+    struct tw_store_result_rec *recs;
+    assert_int_equal(tw_store_disk_results(f->st, 3, &recs, &n, &err), TW_OK);
+    assert_int_equal(n, json_array_size(json_object_get(d3, "results")));
+    tw_store_result_recs_free(recs, n);
+    json_decref(d3);
     /* A second open changes nothing. */
     tw_store_close(f->st);
     f->st = NULL;
