@@ -11,7 +11,6 @@
 #include "core/observed.h"
 #include "core/sku.h"
 #include "core/time.h"
-#include "service/learned.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -184,7 +183,6 @@ struct run {
     size_t cap_prior;
     struct wcache_entry *wc;     /* WCACHE_MAX slots, allocated on first use */
     size_t n_wc;
-    struct tw_learn_plan *learn; /* "observed": the weeks' quarter-hours, once */
     struct memo_slot *memo;      /* MEMO_SLOTS, allocated on first use */
     size_t n_memo;
 };
@@ -559,7 +557,9 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
     } else {
         w->source = "observed";
         snprintf(w->tz, sizeof(w->tz), "%s", r->res->timezone);
-        enum tw_err rc = tw_learn_windows(r->learn, r->obs, r->n_obs, &ws, err);
+        enum tw_err rc = tw_observed_windows(r->obs, r->n_obs, r->res->from_ns,
+                                             p->observed_weeks, p->observed_min_weeks, z, &ws,
+                                             err);
         if (rc != TW_OK)
             return rc;
         if (ws.n == 0) {
@@ -1038,9 +1038,6 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
         rc = tw_reservations_merge(&r.resv, o->reservations, err);
     if (rc == TW_OK && r.resv.n && !(r.resv_used = calloc(r.resv.n, sizeof(int64_t))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
-    if (rc == TW_OK && p->windows_kind == TW_PW_OBSERVED)
-        rc = tw_learn_plan_make(r.policy_zone, out->from_ns, p->observed_weeks,
-                                p->observed_min_weeks, &r.learn, err);
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST)
         rc = tw_windows_instants(&p->windows, r.policy_zone, out->from_ns - TW_NS_PER_WEEK,
                                  out->to_ns + TW_NS_PER_WEEK, &r.list_iv, &r.n_list_iv, err);
@@ -1072,7 +1069,6 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     free(r.resv_used);
     wc_free(&r);
     free(r.memo);
-    tw_learn_plan_free(r.learn);
     tw_reservations_cleanup(&r.resv);
     for (size_t i = 0; i < r.n_books; i++)
         tw_pricebook_free(r.books[i].b);
