@@ -784,12 +784,10 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
      * policy says so. */
     const char *allowed[TW_POLICY_TARGETS_MAX];
     size_t n_allowed = 0;
-    bool dropped_hdd = false;
     for (size_t i = 0; i < p->n_targets; i++) {
         struct tw_sku t;
         if (sd->role == TW_DISK_OS && !p->os_disk_to_hdd && tw_sku_parse(p->targets[i], &t) &&
             t.family == TW_SKU_STANDARD_HDD) {
-            dropped_hdd = true;
             continue;
         }
         allowed[n_allowed++] = p->targets[i];
@@ -921,7 +919,6 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     if (sku.family == TW_SKU_PREMIUM_SSD && x->premium == TW_VMCAP_PREMIUM_UNKNOWN)
         caveat(d, "the VM size's Premium storage support is not known: the executor checks "
                   "the way back before a switch");
-    (void)dropped_hdd;
     d->reason = TW_OPP_COVERED;
     return TW_OK;
 }
