@@ -69,14 +69,31 @@ static enum tw_err put_kv(struct tw_buf *b, const char *k, const char *v, bool c
     return rc == TW_OK ? put_str(b, v) : rc;
 }
 
+/* ,"K":V (K a plain name: no escape needed). */
 static enum tw_err put_ki(struct tw_buf *b, const char *k, long long v)
 {
-    char tmp[48];
-    enum tw_err rc = put(b, ",");
-    if (rc == TW_OK)
-        rc = put_str(b, k);
-    snprintf(tmp, sizeof(tmp), ":%lld", v);
-    return rc == TW_OK ? put(b, tmp) : rc;
+    char tmp[96];
+    size_t n = 0, lk = strlen(k);
+    if (lk > 60)
+        return TW_EINVAL;
+    tmp[n++] = ',';
+    tmp[n++] = '"';
+    memcpy(tmp + n, k, lk);
+    n += lk;
+    tmp[n++] = '"';
+    tmp[n++] = ':';
+    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+    char dig[24];
+    size_t nd = 0;
+    do {
+        dig[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0)
+        tmp[n++] = '-';
+    while (nd)
+        tmp[n++] = dig[--nd];
+    return tw_buf_append(b, tmp, n);
 }
 
 static enum tw_err put_amounts(struct tw_buf *b, const char *name, struct tw_amount a,
@@ -89,7 +106,11 @@ static enum tw_err put_amounts(struct tw_buf *b, const char *name, struct tw_amo
         return rc;
     if (!tw_amount_decimal(a, 12, u, sizeof(u)))
         return TW_ERANGE;
-    snprintf(key, sizeof(key), "%s_unrounded", name);
+    size_t ln = strlen(name);
+    if (ln + sizeof("_unrounded") > sizeof(key))
+        return TW_EINVAL;
+    memcpy(key, name, ln);
+    memcpy(key + ln, "_unrounded", sizeof("_unrounded"));
     rc = put_kv(b, name, r, true);
     return rc == TW_OK ? put_kv(b, key, u, true) : rc;
 }

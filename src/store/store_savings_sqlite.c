@@ -19,6 +19,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Column COL's text into OUT (LEN bytes, cut to fit; NULL is ""): as
+ * tw_sq_copy, without a format for each of a fleet's million values. */
+static void col_copy(sqlite3_stmt *q, int col, char *out, size_t len)
+{
+    const unsigned char *t = sqlite3_column_text(q, col);
+    size_t n = t ? (size_t)sqlite3_column_bytes(q, col) : 0;
+    if (n > len - 1)
+        n = len - 1;
+    if (n)
+        memcpy(out, t, n);
+    out[n] = '\0';
+}
+
 /* ---- disk attributes ---- */
 
 static const char *const attrs_update_sql =
@@ -208,19 +221,19 @@ static void disk_from_row(sqlite3_stmt *q, struct tw_store_sv_disk *d)
 {
     memset(d, 0, sizeof(*d));
     d->id = sqlite3_column_int64(q, 9);
-    tw_sq_copy(q, 10, d->name, sizeof(d->name));
+    col_copy(q, 10, d->name, sizeof(d->name));
     const char *role = (const char *)sqlite3_column_text(q, 11);
     d->role = role && strcmp(role, "os") == 0 ? TW_DISK_OS : TW_DISK_DATA;
     d->lun = sqlite3_column_type(q, 12) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 12);
-    tw_sq_copy(q, 13, d->sku, sizeof(d->sku));
-    tw_sq_copy(q, 14, d->tier, sizeof(d->tier));
+    col_copy(q, 13, d->sku, sizeof(d->sku));
+    col_copy(q, 14, d->tier, sizeof(d->tier));
     d->size_gib = sqlite3_column_int64(q, 15);
     d->attrs.max_shares = sqlite3_column_type(q, 16) == SQLITE_NULL ? 0 : sqlite3_column_int64(q, 16);
     if (sqlite3_column_type(q, 17) == SQLITE_NULL)
         d->attrs.bursting = TW_TRI_UNKNOWN;
     else
         d->attrs.bursting = sqlite3_column_int(q, 17) ? TW_TRI_YES : TW_TRI_NO;
-    tw_sq_copy(q, 18, d->attrs.disk_state, sizeof(d->attrs.disk_state));
+    col_copy(q, 18, d->attrs.disk_state, sizeof(d->attrs.disk_state));
 }
 
 static enum tw_err vm_history(struct sq_cursor *c, int64_t vm_id, struct tw_error *err)
@@ -238,7 +251,7 @@ static enum tw_err vm_history(struct sq_cursor *c, int64_t vm_id, struct tw_erro
         }
         struct tw_store_sv_power *p = &c->p[c->np++];
         p->at_ms = sqlite3_column_int64(c->power, 0);
-        tw_sq_copy(c->power, 1, p->state, sizeof(p->state));
+        col_copy(c->power, 1, p->state, sizeof(p->state));
     }
     if (rc != SQLITE_DONE)
         return tw_sq_fail(s, c->power, err, "reading a VM's power states");
@@ -254,8 +267,8 @@ static enum tw_err vm_history(struct sq_cursor *c, int64_t vm_id, struct tw_erro
         struct tw_store_sv_change *h = &c->c[c->nc++];
         h->disk_id = sqlite3_column_int64(c->changes, 0);
         h->at_ms = sqlite3_column_int64(c->changes, 1);
-        tw_sq_copy(c->changes, 2, h->sku, sizeof(h->sku));
-        tw_sq_copy(c->changes, 3, h->tier, sizeof(h->tier));
+        col_copy(c->changes, 2, h->sku, sizeof(h->sku));
+        col_copy(c->changes, 3, h->tier, sizeof(h->tier));
     }
     if (rc != SQLITE_DONE)
         return tw_sq_fail(s, c->changes, err, "reading a VM's SKU changes");
@@ -287,13 +300,13 @@ enum tw_err tw_sq_savings_next(struct tw_store_sv_cursor *base, struct tw_store_
     memset(&v, 0, sizeof(v));
     sqlite3_stmt *q = c->disks;
     v.id = sqlite3_column_int64(q, 0);
-    tw_sq_copy(q, 1, v.name, sizeof(v.name));
-    tw_sq_copy(q, 2, v.resource_group, sizeof(v.resource_group));
-    tw_sq_copy(q, 3, v.subscription_id, sizeof(v.subscription_id));
-    tw_sq_copy(q, 4, v.location, sizeof(v.location));
-    tw_sq_copy(q, 5, v.vm_size, sizeof(v.vm_size));
+    col_copy(q, 1, v.name, sizeof(v.name));
+    col_copy(q, 2, v.resource_group, sizeof(v.resource_group));
+    col_copy(q, 3, v.subscription_id, sizeof(v.subscription_id));
+    col_copy(q, 4, v.location, sizeof(v.location));
+    col_copy(q, 5, v.vm_size, sizeof(v.vm_size));
     v.n_tags = tags_parse((const char *)sqlite3_column_text(q, 6), c->tags);
-    tw_sq_copy(q, 7, v.power_state, sizeof(v.power_state));
+    col_copy(q, 7, v.power_state, sizeof(v.power_state));
     v.power_state_ms = sqlite3_column_type(q, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(q, 8);
     c->nd = 0;
     for (;;) {
