@@ -23,8 +23,11 @@
  * disks_without_price, never priced as zero.
  *
  * Memory: the store hands the fleet over VM by VM (tw_store_savings_open);
- * what is kept is the totals per resource group and subscription and one
- * price book per region.
+ * what is kept is the totals per resource group and subscription, one
+ * price book per region, the zones loaded, and bounded caches of what
+ * disks alike share (a schedule tag's windows and instants, a learned
+ * schedule's instants, a disk's saving by its windows and prices when no
+ * earlier SKU change or transaction enters), which change no figure.
  */
 #ifndef TW_SERVICE_OPPORTUNITIES_H
 #define TW_SERVICE_OPPORTUNITIES_H
