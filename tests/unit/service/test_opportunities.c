@@ -472,6 +472,11 @@ static void test_tag_windows(void **state)
     vm(f, 4, "d", "rg", "sub", "westeurope", "Standard_D2s_v3",
        "{\"schedule\":\"off=(S,0);on=(M,0);tz=Europe/London\"}");
     disk(f, 41, 4, "data", "Premium_LRS", "P10", 128, "1", "0");
+    /* A disk alike with a SKU change days before: worked out, not taken
+     * from the disks alike, and the same. */
+    disk(f, 42, 4, "data", "Premium_LRS", "P10", 128, "1", "0");
+    history(f, 42, "2026-11-24T22:00:00Z", "StandardSSD_LRS", "E10");
+    history(f, 42, "2026-11-24T23:00:00Z", "Premium_LRS", "P10");
     vm(f, 5, "e", "rg", "sub", "westeurope", "Standard_D2s_v3",
        "{\"Schedule\":\"off=(X,25)\"}");
     disk(f, 51, 5, "data", "Premium_LRS", "P10", 128, "1", "0");
@@ -508,6 +513,11 @@ static void test_tag_windows(void **state)
     assert_string_equal(s.d[i].windows, "Sat 00:00-Mon 00:00");
     assert_int_equal(s.d[i].hours_ns, 192 * TW_NS_PER_HOUR);
     assert_string_equal(why_of(&s, 51), why_of(&s, 31));
+    size_t j;
+    find(&s, 42, &j);
+    assert_int_equal(s.d[j].hours_ns, s.d[i].hours_ns);
+    assert_string_equal(s.d[j].saving, s.d[i].saving);
+    assert_int_equal(s.d[j].taken, s.d[i].taken);
     tw_opp_result_cleanup(&res);
     tw_policy_cleanup(&p);
 }
