@@ -126,7 +126,7 @@ policy tag '"tag:schedule"'
 policy observed '"observed"'
 
 printf '\nfleet: %s VMs, generated in %.1f s; targets: under 1 s, under 300 MiB (2 cores)\n' \
-  "$vms" "$(echo "$gen_end - $gen_start" | bc 2>/dev/null || echo 0)"
+  "$vms" "$(awk -v a="$gen_start" -v b="$gen_end" 'BEGIN {print b - a}')"
 printf '%-9s %8s %8s %8s %10s %10s %9s %9s  %s\n' policy disks excluded best_s worst_s peak_MiB \
   "s/1s" "MiB/300" "fleet saving"
 status=0
