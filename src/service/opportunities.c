@@ -490,12 +490,18 @@ static const char *tag_value(const struct tw_store_sv_vm *vm, const char *key)
     return NULL;
 }
 
+/* How far before the month a schedule's windows are read: a window (at
+ * most a week long) that opens before the month keeps its real margins,
+ * and the changes of the windows before it, up to the quota's span (at
+ * most 168 h) earlier, count against the quota (core/savings.h). */
+#define SCHEDULE_LEAD_NS (2 * TW_NS_PER_WEEK)
+
 static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
                                struct vm_windows *w, struct tw_error *err)
 {
     const struct tw_policy *p = r->p;
     memset(w, 0, sizeof(*w));
-    int64_t from = r->res->from_ns - TW_NS_PER_WEEK, to = r->res->to_ns + TW_NS_PER_WEEK;
+    int64_t from = r->res->from_ns - SCHEDULE_LEAD_NS, to = r->res->to_ns + TW_NS_PER_WEEK;
     struct tw_windows ws;
     struct tw_tz *z = r->policy_zone;
     if (p->windows_kind == TW_PW_LIST) {
@@ -878,28 +884,41 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         r->prior = nv;
         r->cap_prior = np;
     }
+    /* The windows from the first that is still open at the month's start
+     * (one opened before it keeps its real margins); the windows before it
+     * are not modelled, and the changes before it that count against the
+     * quota are those the SKU history saw.  Changes in the history from
+     * that window on are not counted again: they are the switches being
+     * modelled, or ones the model places itself. */
+    const struct tw_interval *iv = x->win.iv;
+    size_t niv = x->win.n;
+    while (niv && iv->to_ns <= r->res->from_ns) {
+        iv++;
+        niv--;
+    }
+    int64_t prior_before = niv ? iv->from_ns : r->res->from_ns;
     np = 0;
     for (size_t i = 0; i < vm->n_changes; i++)
-        if (vm->changes[i].disk_id == sd->id)
+        if (vm->changes[i].disk_id == sd->id &&
+            vm->changes[i].at_ms * TW_NS_PER_MS < prior_before)
             r->prior[np++] = vm->changes[i].at_ms * TW_NS_PER_MS;
     so.prior_changes = np ? r->prior : NULL;
     so.n_prior = np;
     bool found = false;
     struct memo_slot *m = NULL;
-    if (np == 0 && !txp && !x->win.owned && x->win.iv)
-        m = memo_slot(r, x->win.iv, x->win.n, d->target.from_per_month,
-                      d->target.to_per_month, &found);
+    if (np == 0 && !txp && !x->win.owned && iv && niv)
+        m = memo_slot(r, iv, niv, d->target.from_per_month, d->target.to_per_month, &found);
     if (found) {
         d->saving = m->saving;
     } else {
-        rc = tw_savings_windows(x->win.iv, x->win.n, r->res->from_ns, r->res->to_ns,
+        rc = tw_savings_windows(iv, niv, r->res->from_ns, r->res->to_ns,
                                 d->target.from_per_month, d->target.to_per_month, txp, &so, NULL,
                                 &d->saving, err);
         if (rc != TW_OK)
             return rc;
         if (m) {
-            m->iv = x->win.iv;
-            m->n = x->win.n;
+            m->iv = iv;
+            m->n = niv;
             m->from_micros = d->target.from_per_month.micros;
             m->to_micros = d->target.to_per_month.micros;
             m->saving = d->saving;
@@ -1036,7 +1055,7 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     if (rc == TW_OK && r.resv.n && !(r.resv_used = calloc(r.resv.n, sizeof(int64_t))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST)
-        rc = tw_windows_instants(&p->windows, r.policy_zone, out->from_ns - TW_NS_PER_WEEK,
+        rc = tw_windows_instants(&p->windows, r.policy_zone, out->from_ns - SCHEDULE_LEAD_NS,
                                  out->to_ns + TW_NS_PER_WEEK, &r.list_iv, &r.n_list_iv, err);
     /* What the walk reads before the month: the observed weeks (and one
      * more, for the local Monday before the start), the quota's span. */

@@ -603,6 +603,45 @@ static void test_quota_prior_change(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* A policy already carried out: the month's own switches are in the SKU
+ * history.  They are the switches being modelled, not changes that use up
+ * the quota, so every window is still taken; the change a week before the
+ * month still counts as history. */
+static void test_quota_history_of_own_switches(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "a", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    history(f, 11, "2026-11-20T12:00:00Z", "Premium_LRS", "P10");
+    static const char *const days[] = {"2026-11-24", "2026-12-01", "2026-12-08", "2026-12-15"};
+    for (size_t k = 0; k < sizeof(days) / sizeof(days[0]); k++) {
+        char down[40], up[40];
+        snprintf(down, sizeof(down), "%sT00:00:00Z", days[k]);
+        snprintf(up, sizeof(up), "%sT06:00:00Z", days[k]);
+        history(f, 11, down, "StandardSSD_LRS", "E10");
+        history(f, 11, up, "Premium_LRS", "P10");
+    }
+    book(f, "GBP");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"mornings\","
+               "\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":[\"Tue 00:00-Tue 06:00\"],"
+               "\"timezone\":\"UTC\",\"quota\":{\"changes\":2,\"hours\":24},"
+               "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    if (run(f, &p, NULL, &s, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    size_t i;
+    find(&s, 11, &i);
+    assert_int_equal(s.d[i].taken, 5); /* Dec 1, 8, 15, 22, 29 */
+    assert_int_equal(s.d[i].skipped, 0);
+    assert_int_equal(s.d[i].hours_ns, 30 * TW_NS_PER_HOUR);
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+}
+
 /* The book as it stood at the month's start: December is priced by the
  * book of November, January by the later one; a month before any book
  * takes the latest. */
@@ -777,6 +816,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_tag_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_observed_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_prior_change, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_history_of_own_switches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_book_as_of_month, setup, teardown),
         cmocka_unit_test_setup_teardown(test_currency_and_month, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
