@@ -14,7 +14,9 @@
 #  5. read the verdicts back from the backend (tierwise compliance --server);
 #  6. refresh westeurope's disk prices from the (simulated) Retail Prices
 #     API through the backend, and show what the disks cost;
-#  7. judge a constructed field example (an LVM stripe over three P40s).
+#  7. model what moving the P10 to Standard SSD every weekend saves, and the
+#     fleet's opportunities this month under deploy/demo-policies/;
+#  8. judge a constructed field example (an LVM stripe over three P40s).
 #
 #   ./deploy/demo.sh
 #   TW_DEMO_DIR=/mnt/data TW_DEMO_SECONDS=30 ./deploy/demo.sh
@@ -75,7 +77,8 @@ rm -f "$db" "$db-wal" "$db-shm"
  "$tierwise" token create --db "$db" --role reader --name demo-reader >"$out/reader.tok"
  "$tierwise" token create --db "$db" --role admin --name demo-admin >"$out/admin.tok")
 "$tierwise" serve --db "$db" --listen "127.0.0.1:${TW_DEMO_PORT:-0}" --port-file "$work/srv.port" \
-  --web web --prices-url "$TIERWISE_PRICES_URL" 2>"$out/serve.log" &
+  --web web --prices-url "$TIERWISE_PRICES_URL" --policies deploy/demo-policies \
+  2>"$out/serve.log" &
 srv_pid=$!
 for _ in $(seq 100); do [ -s "$work/srv.port" ] && break; sleep 0.1; done
 [ -s "$work/srv.port" ] || { cat "$out/serve.log" >&2; exit 1; }
@@ -142,6 +145,17 @@ curl -s --noproxy '*' -H "Authorization: Bearer $(cat "$out/admin.tok")" \
 "$tierwise" prices show --db "$db" --region westeurope --currency USD --sku P10
 "$tierwise" prices show --db "$db" --region westeurope --currency USD --sku E10
 "$tierwise" prices show --db "$db" --region westeurope --currency USD --sku P40
+
+step "savings: the P10 on Standard SSD E10 every weekend (Fri 20:00 to Mon 06:00,"
+echo "   Amsterdam time) while the VM is deallocated, over next year, at these prices"
+year=$(( $(date -u +%Y) + 1 ))
+"$tierwise" savings --db "$db" --region westeurope --currency USD --from-tier P10 --to-tier E10 \
+  --window "Fri 20:00-Mon 06:00" --tz Europe/Amsterdam --period "$year-01-01..$((year + 1))-01-01"
+
+month=$(date -u +%Y-%m)
+step "savings opportunities of the fleet this month ($month) under the policy"
+echo "   deploy/demo-policies/weekend-downgrade.json (GET /api/v1/savings/opportunities)"
+"$tierwise" savings --db "$db" --policy deploy/demo-policies/weekend-downgrade.json --month "$month"
 
 step "compliance on a constructed field example: an SAP database VM (Standard_E16ds_v5)"
 echo "   with an LVM stripe over three P40s (3 x 7,500 IOPS, 3 x 250 MB/s), see"
