@@ -3,10 +3,16 @@
  * VM's power-state history (observed.h has the rule).
  *
  * Each of the 672 quarter-hours of each looked-back week becomes an
- * interval of instants through tw_tz_local_to_ns (so a week over a clock
- * change has one quarter-hour of 75 or 0 minutes, the latter never
- * counting), and counts when the state in force at its start is
- * "deallocated" and every observation inside it says the same.
+ * interval of instants, its start and its end each through
+ * tw_tz_local_to_ns on its own, and counts when the state in force at its
+ * start is "deallocated" and every observation inside it says the same.
+ * A quarter-hour whose local start the spring change skips (a gap) is 0
+ * long and never counts: tw_tz_local_to_ns would move it forward onto the
+ * instants of the quarter-hours after the gap, which are their own.  The
+ * quarter-hour over the autumn change is 75 minutes long (its end is the
+ * first time after the overlap).  Where a zone's gap is not a whole number
+ * of quarter-hours the instants of one quarter-hour may start before the
+ * end of the one ahead of it; the state is then looked up again.
  */
 #include "core/observed.h"
 
@@ -69,10 +75,13 @@ static ptrdiff_t state_at(const struct tw_power_obs *obs, size_t n, int64_t t)
 /* Deallocated throughout [A, B)?  *AT is the index of the last
  * observation at or before an earlier A (-1: none), moved forward here:
  * the quarter-hours of a week are asked about in order, so a week costs
- * one pass over its observations. */
+ * one pass over its observations.  When A is before that observation (the
+ * instants went backwards) it is searched again from A. */
 static bool deallocated_throughout(const struct tw_power_obs *obs, size_t n, int64_t a, int64_t b,
                                    ptrdiff_t *at)
 {
+    if (*at >= 0 && obs[*at].at_ns > a)
+        *at = state_at(obs, n, a);
     while ((size_t)(*at + 1) < n && obs[*at + 1].at_ns <= a)
         ++*at;
     if (b <= a)
@@ -134,16 +143,25 @@ enum tw_err tw_observed_windows(const struct tw_power_obs *obs, size_t n, int64_
                       (!tw_tz_next_transition(z, prev, &change) || change >= week_end);
         const int64_t slot_ns = TW_OBSERVED_SLOT_MIN * TW_NS_PER_MIN;
         ptrdiff_t at = state_at(obs, n, prev);
+        if (steady) {
+            for (int s = 0; s < SLOTS; s++, prev += slot_ns)
+                if (deallocated_throughout(obs, n, prev, prev + slot_ns, &at))
+                    counts[s]++;
+            continue;
+        }
+        /* A week with a change: each quarter-hour's start and end on its
+         * own; one that starts in a gap does not occur. */
         for (int s = 0; s < SLOTS; s++) {
-            int64_t next;
-            if (steady)
-                next = prev + slot_ns;
-            else if (tw_tz_local_to_ns(z, base + (int64_t)(s + 1) * slot_ns, &next, NULL) != TW_OK)
+            int64_t a, b;
+            enum tw_tz_local kind;
+            if (tw_tz_local_to_ns(z, base + (int64_t)s * slot_ns, &a, &kind) != TW_OK ||
+                tw_tz_local_to_ns(z, base + (int64_t)(s + 1) * slot_ns, &b, NULL) != TW_OK)
                 return tw_error_set(err, TW_ERANGE,
                                     "observed windows: the weeks are out of range");
-            if (deallocated_throughout(obs, n, prev, next, &at))
+            if (kind == TW_TZ_LOCAL_GAP)
+                continue;
+            if (deallocated_throughout(obs, n, a, b, &at))
                 counts[s]++;
-            prev = next;
         }
     }
     bool on[SLOTS];

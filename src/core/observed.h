@@ -11,7 +11,12 @@
  * windows when it counts in at least MIN_WEEKS of those weeks.  The
  * windows are the runs of such quarter-hours (a run may wrap from Sunday
  * into Monday).  Before the first observation the state is unknown and
- * counts as not deallocated.
+ * counts as not deallocated.  A quarter-hour is the instants from its local
+ * start to its local end, each read by tz.h's rule, so the one over the
+ * autumn change is 75 minutes long; a quarter-hour whose local start the
+ * spring change skips does not occur that week and counts in no week's
+ * tally (Europe/London's Sun 01:00-01:45 on the last Sunday of March; its
+ * 02:00 is the instant the clocks change).
  */
 #ifndef TW_CORE_OBSERVED_H
 #define TW_CORE_OBSERVED_H
