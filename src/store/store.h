@@ -190,7 +190,8 @@ void tw_store_result_recs_free(struct tw_store_result_rec *recs, size_t n); /* N
  * tw_store_vm_rows_free. */
 enum tw_err tw_store_vms(struct tw_store *st, struct tw_store_vm_row **rows, size_t *n,
                          struct tw_error *err);
-/* VM ID into *ROW (its tags freed with tw_store_vm_rows_free(row, 1));
+/* VM ID into *ROW (the caller frees ROW->tags with free(); the row itself
+ * is the caller's);
  * TW_ENOENT if none. */
 enum tw_err tw_store_vm(struct tw_store *st, int64_t id, struct tw_store_vm_row *row,
                         struct tw_error *err);
