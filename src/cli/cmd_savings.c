@@ -124,13 +124,27 @@ static void grouped(const char *num, char *out, size_t cap)
     snprintf(out + o, cap > o ? cap - o : 0, "%s", p + digits);
 }
 
-static void amount(struct tw_amount a, const char *currency, bool exact, char *out, size_t cap)
+/* A, rounded to CURRENCY's minor unit or EXACT with 12 decimals, grouped
+ * by thousands; false (OUT "") when it can't be written. */
+static bool amount(struct tw_amount a, const char *currency, bool exact, char *out, size_t cap)
 {
     char s[64];
     struct tw_error e = {0};
     if (exact ? !tw_amount_decimal(a, 12, s, sizeof(s))
-              : tw_amount_format(a, currency, s, sizeof(s), &e) != TW_OK)
-        snprintf(s, sizeof(s), "?");
+              : tw_amount_format(a, currency, s, sizeof(s), &e) != TW_OK) {
+        if (cap)
+            out[0] = '\0';
+        return false;
+    }
+    grouped(s, out, cap);
+    return true;
+}
+
+/* N grouped by thousands. */
+static void count_text(int64_t n, char *out, size_t cap)
+{
+    char s[32];
+    snprintf(s, sizeof(s), "%lld", (long long)n);
     grouped(s, out, cap);
 }
 
@@ -158,17 +172,29 @@ static int print_text(const struct tw_whatif_result *r)
     char wins[TW_WINDOWS_MAX * 24];
     if (!tw_windows_format(&r->windows, wins, sizeof(wins)))
         snprintf(wins, sizeof(wins), "%zu windows", r->windows.n);
-    if (!tw_hours_decimal(r->downgraded_ns, hours, sizeof(hours)))
-        snprintf(hours, sizeof(hours), "?");
+    /* Every figure is checked before a line is printed: tw_whatif_run
+     * refuses what can't be written, so this is a last guard. */
+    const struct tw_amount all[] = {r->saving,   r->total_saving, r->tx_cost,
+                                    r->baseline, r->with_plan,    r->total_baseline};
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+        if (!amount(all[i], cur, false, s1, sizeof(s1)) || !amount(all[i], cur, true, s1, sizeof(s1))) {
+            tw_app_error(TW_CLI_PROG, "an amount of the result can't be written (out of range)");
+            return TW_EXIT_FAIL;
+        }
+    if (!tw_hours_decimal(r->downgraded_ns, hours, sizeof(hours))) {
+        tw_app_error(TW_CLI_PROG, "the hours downgraded can't be written (out of range)");
+        return TW_EXIT_FAIL;
+    }
     grouped(hours, hg, sizeof(hg));
+    char cnt[32];
+    count_text(r->count, cnt, sizeof(cnt));
     printf("%s %s: %s %s -> %s %s during %s (%s), %s..%s\n", r->region, cur, r->from.tier,
            r->from.sku, r->to.tier, r->to.sku, wins, r->tz, fromd, tod);
     printf("hours downgraded: %s hours (%zu span%s)\n", hg, r->n_spans, r->n_spans == 1 ? "" : "s");
     amount(r->saving, cur, false, s1, sizeof(s1));
     printf("saving per disk: %s %s\n", s1, cur);
     amount(r->total_saving, cur, false, s2, sizeof(s2));
-    printf("saving for %lld disk%s: %s %s\n", (long long)r->count, r->count == 1 ? "" : "s", s2,
-           cur);
+    printf("saving for %s disk%s: %s %s\n", cnt, r->count == 1 ? "" : "s", s2, cur);
     printf("\ncalculation\n");
     print_side("from", &r->from, cur);
     print_side("to", &r->to, cur);
@@ -181,12 +207,34 @@ static int print_text(const struct tw_whatif_result *r)
     else
         amount(r->tx_cost, cur, true, s3, sizeof(s3));
     amount(r->saving, cur, true, s1, sizeof(s1));
-    printf("  saving per disk = (%s - %s) x %s h / %d h - %s transactions\n", fm, tm, hg,
-           TW_BILL_HOURS_PER_MONTH, s3);
+    if (r->n_pieces <= 1) {
+        printf("  saving per disk = (%s - %s) x %s h / %d h - %s transactions\n", fm, tm, hg,
+               TW_BILL_HOURS_PER_MONTH, s3);
+    } else {
+        /* The prices change within the period: a term a part. */
+        printf("  saving per disk = sum over the %zu parts of (from - to) x hours / %d h - %s "
+               "transactions\n",
+               r->n_pieces, TW_BILL_HOURS_PER_MONTH, s3);
+        for (size_t k = 0; k < r->n_pieces; k++) {
+            const struct tw_whatif_piece *pc = &r->pieces[k];
+            char a[48], b[48], ph[48], phg[64];
+            if (!tw_rfc3339_format_ns(pc->from_ns, 0, 0, a, sizeof(a)))
+                a[0] = '\0';
+            if (!tw_rfc3339_format_ns(pc->to_ns, 0, 0, b, sizeof(b)))
+                b[0] = '\0';
+            if (!tw_hours_decimal(pc->downgraded_ns, ph, sizeof(ph)))
+                ph[0] = '\0';
+            grouped(ph, phg, sizeof(phg));
+            tw_money_text(pc->from_per_month, fm, sizeof(fm));
+            tw_money_text(pc->to_per_month, tm, sizeof(tm));
+            printf("    %s..%s: (%s - %s) x %s h / %d h\n", a, b, fm, tm, phg,
+                   TW_BILL_HOURS_PER_MONTH);
+        }
+    }
     printf("                  = %s %s (unrounded)\n", s1, cur);
     amount(r->total_saving, cur, true, s2, sizeof(s2));
-    printf("  for %lld disk%s     = %s x %lld = %s %s (unrounded)\n", (long long)r->count,
-           r->count == 1 ? " " : "s", s1, (long long)r->count, s2, cur);
+    printf("  for %s disk%s     = %s x %s = %s %s (unrounded)\n", cnt,
+           r->count == 1 ? " " : "s", s1, cnt, s2, cur);
     amount(r->saving, cur, false, s4, sizeof(s4));
     amount(r->total_saving, cur, false, s5, sizeof(s5));
     int dec = tw_currency_decimals(cur);
@@ -254,6 +302,12 @@ static enum tw_err load_book(const char *price_file, const char *db, const struc
     char now[32];
     tw_svc_prices_now(now);
     if (price_file) {
+        struct stat ds;
+        if (strcmp(price_file, "-") != 0 && stat(price_file, &ds) == 0 && S_ISDIR(ds.st_mode))
+            return tw_error_set(err, TW_EINVAL,
+                                "--price-file %s is a directory: give a file, a saved Retail "
+                                "Prices API answer or a pricing/ snapshot",
+                                price_file);
         struct tw_buf in;
         tw_buf_init(&in, MAX_PRICE_FILE);
         enum tw_err rc = tw_app_read_file(price_file, &in, err);
@@ -381,6 +435,11 @@ int tw_cli_cmd_savings(int argc, char **argv)
             rq->n_windows++;
             break;
         case O_TZ:
+            if (!optarg[0]) {
+                tw_app_error(TW_CLI_PROG, "--tz \"\" names no zone: give an IANA zone such as "
+                                          "Europe/London, or leave --tz out for UTC");
+                goto out;
+            }
             if (!text("tz", optarg, rq->tz, sizeof(rq->tz)))
                 goto out;
             break;

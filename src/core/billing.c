@@ -213,8 +213,28 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
                             b && b->source[0] ? b->source : "empty", names);
     }
     out->per_10k = meters[best].e->price;
+    snprintf(out->used, sizeof(out->used), "%s", meters[best].name);
+    for (size_t i = 0; i < nm; i++)
+        if (meters[i].e)
+            snprintf(out->meters[out->n_meters++], sizeof(out->meters[0]), "%s", meters[i].name);
     if (n_present == 1) {
         snprintf(out->meter, sizeof(out->meter), "\"%s\"", meters[best].name);
+        if (nm > 1) {
+            /* The others may be dearer: what is used is then not the
+             * worse case, and the reader should know. */
+            addf(out->note, sizeof(out->note), "\"%s\" is the only transaction meter of the "
+                 "%s in the book (", meters[best].name, nm == 3 ? "three" : "two");
+            size_t k = 0;
+            for (size_t i = 0; i < nm; i++) {
+                if (i == best)
+                    continue;
+                k++;
+                addf(out->note, sizeof(out->note), "%s\"%s\"", list_sep(k, nm - 1, " and "),
+                     meters[i].name);
+            }
+            addf(out->note, sizeof(out->note), " %s missing): the price may not be the worse case",
+                 nm - 1 == 1 ? "is" : "are");
+        }
     } else {
         /* The one used first, then the others in order. */
         snprintf(out->meter, sizeof(out->meter), "\"%s\" (the %s)", meters[best].name,

@@ -87,6 +87,11 @@ struct tw_tx_rule {
                                 * 0.002 and the tier-less 0.0026 per 10,000; the highest,
                                 * the tier-less, is used (the worse case): ..."; the S15
                                 * rule; Standard SSD's unpublished cap), "" when nothing */
+    char used[64];             /* the bare name of the meter used, "E10 LRS Disk Operations";
+                                * "" when none is (TW_TX_NONE) */
+    size_t n_meters;           /* meters of the (up to three) that the book holds */
+    char meters[3][64];        /* their bare names, in the order tier's own, the family's
+                                * 4-tier one, the tier-less one */
 };
 
 /*

@@ -10,7 +10,8 @@
  *
  * Statuses: 400 bad_request with "field" naming the input at fault (a
  * member of the wrong type, an unknown tier, a window that does not parse,
- * a bad period or zone); 404 no_price_book when nothing prices the region
+ * a bad period or zone, an amount too large to write: "count" or "io");
+ * 404 no_price_book when nothing prices the region
  * in that currency, 404 price_missing when the book lacks a tier's price
  * (the message names it); 409 price_book_invalid when the stored book no
  * longer reads (refresh it); 500 otherwise.
@@ -117,7 +118,12 @@ void tw_v1_savings_whatif(struct tw_req *rq)
     }
     json_t *j = NULL;
     if ((rc = tw_whatif_json(res, &j, &err)) != TW_OK) {
-        whatif_error(rq, 500, "internal", "", &err);
+        /* The run refuses amounts beyond what can be written, naming the
+         * field; an amount still too large is the input's, not ours. */
+        if (rc == TW_ERANGE)
+            whatif_error(rq, 400, "bad_request", "count", &err);
+        else
+            whatif_error(rq, 500, "internal", "", &err);
         goto out;
     }
     tw_req_json(rq, 200, j);

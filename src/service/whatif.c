@@ -177,7 +177,7 @@ enum tw_err tw_whatif_req_parse(const char *buf, size_t len, struct tw_whatif_re
         {"to_tier", rq->to_tier, sizeof(rq->to_tier), TW_JX_REQUIRED | TW_JX_NONEMPTY},
         {"from_sku", rq->from_sku, sizeof(rq->from_sku), TW_JX_NULLABLE},
         {"to_sku", rq->to_sku, sizeof(rq->to_sku), TW_JX_NULLABLE},
-        {"tz", rq->tz, sizeof(rq->tz), TW_JX_NULLABLE},
+        {"tz", rq->tz, sizeof(rq->tz), TW_JX_NULLABLE | TW_JX_NONEMPTY},
     };
     for (size_t k = 0; k < sizeof(strs) / sizeof(strs[0]); k++)
         if (!tw_jx_str(json_object_get(j, strs[k].key), "", strs[k].key, strs[k].opt, strs[k].dst,
@@ -241,9 +241,11 @@ enum tw_err tw_whatif_req_parse(const char *buf, size_t len, struct tw_whatif_re
         int n = snprintf(both, sizeof(both), "%s..%s", a, b);
         rc = tw_whatif_period_parse(both, (size_t)n, rq, err);
         if (rc != TW_OK) {
-            /* Which date: the byte says. */
-            set_field(field, err && err->column > (long)strlen(a) + 2 ? "period.to"
-                                                                      : "period.from");
+            /* Which date: the byte says; an end not after the start, or
+             * too far from it, is the end's fault. */
+            set_field(field, !err || err->column <= 0 || err->column > (long)strlen(a) + 2
+                                 ? "period.to"
+                                 : "period.from");
             goto out;
         }
     } else {
@@ -421,6 +423,119 @@ static enum tw_err windows(const struct tw_whatif_req *rq, struct tw_windows *w,
     return TW_OK;
 }
 
+/* Whether item IT may price tier FROM or TO or the target's transactions
+ * (its meter names one of them, the family's 4-tier one or the tier-less
+ * transactions). */
+static bool item_concerns(const struct tw_price_item *it, const char *from, const char *to,
+                          char letter)
+{
+    char four[4];
+    snprintf(four, sizeof(four), "%c4", letter);
+    const char *names[] = {from, to, four};
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = strlen(names[k]);
+        if (n && strncmp(it->meter, names[k], n) == 0 && it->meter[n] == ' ')
+            return true;
+    }
+    return strncmp(it->meter, "Disk Transactions ", 18) == 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The instants cutting [P0, P1) where a price of B may change: P0, each
+ * effectiveStartDate and the second after each effectiveEndDate (the book
+ * counts the end's second in) of the items that concern the move, inside
+ * the period, and P1; sorted, each once.  *OUT is malloc'd. */
+static enum tw_err price_cuts(const struct tw_pricebook *b, const char *from, const char *to,
+                              char letter, int64_t p0, int64_t p1, int64_t **out, size_t *n_out,
+                              char field[TW_WHATIF_FIELD_MAX], struct tw_error *err)
+{
+    enum { CUTS_MAX = 64 };
+    int64_t *c = malloc((2 * b->items.n + 2) * sizeof(*c));
+    if (!c)
+        return tw_error_set(err, TW_ENOMEM, "out of memory for the period's prices");
+    size_t n = 0;
+    c[n++] = p0;
+    c[n++] = p1;
+    for (size_t i = 0; i < b->items.n; i++) {
+        const struct tw_price_item *it = &b->items.v[i];
+        if (!item_concerns(it, from, to, letter))
+            continue;
+        int64_t t;
+        if (it->start[0] && tw_rfc3339_parse(it->start, strlen(it->start), &t, NULL) == TW_OK &&
+            t > p0 && t < p1)
+            c[n++] = t;
+        if (it->end[0] && tw_rfc3339_parse(it->end, strlen(it->end), &t, NULL) == TW_OK &&
+            t < INT64_MAX - TW_NS_PER_S && t + TW_NS_PER_S > p0 && t + TW_NS_PER_S < p1)
+            c[n++] = t + TW_NS_PER_S;
+    }
+    qsort(c, n, sizeof(*c), cmp_i64);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!k || c[i] != c[k - 1])
+            c[k++] = c[i];
+    if (k > CUTS_MAX) {
+        free(c);
+        set_field(field, "period");
+        return tw_error_set(err, TW_ERANGE,
+                            "the prices may change %zu times within the period (more than %d): "
+                            "ask for a shorter period",
+                            k - 2, CUTS_MAX - 2);
+    }
+    *out = c;
+    *n_out = k;
+    return TW_OK;
+}
+
+/* B rebuilt from its items as they stood at WHEN (RFC 3339). */
+static enum tw_err book_at(const struct tw_pricebook *b, const char *when,
+                           struct tw_pricebook **out, struct tw_error *err)
+{
+    struct tw_price_items copy = {0};
+    if (b->items.n) {
+        copy.v = malloc(b->items.n * sizeof(*copy.v));
+        if (!copy.v)
+            return tw_error_set(err, TW_ENOMEM, "out of memory for a price book");
+        memcpy(copy.v, b->items.v, b->items.n * sizeof(*copy.v));
+        copy.n = copy.cap = b->items.n;
+    }
+    return tw_pricebook_build(&copy, NULL, NULL, b->source, b->fetched_at, when, out, err);
+}
+
+/* TW_ERANGE naming F when A can't be written rounded to R's currency or
+ * with 12 decimals. */
+static enum tw_err writable(struct tw_amount a, const struct tw_whatif_result *r, const char *f,
+                            const char *what, char field[TW_WHATIF_FIELD_MAX],
+                            struct tw_error *err)
+{
+    char s[64];
+    struct tw_error e = {0};
+    if (tw_amount_format(a, r->currency, s, sizeof(s), &e) == TW_OK &&
+        tw_amount_decimal(a, 12, s, sizeof(s)))
+        return TW_OK;
+    set_field(field, f);
+    if (strcmp(f, "count") == 0)
+        return tw_error_set(err, TW_ERANGE,
+                            "%s for %lld disks is beyond the amounts tierwise writes (about 9.2 "
+                            "trillion %s): ask for fewer disks (count)",
+                            what, (long long)r->count, r->currency);
+    if (strcmp(f, "io") == 0)
+        return tw_error_set(err, TW_ERANGE,
+                            "%s of %lld I/Os an hour of %lld bytes are beyond the amounts "
+                            "tierwise writes (about 9.2 trillion %s a disk): give a smaller I/O "
+                            "rate or size (io: --io-per-hour, --io-size)",
+                            what, (long long)r->io.ios_per_hour, (long long)r->io.io_bytes,
+                            r->currency);
+    return tw_error_set(err, TW_ERANGE,
+                        "%s is beyond the amounts tierwise writes (about 9.2 trillion %s): ask "
+                        "for a shorter period",
+                        what, r->currency);
+}
+
 enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_pricebook *b,
                           const struct tw_tz *z, struct tw_whatif_result *out,
                           char field[TW_WHATIF_FIELD_MAX], struct tw_error *err)
@@ -431,6 +546,9 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
     struct tw_tz *utc = NULL;
     struct tw_interval *iv = NULL;
     struct tw_window_saving *ws = NULL;
+    unsigned char *seen = NULL; /* windows counted as a span */
+    int64_t *cuts = NULL;
+    struct tw_tx_rule rules[TW_WHATIF_PIECES_MAX];
     enum tw_err rc = tw_svc_prices_key(rq->region, rq->currency, out->region, out->currency, err);
     if (rc != TW_OK) {
         set_field(field, err && strstr(err->msg, "currency") ? "currency" : "region");
@@ -497,23 +615,6 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
                           b->source, out->region, out->currency);
         goto done;
     }
-    if ((rc = price(b, out->region, out->currency, from, &out->from, err)) != TW_OK ||
-        (rc = price(b, out->region, out->currency, to, &out->to, err)) != TW_OK)
-        goto done;
-    struct tw_error te = {0};
-    enum tw_err trc = tw_tx_rule_for(b, out->region, out->currency, to.family, out->to.tier,
-                                     to.redundancy, &out->tx, &te);
-    out->tx_priced = trc == TW_OK;
-    if (!out->tx_priced && rq->io_set) {
-        rc = tw_error_set(err, trc, "%s: a running VM's transactions on %s %s can't be priced",
-                          te.msg, out->to.tier, out->to.sku);
-        set_field(field, "io");
-        goto done;
-    }
-    if (!out->tx_priced && trc != TW_ENOENT) {
-        rc = tw_error_set(err, trc, "%s", te.msg);
-        goto done;
-    }
     /* The windows over the period and a week on each side. */
     size_t n = 0;
     if ((rc = tw_windows_instants(&out->windows, z, out->period_from_ns - TW_NS_PER_WEEK,
@@ -522,35 +623,156 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
         goto done;
     }
     ws = calloc(n ? n : 1, sizeof(*ws));
-    if (!ws) {
+    seen = calloc(n ? n : 1, 1);
+    if (!ws || !seen) {
         rc = tw_error_set(err, TW_ENOMEM, "out of memory for %zu windows", n);
         goto done;
+    }
+    /* The period cut where the prices may change, each piece priced by
+     * the book as it stood at its start. */
+    size_t n_cuts = 0;
+    if ((rc = price_cuts(b, out->from.tier, out->to.tier, tw_sku_tier_letter(to.family),
+                         out->period_from_ns, out->period_to_ns, &cuts, &n_cuts, field, err)) !=
+        TW_OK)
+        goto done;
+    struct tw_error te = {0};
+    enum tw_err trc0 = TW_OK;
+    for (size_t k = 0; k + 1 < n_cuts; k++) {
+        struct tw_whatif_piece pc;
+        memset(&pc, 0, sizeof(pc));
+        pc.from_ns = cuts[k];
+        pc.to_ns = cuts[k + 1];
+        struct tw_pricebook *pb = NULL;
+        char when[48];
+        if (!tw_rfc3339_format_ns(pc.from_ns, 0, 0, when, sizeof(when))) {
+            set_field(field, "period");
+            rc = tw_error_set(err, TW_ERANGE, "the period is outside the instants tierwise handles");
+            goto done;
+        }
+        if ((rc = book_at(b, when, &pb, err)) != TW_OK)
+            goto done;
+        struct tw_whatif_price pf = out->from, pt = out->to;
+        struct tw_error pe = {0};
+        rc = price(pb, out->region, out->currency, from, &pf, &pe);
+        if (rc == TW_OK)
+            rc = price(pb, out->region, out->currency, to, &pt, &pe);
+        if (rc != TW_OK) {
+            tw_pricebook_free(pb);
+            if (k == 0 && n_cuts == 2)
+                rc = tw_error_set(err, rc, "%s", pe.msg);
+            else
+                rc = tw_error_set(err, rc, "%s, in effect on %s (the prices change within the "
+                                  "period, and each part is priced by the items in effect then)",
+                                  pe.msg, when);
+            goto done;
+        }
+        struct tw_tx_rule rule;
+        struct tw_error tre = {0};
+        enum tw_err trc = tw_tx_rule_for(pb, out->region, out->currency, to.family, out->to.tier,
+                                         to.redundancy, &rule, &tre);
+        tw_pricebook_free(pb);
+        if (trc != TW_OK && (rq->io_set || trc != TW_ENOENT)) {
+            if (rq->io_set) {
+                rc = tw_error_set(err, trc, "%s: a running VM's transactions on %s %s can't be "
+                                  "priced%s%s", tre.msg, out->to.tier, out->to.sku,
+                                  n_cuts > 2 ? " from " : "", n_cuts > 2 ? when : "");
+                set_field(field, "io");
+            } else {
+                rc = tw_error_set(err, trc, "%s", tre.msg);
+            }
+            goto done;
+        }
+        pc.from_per_month = pf.per_month;
+        pc.to_per_month = pt.per_month;
+        snprintf(pc.from_effective, sizeof(pc.from_effective), "%s", pf.effective_from);
+        snprintf(pc.to_effective, sizeof(pc.to_effective), "%s", pt.effective_from);
+        pc.tx_priced = trc == TW_OK;
+        pc.tx_per_10k = rule.per_10k;
+        if (k == 0) {
+            out->from = pf;
+            out->to = pt;
+            out->tx = rule;
+            out->tx_priced = pc.tx_priced;
+            trc0 = trc;
+            te = tre;
+        }
+        struct tw_whatif_piece *last = out->n_pieces ? &out->pieces[out->n_pieces - 1] : NULL;
+        if (last && last->from_per_month.micros == pc.from_per_month.micros &&
+            last->to_per_month.micros == pc.to_per_month.micros &&
+            last->tx_priced == pc.tx_priced && last->tx_per_10k.micros == pc.tx_per_10k.micros) {
+            last->to_ns = pc.to_ns; /* the same prices: one piece */
+            continue;
+        }
+        if (out->n_pieces == TW_WHATIF_PIECES_MAX) {
+            set_field(field, "period");
+            rc = tw_error_set(err, TW_ERANGE,
+                              "the prices change more than %d times within the period: ask for "
+                              "a shorter period",
+                              TW_WHATIF_PIECES_MAX - 1);
+            goto done;
+        }
+        out->pieces[out->n_pieces++] = pc;
+        rules[out->n_pieces - 1] = rule;
     }
     struct tw_switch_opts o;
     memset(&o, 0, sizeof(o));
     if (rq->io_set)
         o.io = rq->io;
-    struct tw_disk_saving total;
-    memset(&total, 0, sizeof(total));
-    rc = tw_savings_windows(iv, n, out->period_from_ns, out->period_to_ns, out->from.per_month,
-                            out->to.per_month, out->tx_priced ? &out->tx : NULL, &o, ws, &total,
-                            err);
-    if (rc != TW_OK)
-        goto done;
-    for (size_t i = 0; i < n; i++)
-        if (ws[i].skip == TW_WINDOW_TAKEN && ws[i].downgraded_ns > 0)
-            out->n_spans++;
-    out->downgraded_ns = total.downgraded_ns;
-    out->saving = total.saving;
-    out->tx_cost = total.tx_cost;
-    struct tw_bill_span base = {out->period_from_ns, out->period_to_ns, out->from.per_month};
+    struct tw_amount zero = {0, 1};
+    out->saving = out->tx_cost = zero;
+    struct tw_bill_span base[TW_WHATIF_PIECES_MAX];
+    for (size_t k = 0; k < out->n_pieces; k++) {
+        struct tw_whatif_piece *pc = &out->pieces[k];
+        struct tw_disk_saving total;
+        memset(&total, 0, sizeof(total));
+        rc = tw_savings_windows(iv, n, pc->from_ns, pc->to_ns, pc->from_per_month,
+                                pc->to_per_month, pc->tx_priced ? &rules[k] : NULL, &o, ws, &total,
+                                err);
+        if (rc == TW_OK)
+            rc = tw_amount_add(out->saving, total.saving, &out->saving, err);
+        if (rc == TW_OK)
+            rc = tw_amount_add(out->tx_cost, total.tx_cost, &out->tx_cost, err);
+        if (rc != TW_OK) {
+            set_field(field, rq->io_set ? "io" : "period");
+            goto done;
+        }
+        for (size_t i = 0; i < n; i++)
+            if (ws[i].skip == TW_WINDOW_TAKEN && ws[i].downgraded_ns > 0 && !seen[i]) {
+                seen[i] = 1;
+                out->n_spans++;
+            }
+        pc->downgraded_ns = total.downgraded_ns;
+        pc->saving = total.saving;
+        out->downgraded_ns += total.downgraded_ns;
+        base[k] = (struct tw_bill_span){pc->from_ns, pc->to_ns, pc->from_per_month};
+    }
     struct tw_amount neg;
-    if ((rc = tw_bill_cost(&base, 1, &out->baseline, err)) != TW_OK ||
+    if ((rc = tw_bill_cost(base, out->n_pieces, &out->baseline, err)) != TW_OK ||
         (rc = tw_amount_scale(out->saving, -1, 1, &neg, err)) != TW_OK ||
-        (rc = tw_amount_add(out->baseline, neg, &out->with_plan, err)) != TW_OK ||
-        (rc = tw_amount_scale(out->saving, rq->count, 1, &out->total_saving, err)) != TW_OK ||
-        (rc = tw_amount_scale(out->baseline, rq->count, 1, &out->total_baseline, err)) != TW_OK)
+        (rc = tw_amount_add(out->baseline, neg, &out->with_plan, err)) != TW_OK) {
+        set_field(field, rq->io_set ? "io" : "period");
         goto done;
+    }
+    if ((rc = tw_amount_scale(out->saving, rq->count, 1, &out->total_saving, err)) != TW_OK ||
+        (rc = tw_amount_scale(out->baseline, rq->count, 1, &out->total_baseline, err)) != TW_OK) {
+        set_field(field, "count");
+        goto done;
+    }
+    /* Every figure must be writable, rounded and unrounded: what can't be
+     * is refused here, naming the input that made it so large. */
+    if ((rc = writable(out->tx_cost, out, rq->io_set ? "io" : "period", "the transactions",
+                       field, err)) != TW_OK ||
+        (rc = writable(out->saving, out, rq->io_set ? "io" : "period", "the saving per disk",
+                       field, err)) != TW_OK ||
+        (rc = writable(out->baseline, out, "period", "the period's cost per disk", field, err)) !=
+            TW_OK ||
+        (rc = writable(out->with_plan, out, rq->io_set ? "io" : "period",
+                       "the period's cost per disk with the move", field, err)) != TW_OK ||
+        (rc = writable(out->total_saving, out, "count", "the total saving", field, err)) !=
+            TW_OK ||
+        (rc = writable(out->total_baseline, out, "count", "the total cost", field, err)) != TW_OK)
+        goto done;
+    (void)trc0;
     /* What a reader should know. */
     char pt[TW_MONEY_TEXT_MAX];
     if (!rq->io_set) {
@@ -565,6 +787,13 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
                  "transactions: none are charged, since a deallocated VM does no I/O (the book "
                  "has no transaction price for %s %s: %s)",
                  out->to.tier, out->to.sku, te.msg);
+    } else if (out->tx.kind == TW_TX_NONE) {
+        note(out,
+             "the VM keeps running on %s %s during the windows with %lld I/Os an hour of %lld "
+             "bytes: %s bills no transactions, so none are charged, and the disk performs at "
+             "%s's rating meanwhile",
+             out->to.tier, out->to.sku, (long long)rq->io.ios_per_hour,
+             (long long)rq->io.io_bytes, tw_sku_family_name(to.family), out->to.tier);
     } else {
         note(out,
              "the VM keeps running on %s %s during the windows with %lld I/Os an hour of %lld "
@@ -574,9 +803,17 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
              (long long)rq->io.io_bytes, tw_money_text(out->tx.per_10k, pt, sizeof(pt)),
              out->currency, out->tx.meter, out->to.tier);
     }
+    if (out->n_pieces > 1)
+        note(out,
+             "the prices change within the period: it is priced in %zu parts, each by the items "
+             "in effect at its start (\"prices\" lists them; from and to show the first)",
+             out->n_pieces);
     if (out->tx_priced && out->tx.note[0])
         note(out, "%s", out->tx.note);
-    if (tw_money_cmp(out->to.per_month, out->from.per_month) >= 0)
+    bool dearer = false;
+    for (size_t k = 0; k < out->n_pieces; k++)
+        dearer |= tw_money_cmp(out->pieces[k].to_per_month, out->pieces[k].from_per_month) >= 0;
+    if (dearer)
         note(out, "%s %s costs as much as %s %s or more here: the move saves nothing, and the "
                   "saving is not positive",
              out->to.tier, out->to.sku, out->from.tier, out->from.sku);
@@ -586,6 +823,8 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
               "type changes (a policy adds both; Azure allows a disk's type to change only a few "
               "times a day)");
 done:
+    free(cuts);
+    free(seen);
     free(ws);
     free(iv);
     tw_tz_free(utc);
@@ -651,7 +890,7 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
     day_text(r->from_day, fromd);
     day_text(r->to_day, tod);
     if (!tw_hours_decimal(r->downgraded_ns, hours, sizeof(hours)))
-        snprintf(hours, sizeof(hours), "?");
+        return tw_error_set(err, TW_ERANGE, "hours downgraded too large to write");
     json_t *wins = json_array();
     for (size_t i = 0; wins && i < r->windows.n; i++) {
         struct tw_windows one = {.n = 1};
@@ -663,23 +902,32 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
     json_t *notes = json_array();
     for (size_t i = 0; notes && i < r->n_notes; i++)
         json_array_append_new(notes, json_string(r->notes[i]));
+    /* The number is the string's micro-hours: the same digits whatever
+     * precision an encoder gives reals (the server's and the command's
+     * differ), since 6 decimals of at most 5 whole digits are 11 digits. */
     json_t *hours_num = r->downgraded_ns % TW_NS_PER_HOUR == 0
                             ? json_integer(r->downgraded_ns / TW_NS_PER_HOUR)
-                            : json_real((double)r->downgraded_ns / (double)TW_NS_PER_HOUR);
+                            : json_real(strtod(hours, NULL));
     struct tw_money diff;
     if (tw_money_sub(r->from.per_month, r->to.per_month, &diff, err) != TW_OK)
         jb.rc = TW_ERANGE;
-    char rounding[160];
+    char rounding[320];
     int dec = tw_currency_decimals(r->currency);
     snprintf(rounding, sizeof(rounding),
-             "each figure rounded once, when shown, to %d decimal%s (%s's minor unit), half away "
-             "from zero; sums and the total are made unrounded",
+             "each figure rounded once, when shown, from its exact value to %d decimal%s (%s's "
+             "minor unit), half away from zero; sums and the total are made unrounded, so the "
+             "rounded figures need not add up (baseline - saving may differ from with_plan by a "
+             "minor unit)",
              dec, dec == 1 ? "" : "s", r->currency);
     json_t *tx = json_object();
     if (tx) {
         json_object_set_new(tx, "charged", json_boolean(r->io_set));
         json_object_set_new(tx, "per_10k", r->tx_priced ? money_text(r->tx.per_10k) : json_null());
-        json_object_set_new(tx, "meter", json_string(r->tx_priced ? r->tx.meter : ""));
+        json_object_set_new(tx, "meter", json_string(r->tx_priced ? r->tx.used : ""));
+        json_t *in_book = json_array();
+        for (size_t i = 0; in_book && r->tx_priced && i < r->tx.n_meters && i < 3; i++)
+            json_array_append_new(in_book, json_string(r->tx.meters[i]));
+        json_object_set_new(tx, "meters_in_book", in_book);
         if (r->io_set)
             json_object_set_new(tx, "io", json_pack("{s:I, s:I}", "ios_per_hour",
                                                     (json_int_t)r->io.ios_per_hour, "io_bytes",
@@ -713,16 +961,37 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
     json_t *period = json_pack("{s:s, s:s, s:s, s:o, s:o}", "from", fromd, "to", tod, "tz", r->tz,
                                "from_utc", instant(r->period_from_ns), "to_utc",
                                instant(r->period_to_ns));
+    json_t *prices = json_array();
+    for (size_t k = 0; prices && k < r->n_pieces; k++) {
+        const struct tw_whatif_piece *pc = &r->pieces[k];
+        char ph[48];
+        if (!tw_hours_decimal(pc->downgraded_ns, ph, sizeof(ph)))
+            ph[0] = '\0';
+        json_t *o = json_pack("{s:o, s:o, s:o, s:o, s:s, s:s, s:s}", "from", instant(pc->from_ns),
+                              "to", instant(pc->to_ns), "from_per_month",
+                              money_text(pc->from_per_month), "to_per_month",
+                              money_text(pc->to_per_month), "from_effective_from",
+                              pc->from_effective, "to_effective_from", pc->to_effective,
+                              "hours_downgraded", ph);
+        if (o)
+            json_object_set_new(o, "saving_unrounded", amount_exact(&jb, pc->saving));
+        if (!o || json_array_append_new(prices, o) != 0) {
+            json_decref(prices);
+            prices = NULL;
+        }
+    }
     json_t *j = NULL;
-    if (jb.rc == TW_OK && wins && notes && hours_num && per_disk && total && calc && period)
-        j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:O, s:O, s:I, s:O, s:O, s:O, s:O}", "currency",
-                      r->currency, "region", r->region, "from", side_json(r, &r->from), "to",
-                      side_json(r, &r->to), "period", period, "windows", wins,
-                      "hours_downgraded", hours_num, "seconds_downgraded",
+    if (jb.rc == TW_OK && wins && notes && hours_num && per_disk && total && calc && period &&
+        prices)
+        j = json_pack("{s:s, s:s, s:o, s:o, s:o, s:O, s:O, s:I, s:O, s:O, s:O, s:O, s:O}",
+                      "currency", r->currency, "region", r->region, "from",
+                      side_json(r, &r->from), "to", side_json(r, &r->to), "period", period,
+                      "windows", wins, "hours_downgraded", hours_num, "seconds_downgraded",
                       (json_int_t)(r->downgraded_ns / TW_NS_PER_S), "per_disk", per_disk,
-                      "total", total, "calculation", calc, "notes", notes);
+                      "total", total, "prices", prices, "calculation", calc, "notes", notes);
     else
         json_decref(period);
+    json_decref(prices);
     json_decref(wins);
     json_decref(notes);
     json_decref(hours_num);
@@ -740,6 +1009,17 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
 
 /* ---- a price file ----------------------------------------------------- */
 
+/* Whether LEN bytes at BUF are a JSON array whose first element is an
+ * object with "Items" (saved pages, not items). */
+static bool pages_array(const char *buf, size_t len)
+{
+    json_t *j = json_loadb(buf, len, 0, NULL);
+    bool yes = json_is_array(j) && json_is_object(json_array_get(j, 0)) &&
+               json_object_get(json_array_get(j, 0), "Items") != NULL;
+    json_decref(j);
+    return yes;
+}
+
 enum tw_err tw_whatif_book(const char *buf, size_t len, const char *name, const char *region,
                            const char *currency, const char *file_time, const char *now,
                            struct tw_pricebook **out, struct tw_error *err)
@@ -754,9 +1034,25 @@ enum tw_err tw_whatif_book(const char *buf, size_t len, const char *name, const 
     struct tw_error perr = {0};
     if ((rc = tw_price_page_parse(buf, len, &items, &page, &perr)) != TW_OK) {
         tw_price_items_cleanup(&items);
+        if (pages_array(buf, len))
+            return tw_error_set(err, TW_EPARSE,
+                                "%s is an array of saved Retail Prices pages: merge their "
+                                "\"Items\" into one {\"Items\": [...]} (every page's) and give "
+                                "that, or import them with tierwise prices import",
+                                name);
         return tw_error_set_at(err, rc, perr.line, perr.column,
                                "%s is not a Retail Prices answer or a pricing/ snapshot: %s", name,
                                perr.msg);
+    }
+    if (page.next[0]) {
+        tw_price_items_cleanup(&items);
+        return tw_error_set(err, TW_EINVAL,
+                            "%s is one page of a multi-page Retail Prices answer (its "
+                            "NextPageLink is set): the prices on the other pages would be left "
+                            "out. Save all the pages as one {\"Items\": [...]} (as tierwise "
+                            "prices import wants them), or fetch them with tierwise prices "
+                            "refresh and give --db",
+                            name);
     }
     /* A saved answer has no time of its own: its file's time is shown
      * beside the source, and fetched_at stays unknown. */

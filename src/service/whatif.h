@@ -101,6 +101,22 @@ struct tw_whatif_price {
     char effective_from[32];    /* the item's effectiveStartDate; "" when none */
 };
 
+/* A piece of the period with one price on each side: the period is cut at
+ * each effectiveStartDate and effectiveEndDate (the second after it: the
+ * book counts the end second in) of the two tiers' items, and the
+ * transaction meters', that falls inside it, and each piece is priced by
+ * the book as it stood at the piece's start (the items in effect then). */
+#define TW_WHATIF_PIECES_MAX 16
+struct tw_whatif_piece {
+    int64_t from_ns, to_ns;
+    struct tw_money from_per_month, to_per_month;
+    char from_effective[32], to_effective[32]; /* the items' effectiveStartDate */
+    bool tx_priced;
+    struct tw_money tx_per_10k;                /* tx_priced: the target's */
+    int64_t downgraded_ns;                     /* the windows' time in the piece */
+    struct tw_amount saving;                   /* net of transactions, per disk */
+};
+
 struct tw_whatif_result {
     char region[48], currency[4];
     char tz[TW_TZ_NAME_MAX];             /* the zone's name, "UTC" without one */
@@ -124,6 +140,8 @@ struct tw_whatif_result {
     struct tw_io_rate io;
     size_t n_notes;
     char notes[TW_WHATIF_NOTES_MAX][400];
+    size_t n_pieces;                     /* 1 when the prices hold over the period */
+    struct tw_whatif_piece pieces[TW_WHATIF_PIECES_MAX]; /* from and to: the first's */
 };
 
 /*
@@ -133,7 +151,16 @@ struct tw_whatif_result {
  * message names it), and ERR says what: TW_EINVAL an unknown tier or SKU, a
  * tier of another family than the SKU, no window; TW_EPARSE a window that
  * does not parse (the byte in the message and ERR's column); TW_ENOENT a
- * price the book lacks (never a zero); TW_ERANGE an amount out of range.
+ * price the book lacks (never a zero); TW_ERANGE an amount beyond what
+ * can be written (field "count" for a total, "io" for the transactions,
+ * else "period"), or prices that change more than TW_WHATIF_PIECES_MAX - 1
+ * times in the period.
+ *
+ * Prices are taken by time: the period is cut where the two tiers' items
+ * (and the transaction meters') start or end, and each piece is priced by
+ * B's items as they stood at its start (tw_pricebook_build as of then), so
+ * the cost is the sum over time of the price in effect, and a piece with
+ * no price in effect is TW_ENOENT naming its start.
  */
 enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_pricebook *b,
                           const struct tw_tz *z, struct tw_whatif_result *out,
@@ -147,9 +174,15 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
  * "seconds_downgraded", "per_disk": {"saving", "saving_unrounded",
  * "baseline", "baseline_unrounded", "with_plan", "with_plan_unrounded",
  * "transactions", "transactions_unrounded"}, "total": {"disks", "saving",
- * "saving_unrounded", "baseline", "baseline_unrounded"}, "calculation":
+ * "saving_unrounded", "baseline", "baseline_unrounded"}, "prices": [{"from",
+ * "to", "from_per_month", "to_per_month", "from_effective_from",
+ * "to_effective_from", "hours_downgraded", "saving_unrounded"}, ...] (one
+ * a piece; "from" and "to" above are the first piece's), "calculation":
  * {...}, "notes": [...]}.  Amounts are decimal strings; per_month prices
- * are strings of their exact text.  NULL *OUT with TW_ENOMEM or TW_ERANGE.
+ * are strings of their exact text; "hours_downgraded" is a number rounded
+ * to 6 decimals (micro-hours), calculation.hours_downgraded the same as a
+ * string, "seconds_downgraded" exact.  NULL *OUT with TW_ENOMEM or
+ * TW_ERANGE.
  */
 enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struct tw_error *err);
 
@@ -160,9 +193,12 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
  * Prices API answer, modified FILE_TIME)" (FILE_TIME: the file's time, the
  * caller's to find; "" or NULL: not said); its fetched_at is a snapshot's
  * _fetched_at, else "" (a saved answer carries no time of its own).  NOW
- * (RFC 3339) decides which items are in effect.
- * TW_EPARSE for a file that is not prices, TW_EINVAL for a bad region or
- * currency.
+ * (RFC 3339) decides which items are in effect (tw_whatif_run prices by
+ * time from the book's items whatever NOW).
+ * TW_EPARSE for a file that is not prices (an array of saved pages among
+ * them: they must be merged into one {"Items": [...]}), TW_EINVAL for a
+ * bad region or currency or one page of a multi-page answer (its
+ * NextPageLink set: the other pages' prices would be missing).
  */
 enum tw_err tw_whatif_book(const char *buf, size_t len, const char *name, const char *region,
                            const char *currency, const char *file_time, const char *now,
