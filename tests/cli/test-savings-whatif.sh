@@ -164,6 +164,78 @@ expect 2 "unexpected argument" -- "$cli" "${field[@]}" extra
 expect 2 "can't open" -- "$cli" "${field[@]/$gbp/$scratch/none.json}"
 printf '{"Items": 3}' >"$scratch/bad.json"
 expect 2 "is not a Retail Prices answer or a pricing/ snapshot" -- "$cli" "${field[@]/$gbp/$scratch/bad.json}"
+# A directory is bad input, not a failure of the machine.
+expect 2 "--price-file $scratch is a directory" -- "$cli" "${field[@]/$gbp/$scratch}"
+# One page of several: the other pages' prices would be missing.
+jq '. + {"NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=100"}' "$gbp" \
+  >"$scratch/page1.json"
+expect 2 "$scratch/page1.json is one page of a multi-page Retail Prices answer" -- \
+  "$cli" "${field[@]/$gbp/$scratch/page1.json}"
+expect 2 "Save all the pages as one" -- "$cli" "${field[@]/$gbp/$scratch/page1.json}"
+# Saved pages in an array: merge them, not "item 0 has no currencyCode".
+jq -s '[.[0] + {"NextPageLink": "x"}, {"Items": []}]' "$gbp" >"$scratch/pages.json"
+expect 2 "is an array of saved Retail Prices pages: merge their \"Items\"" -- \
+  "$cli" "${field[@]/$gbp/$scratch/pages.json}"
+# A zone of no name is refused, not taken as UTC.
+expect 2 '--tz "" names no zone' -- "$cli" "${field[@]/Europe\/London/}"
+
+# ---- amounts too large to write: refused naming the input, never "?" ----
+big=(savings --price-file "$src/pricing/azure-disk-prices.json" --region westeurope --currency USD
+     --from-tier P80 --to-tier E80 --window "Mon 00:00-Sun 23:59" --period 2026-01-01..2035-12-01)
+expect 2 "for 10000000 disks is beyond the amounts tierwise writes" -- \
+  "$cli" "${big[@]}" --count 10000000 --io-per-hour 10000000000 --io-size 1073741824
+expect 2 "I/Os an hour of 1073741824 bytes are beyond the amounts" -- \
+  "$cli" "${big[@]}" --io-per-hour 100000000000 --io-size 1073741824
+expect 2 "ask for fewer disks" -- "$cli" "${big[@]}" --json --count 10000000 \
+  --io-per-hour 10000000000 --io-size 1073741824
+
+# ---- the count grouped by thousands in the calculation ----
+out=$("$cli" "${field[@]}" --count 12345)
+has grouped "$out" "saving for 12,345 disks: "
+has grouped "$out" "for 12,345 disks     = 30.772602739726 x 12,345 = "
+
+# ---- the transactions' meter: a bare name, and those in the book ----
+j=$(run --window "Sat 00:00-Mon 00:00" --period 2026-01-01..2027-01-01)
+check meter "$j" '.calculation.transactions.meter == "E10 LRS Disk Operations" and .calculation.transactions.meters_in_book == ["E10 LRS Disk Operations"]'
+check meter "$j" '[.notes[] | select(test("the only transaction meter of the three in the book .*may not be the worse case"))] | length == 1'
+check rounding "$j" '.calculation.rounding | test("need not add up")'
+# A Premium target with a running VM: no transactions to bill, said so.
+j=$("$cli" savings --price-file "$gbp" --region westeurope --currency GBP --from-tier E10 \
+  --to-tier P10 --window "Sat 00:00-Mon 00:00" --period 2026-01-01..2027-01-01 --io-per-hour 3600 \
+  --io-size 4096 --json)
+check premium "$j" '[.notes[] | select(test("Premium SSD bills no transactions"))] | length == 1'
+check premium "$j" '[.notes[] | select(test("per 10,000, \\)"))] | length == 0'
+
+# ---- a window partly over another extends it: counted once ----
+# Sat 00:00-Mon 00:00 and Sun 12:00-Mon 06:00: 54 hours a weekend, 52 of them.
+j=$(run --window "Sat 00:00-Mon 00:00" --window "Sun 12:00-Mon 06:00" --period 2026-01-01..2027-01-01)
+check extend "$j" '.hours_downgraded == 2808 and .calculation.spans == 52'
+
+# ---- prices that change within the period: each part by its own ----
+# P10 16.16 until 2026-06-30T23:59:59Z, 17.16 from 2026-07-01; E10 7.16,
+# 7.00 from 2026-10-01.  Python's fractions: 1248 h x 9 + 624 h x 10 +
+# 624 h x 10.16, over 730: 32.618958904110 a disk.
+jq '.Items |= (map(if .meterName == "P10 LRS Disk" then . + {"effectiveEndDate": "2026-06-30T23:59:59Z"} else . end)
+    + [(.[] | select(.meterName == "P10 LRS Disk") | . + {"retailPrice": 17.16, "unitPrice": 17.16, "effectiveStartDate": "2026-07-01T00:00:00Z"}),
+       (.[] | select(.meterName == "E10 LRS Disk") | . + {"retailPrice": 7.00, "unitPrice": 7.00, "effectiveStartDate": "2026-10-01T00:00:00Z"})])' \
+  "$gbp" | jq ".Count = (.Items | length)" >"$scratch/two-dates.json"
+two=(savings --price-file "$scratch/two-dates.json" --region westeurope --currency GBP --from-tier P10
+     --to-tier E10 --window "Sat 00:00-Mon 00:00" --period 2026-01-01..2027-01-01 --count 70)
+j=$("$cli" "${two[@]}" --json); st=$?
+[ $st = 0 ] && ok || bad "two dates: status $st"
+check pieces "$j" '.per_disk.saving_unrounded == "32.618958904110" and .total.saving == "2283.33" and .hours_downgraded == 2496'
+check pieces "$j" '[.prices[] | [.from, .from_per_month, .to_per_month]] == [["2026-01-01T00:00:00Z", "16.16", "7.16"], ["2026-07-01T00:00:00Z", "17.16", "7.16"], ["2026-10-01T00:00:00Z", "17.16", "7"]]'
+check pieces "$j" '.from.per_month == "16.16" and .prices[2].to_effective_from == "2026-10-01T00:00:00Z"'
+check pieces "$j" '[.notes[] | select(test("the prices change within the period"))] | length == 1'
+# The price file's own book would be today's prices: the field example's
+# file has one price a side, one part, and no such note.
+j=$("$cli" "${field[@]}" --json)
+check "one price" "$j" '(.prices | length) == 1 and ([.notes[] | select(test("change within"))] | length) == 0'
+out=$("$cli" "${two[@]}")
+has "pieces text" "$out" "saving per disk = sum over the 3 parts of (from - to) x hours / 730 h - 0 transactions"
+has "pieces text" "$out" "2026-07-01T00:00:00Z..2026-10-01T00:00:00Z: (17.16 - 7.16) x 624 h / 730 h"
+has "pieces text" "$out" "saving for 70 disks: 2,283.33 GBP"
+
 # The bundled snapshot as a price file: real USD prices, with its date.
 j=$("$cli" savings --price-file "$src/pricing/azure-disk-prices.json" --region westeurope \
   --currency USD --from-tier P10 --to-tier E10 --window "Sat 00:00-Mon 00:00" \

@@ -224,6 +224,20 @@ static void test_request(void **state)
          "\"E10\", \"windows\": [\"Sat 00:00-Mon 00:00\"], \"period\": \"2026-01-01..2027-01-"
          "01\", \"io\": {\"ios_per_hour\": 1}}",
          "io.io_bytes", "io.io_bytes is missing"},
+        /* The end before the start: the end is at fault. */
+        {"{\"region\": \"r\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": "
+         "\"E10\", \"windows\": [\"Sat 00:00-Mon 00:00\"], \"period\": {\"from\": \"2026-02-01\","
+         " \"to\": \"2026-01-01\"}}",
+         "period.to", "is before the start"},
+        {"{\"region\": \"r\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": "
+         "\"E10\", \"windows\": [\"Sat 00:00-Mon 00:00\"], \"period\": {\"from\": \"2026-01-01\","
+         " \"to\": \"2040-01-01\"}}",
+         "period.to", "at most"},
+        /* A zone of no name is not UTC. */
+        {"{\"region\": \"r\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": "
+         "\"E10\", \"windows\": [\"Sat 00:00-Mon 00:00\"], \"tz\": \"\", \"period\": "
+         "\"2026-01-01..2027-01-01\"}",
+         "tz", "tz"},
         {"{\"region\": \"r\", \"colour\": 1}", "colour", "not a field of the what-if request"},
         {"{\"region\": \"r\", \"region\": \"s\"}", "", "not valid JSON"},
     };
@@ -263,12 +277,185 @@ static void test_book(void **state)
     tw_pricebook_free(b);
 }
 
+/* P10 16.16 until 2026-06-30T23:59:59Z and 17.16 from 2026-07-01, E10
+ * 7.16 and 7.00 from 2026-10-01: 2026 in three parts. */
+static const char two_dates[] =
+    "{\"Items\": ["
+    "{\"currencyCode\": \"GBP\", \"retailPrice\": 16.16, \"armRegionName\": \"westeurope\","
+    " \"meterName\": \"P10 LRS Disk\", \"productName\": \"Premium SSD Managed Disks\","
+    " \"unitOfMeasure\": \"1/Month\", \"type\": \"Consumption\","
+    " \"effectiveStartDate\": \"2018-05-01T00:00:00Z\", \"effectiveEndDate\": "
+    "\"2026-06-30T23:59:59Z\"},"
+    "{\"currencyCode\": \"GBP\", \"retailPrice\": 17.16, \"armRegionName\": \"westeurope\","
+    " \"meterName\": \"P10 LRS Disk\", \"productName\": \"Premium SSD Managed Disks\","
+    " \"unitOfMeasure\": \"1/Month\", \"type\": \"Consumption\","
+    " \"effectiveStartDate\": \"2026-07-01T00:00:00Z\"},"
+    "{\"currencyCode\": \"GBP\", \"retailPrice\": 7.16, \"armRegionName\": \"westeurope\","
+    " \"meterName\": \"E10 LRS Disk\", \"productName\": \"Standard SSD Managed Disks\","
+    " \"unitOfMeasure\": \"1/Month\", \"type\": \"Consumption\","
+    " \"effectiveStartDate\": \"2018-11-01T00:00:00Z\"},"
+    "{\"currencyCode\": \"GBP\", \"retailPrice\": 7.00, \"armRegionName\": \"westeurope\","
+    " \"meterName\": \"E10 LRS Disk\", \"productName\": \"Standard SSD Managed Disks\","
+    " \"unitOfMeasure\": \"1/Month\", \"type\": \"Consumption\","
+    " \"effectiveStartDate\": \"2026-10-01T00:00:00Z\"},"
+    "{\"currencyCode\": \"GBP\", \"retailPrice\": 0.001, \"armRegionName\": \"westeurope\","
+    " \"meterName\": \"E10 LRS Disk Operations\", \"productName\": \"Standard SSD Managed "
+    "Disks\", \"unitOfMeasure\": \"10K\", \"type\": \"Consumption\"}]}";
+
+static void test_prices_by_time(void **state)
+{
+    (void)state;
+    struct tw_pricebook *b = NULL;
+    struct tw_error err = {0};
+    /* Built as of a day when the later prices are in effect: the run
+     * still prices each part by what was in effect then. */
+    assert_int_equal(tw_whatif_book(two_dates, sizeof(two_dates) - 1, "t.json", "westeurope",
+                                    "GBP", "", "2026-12-01T00:00:00Z", &b, &err),
+                     TW_OK);
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    field_request(&rq);
+    char field[TW_WHATIF_FIELD_MAX];
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(r.n_pieces, 3);
+    assert_int_equal(r.downgraded_ns, INT64_C(2496) * 3600 * 1000000000);
+    assert_int_equal(r.pieces[0].downgraded_ns, INT64_C(1248) * 3600 * 1000000000);
+    assert_int_equal(r.pieces[1].from_per_month.micros, 17160000);
+    assert_int_equal(r.pieces[2].to_per_month.micros, 7000000);
+    /* Python's fractions: 1248 x 9/730 + 624 x 10/730 + 624 x 10.16/730. */
+    amount_is(r.saving, 12, "32.618958904110");
+    amount_is(r.baseline, 12, "199.969315068493");
+    amount_is(r.total_saving, 2, "2283.33");
+    assert_string_equal(r.from.effective_from, "2018-05-01T00:00:00Z");
+    assert_int_equal(r.from.per_month.micros, 16160000);
+    bool said = false;
+    for (size_t i = 0; i < r.n_notes; i++)
+        said |= strstr(r.notes[i], "the prices change within the period") != NULL;
+    assert_true(said);
+    json_t *j = NULL;
+    assert_int_equal(tw_whatif_json(&r, &j, &err), TW_OK);
+    json_t *pr = json_object_get(j, "prices");
+    assert_int_equal(json_array_size(pr), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(pr, 1), "from")),
+                        "2026-07-01T00:00:00Z");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(pr, 1), "from_per_month")), "17.16");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(pr, 2), "to_effective_from")),
+        "2026-10-01T00:00:00Z");
+    json_decref(j);
+    /* A period inside one price: one part, no note. */
+    const char *p = "2026-07-01..2026-10-01";
+    assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(r.n_pieces, 1);
+    assert_int_equal(r.from.per_month.micros, 17160000);
+    /* Before any P10 item: no price then, never a zero. */
+    p = "2017-01-01..2019-01-01";
+    assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_non_null(strstr(err.msg, "P10"));
+    tw_pricebook_free(b);
+}
+
+static void test_out_of_range(void **state)
+{
+    (void)state;
+    struct tw_pricebook *b = gbp_book();
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    char field[TW_WHATIF_FIELD_MAX];
+    struct tw_error err = {0};
+    field_request(&rq);
+    strcpy(rq.window[0], "Mon 00:00-Sun 23:59");
+    rq.count = TW_WHATIF_COUNT_MAX;
+    rq.io_set = true;
+    rq.io.ios_per_hour = INT64_C(1000000000);
+    rq.io.io_bytes = INT64_C(1) << 30;
+    /* Per disk writable, the total not: count. */
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ERANGE);
+    assert_string_equal(field, "count");
+    assert_non_null(strstr(err.msg, "fewer disks"));
+    /* (Too large per disk, "io", needs a dearer meter: the command's
+     * test prices it on the bundled snapshot.) */
+    tw_pricebook_free(b);
+}
+
+static void test_transactions_meter(void **state)
+{
+    (void)state;
+    struct tw_pricebook *b = gbp_book();
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    char field[TW_WHATIF_FIELD_MAX];
+    struct tw_error err = {0};
+    field_request(&rq);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_string_equal(r.tx.used, "E10 LRS Disk Operations");
+    assert_int_equal(r.tx.n_meters, 1);
+    assert_string_equal(r.tx.meters[0], "E10 LRS Disk Operations");
+    bool said = false;
+    for (size_t i = 0; i < r.n_notes; i++)
+        said |= strstr(r.notes[i], "is the only transaction meter of the three in the book") &&
+                strstr(r.notes[i], "may not be the worse case");
+    assert_true(said);
+    json_t *j = NULL;
+    assert_int_equal(tw_whatif_json(&r, &j, &err), TW_OK);
+    json_t *tx = json_object_get(json_object_get(j, "calculation"), "transactions");
+    assert_string_equal(json_string_value(json_object_get(tx, "meter")), "E10 LRS Disk Operations");
+    assert_int_equal(json_array_size(json_object_get(tx, "meters_in_book")), 1);
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(j, "calculation"),
+                                                             "rounding")),
+                           "need not add up"));
+    json_decref(j);
+    /* A Premium target with a running VM: no transactions, said so. */
+    strcpy(rq.from_tier, "E10");
+    strcpy(rq.to_tier, "P10");
+    rq.io_set = true;
+    rq.io.ios_per_hour = 3600;
+    rq.io.io_bytes = 4096;
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    said = false;
+    for (size_t i = 0; i < r.n_notes; i++) {
+        assert_null(strstr(r.notes[i], "per 10,000, )"));
+        said |= strstr(r.notes[i], "Premium SSD bills no transactions") != NULL;
+    }
+    assert_true(said);
+    tw_pricebook_free(b);
+}
+
+static void test_pages(void **state)
+{
+    (void)state;
+    struct tw_pricebook *b = NULL;
+    struct tw_error err = {0};
+    const char *page = "{\"Items\": [{\"currencyCode\": \"GBP\", \"retailPrice\": 16.16, "
+                       "\"armRegionName\": \"westeurope\", \"meterName\": \"P10 LRS Disk\", "
+                       "\"productName\": \"Premium SSD Managed Disks\", \"unitOfMeasure\": "
+                       "\"1/Month\", \"type\": \"Consumption\"}], \"NextPageLink\": "
+                       "\"https://prices.azure.com/api/retail/prices?$skip=100\"}";
+    assert_int_equal(tw_whatif_book(page, strlen(page), "p1.json", "westeurope", "GBP", "",
+                                    "2026-12-01T00:00:00Z", &b, &err),
+                     TW_EINVAL);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "p1.json is one page of a multi-page"));
+    assert_non_null(strstr(err.msg, "Save all the pages"));
+    const char *pages = "[{\"Items\": [], \"NextPageLink\": \"x\"}, {\"Items\": []}]";
+    assert_int_equal(tw_whatif_book(pages, strlen(pages), "all.json", "westeurope", "GBP", "",
+                                    "2026-12-01T00:00:00Z", &b, &err),
+                     TW_EPARSE);
+    assert_non_null(strstr(err.msg, "all.json is an array of saved Retail Prices pages"));
+    assert_null(strstr(err.msg, "currencyCode"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_field_example), cmocka_unit_test(test_skus),
         cmocka_unit_test(test_period),        cmocka_unit_test(test_request),
-        cmocka_unit_test(test_book),
+        cmocka_unit_test(test_book),          cmocka_unit_test(test_prices_by_time),
+        cmocka_unit_test(test_out_of_range),  cmocka_unit_test(test_transactions_meter),
+        cmocka_unit_test(test_pages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
