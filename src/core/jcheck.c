@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tw_jc_fail(struct tw_jc *c, const char *path, size_t off, const char *fmt, ...)
@@ -133,6 +134,94 @@ char *tw_jc_path_at(char *dst, size_t cap, const char *path, size_t i)
 {
     snprintf(dst, cap, "%s[%zu]", path, i);
     return dst;
+}
+
+/* Where tw_jc_validate failed: the path of the deepest frame that saw the
+ * reader fail, set once. */
+struct where {
+    char *path;
+    size_t cap;
+    bool set;
+};
+
+static void note(struct where *w, const char *path)
+{
+    if (!w->set) {
+        snprintf(w->path, w->cap, "%s", path);
+        w->set = true;
+    }
+}
+
+/* Whether the reader's error is at byte OFF (the repeated key's quote). */
+static bool error_at(const struct tw_jr *r, size_t off)
+{
+    if (!r->err || r->err->line < 1)
+        return false;
+    long line, col;
+    tw_jc_position(r->base, (size_t)(r->end - r->base), off, &line, &col);
+    return line == r->err->line && col == r->err->column;
+}
+
+static bool walk(struct tw_jr *r, const char *path, struct where *w)
+{
+    char sub[256];
+    char c = tw_jr_peek(r);
+    if (c == '{') {
+        struct tw_jr_obj o = {0};
+        char key[128];
+        while (tw_jr_member(r, &o, key, sizeof(key))) {
+            if (o.key_over) {
+                char *k = tw_jr_key_dup(r, &o);
+                tw_jc_path(sub, sizeof(sub), path, k ? k : "?");
+                free(k);
+            } else {
+                tw_jc_path(sub, sizeof(sub), path, key);
+            }
+            if (!walk(r, sub, w))
+                return false;
+        }
+        if (r->rc == TW_OK)
+            return true;
+        /* A member's key that is repeated: the member; anything else
+         * wrong between members: the object. */
+        if (o.started && o.key_off > 0 && error_at(r, o.key_off)) {
+            if (o.key_over) {
+                char *k = tw_jr_key_dup(r, &o);
+                tw_jc_path(sub, sizeof(sub), path, k ? k : "?");
+                free(k);
+            } else {
+                tw_jc_path(sub, sizeof(sub), path, key);
+            }
+            note(w, sub);
+        }
+        note(w, path);
+        return false;
+    }
+    if (c == '[') {
+        struct tw_jr_arr a = {0};
+        while (tw_jr_element(r, &a))
+            if (!walk(r, tw_jc_path_at(sub, sizeof(sub), path, a.n - 1), w))
+                return false;
+        if (r->rc == TW_OK)
+            return true;
+        note(w, path);
+        return false;
+    }
+    if (tw_jr_skip(r))
+        return true;
+    note(w, path);
+    return false;
+}
+
+bool tw_jc_validate(struct tw_jr *r, char *path, size_t cap)
+{
+    struct where w = {path, cap, false};
+    if (walk(r, "$", &w) && tw_jr_finish(r)) {
+        snprintf(path, cap, "$");
+        return true;
+    }
+    note(&w, "$");
+    return false;
 }
 
 void tw_jc_position(const char *buf, size_t len, size_t off, long *line, long *column)

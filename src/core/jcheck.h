@@ -58,6 +58,19 @@ int tw_jc_skip(struct tw_jc *c);
 char *tw_jc_path(char *dst, size_t cap, const char *path, const char *key);
 char *tw_jc_path_at(char *dst, size_t cap, const char *path, size_t i);
 
+/*
+ * The first pass: validates the whole document at R (one value, then
+ * nothing but whitespace) as tw_jr_skip and tw_jr_finish do, the strict
+ * checks included.  On failure (false; R->rc and R's error say what) PATH
+ * (CAP bytes) gets the JSON path of the place: the member whose key is
+ * repeated ("$.match.tags.env"), else the innermost value being read
+ * ("$.name" for `"name": }`) or the object or array whose punctuation is
+ * wrong ("$.match" for a missing ','), "$" at the root.  The repeated key
+ * is told by R's error position, so R needs an error (tw_jr_init's ERR);
+ * without one PATH is the object's.  PATH is "$" on success.
+ */
+bool tw_jc_validate(struct tw_jr *r, char *path, size_t cap);
+
 /* The 1-based line and column (bytes) of offset OFF in BUF. */
 void tw_jc_position(const char *buf, size_t len, size_t off, long *line, long *column);
 

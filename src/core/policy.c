@@ -114,10 +114,13 @@ static int by_position(const void *a, const void *b)
 
 /* ---- names and lists -------------------------------------------------- */
 
+/* 1..64 of [A-Za-z0-9._-], not starting with '.': a name is a segment of
+ * the API's paths (/api/v1/policies/NAME), where "." and ".." mean
+ * something else and the router takes no name starting with a dot. */
 static bool name_ok(const char *n)
 {
     size_t k = strlen(n);
-    if (k < 1 || k > TW_POLICY_NAME_MAX - 1)
+    if (k < 1 || k > TW_POLICY_NAME_MAX - 1 || n[0] == '.')
         return false;
     for (; *n; n++)
         if (!isalnum((unsigned char)*n) && *n != '.' && *n != '_' && *n != '-')
@@ -608,8 +611,8 @@ static int read_member(struct pp *s, int i, const char *path)
                 memcpy(p->name, v, strlen(v) + 1); /* name_ok: it fits */
             else
                 FAIL(s, path, off,
-                     "must be 1 to %d of the characters A-Z a-z 0-9 . _ - (it names the policy "
-                     "in the API and the store), got \"%.60s\"",
+                     "must be 1 to %d of the characters A-Z a-z 0-9 . _ -, the first not a "
+                     "dot (it names the policy in the API and the store), got \"%.60s\"",
                      TW_POLICY_NAME_MAX - 1, v);
         }
         break;
@@ -806,17 +809,32 @@ enum tw_err tw_policy_parse(const char *buf, size_t len, struct tw_policy *out,
         return tw_error_set_at(err, TW_EPARSE, 1, 1, "$ (line 1, column 1): the file is larger "
                                "than %d bytes", TW_POLICY_FILE_MAX);
     }
+    /* A byte order mark: some editors on Windows save UTF-8 with one, and
+     * JSON (RFC 8259 section 8.1) has none; said as such rather than as the
+     * "a value was expected" the reader would give at 1:1. */
+    if (len >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0) {
+        static const char bom[] =
+            "a byte order mark (BOM) is not allowed: save the file as UTF-8 without BOM";
+        if (diags) {
+            diags->n = 1;
+            struct tw_policy_diag *d = &diags->d[0];
+            snprintf(d->path, sizeof(d->path), "$");
+            d->line = d->column = 1;
+            snprintf(d->msg, sizeof(d->msg), "%s", bom);
+        }
+        return tw_error_set_at(err, TW_EPARSE, 1, 1, "$ (line 1, column 1): %s", bom);
+    }
     struct pp s = {.buf = buf ? buf : "", .len = len, .p = out};
     struct tw_error jerr = {0};
+    char where[160];
     tw_jr_init(&s.r, s.buf, len, NULL, TW_JR_STRICT, MAX_DEPTH, &jerr);
-    if (tw_jr_skip(&s.r))
-        tw_jr_finish(&s.r);
+    tw_jc_validate(&s.r, where, sizeof(where));
     tw_jr_done(&s.r);
     if (s.r.rc != TW_OK) {
         if (diags) {
             diags->n = 1;
             struct tw_policy_diag *d = &diags->d[0];
-            snprintf(d->path, sizeof(d->path), "$");
+            snprintf(d->path, sizeof(d->path), "%s", where);
             d->line = jerr.line ? jerr.line : 1;
             d->column = jerr.column ? jerr.column : 1;
             snprintf(d->msg, sizeof(d->msg), "%.319s", jerr.msg);

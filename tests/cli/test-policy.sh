@@ -75,7 +75,7 @@ out=$("$cli" policy check "$scratch/good.json" 2>/dev/null); st=$?
 out=$("$cli" policy check "$scratch/bad.json" 2>"$scratch/err"); st=$?
 f="$scratch/bad.json"
 same "check of a bad file: exit $st and stdout" "2:" "$st:$out"
-same "check of a bad file: the problems" "$f:3:11: \$.name: must be 1 to 64 of the characters A-Z a-z 0-9 . _ - (it names the policy in the API and the store), got \"dev weekends\"
+same "check of a bad file: the problems" "$f:3:11: \$.name: must be 1 to 64 of the characters A-Z a-z 0-9 . _ -, the first not a dot (it names the policy in the API and the store), got \"dev weekends\"
 $f:4:38: \$.match.skus[1]: \"Premium\" is not a disk SKU; one of Premium_LRS, Premium_ZRS, StandardSSD_LRS, StandardSSD_ZRS, Standard_LRS, PremiumV2_LRS, UltraSSD_LRS
 $f:4:50: \$.match.tag: unknown member; match has tags, skus, resource_groups, subscriptions, vms and exclude
 $f:5:13: \$.target: UltraSSD_LRS can't be a target: a disk can't be switched to Premium SSD v2 or Ultra and back; use StandardSSD_LRS, Standard_LRS or Premium_LRS
@@ -99,6 +99,19 @@ same "broken JSON ($st)" "2:$scratch/broken.json:2:15: \$: not valid JSON at lin
 out=$("$cli" policy check "$ex/dev-weekends.json" "$scratch/none.json" 2>&1); st=$?
 [ $st = 2 ] && grep -q "^$ex/dev-weekends.json: ok" <<<"$out" && grep -q "none.json" <<<"$out" \
   && ok || bad "a good and a missing file: $st $out"
+
+# A name may not start with a dot (it is a segment of the API's paths).
+printf '{"schema_version": "tierwise.policy/1", "name": ".dot", "match": {}, "target": "none"}\n' >"$scratch/dot.json"
+out=$("$cli" policy check "$scratch/dot.json" 2>&1); st=$?
+same "a name starting with a dot ($st)" "2:$scratch/dot.json:1:49: \$.name: must be 1 to 64 of the characters A-Z a-z 0-9 . _ -, the first not a dot (it names the policy in the API and the store), got \".dot\"" "$st:$out"
+# A byte order mark, said as such.
+printf '\xef\xbb\xbf' >"$scratch/bom.json"; cat "$ex/dev-weekends.json" >>"$scratch/bom.json"
+out=$("$cli" policy check "$scratch/bom.json" 2>&1); st=$?
+same "a byte order mark ($st)" "2:$scratch/bom.json:1:1: \$: a byte order mark (BOM) is not allowed: save the file as UTF-8 without BOM" "$st:$out"
+# A key repeated in a nested object: its path.
+printf '{"schema_version": "tierwise.policy/1", "name": "x",\n "match": {"tags": {"env": "a", "env": "b"}}, "target": "none"}\n' >"$scratch/dup.json"
+out=$("$cli" policy check "$scratch/dup.json" 2>&1); st=$?
+same "a nested duplicate key ($st)" "2:$scratch/dup.json:2:33: \$.match.tags.env: has a duplicate key \"env\" at line 2, column 33: a key may appear only once in an object" "$st:$out"
 
 # ---- show: a list, in London, over both clock changes ----
 out=$("$cli" policy show "$ex/dev-weekends.json" --vm any-vm --from 2026-10-19 2>&1); st=$?
@@ -202,6 +215,12 @@ assert len(files) >= 3, files
 for f in files:
     v.validate(json.load(open(f)))
 assert not v.is_valid(json.load(open(bad)))
+# Names: none starting with a dot, as the reader says.
+ex = json.load(open(files[0]))
+for name, valid in ((".dot", False), ("..", False), (".", False), ("a.b", True), ("-x", True),
+                    ("x" * 64, True), ("x" * 65, False)):
+    ex["name"] = name
+    assert v.is_valid(ex) == valid, name
 PY
   then ok; else bad "the schema or an example does not validate"; fi
 else

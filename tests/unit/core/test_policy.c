@@ -1,7 +1,8 @@
 /*
  * test_policy.c - policy files: the example of the issue, defaults, every
  * kind of problem with its path, line and column, the cap on problems,
- * the canonical JSON read back, and which disks a policy covers.
+ * the canonical JSON read back, which disks a policy covers, names that
+ * may not start with a dot, and a byte order mark.
  */
 #include "testhelp.h"
 
@@ -234,10 +235,82 @@ static void test_problems(void **state)
     d = parse_bad("{\"name\": \"a\", \"name\": \"b\"}");
     assert_int_equal(d.n, 1);
     assert_non_null(strstr(d.d[0].msg, "duplicate"));
+    assert_string_equal(d.d[0].path, "$.name");
+    /* A key repeated in a nested object: the member's own path. */
+    d = parse_bad("{\"schema_version\": \"tierwise.policy/1\", \"name\": \"x\",\n"
+                  " \"match\": {\"exclude\": {\"tags\": {\"env\": \"a\",\n   \"env\": \"b\"}}}}");
+    assert_int_equal(d.n, 1);
+    assert_true(has(&d, "$.match.exclude.tags.env", 3, 4, "duplicate key \"env\""));
+    d = parse_bad("{\"windows\": [\"Sat 00:00-Mon 00:00\", {\"a\": 1, \"a\": 2}]}");
+    assert_true(has(&d, "$.windows[1].a", 1, 46, "duplicate"));
+    /* Other breaks: the value being read, or the object or array whose
+     * punctuation is wrong. */
+    d = parse_bad("{\"schema_version\": \"tierwise.policy/1\",\n \"name\": }");
+    assert_string_equal(d.d[0].path, "$.name");
+    d = parse_bad("{\"match\": {\"vms\": [\"a\" \"b\"]}}");
+    assert_true(has(&d, "$.match.vms", 1, 24, "','"));
+    d = parse_bad("{\"match\": {\"vms\": [] \"skus\": []}}");
+    assert_true(has(&d, "$.match", 1, 22, "','"));
+    d = parse_bad("{\"quota\": {\"hours\": 99999999999999999999}}");
+    assert_true(has(&d, "$.quota.hours", 0, 0, ""));
+    d = parse_bad("{} x");
+    assert_true(has(&d, "$", 1, 4, ""));
     d = parse_bad("[]");
     assert_true(has(&d, "$", 1, 1, "must be an object"));
     d = parse_bad("");
     assert_int_equal(d.n, 1);
+}
+
+/* A name is a segment of /api/v1/policies/{name}: none may start with a
+ * dot ("." and ".." mean something else there, and the router refuses a
+ * leading dot). */
+static void test_names(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {".dot", "..", ".", ".hidden-policy"};
+    static const char *const good[] = {"a.b", "-x", "_x", "x.", "v1.2..3", "0"};
+    char buf[512];
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(buf, sizeof(buf),
+                 "{\"schema_version\": \"tierwise.policy/1\", \"name\": \"%s\", \"match\": {}, "
+                 "\"target\": \"none\"}",
+                 bad[i]);
+        struct tw_policy_diags d = parse_bad(buf);
+        assert_int_equal(d.n, 1);
+        assert_true(has(&d, "$.name", 1, 49, "the first not a dot"));
+    }
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        snprintf(buf, sizeof(buf),
+                 "{\"schema_version\": \"tierwise.policy/1\", \"name\": \"%s\", \"match\": {}, "
+                 "\"target\": \"none\"}",
+                 good[i]);
+        struct tw_policy p;
+        parse_ok(buf, &p);
+        assert_string_equal(p.name, good[i]);
+        tw_policy_cleanup(&p);
+    }
+}
+
+/* A UTF-8 byte order mark at the start: said as such, at 1:1. */
+static void test_bom(void **state)
+{
+    (void)state;
+    char buf[2048];
+    snprintf(buf, sizeof(buf), "\xEF\xBB\xBF%s", example);
+    struct tw_policy_diags d = parse_bad(buf);
+    assert_int_equal(d.n, 1);
+    assert_true(has(&d, "$", 1, 1,
+                    "a byte order mark (BOM) is not allowed: save the file as UTF-8 without BOM"));
+    struct tw_policy p;
+    struct tw_error err = {0};
+    assert_int_equal(tw_policy_parse(buf, strlen(buf), &p, NULL, &err), TW_EPARSE);
+    assert_non_null(strstr(err.msg, "byte order mark"));
+    tw_policy_cleanup(&p);
+    /* The same bytes elsewhere are a string's UTF-8 like any other. */
+    parse_ok("{\"schema_version\": \"tierwise.policy/1\", \"name\": \"x\", \"match\": {}, "
+             "\"target\": \"none\", \"description\": \"\xEF\xBB\xBF\"}",
+             &p);
+    tw_policy_cleanup(&p);
 }
 
 static void test_cap(void **state)
@@ -355,6 +428,7 @@ int main(void)
         cmocka_unit_test(test_example),   cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_problems),  cmocka_unit_test(test_cap),
         cmocka_unit_test(test_canonical), cmocka_unit_test(test_covers),
+        cmocka_unit_test(test_names),     cmocka_unit_test(test_bom),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
