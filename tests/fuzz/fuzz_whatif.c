@@ -4,7 +4,9 @@
  * why; what parses is in range, and runs against a small price book in
  * UTC to a result whose figures hold together (seconds within the
  * period, the total the per-disk saving times the count) and whose JSON
- * is made. */
+ * is made (an amount too large to write is refused by the run, naming
+ * count or io, so the JSON is always made).  The bytes are also read as a
+ * price file (tw_whatif_book). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -43,6 +45,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else if (!err.msg[0]) {
         abort();
     }
+    /* The same bytes as a price file: a book, or a refusal that says why
+     * (one page of several, an array of pages, not prices). */
+    struct tw_pricebook *pb = NULL;
+    memset(&err, 0, sizeof(err));
+    if (tw_whatif_book((const char *)data, size, "fuzz", "westeurope", "GBP", "",
+                       "2026-12-01T00:00:00Z", &pb, &err) == TW_OK)
+        tw_pricebook_free(pb);
+    else if (!err.msg[0] || pb)
+        abort();
     memset(&err, 0, sizeof(err));
     enum tw_err rc = tw_whatif_req_parse((const char *)data, size, &rq, field, &err);
     if (rc != TW_OK) {

@@ -65,6 +65,23 @@ post 200 '{"region": "westeurope", "currency": "GBP", "from_tier": "P10", "to_ti
            "period": {"from": "2026-03-28", "to": "2026-03-30"}}'
 check march '.hours_downgraded == 47'
 
+# A fraction of an hour: the route's number is the command's, to the byte
+# (20 minutes a week: 0.333333 hours, micro-hours whatever the encoder).
+frac='{"region": "westeurope", "currency": "GBP", "from_tier": "P10", "to_tier": "E10",
+       "windows": ["Mon 10:00-Mon 10:20"], "period": "2026-01-05..2026-01-12"}'
+post 200 "$frac"
+check fraction '.hours_downgraded == 0.333333 and .calculation.hours_downgraded == "0.333333" and .seconds_downgraded == 1200'
+"$cli" savings --db "$db" --region westeurope --currency GBP --from-tier P10 --to-tier E10 \
+  --window "Mon 10:00-Mon 10:20" --period 2026-01-05..2026-01-12 --json >"$scratch/frac.json" &&
+  ok || bad "savings --db --json, a fraction of an hour"
+a=$(grep -o '"hours_downgraded": *[0-9.e+-]*' "$scratch/frac.json" | head -1 | tr -d ' ')
+b=$(grep -o '"hours_downgraded": *[0-9.e+-]*' "$scratch/body" | head -1 | tr -d ' ')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok || bad "hours_downgraded: the command writes $a, the route $b"
+jq -S . "$scratch/frac.json" >"$scratch/a.json"
+jq -S . "$scratch/body" >"$scratch/b.json"
+cmp -s "$scratch/a.json" "$scratch/b.json" && ok ||
+  bad "fraction: the route and the command differ: $(diff "$scratch/a.json" "$scratch/b.json" | head -20)"
+
 # ---- roles ----
 post 403 "$body" "$agent"
 post 401 "$body" -
@@ -87,6 +104,12 @@ bad_field period.to "not a date" "{\"region\": \"westeurope\", \"currency\": \"G
 bad_field count "count must be an integer" "{$common, \"windows\": [\"Sat 00:00-Mon 00:00\"], \"count\": 0}"
 bad_field colour "is not a field of the what-if request" "{$common, \"windows\": [\"Sat 00:00-Mon 00:00\"], \"colour\": 1}"
 bad_field currency "not one the Retail Prices API offers" "{\"region\": \"westeurope\", \"currency\": \"XYZ\", \"from_tier\": \"P10\", \"to_tier\": \"E10\", \"period\": \"2026-01-01..2027-01-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
+# The end before the start is the end's fault.
+bad_field period.to "before the start" "{\"region\": \"westeurope\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": \"E10\", \"period\": {\"from\": \"2026-02-01\", \"to\": \"2026-01-01\"}, \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
+# A zone of no name is not UTC.
+bad_field tz "tz" "{$common, \"windows\": [\"Sat 00:00-Mon 00:00\"], \"tz\": \"\"}"
+# A total too large to write: the input's fault, 400 naming it, not 500.
+bad_field count "ask for fewer disks" "{$common, \"windows\": [\"Mon 00:00-Sun 23:59\"], \"count\": 10000000, \"io\": {\"ios_per_hour\": 1000000000, \"io_bytes\": 1073741824}}"
 post 400 '{"region": '
 check json '.error.code == "invalid_json" and .error.line == 1'
 
