@@ -219,6 +219,22 @@ static enum tw_err parse_from(const char *s, const struct tw_tz *z, int64_t *out
     return TW_OK;
 }
 
+/* NS as RFC 3339 with offset UTOFF_S and as many fraction digits as it
+ * needs, none for a whole second ("2026-10-19T08:00:00.25Z"): a --from
+ * with a fraction, or now, is not cut to the second. */
+static void rfc3339_exact(int64_t ns, int32_t utoff_s, char *buf, size_t cap)
+{
+    int64_t frac = ns % TW_NS_PER_S;
+    if (frac < 0)
+        frac += TW_NS_PER_S;
+    int digits = 9;
+    while (digits > 0 && frac % 10 == 0) {
+        frac /= 10;
+        digits--;
+    }
+    tw_rfc3339_format_ns(ns, utoff_s, digits, buf, cap);
+}
+
 static int fail(enum tw_err rc, const char *what, const struct tw_error *err)
 {
     tw_app_error(TW_CLI_PROG, "%s%s%s", what ? what : "", what ? ": " : "", err->msg);
@@ -250,6 +266,9 @@ static int show(const struct show *o)
                                                         : "observed";
     char zone[TW_TZ_NAME_MAX], note[2048] = "";
     snprintf(zone, sizeof(zone), "%s", p.timezone);
+    /* The tag the zone came from (its tz=), for the message when it does
+     * not load; NULL when the zone is the policy's. */
+    const char *zone_tag = NULL;
     struct tw_interval *iv = NULL;
     size_t niv = 0;
     int64_t from = 0, to = 0;
@@ -295,14 +314,19 @@ static int show(const struct show *o)
             status = TW_EXIT_USAGE;
             goto out;
         } else {
-            if (w.tz[0])
+            if (w.tz[0]) {
                 snprintf(zone, sizeof(zone), "%s", w.tz);
+                zone_tag = tag;
+            }
             snprintf(note, sizeof(note), "VM %s's tag %s=\"%s\"%s", row.name, p.windows_tag, tag,
                      w.tz[0] ? "" : " (no tz=: the policy's zone)");
         }
     }
     if ((rc = tw_tz_load(zone, &z, &err)) != TW_OK) {
-        status = fail(rc, "time zone", &err);
+        if (zone_tag)
+            tw_app_error(TW_CLI_PROG, "VM %s's tag %s=\"%s\": time zone: %s", row.name,
+                         p.windows_tag, zone_tag, err.msg);
+        status = zone_tag ? tw_app_exit_code(rc) : fail(rc, "time zone", &err);
         goto out;
     }
     if (o->from) {
@@ -398,16 +422,16 @@ static int show(const struct show *o)
             struct tw_tz_info fi, ti;
             tw_tz_at(z, iv[i].from_ns, &fi);
             tw_tz_at(z, iv[i].to_ns, &ti);
-            tw_rfc3339_format_ns(iv[i].from_ns, fi.utoff_s, 0, a, sizeof(a));
-            tw_rfc3339_format_ns(iv[i].to_ns, ti.utoff_s, 0, b, sizeof(b));
-            tw_rfc3339_format_ns(iv[i].from_ns, 0, 0, c, sizeof(c));
-            tw_rfc3339_format_ns(iv[i].to_ns, 0, 0, e, sizeof(e));
+            rfc3339_exact(iv[i].from_ns, fi.utoff_s, a, sizeof(a));
+            rfc3339_exact(iv[i].to_ns, ti.utoff_s, b, sizeof(b));
+            rfc3339_exact(iv[i].from_ns, 0, c, sizeof(c));
+            rfc3339_exact(iv[i].to_ns, 0, e, sizeof(e));
             tw_hours_decimal(iv[i].to_ns - iv[i].from_ns, hours, sizeof(hours));
             json_array_append_new(arr, json_pack("{s:s, s:s, s:s, s:s, s:s}", "start", a, "end",
                                                  b, "start_utc", c, "end_utc", e, "hours", hours));
         }
-        tw_rfc3339_format_ns(from, 0, 0, a, sizeof(a));
-        tw_rfc3339_format_ns(to, 0, 0, b, sizeof(b));
+        rfc3339_exact(from, 0, a, sizeof(a));
+        rfc3339_exact(to, 0, b, sizeof(b));
         json_t *doc = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "policy", p.name,
                                 "vm", o->vm, "source", source, "note", note, "timezone", zone,
                                 "from", a, "to", b, "weekly", weekly, "windows", arr);

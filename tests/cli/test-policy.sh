@@ -135,6 +135,14 @@ check "show --json ($st)" "$out" '.policy == "dev-weekends" and .source == "list
   (.windows | length) == 3 and .windows[1] == {"start": "2026-10-23T20:00:00+01:00",
   "end": "2026-10-26T06:00:00Z", "start_utc": "2026-10-23T19:00:00Z",
   "end_utc": "2026-10-26T06:00:00Z", "hours": "59"}'
+# A --from with a fraction of a second keeps it, in from, to and the
+# windows it cuts.
+out=$("$cli" policy show "$ex/dev-weekends.json" --vm any-vm --from 2026-10-19T04:00:00.5Z --json); st=$?
+check "show --json from a fraction of a second ($st)" "$out" '.from == "2026-10-19T04:00:00.5Z" and
+  .to == "2026-11-02T05:00:00.5Z" and .windows[0].start == "2026-10-19T05:00:00.5+01:00" and
+  .windows[0].start_utc == "2026-10-19T04:00:00.5Z" and .windows[0].end == "2026-10-19T06:00:00+01:00" and
+  .windows[2].end == "2026-11-02T05:00:00.5Z" and .windows[2].end_utc == "2026-11-02T05:00:00.5Z" and
+  .windows[1].end == "2026-10-26T06:00:00Z"'
 # Now (the system clock): two weeks of windows from this moment.
 out=$("$cli" policy show "$ex/dev-weekends.json" --vm any-vm --json); st=$?
 now=$(date -u +%s)
@@ -180,6 +188,10 @@ check "a VM without the tag ($st)" "$out" '.windows == [] and (.note | test("has
 expect 2 "no VM called \"nobody\"" -- "$cli" policy show "$scratch/tag.json" --vm nobody --db "$db"
 sqlite3 "$db" "UPDATE vms SET tags = json_set(tags, '\$.schedule', 'off=(M-F,19') WHERE name = 'sap-app-02'"
 expect 2 "VM sap-app-02's tag schedule=" -- "$cli" policy show "$scratch/tag.json" --vm sap-app-02 --db "$db"
+# A tag whose tz= names a zone that does not load: the VM and the tag are named.
+sqlite3 "$db" "UPDATE vms SET tags = json_set(tags, '\$.schedule', 'off=(M-F,19);on=(M-F,7);tz=Mars/Olympus') WHERE name = 'sap-app-02'"
+expect 2 "VM sap-app-02's tag schedule=\"off=(M-F,19);on=(M-F,7);tz=Mars/Olympus\": time zone: " -- \
+  "$cli" policy show "$scratch/tag.json" --vm sap-app-02 --db "$db"
 
 # Four weekends deallocated, Sat 00:00 to Mon 06:00 UTC, the last ending
 # 2026-11-02; one Wednesday night only once.
