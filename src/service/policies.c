@@ -38,12 +38,17 @@ static int by_name(const void *a, const void *b)
 }
 
 /* Reads PATH (a regular file of at most TW_POLICY_FILE_MAX bytes) into a
- * new NUL-terminated buffer. */
+ * new NUL-terminated buffer.  A symbolic link is followed: a Kubernetes
+ * ConfigMap mounted as a folder is links (NAME.json -> ..data/NAME.json),
+ * and the folder is the operator's to fill.  What is opened must be a
+ * regular file (fstat, so a link swapped for something else between the
+ * listing and the open is still refused); O_NONBLOCK so a FIFO put there
+ * can't hang the start before that check. */
 static enum tw_err read_text(const char *path, char **out, size_t *len, struct tw_error *err)
 {
     *out = NULL;
     *len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return tw_error_set(err, errno == ENOENT ? TW_ENOENT : TW_EIO, "%s: can't open: %s",
                             path, strerror(errno));
@@ -119,8 +124,20 @@ enum tw_err tw_svc_policies_load(const char *dir, struct tw_store *st,
             continue; /* the schema shipped beside the examples */
         char path[sizeof(out->dir) + 256];
         snprintf(path, sizeof(path), "%s/%.255s", dir, e->d_name);
+        /* stat follows a link (a ConfigMap's files are links); one that
+         * leads nowhere is a policy that can't be read, not one to skip. */
         struct stat sb;
-        if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+        if (stat(path, &sb) != 0) {
+            int why = errno;
+            if (why == ENOENT && lstat(path, &sb) != 0)
+                continue; /* gone since the listing */
+            rc = tw_error_set(err, TW_EIO, "%s: can't read: %s%s", path, strerror(why),
+                              why == ENOENT  ? " (a symbolic link to nothing)"
+                              : why == ELOOP ? " (a loop of symbolic links)"
+                                             : "");
+            break;
+        }
+        if (!S_ISREG(sb.st_mode))
             continue;
         char **nv = realloc(files, (nf + 1) * sizeof(*nv));
         char *dup = nv ? strdup(path) : NULL;

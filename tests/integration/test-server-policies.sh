@@ -2,8 +2,11 @@
 # tierwise serve --policies DIR: the folder's policies listed (names,
 # descriptions, files, windows summaries, sorted by name) and each one's
 # canonical JSON by name, for readers only; an unknown name is a 404 JSON
-# error; no folder gives an empty list; a bad file refuses the start with
-# its FILE:LINE:COLUMN, so do two files of one name and a missing folder;
+# error; no folder gives an empty list; a folder of symbolic links (a
+# Kubernetes ConfigMap) is read through them; a bad file refuses the start
+# with its FILE:LINE:COLUMN (exit 2), so do a name starting with a dot, two
+# files of one name and a missing folder (2), and a link to nothing or a
+# loop of links (1: can't be read);
 # the policies are recorded in the store by name; the folder given in the
 # config file.  Needs curl, jq and sqlite3.
 set -u
@@ -74,22 +77,62 @@ st=$(req GET /api/v1/policies "$reader")
 check "from the config file ($st)" "$(cat "$scratch/body")" '(.policies | length) == 3'
 stop_server TERM
 
-# refused NAME WORDS ARGS...: serve does not start, exits 2 or 1, says WORDS.
+# A folder of symbolic links, as Kubernetes mounts a ConfigMap: NAME.json
+# -> ..data/NAME.json, ..data -> the current version's folder (whose names,
+# starting with a dot, are not read themselves).
+cm="$scratch/configmap"
+mkdir -p "$cm/..2026_12_01_10_00_00.1"
+cp "$pol/dev-weekends.json" "$pol/test-nightly.json" "$cm/..2026_12_01_10_00_00.1/"
+ln -s ..2026_12_01_10_00_00.1 "$cm/..data"
+ln -s ..data/dev-weekends.json "$cm/dev-weekends.json"
+ln -s ..data/test-nightly.json "$cm/test-nightly.json"
+start_server configmap --policies "$cm"
+if [ -z "$port" ]; then
+  bad "a folder of links: the server did not start: $(cat "$scratch/configmap.err")"
+else
+  st=$(req GET /api/v1/policies "$reader")
+  check "a folder of links ($st)" "$(cat "$scratch/body")" '(.policies | map([.name, .file])) ==
+    [["dev-weekends", "dev-weekends.json"], ["test-nightly", "test-nightly.json"]]'
+  st=$(req GET /api/v1/policies/test-nightly "$reader"); [ "$st" = 200 ] && ok || bad "a linked policy: $st"
+  stop_server TERM
+fi
+
+# refused NAME STATUS WORDS ARGS...: serve does not start, exits STATUS
+# (2 a policy with a problem, two of one name or a folder that does not
+# exist; 1 a folder or a file that can't be read), says WORDS.
 refused() {
-  local name=$1 words=$2; shift 2
+  local name=$1 want=$2 words=$3; shift 3
   start_server "$name" "$@"
   if [ -n "$port" ]; then bad "$name: the server started"; stop_server TERM; return; fi
   wait "$pid"; local s=$?
-  if [ "$s" = 0 ] || ! grep -qF -- "$words" "$scratch/$name.err"; then
-    bad "$name: exit $s, stderr: $(cat "$scratch/$name.err")"
+  if [ "$s" != "$want" ] || ! grep -qF -- "$words" "$scratch/$name.err"; then
+    bad "$name: exit $s (want $want), stderr: $(cat "$scratch/$name.err")"
   else ok; fi
 }
 printf '{"schema_version": "tierwise.policy/1", "name": "b", "match": {},\n "target": "none",\n  "quota": {"changes": 1}}\n' \
   >"$pol/b.json"
-refused bad "$pol/b.json:3:24: \$.quota.changes: must be an integer from 2 to 10, got 1" --policies "$pol"
+refused bad 2 "$pol/b.json:3:24: \$.quota.changes: must be an integer from 2 to 10, got 1" --policies "$pol"
 rm "$pol/b.json"
+# A name starting with a dot: GET /api/v1/policies/.dot could not reach it.
+printf '{"schema_version": "tierwise.policy/1", "name": ".dot", "match": {}, "target": "none"}\n' >"$pol/dot.json"
+refused dot 2 "$pol/dot.json:1:49: \$.name: must be 1 to 64 of the characters" --policies "$pol"
+rm "$pol/dot.json"
 cp "$pol/dev-weekends.json" "$pol/copy.json"
-refused twice "two policies are named \"dev-weekends\"" --policies "$pol"
+refused twice 2 "two policies are named \"dev-weekends\"" --policies "$pol"
 rm "$pol/copy.json"
-refused missing "policies folder $scratch/none: can't open" --policies "$scratch/none"
+refused missing 2 "policies folder $scratch/none: can't open" --policies "$scratch/none"
+refused not-a-folder 2 "policies folder $pol/dev-weekends.json: can't open" --policies "$pol/dev-weekends.json"
+ln -s nowhere.json "$pol/dangling.json"
+refused dangling 1 "$pol/dangling.json: can't read: No such file or directory (a symbolic link to nothing)" --policies "$pol"
+rm "$pol/dangling.json"
+ln -s loop.json "$pol/loop.json"
+refused loop 1 "$pol/loop.json: can't read: Too many levels of symbolic links (a loop of symbolic links)" --policies "$pol"
+rm "$pol/loop.json"
+if [ "$(id -u)" != 0 ]; then
+  mkdir "$scratch/locked"; chmod 000 "$scratch/locked"
+  refused unreadable 1 "policies folder $scratch/locked: can't open: Permission denied" --policies "$scratch/locked"
+  chmod 700 "$scratch/locked"
+else
+  echo "note: running as root, which reads any folder: the unreadable folder (exit 1) is not tried"
+fi
 finish test-server-policies
