@@ -7,7 +7,12 @@
 # currencies with 2 and 0 decimals; target tiers that cost more) run
 # through `tierwise savings --json` and through tests/tools/savings_model.py
 # (Python's fractions and zoneinfo, no tierwise code), which must agree
-# exactly on the seconds, the hours and the unrounded and rounded savings.
+# exactly on the seconds, the hours (micro-hours), the unrounded and
+# rounded savings, the baseline and with_plan per disk, the transactions
+# and the total baseline.  Cases include ZRS disks (--from-sku
+# Premium_ZRS) and running VMs' I/O (--io-per-hour, --io-size) priced on
+# files that hold some of the target's three transaction meters (its own,
+# the family's 4-tier one, the tier-less one; none: refused, exit 2).
 # The seed is printed; TW_SEED=N repeats a run, TW_SAVINGS_CASES=N sets
 # how many cases (default 300).  Skipped without python3, its zoneinfo or
 # the zone files.

@@ -17,10 +17,19 @@ money is fractions.Fraction, exact.  What it computes, as README
                   instant; empty when the end falls before the start
   hours           the union of every window's instants, clipped to the
                   period, summed
-  saving per disk (from - to) x seconds / (730 x 3600)   (no I/O: no
-                  transactions while deallocated)
-  total           saving per disk, unrounded, x count
-  rounding        once, to the currency's minor unit, half away from zero
+  saving per disk (from - to) x seconds / (730 x 3600) - transactions
+  transactions    none while deallocated; with an I/O rate (--io-per-hour,
+                  --io-size) on Standard SSD each I/O counts its 256 KiB
+                  units, on Standard HDD one (S4 outside eastus and
+                  northeurope: 16 KiB units, at most 450,000 an hour),
+                  priced at the highest of the target's own, the family's
+                  4-tier and the tier-less "Disk Transactions" meter in the
+                  file, per 10,000, over the seconds
+  baseline        from x the period's seconds / (730 x 3600); with_plan
+                  baseline - saving
+  total           saving (and baseline) per disk, unrounded, x count
+  rounding        once, to the currency's minor unit, half away from zero;
+                  hours to 6 decimals
 
 Usage:
   savings_model.py model --from-price 16.16 --to-price 7.16 --currency GBP
@@ -125,7 +134,8 @@ def round_half_away(x, decimals):
     return -r if x < 0 else r
 
 
-def model(from_price, to_price, currency, windows_texts, tz, period, count):
+def model(from_price, to_price, currency, windows_texts, tz, period, count, tx=None):
+    """TX: None (no I/O) or (units an hour, price per 10,000 as text)."""
     zone = ZoneInfo(tz) if tz else None
     a, b = period.split("..")
     p0 = instant(parse_date(a), zone)
@@ -133,11 +143,18 @@ def model(from_price, to_price, currency, windows_texts, tz, period, count):
     wins = [w for t in windows_texts for w in parse_windows(t)]
     secs = covered_seconds(wins, zone, p0, p1)
     diff = Fraction(Decimal(from_price)) - Fraction(Decimal(to_price))
-    saving = diff * secs / (HOURS_PER_MONTH * 3600)
+    txc = Fraction(0)
+    if tx:
+        txc = Fraction(tx[0]) * Fraction(secs, 3600) * Fraction(Decimal(tx[1])) / 10000
+    saving = diff * secs / (HOURS_PER_MONTH * 3600) - txc
     baseline = Fraction(Decimal(from_price)) * (p1 - p0) / (HOURS_PER_MONTH * 3600)
     total = saving * count
     d = DECIMALS.get(currency, 2)
     return {
+        "transactions_unrounded": round_half_away(txc, 12),
+        "transactions": round_half_away(txc, d),
+        "with_plan": round_half_away(baseline - saving, d),
+        "total_baseline": round_half_away(baseline * count, d),
         "seconds": secs,
         "hours": Fraction(secs, 3600),
         "saving_unrounded": round_half_away(saving, 12),
@@ -178,10 +195,40 @@ def price_text(rng, lo, hi):
     return format(v, "f") if places else str(int(v))
 
 
+def tx_meters(tier, red):
+    """The meters that may price TIER's transactions in RED: its own, the
+    family's 4-tier one, the tier-less one."""
+    four = tier[0] + "4"
+    names = ["%s %s Disk Operations" % (tier, red)]
+    if tier != four:
+        names.append("%s %s Disk Operations" % (four, red))
+    names.append("Disk Transactions %s Disk Operations" % red)
+    return names
+
+
+def tx_model(tier, red, region, io_per_hour, io_size, ops):
+    """(units an hour, price text) of a running VM's I/O on TIER, or None
+    when the file has none of its meters."""
+    present = [ops[(tier[0], m)] for m in tx_meters(tier, red) if (tier[0], m) in ops]
+    if not present:
+        return None
+    price = max(present, key=lambda p: Fraction(Decimal(p)))
+    if tier[0] == "E":
+        per_io = max(1, -(-io_size // 262144))
+        units = io_per_hour * per_io
+    elif region in ("eastus", "northeurope") or tier != "S4":
+        units = io_per_hour  # S20 and every size there: one an I/O
+    else:
+        units = min(io_per_hour * max(1, -(-io_size // 16384)), 450000)
+    return units, price
+
+
 def make_price_file(rng, path, region, currency):
-    """A Retail Prices page with a monthly price for every tier of PAIRS;
-    returns {tier: price text}."""
-    prices, items = {}, []
+    """A Retail Prices page with a monthly price for every tier of PAIRS
+    (P and E also in ZRS) and, now and then, each transaction meter that
+    may price a target; returns ({tier or tier ZRS: price text},
+    {(family letter, meter): price text})."""
+    prices, items, ops = {}, [], {}
     for f, t in PAIRS:
         for tier in (f, t):
             if tier in prices:
@@ -192,22 +239,40 @@ def make_price_file(rng, path, region, currency):
     if rng.random() < 0.15:
         prices["E10"] = price_text(rng, 40 * (150 if currency == "JPY" else 1),
                                    60 * (150 if currency == "JPY" else 1))
-    for tier, p in prices.items():
+    for tier in list(prices):
+        if tier[0] in "PE":
+            prices[tier + " ZRS"] = price_text(rng, 1, 3 * {"P": 40, "E": 16}[tier[0]] *
+                                               (150 if currency == "JPY" else 1))
+    for _, t in PAIRS:
+        for red in (["LRS", "ZRS"] if t[0] == "E" else ["LRS"]):
+            for m in tx_meters(t, red):
+                if (t[0], m) not in ops and rng.random() < 0.6:
+                    # 0.0001 to 0.006 (never 0: a zero price is not used)
+                    ops[(t[0], m)] = format(Decimal(rng.randint(1, 60)) /
+                                            (10 ** rng.choice([4, 5])), "f")
+    for key, p in prices.items():
+        tier, red = (key.split() + ["LRS"])[:2]
         items.append({"currencyCode": currency, "tierMinimumUnits": 0, "retailPrice": json_num(p),
                       "unitPrice": json_num(p), "armRegionName": region,
                       "effectiveStartDate": "2020-01-01T00:00:00Z",
-                      "meterName": tier + " LRS Disk", "productName": PRODUCT[tier[0]],
-                      "skuName": tier + " LRS", "serviceName": "Storage",
+                      "meterName": "%s %s Disk" % (tier, red), "productName": PRODUCT[tier[0]],
+                      "skuName": "%s %s" % (tier, red), "serviceName": "Storage",
                       "unitOfMeasure": "1/Month", "type": "Consumption"})
+    for (letter, m), p in ops.items():
+        items.append({"currencyCode": currency, "tierMinimumUnits": 0, "retailPrice": json_num(p),
+                      "unitPrice": json_num(p), "armRegionName": region,
+                      "effectiveStartDate": "2020-01-01T00:00:00Z", "meterName": m,
+                      "productName": PRODUCT[letter], "skuName": m.replace(" Disk Operations", ""),
+                      "serviceName": "Storage", "unitOfMeasure": "10K", "type": "Consumption"})
     page = {"BillingCurrency": currency, "Items": items, "NextPageLink": None,
             "Count": len(items)}
     text = json.dumps(page, indent=1)
     # Prices as the API writes them: the number's own digits.
-    for tier, p in prices.items():
+    for p in list(prices.values()) + list(ops.values()):
         text = text.replace('"@@%s@@"' % p, p)
     with open(path, "w") as fh:
         fh.write(text)
-    return prices
+    return prices, ops
 
 
 def json_num(p):
@@ -264,12 +329,19 @@ def compare(case, got, want):
         bad.append("seconds_downgraded %r, model %r" % (got.get("seconds_downgraded"),
                                                         want["seconds"]))
     h = got.get("hours_downgraded")
-    if not isinstance(h, (int, float)) or abs(Fraction(h) - want["hours"]) > Fraction(1, 10 ** 9):
-        bad.append("hours_downgraded %r, model %s" % (h, float(want["hours"])))
+    wh = round_half_away(want["hours"], 6)  # micro-hours
+    if not isinstance(h, (int, float)) or abs(Fraction(h) - wh) > Fraction(1, 10 ** 9):
+        bad.append("hours_downgraded %r, model %s" % (h, float(wh)))
     pd, tot = got.get("per_disk", {}), got.get("total", {})
     pairs = [("per_disk.saving_unrounded", pd.get("saving_unrounded"), want["saving_unrounded"], 12),
              ("per_disk.saving", pd.get("saving"), want["saving"], want["decimals"]),
              ("per_disk.baseline", pd.get("baseline"), want["baseline"], want["decimals"]),
+             ("per_disk.with_plan", pd.get("with_plan"), want["with_plan"], want["decimals"]),
+             ("per_disk.transactions", pd.get("transactions"), want["transactions"],
+              want["decimals"]),
+             ("per_disk.transactions_unrounded", pd.get("transactions_unrounded"),
+              want["transactions_unrounded"], 12),
+             ("total.baseline", tot.get("baseline"), want["total_baseline"], want["decimals"]),
              ("total.saving_unrounded", tot.get("saving_unrounded"), want["total_unrounded"], 12),
              ("total.saving", tot.get("saving"), want["total"], want["decimals"])]
     for name, g, w, digits in pairs:
@@ -300,16 +372,33 @@ def self_check():
     assert model("1", "0", "GBP", ["Sat 00:00-Mon 00:00"], "Europe/London",
                  "2026-10-24..2026-10-26", 1)["seconds"] == 49 * 3600
     assert round_half_away(Fraction(-2345, 1000), 2) == Fraction(-235, 100)
+    assert fraction_text(m["with_plan"], 2) == "163.15", m
+    assert fraction_text(m["total_baseline"], 2) == "13574.40", m
+    # 3,600 I/Os an hour of 256 KiB at 0.001 per 10,000 over 2,496 hours.
+    io = model("16.16", "7.16", "GBP", ["Sat 00:00-Mon 00:00"], "Europe/London",
+               "2026-01-01..2027-01-01", 70, (3600, "0.001"))
+    assert fraction_text(io["transactions_unrounded"], 12) == "0.898560000000", io
+    assert fraction_text(io["saving_unrounded"], 12) == "29.874042739726", io
+    assert tx_model("S4", "LRS", "westeurope", 10 ** 6, 65536,
+                    {("S", "S4 LRS Disk Operations"): "0.0005"}) == (450000, "0.0005")
+    assert tx_model("E30", "LRS", "uksouth", 10, 262145,
+                    {("E", "E4 LRS Disk Operations"): "0.002",
+                     ("E", "Disk Transactions LRS Disk Operations"): "0.0026"}) == (20, "0.0026")
+    assert tx_model("E10", "ZRS", "uksouth", 10, 1, {("E", "E10 LRS Disk Operations"): "1"}) is None
     good = {"seconds_downgraded": m["seconds"], "hours_downgraded": 2496,
             "per_disk": {"saving_unrounded": "30.772602739726", "saving": "30.77",
-                         "baseline": fraction_text(m["baseline"], 2)},
+                         "baseline": fraction_text(m["baseline"], 2), "with_plan": "163.15",
+                         "transactions": "0.00", "transactions_unrounded": "0.000000000000"},
             "total": {"disks": 70, "saving_unrounded": fraction_text(m["total_unrounded"], 12),
-                      "saving": "2154.08"}}
+                      "saving": "2154.08", "baseline": "13574.40"}}
     assert compare({"count": 70}, good, m) == [], compare({"count": 70}, good, m)
     for path, wrong in [("seconds_downgraded", m["seconds"] + 60),
                         ("per_disk.saving", "30.78"), ("total.saving", "2154.09"),
                         ("per_disk.saving_unrounded", "30.772602739727"),
-                        ("total.saving_unrounded", "2154.08")]:
+                        ("total.saving_unrounded", "2154.08"),
+                        ("per_disk.with_plan", "163.16"), ("total.baseline", "13574.41"),
+                        ("per_disk.transactions", "0.01"),
+                        ("per_disk.transactions_unrounded", "0.000000000001")]:
         g = json.loads(json.dumps(good))
         if "." in path:
             a, b = path.split(".")
@@ -334,9 +423,15 @@ def diff(args):
         books.append((path, region, currency, make_price_file(rng, path, region, currency)))
     failures, t0 = 0, time.time()
     for n in range(args.cases):
-        path, region, currency, prices = rng.choice(books)
+        path, region, currency, (prices, ops) = rng.choice(books)
         tz = rng.choice(ZONES)
         f, t = rng.choice(PAIRS)
+        # ZRS stays ZRS (Premium to Standard SSD only: HDD has no ZRS).
+        red = "ZRS" if t[0] == "E" and rng.random() < 0.3 else "LRS"
+        io = None
+        if rng.random() < 0.35:
+            io = (rng.choice([0, 1, 3600, 100000, 5000000]),
+                  rng.choice([512, 4096, 16384, 16385, 65536, 262144, 262145, 1048576]))
         texts = []
         for _ in range(rng.choice([1, 1, 2, 3, 4])):
             w = random_window(rng, tz)
@@ -352,9 +447,25 @@ def diff(args):
             cmd += ["--window", w]
         if tz:
             cmd += ["--tz", tz]
-        want = model(prices[f], prices[t], currency, texts, tz, case["period"], case["count"])
+        key = (lambda tier: tier if red == "LRS" else tier + " ZRS")
+        if red == "ZRS":
+            cmd += ["--from-sku", "Premium_ZRS"]
+        tx = None
+        if io:
+            cmd += ["--io-per-hour", str(io[0]), "--io-size", str(io[1])]
+            tx = tx_model(t, red, region, io[0], io[1], ops)
         p = subprocess.run(cmd, capture_output=True, text=True)
         shown = " ".join("'%s'" % c if " " in c else c for c in cmd)
+        if io and tx is None:
+            # None of the target's transaction meters in the file: refused,
+            # never priced at zero.
+            if p.returncode != 2 or "no transaction price" not in p.stderr:
+                print("case %d: status %d, want 2 (no transaction price): %s\n  %s" %
+                      (n, p.returncode, shown, p.stderr.strip()))
+                failures += 1
+            continue
+        want = model(prices[key(f)], prices[key(t)], currency, texts, tz, case["period"],
+                     case["count"], tx)
         if p.returncode != 0:
             print("case %d: status %d: %s\n  %s" % (n, p.returncode, shown, p.stderr.strip()))
             failures += 1
