@@ -63,10 +63,11 @@ static void usage(FILE *f)
             "                       saving_unrounded\n"
             TW_CLI_SAY_HELP
             "  -h, --help           this text\n\n"
-            "Exit status: 0 done; 1 the database failed, or some disks have no price (all\n"
-            "else is printed, and the regions without a book are named on stderr); 2 bad\n"
-            "usage or input (a month that is not YYYY-MM, a policy or reservations file\n"
-            "that does not parse, a currency to choose).\n",
+            "Exit status: 0 done; 1 the database failed, writing failed, the database has\n"
+            "no price book at all, or some disks have no price (all else is printed, and\n"
+            "the regions without a book are named on stderr); 2 bad usage or input (a\n"
+            "month that is not YYYY-MM, a policy or reservations file that does not\n"
+            "parse, a policy timezone that does not load, a currency to choose).\n",
             TW_CLI_PROG);
 }
 
@@ -89,9 +90,9 @@ static void amount(struct tw_amount a, const char *cur, char *buf, size_t cap)
         snprintf(buf, cap, "?");
 }
 
-static void hours(int64_t ns, char *buf, size_t cap)
+static void hours(tw_opp_ns ns, char *buf, size_t cap)
 {
-    if (!tw_hours_decimal(ns, buf, cap))
+    if (!tw_opp_hours_text(ns, buf, cap))
         snprintf(buf, cap, "?");
 }
 
@@ -365,7 +366,10 @@ int tw_cli_savings_fleet(int argc, char **argv)
     }
     if ((rc = tw_opp_currency(st, currency, (char[4]){0}, &err)) != TW_OK) {
         tw_app_error(TW_CLI_PROG, "savings: %s", err.msg);
-        status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
+        /* No book at all is a missing price like a region's (1); a
+         * currency to choose is the usage's (2). */
+        status = rc == TW_EIO || rc == TW_ENOMEM || rc == TW_ENOENT ? TW_EXIT_FAIL
+                                                                     : TW_EXIT_USAGE;
         goto out;
     }
     o.currency = currency;
@@ -421,7 +425,10 @@ int tw_cli_savings_fleet(int argc, char **argv)
     goto out;
 fail:
     tw_app_error(TW_CLI_PROG, "savings: %s", err.msg[0] ? err.msg : tw_strerror(rc));
-    status = tw_app_exit_code(rc);
+    status = res.fail == TW_OPP_FAIL_POLICY_ZONE || res.fail == TW_OPP_FAIL_CURRENCY
+                 ? TW_EXIT_USAGE
+             : res.fail == TW_OPP_FAIL_NO_BOOK ? TW_EXIT_FAIL
+                                               : tw_app_exit_code(rc);
 out:
     tw_opp_result_cleanup(&res);
     tw_svc_vmsizes_unref(arm);

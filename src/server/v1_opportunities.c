@@ -5,13 +5,19 @@
  * document `tierwise savings --db F --policy FILE --month M --json` prints
  * (service/opportunities.h, tw_opp_json), so the two never disagree.
  *
- * Statuses: 400 bad_request for a missing or bad ?policy= or ?month=, or
- * a ?currency= to choose (the store's books are in several); 404
- * unknown_policy for a policy the server does not hold; 422 no_price_book
- * when disks the policy matches are in regions without a book in the
- * currency (the message names them and how many disks: an answer leaving
- * them out would understate the saving), or when the store has no book at
- * all; 500 otherwise.
+ * Statuses: 200 with the document, also when some disks have no price (a
+ * tier a book lacks, a VM whose region is not known, a region without a
+ * book): the document counts them (disks_without_price in every total)
+ * and names the regions (regions_without_book), as the command prints
+ * everything else and exits 1.  400 bad_request for a missing or bad
+ * ?policy= or ?month=, or a ?currency= to choose (the store's books are in
+ * several) or that is no currency code; 404 unknown_policy for a policy
+ * the server does not hold; 409 policy_zone when the policy's timezone
+ * does not load on this server (the message names it: the policy and the
+ * server's zone files disagree); 422 no_price_book when nothing can be
+ * priced for lack of books: the store has no book at all, or none of the
+ * regions the matched disks need prices in has a book in the currency;
+ * 500 otherwise.
  */
 #include "server/server_int.h"
 
@@ -93,13 +99,19 @@ void tw_v1_savings_opportunities(struct tw_req *rq)
     tw_srv_store_put(rq->srv, st);
     char clean[1024];
     tw_srv_clean_text(err.msg[0] ? err.msg : tw_strerror(rc), clean, sizeof(clean));
-    if (rc == TW_ENOENT) {
+    /* Nothing priced for lack of books: every region looked up lacks one. */
+    bool all_missing = res.n_books > 0;
+    for (size_t i = 0; all_missing && i < res.n_books; i++)
+        all_missing = res.books[i].missing;
+    if (rc != TW_OK && res.fail == TW_OPP_FAIL_NO_BOOK) {
         tw_req_error(rq, 422, "no_price_book", "%s", clean);
-    } else if (rc == TW_EINVAL) {
+    } else if (rc != TW_OK && res.fail == TW_OPP_FAIL_CURRENCY) {
         tw_req_error(rq, 400, "bad_request", "%s", clean);
+    } else if (rc != TW_OK && res.fail == TW_OPP_FAIL_POLICY_ZONE) {
+        tw_req_error(rq, 409, "policy_zone", "%s", clean);
     } else if (rc != TW_OK) {
         tw_req_error(rq, 500, "internal", "%s", clean);
-    } else if (res.fleet.no_price > 0) {
+    } else if (all_missing) {
         char regions[600] = "";
         for (size_t i = 0; i < res.n_books; i++) {
             if (!res.books[i].missing)
@@ -108,17 +120,10 @@ void tw_v1_savings_opportunities(struct tw_req *rq)
             snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld disks)", l ? ", " : "",
                      res.books[i].region, (long long)res.books[i].disks);
         }
-        if (regions[0])
-            tw_req_error(rq, 422, "no_price_book",
-                         "%lld disks the policy matches have no %s price, so no total would "
-                         "be true: no book for %s; refresh them (POST /api/v1/prices/refresh)",
-                         (long long)res.fleet.no_price, res.currency, regions);
-        else
-            tw_req_error(rq, 422, "no_price_book",
-                         "%lld disks the policy matches have no %s price, so no total would "
-                         "be true: a tier the book lacks, or a VM whose region is not known "
-                         "(tierwise savings --db --policy --month lists each)",
-                         (long long)res.fleet.no_price, res.currency);
+        tw_req_error(rq, 422, "no_price_book",
+                     "no disk the policy matches can be priced: no %s price book for %s; "
+                     "refresh them (POST /api/v1/prices/refresh)",
+                     res.currency, regions);
     } else {
         tw_req_body(rq, 200, "application/json", out.data, out.len);
         out.data = NULL;

@@ -43,6 +43,63 @@ const char *tw_opp_reason_name(enum tw_opp_reason r)
     return (unsigned)r < TW_OPP_REASON_COUNT ? reason_names[r] : "unknown";
 }
 
+__extension__ typedef unsigned __int128 u128;
+
+bool tw_opp_hours_text(tw_opp_ns ns, char *buf, size_t cap)
+{
+    if (!buf)
+        return false;
+    if (cap)
+        buf[0] = '\0';
+    /* Micro-hours, rounded half away from zero (tw_hours_decimal's rule):
+     * 1 micro-hour is 3.6 ms. */
+    u128 n = ns < 0 ? (u128)0 - (u128)ns : (u128)ns;
+    const u128 d = 3600000;
+    u128 q = n / d, r = n % d;
+    if (r >= d - r)
+        q++;
+    u128 whole = q / 1000000;
+    unsigned frac = (unsigned)(q % 1000000);
+    char tmp[48];
+    char *p = tmp + sizeof(tmp);
+    do {
+        *--p = (char)('0' + (unsigned)(whole % 10));
+        whole /= 10;
+    } while (whole);
+    if (ns < 0 && q)
+        *--p = '-';
+    size_t len = (size_t)(tmp + sizeof(tmp) - p);
+    char fr[8];
+    int nf = 0;
+    if (frac) {
+        snprintf(fr, sizeof(fr), "%06u", frac);
+        nf = 6;
+        while (fr[nf - 1] == '0')
+            nf--;
+    }
+    size_t need = len + (nf ? 1 + (size_t)nf : 0) + 1;
+    if (need > cap)
+        return false;
+    memcpy(buf, p, len);
+    if (nf) {
+        buf[len] = '.';
+        memcpy(buf + len + 1, fr, (size_t)nf);
+    }
+    buf[need - 1] = '\0';
+    return true;
+}
+
+/* MS (an instant of the store, from agents' reports) in nanoseconds into
+ * *NS; false when it is outside what int64_t nanoseconds hold (+-292
+ * years around 1970), which no instant the run places is. */
+static bool ms_to_ns(int64_t ms, int64_t *ns)
+{
+    if (ms > INT64_MAX / TW_NS_PER_MS || ms < -(INT64_MAX / TW_NS_PER_MS))
+        return false;
+    *ns = ms * TW_NS_PER_MS;
+    return true;
+}
+
 enum tw_err tw_opp_month_parse(const char *buf, size_t len, int *year, int *month,
                                struct tw_error *err)
 {
@@ -152,11 +209,14 @@ struct wcache_entry {
     char *key;
     bool ok;
     char why[512];
-    char text[1400];
+    char text[TW_OPP_WINDOWS_TEXT_MAX];
     char tz[TW_TZ_NAME_MAX];
     struct tw_interval *iv;
     size_t n;
 };
+
+_Static_assert(sizeof(((struct tw_opp_disk *)0)->windows) >= TW_WINDOWS_MAX * 21 + 1,
+               "a disk's windows text holds TW_WINDOWS_MAX windows in the grammar");
 
 struct run {
     struct tw_store *st;
@@ -172,6 +232,7 @@ struct run {
     struct tw_tz *policy_zone;   /* owned by ZONES */
     struct group_map rgs, subs;
     int64_t walk_from_ns;
+    int64_t walk_from_ms;        /* the walk's start as the store reads it */
     char month_start[40];        /* RFC 3339 of the month's start, UTC */
     /* The policy's list windows, the same for every VM. */
     struct tw_interval *list_iv;
@@ -475,7 +536,7 @@ struct vm_windows {
     char why[512];               /* !ok: why there is none */
     const char *source;
     char source_buf[600];
-    char text[1400];
+    char text[TW_OPP_WINDOWS_TEXT_MAX];
     char tz[TW_TZ_NAME_MAX];
     struct tw_interval *iv;      /* owned unless it is the run's list */
     size_t n;
@@ -490,11 +551,28 @@ static const char *tag_value(const struct tw_store_sv_vm *vm, const char *key)
     return NULL;
 }
 
-/* How far before the month a schedule's windows are read: a window (at
- * most a week long) that opens before the month keeps its real margins,
- * and the changes of the windows before it, up to the quota's span (at
- * most 168 h) earlier, count against the quota (core/savings.h). */
-#define SCHEDULE_LEAD_NS (2 * TW_NS_PER_WEEK)
+/* How far before the month a schedule's windows are placed: one week.
+ * Only the windows still open at the month's start are modelled (judge
+ * drops those that closed before it), and a window is at most a week of
+ * the wall clock, so one open at the start opened in the week before it
+ * and keeps its real margins (a window longer in instants, over an autumn
+ * change, or windows that join into one span, are cut at this lead: the
+ * switch is then placed at the lead, before the month all the same).  The
+ * SKU changes that count against the quota before the first modelled
+ * window are the SKU history's only, never modelled windows: the walk
+ * reads the quota's span before this lead (tw_opp_run). */
+#define SCHEDULE_LEAD_NS TW_NS_PER_WEEK
+
+/* W's text in the grammar into OUT (CAP bytes, TW_OPP_WINDOWS_TEXT_MAX
+ * holds any windows): never a placeholder for it. */
+static enum tw_err windows_text(const struct tw_windows *ws, char *out, size_t cap,
+                                struct tw_error *err)
+{
+    if (tw_windows_format(ws, out, cap))
+        return TW_OK;
+    return tw_error_set(err, TW_ERANGE, "%zu windows do not fit the %zu bytes of their text",
+                        ws->n, cap);
+}
 
 static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
                                struct vm_windows *w, struct tw_error *err)
@@ -507,8 +585,9 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
     if (p->windows_kind == TW_PW_LIST) {
         w->source = "list";
         snprintf(w->tz, sizeof(w->tz), "%s", r->res->timezone);
-        if (!tw_windows_format(&p->windows, w->text, sizeof(w->text)))
-            snprintf(w->text, sizeof(w->text), "(%zu windows)", p->windows.n);
+        enum tw_err rc = windows_text(&p->windows, w->text, sizeof(w->text), err);
+        if (rc != TW_OK)
+            return rc;
         w->iv = r->list_iv;
         w->n = r->n_list_iv;
         w->ok = true;
@@ -563,11 +642,20 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
     } else {
         w->source = "observed";
         snprintf(w->tz, sizeof(w->tz), "%s", r->res->timezone);
+        struct tw_error oerr = {0};
         enum tw_err rc = tw_observed_windows(r->obs, r->n_obs, r->res->from_ns,
                                              p->observed_weeks, p->observed_min_weeks, z, &ws,
-                                             err);
-        if (rc != TW_OK)
-            return rc;
+                                             &oerr);
+        if (rc == TW_ENOMEM)
+            return tw_error_set(err, rc, "%s", oerr.msg);
+        if (rc != TW_OK) {
+            /* The VM's own history: its disks have no window, the run goes on. */
+            snprintf(w->why, sizeof(w->why),
+                     "the windows of VM %.120s can't be learned from its power-state history "
+                     "(%zu observations): %.300s",
+                     vm->name, r->n_obs, oerr.msg);
+            return TW_OK;
+        }
         if (ws.n == 0) {
             snprintf(w->why, sizeof(w->why),
                      "no deallocated quarter-hour recurs in at least %d of the %d weeks "
@@ -576,14 +664,14 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
             return TW_OK;
         }
     }
-    bool formatted = tw_windows_format(&ws, w->text, sizeof(w->text));
-    if (!formatted)
-        snprintf(w->text, sizeof(w->text), "(%zu windows)", ws.n);
+    enum tw_err rc = windows_text(&ws, w->text, sizeof(w->text), err);
+    if (rc != TW_OK)
+        return rc;
     /* Learned windows already seen (the same text in the same zone) have
      * their instants already. */
     char okey[TW_TZ_NAME_MAX + 8];
     snprintf(okey, sizeof(okey), "obs %s", w->tz);
-    if (p->windows_kind == TW_PW_OBSERVED && formatted) {
+    if (p->windows_kind == TW_PW_OBSERVED) {
         const struct wcache_entry *hit = wc_find(r, okey, w->text);
         if (hit) {
             w->iv = hit->iv;
@@ -592,14 +680,23 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
             return TW_OK;
         }
     }
-    enum tw_err rc = tw_windows_instants(&ws, z, from, to, &w->iv, &w->n, err);
-    if (rc != TW_OK)
-        return rc;
+    struct tw_error ierr = {0};
+    rc = tw_windows_instants(&ws, z, from, to, &w->iv, &w->n, &ierr);
+    if (rc == TW_ENOMEM)
+        return tw_error_set(err, rc, "%s", ierr.msg);
+    if (rc != TW_OK) {
+        snprintf(w->why, sizeof(w->why),
+                 "the windows of VM %.80s (%.200s) can't be placed in the month: %.160s",
+                 vm->name, w->text, ierr.msg);
+        w->iv = NULL;
+        w->n = 0;
+        return TW_OK;
+    }
     w->ok = true;
     struct wcache_entry *e = NULL;
     if (p->windows_kind == TW_PW_TAG)
         e = wc_add(r, "tag", tag_value(vm, p->windows_tag));
-    else if (formatted)
+    else
         e = wc_add(r, okey, w->text);
     if (!e) {
         w->owned = true;
@@ -770,24 +867,10 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
             return TW_OK;
         }
     }
-    if (!vm->location[0]) {
-        exclude(d, TW_OPP_NO_PRICE,
-                "the VM's region is not known (its reports carry no location), so no price "
-                "book applies");
-        return TW_OK;
-    }
-    const struct tw_pricebook *book = NULL;
-    struct tw_opp_book *info = NULL;
-    enum tw_err rc = book_get(r, vm->location, &book, &info, err);
-    if (rc != TW_OK)
-        return rc;
-    info->disks++;
-    if (!book) {
-        exclude(d, TW_OPP_NO_PRICE, "%s", info->why);
-        return TW_OK;
-    }
     /* The targets allowed: an OS disk never to Standard HDD unless the
-     * policy says so. */
+     * policy says so.  This and a disk already on a target need no price,
+     * so they come before the book (a Standard disk in a region without a
+     * book is already_on_target, not no_price). */
     const char *allowed[TW_POLICY_TARGETS_MAX];
     size_t n_allowed = 0;
     for (size_t i = 0; i < p->n_targets; i++) {
@@ -811,6 +894,22 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
                     tw_sku_family_name(sku.family));
             return TW_OK;
         }
+    }
+    if (!vm->location[0]) {
+        exclude(d, TW_OPP_NO_PRICE,
+                "the VM's region is not known (its reports carry no location), so no price "
+                "book applies");
+        return TW_OK;
+    }
+    const struct tw_pricebook *book = NULL;
+    struct tw_opp_book *info = NULL;
+    enum tw_err rc = book_get(r, vm->location, &book, &info, err);
+    if (rc != TW_OK)
+        return rc;
+    info->disks++;
+    if (!book) {
+        exclude(d, TW_OPP_NO_PRICE, "%s", info->why);
+        return TW_OK;
     }
     struct tw_money own;
     struct tw_error perr = {0};
@@ -898,10 +997,14 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     }
     int64_t prior_before = niv ? iv->from_ns : r->res->from_ns;
     np = 0;
-    for (size_t i = 0; i < vm->n_changes; i++)
-        if (vm->changes[i].disk_id == sd->id &&
-            vm->changes[i].at_ms * TW_NS_PER_MS < prior_before)
-            r->prior[np++] = vm->changes[i].at_ms * TW_NS_PER_MS;
+    for (size_t i = 0; i < vm->n_changes; i++) {
+        int64_t at;
+        /* The walk reads changes within its span only: an instant past
+         * int64_t nanoseconds is none of them (skipped, never wrapped). */
+        if (vm->changes[i].disk_id == sd->id && ms_to_ns(vm->changes[i].at_ms, &at) &&
+            at < prior_before)
+            r->prior[np++] = at;
+    }
     so.prior_changes = np ? r->prior : NULL;
     so.n_prior = np;
     bool found = false;
@@ -951,11 +1054,23 @@ static enum tw_err vm_obs(struct run *r, const struct tw_store_sv_vm *vm, struct
         r->obs = nv;
         r->cap_obs = vm->n_power;
     }
+    /* The state in force at the walk's start (the store hands it over
+     * first, however long ago it was observed: a report may say 1653) is
+     * placed at that start; an instant past what int64_t nanoseconds hold
+     * is skipped (the walk reads none: it ends at the month's end). */
+    size_t k = 0;
     for (size_t i = 0; i < vm->n_power; i++) {
-        r->obs[i].at_ns = vm->power[i].at_ms * TW_NS_PER_MS;
-        r->obs[i].state = tw_power_parse(vm->power[i].state);
+        int64_t at;
+        if (vm->power[i].at_ms < r->walk_from_ms)
+            at = r->walk_from_ns;
+        else if (!ms_to_ns(vm->power[i].at_ms, &at))
+            continue;
+        if (at < r->walk_from_ns)
+            at = r->walk_from_ns;
+        r->obs[k].at_ns = at;
+        r->obs[k++].state = tw_power_parse(vm->power[i].state);
     }
-    r->n_obs = vm->n_power;
+    r->n_obs = k;
     return TW_OK;
 }
 
@@ -1032,8 +1147,24 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
              (unsigned)o->month % 100u);
     snprintf(out->timezone, sizeof(out->timezone), "%s", p->timezone[0] ? p->timezone : "UTC");
     enum tw_err rc = tw_opp_currency(st, o->currency, out->currency, err);
-    if (rc == TW_OK)
-        rc = zone_get(&r, out->timezone, &r.policy_zone, err);
+    if (rc != TW_OK)
+        out->fail = rc == TW_ENOENT   ? TW_OPP_FAIL_NO_BOOK
+                    : rc == TW_EINVAL ? TW_OPP_FAIL_CURRENCY
+                                      : TW_OPP_FAIL_OTHER;
+    if (rc == TW_OK) {
+        struct tw_error zerr = {0};
+        rc = zone_get(&r, out->timezone, &r.policy_zone, &zerr);
+        if (rc == TW_ENOMEM) {
+            tw_error_set(err, rc, "%s", zerr.msg);
+        } else if (rc != TW_OK) {
+            out->fail = TW_OPP_FAIL_POLICY_ZONE;
+            tw_error_set(err, rc,
+                         "the policy %s's timezone \"%s\" does not load (%s): give an IANA "
+                         "zone name this machine has, e.g. Europe/London (tierwise policy "
+                         "check FILE)",
+                         p->name, out->timezone, zerr.msg);
+        }
+    }
     if (rc == TW_OK) {
         struct tw_civil c0 = {.year = o->year, .month = o->month, .day = 1};
         struct tw_civil c1 = {.year = o->month == 12 ? o->year + 1 : o->year,
@@ -1062,10 +1193,11 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     int weeks = p->windows_kind == TW_PW_OBSERVED ? p->observed_weeks + 1 : 1;
     r.walk_from_ns = out->from_ns - (int64_t)weeks * TW_NS_PER_WEEK -
                      (int64_t)p->quota_hours * TW_NS_PER_HOUR;
+    r.walk_from_ms = tw_floor_div(r.walk_from_ns, TW_NS_PER_MS);
     struct tw_store_sv_cursor *cur = NULL;
     if (rc == TW_OK)
-        rc = tw_store_savings_open(st, tw_floor_div(r.walk_from_ns, TW_NS_PER_MS),
-                                   tw_floor_div(out->to_ns, TW_NS_PER_MS), &cur, err);
+        rc = tw_store_savings_open(st, r.walk_from_ms, tw_floor_div(out->to_ns, TW_NS_PER_MS),
+                                   &cur, err);
     struct tw_opp_disk *d = rc == TW_OK ? malloc(sizeof(*d)) : NULL;
     if (rc == TW_OK && !d)
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
@@ -1095,5 +1227,7 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     out->subs = group_take(&r.subs, &out->n_subs);
     if (out->n_books)
         qsort(out->books, out->n_books, sizeof(*out->books), book_cmp);
+    if (rc != TW_OK && out->fail == TW_OPP_FAIL_NONE)
+        out->fail = TW_OPP_FAIL_OTHER;
     return rc;
 }

@@ -44,6 +44,7 @@
 #include "core/tier.h"
 #include "core/tz.h"
 #include "core/vmcap.h"
+#include "core/window.h"
 #include "service/vmsizes.h"
 #include "store/store.h"
 
@@ -96,6 +97,11 @@ struct tw_opp_vm {
 
 #define TW_OPP_CAVEATS_MAX 4
 
+/* The longest windows text: TW_WINDOWS_MAX windows of 19 bytes ("Sat
+ * 00:00-Mon 00:00") with ", " between them and the NUL, so any windows a
+ * policy, a tag or the history give are always written in the grammar. */
+#define TW_OPP_WINDOWS_TEXT_MAX (TW_WINDOWS_MAX * 21 + 1)
+
 /* One disk the policy matches. */
 struct tw_opp_disk {
     int64_t id;
@@ -109,12 +115,17 @@ struct tw_opp_disk {
     /* covered: */
     struct tw_target target;
     const char *windows_source;      /* "list", "tag:NAME", "observed" */
-    char windows[1400];              /* the weekly windows in the grammar */
+    char windows[TW_OPP_WINDOWS_TEXT_MAX]; /* the weekly windows in the grammar */
     char windows_tz[TW_TZ_NAME_MAX];
     struct tw_disk_saving saving;    /* hours (downgraded_ns), saving, windows taken */
     size_t n_caveats;
     char caveats[TW_OPP_CAVEATS_MAX][330];
 };
+
+/* Time summed over many disks, in nanoseconds: 128 bits, since int64_t
+ * holds only 2.56 million hours and 100,000 disks downgraded for a month
+ * are some 70 million (tw_opp_hours_text writes it). */
+__extension__ typedef __int128 tw_opp_ns;
 
 /* Sums of a VM, resource group, subscription or the fleet. */
 struct tw_opp_total {
@@ -122,9 +133,14 @@ struct tw_opp_total {
     int64_t disks;                   /* disks covered (moved) */
     int64_t excluded;                /* disks matched and excluded (no_price included) */
     int64_t no_price;                /* disks without a price */
-    int64_t downgraded_ns;
+    tw_opp_ns downgraded_ns;         /* the covered disks' hours on the cheaper SKU */
     struct tw_amount saving;         /* exact */
 };
+
+/* NS as hours, a decimal with up to 6 decimals rounded half away from
+ * zero ("192", "0.5", "2976000"), as tw_hours_decimal writes an int64_t;
+ * false when CAP is too small (48 bytes always suffice). */
+bool tw_opp_hours_text(tw_opp_ns ns, char *buf, size_t cap);
 
 struct tw_opp_group {
     char subscription_id[64];
@@ -139,7 +155,20 @@ struct tw_opp_book {
     char fetched_at[40];
     bool missing;                    /* no book in the currency: DISKS disks unpriced */
     char why[320];
-    int64_t disks;                   /* disks of the region the policy matches */
+    int64_t disks;                   /* disks of the region that needed its prices (not
+                                      * those left alone before: os_disk_to_hdd,
+                                      * already_on_target by family, ...) */
+};
+
+/* What stopped a run that returned an error, so that the command and the
+ * route say it rightly (tw_opp_result.fail; TW_OPP_FAIL_NONE when the run
+ * went through). */
+enum tw_opp_fail {
+    TW_OPP_FAIL_NONE = 0,
+    TW_OPP_FAIL_NO_BOOK,             /* the store has no price book at all (TW_ENOENT) */
+    TW_OPP_FAIL_CURRENCY,            /* a currency to choose, or not a currency code */
+    TW_OPP_FAIL_POLICY_ZONE,         /* the policy's timezone does not load (timezone names it) */
+    TW_OPP_FAIL_OTHER                /* bad options, the store, memory, writing */
 };
 
 struct tw_opp_result {
@@ -153,6 +182,7 @@ struct tw_opp_result {
     struct tw_opp_group *subs;       /* by subscription */
     struct tw_opp_book *books;       /* by region */
     struct tw_opp_total fleet;
+    enum tw_opp_fail fail;           /* why the run stopped, when it returned an error */
 };
 
 /* Receives the disks as they are judged (VM by VM, in VM id order) and
@@ -179,9 +209,13 @@ enum tw_err tw_opp_currency(struct tw_store *st, const char *want, char out[4],
  * Runs the policy over the fleet for the month: every disk the policy
  * matches to SINK (NULL: totals only), and the totals, books and header
  * into *OUT (free with tw_opp_result_cleanup, also on an error).  TW_EINVAL
- * for bad options, TW_ENOENT / TW_EINVAL from the currency's choice, a
- * zone that does not load, the store's errors.  Disks without a price are
- * no error here: they are in OUT (fleet.no_price, books[].missing).
+ * for bad options, TW_ENOENT / TW_EINVAL from the currency's choice, the
+ * policy's zone's error when it does not load, the store's errors; OUT's
+ * fail says which (enum tw_opp_fail).  Disks without a price are no error
+ * here: they are in OUT (fleet.no_price, books[].missing).  Nor is a VM's
+ * own data: windows that can't be learned from its history (more than
+ * TW_WINDOWS_MAX a week, say) or read from its tag make its disks
+ * no_window, naming the VM and why.
  */
 enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                        const struct tw_opp_sink *sink, struct tw_opp_result *out,

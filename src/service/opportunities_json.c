@@ -20,6 +20,7 @@ struct jw {
     void *arg;
     struct tw_opp_result *res;
     bool head_done;
+    bool write_failed;           /* WRITE returned an error (not the run, not an amount) */
     size_t n_disks, n_excluded, n_vms;
     struct tw_buf line, excluded, vms;
 };
@@ -69,14 +70,15 @@ static enum tw_err put_kv(struct tw_buf *b, const char *k, const char *v, bool c
     return rc == TW_OK ? put_str(b, v) : rc;
 }
 
-/* ,"K":V (K a plain name: no escape needed). */
-static enum tw_err put_ki(struct tw_buf *b, const char *k, long long v)
+/* ,"K":V, or "K":V without COMMA (K a plain name: no escape needed). */
+static enum tw_err put_ki_c(struct tw_buf *b, const char *k, long long v, bool comma)
 {
     char tmp[96];
     size_t n = 0, lk = strlen(k);
     if (lk > 60)
         return TW_EINVAL;
-    tmp[n++] = ',';
+    if (comma)
+        tmp[n++] = ',';
     tmp[n++] = '"';
     memcpy(tmp + n, k, lk);
     n += lk;
@@ -94,6 +96,11 @@ static enum tw_err put_ki(struct tw_buf *b, const char *k, long long v)
     while (nd)
         tmp[n++] = dig[--nd];
     return tw_buf_append(b, tmp, n);
+}
+
+static enum tw_err put_ki(struct tw_buf *b, const char *k, long long v)
+{
+    return put_ki_c(b, k, v, true);
 }
 
 static enum tw_err put_amounts(struct tw_buf *b, const char *name, struct tw_amount a,
@@ -115,10 +122,10 @@ static enum tw_err put_amounts(struct tw_buf *b, const char *name, struct tw_amo
     return rc == TW_OK ? put_kv(b, key, u, true) : rc;
 }
 
-static enum tw_err put_hours(struct tw_buf *b, const char *k, int64_t ns)
+static enum tw_err put_hours(struct tw_buf *b, const char *k, tw_opp_ns ns)
 {
     char h[48];
-    if (!tw_hours_decimal(ns, h, sizeof(h)))
+    if (!tw_opp_hours_text(ns, h, sizeof(h)))
         return TW_ERANGE;
     return put_kv(b, k, h, true);
 }
@@ -126,6 +133,8 @@ static enum tw_err put_hours(struct tw_buf *b, const char *k, int64_t ns)
 static enum tw_err flush(struct jw *w, struct tw_buf *b)
 {
     enum tw_err rc = b->len ? w->write(w->arg, b->data, b->len) : TW_OK;
+    if (rc != TW_OK)
+        w->write_failed = true;
     b->len = 0;
     if (b->data)
         b->data[0] = '\0';
@@ -266,10 +275,12 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
     return rc;
 }
 
+/* A total's members, each after a comma, except "vms" (when VMS) when
+ * FIRST: the object's first member. */
 static enum tw_err total_fields(struct tw_buf *b, const struct tw_opp_total *t, const char *cur,
-                                bool vms)
+                                bool vms, bool first)
 {
-    enum tw_err rc = vms ? put_ki(b, "vms", t->vms) : TW_OK;
+    enum tw_err rc = vms ? put_ki_c(b, "vms", t->vms, !first) : TW_OK;
     if (rc == TW_OK)
         rc = put_ki(b, "disks", t->disks);
     if (rc == TW_OK)
@@ -299,7 +310,7 @@ static enum tw_err on_vm(void *arg, const struct tw_opp_vm *vm, const struct tw_
     if (rc == TW_OK)
         rc = put_kv(b, "subscription_id", vm->subscription_id, true);
     if (rc == TW_OK)
-        rc = total_fields(b, t, w->res->currency, false);
+        rc = total_fields(b, t, w->res->currency, false, false);
     return rc == TW_OK ? put(b, "}") : rc;
 }
 
@@ -323,7 +334,7 @@ static enum tw_err tail(struct jw *w)
         if (rc == TW_OK)
             rc = put_kv(b, "resource_group", r->rgs[i].resource_group, true);
         if (rc == TW_OK)
-            rc = total_fields(b, &r->rgs[i].t, r->currency, true);
+            rc = total_fields(b, &r->rgs[i].t, r->currency, true, false);
         if (rc == TW_OK)
             rc = put(b, "}");
     }
@@ -334,18 +345,14 @@ static enum tw_err tail(struct jw *w)
         if (rc == TW_OK)
             rc = put_kv(b, "subscription_id", r->subs[i].subscription_id, false);
         if (rc == TW_OK)
-            rc = total_fields(b, &r->subs[i].t, r->currency, true);
+            rc = total_fields(b, &r->subs[i].t, r->currency, true, false);
         if (rc == TW_OK)
             rc = put(b, "}");
     }
     if (rc == TW_OK)
         rc = put(b, "],\"fleet\":{");
-    if (rc == TW_OK) {
-        /* total_fields starts with a comma: a first member before it. */
-        rc = put_kv(b, "scope", "fleet", false);
-        if (rc == TW_OK)
-            rc = total_fields(b, &r->fleet, r->currency, true);
-    }
+    if (rc == TW_OK)
+        rc = total_fields(b, &r->fleet, r->currency, true, true);
     if (rc == TW_OK)
         rc = put(b, "}},\"prices\":[");
     size_t k = 0;
@@ -397,9 +404,22 @@ enum tw_err tw_opp_json(struct tw_store *st, const struct tw_opp_opts *o, tw_opp
     enum tw_err rc = tw_opp_run(st, o, &sink, w.res, err);
     if (rc == TW_OK && (rc = head(&w)) == TW_OK)
         rc = tail(&w);
-    if (rc != TW_OK && err && !err->code)
-        tw_error_set(err, rc, "writing the savings opportunities failed (%s)",
-                     rc == TW_ENOMEM ? "out of memory" : "an amount out of range");
+    if (rc != TW_OK && err && !err->code) {
+        if (w.write_failed)
+            tw_error_set(err, rc, "writing the savings opportunities failed: %s",
+                         tw_strerror(rc));
+        else if (rc == TW_ENOMEM)
+            tw_error_set(err, rc, "making the savings opportunities' document failed: out of "
+                                  "memory");
+        else if (rc == TW_ERANGE)
+            tw_error_set(err, rc, "making the savings opportunities' document failed: an "
+                                  "amount or a time out of range");
+        else
+            tw_error_set(err, rc, "making the savings opportunities' document failed: %s",
+                         tw_strerror(rc));
+    }
+    if (rc != TW_OK && w.res->fail == TW_OPP_FAIL_NONE)
+        w.res->fail = TW_OPP_FAIL_OTHER;
     tw_buf_cleanup(&w.line);
     tw_buf_cleanup(&w.excluded);
     tw_buf_cleanup(&w.vms);

@@ -4,7 +4,9 @@
 # fleet's rows with the sqlite3 shell, a price book imported): the text
 # table, the JSON document (rounded and unrounded amounts, the excluded
 # disks with their reasons, the totals), CSV, reservations from a file, a
-# region without a book (named, exit 1, never a zero), and bad usage.
+# region without a book (named, exit 1, never a zero), no book at all (exit
+# 1), a policy timezone that does not load (exit 2), a write that fails
+# (exit 1, said), and bad usage.
 # Needs jq and sqlite3 (else skipped).
 set -u
 cli=${TW_CLI:?run through ctest, or set TW_CLI, TW_FIXTURES and TW_SOURCE_DIR}
@@ -112,6 +114,37 @@ grep -q "no GBP price book for northeurope (1 disks)" "$scratch/err" && ok || ba
 check nobook "$out" '.totals.fleet.disks_without_price == 1 and .totals.fleet.disks == 2
   and .regions_without_book[0].region == "northeurope"
   and ([.excluded[] | select(.reason == "no_price") | .why | test("northeurope")] == [true])'
+# A Standard SSD disk there needs no price: already_on_target, the region not
+# listed for it.
+sqlite3 "$db" "$(disk 7 4 data StandardSSD_LRS E10 128)"
+cat >"$scratch/any.json" <<'EOF'
+{ "schema_version": "tierwise.policy/1", "name": "north", "match": { "vms": ["dev-ne"] },
+  "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"] }
+EOF
+out=$("$cli" savings --db "$db" --policy "$scratch/any.json" --month 2026-12 --json 2>"$scratch/err"); st=$?
+[ $st = 1 ] && ok || bad "nothing priced: exit $st, want 1"
+check onTarget "$out" '[.excluded[] | [.disk, .reason]] == [["disk-6", "no_price"], ["disk-7", "already_on_target"]]
+  and .regions_without_book == [.regions_without_book[0]] and .regions_without_book[0].disks == 1'
+sqlite3 "$db" "DELETE FROM disks WHERE id = 7"
+
+# ---- a policy timezone that does not load: exit 2 naming it, nothing printed ----
+sed 's|"Europe/London"|"Europe/Lndon"|' "$scratch/p.json" >"$scratch/typo.json"
+out=$("$cli" savings --db "$db" --policy "$scratch/typo.json" --month 2026-12 --json 2>"$scratch/err"); st=$?
+[ $st = 2 ] && ok || bad "policy zone: exit $st, want 2"
+grep -q '"Europe/Lndon" does not load' "$scratch/err" && ok || bad "policy zone: $(cat "$scratch/err")"
+[ -z "$out" ] && ok || bad "policy zone: printed $out"
+
+# ---- a write that fails: exit 1, said as such ----
+if [ -w /dev/full ]; then
+  "$cli" savings --db "$db" --policy "$scratch/p.json" --month 2026-12 --json >/dev/full 2>"$scratch/err"; st=$?
+  [ $st = 1 ] && grep -q "writing" "$scratch/err" && ! grep -q "amount" "$scratch/err" \
+    && ok || bad "/dev/full: exit $st: $(cat "$scratch/err")"
+fi
+
+# ---- no price book at all: exit 1 (a missing price), said ----
+cp "$db" "$scratch/nobook.db"
+sqlite3 "$scratch/nobook.db" "DELETE FROM price_books"
+expect 1 "no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12
 
 # ---- bad usage ----
 expect 2 "need --db FILE, --policy FILE and --month" -- "$cli" savings --db "$db" --policy "$scratch/p.json"

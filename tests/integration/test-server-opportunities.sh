@@ -4,8 +4,11 @@
 # DIR), for readers: the covered disks with their saving (rounded and
 # unrounded), the excluded ones with their reasons, the totals; 400 for a
 # missing or bad month, 404 for an unknown policy, 401 without a token,
-# 422 naming a region without a price book (never a zero), 400 for a
-# currency to choose.  Needs curl, jq and sqlite3.
+# 200 counting the disks of a region without a price book (never a zero)
+# and naming the region, 422 when no disk can be priced for lack of books
+# (none for the regions needed, none at all), 409 naming a policy timezone
+# that does not load, 400 for a currency to choose.  Needs curl, jq and
+# sqlite3.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-srv-opp-XXXXXX")
 . "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
@@ -49,6 +52,14 @@ cat >"$scratch/pol/weekends.json" <<'EOF'
   "timezone": "Europe/London",
   "margins": { "after_deallocate_minutes": 0, "before_start_minutes": 0 } }
 EOF
+cat >"$scratch/pol/north.json" <<'EOF'
+{ "schema_version": "tierwise.policy/1", "name": "north",
+  "match": { "vms": ["dev-3"] }, "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"] }
+EOF
+cat >"$scratch/pol/typo.json" <<'EOF'
+{ "schema_version": "tierwise.policy/1", "name": "typo", "match": {},
+  "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"], "timezone": "Europe/Lndon" }
+EOF
 start_server main --policies "$scratch/pol"
 [ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
 
@@ -82,11 +93,22 @@ st=$(req GET "/api/v1/savings/opportunities?policy=nightly&month=2026-12" "$read
 [ "$st" = 404 ] && jq -e '.error.code == "unknown_policy" and (.error.message | test("nightly"))' "$scratch/body" >/dev/null \
   && ok || bad "unknown policy: $st $(cat "$scratch/body")"
 
-# ---- a region without a book: 422 naming it ----
+# ---- a policy timezone the server can't load: 409 naming it ----
+st=$(req GET "/api/v1/savings/opportunities?policy=typo&month=2026-12" "$reader")
+[ "$st" = 409 ] && jq -e '.error.code == "policy_zone" and (.error.message | test("Europe/Lndon"))' \
+  "$scratch/body" >/dev/null && ok || bad "policy zone: $st $(cat "$scratch/body")"
+
+# ---- a region without a book: 200, its disk counted and the region named ----
 sqlite3 "$db" "$(vm 3 dev-3 northeurope '{"env":"dev"}') $(disk 4 3 data 128)"
 st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12" "$reader")
+[ "$st" = 200 ] && ok || bad "a region without a book: $st $(cat "$scratch/body")"
+check nobook "$(cat "$scratch/body")" '.totals.fleet.disks == 1 and .totals.fleet.disks_without_price == 1
+  and .totals.fleet.saving == "2.37" and ([.regions_without_book[] | [.region, .disks]] == [["northeurope", 1]])
+  and ([.excluded[] | select(.reason == "no_price") | .disk] == ["disk-4"])'
+# ---- nothing can be priced (the only region needed has no book): 422 ----
+st=$(req GET "/api/v1/savings/opportunities?policy=north&month=2026-12" "$reader")
 [ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("northeurope \\(1 disks\\)"))' \
-  "$scratch/body" >/dev/null && ok || bad "no book: $st $(cat "$scratch/body")"
+  "$scratch/body" >/dev/null && ok || bad "no book for any: $st $(cat "$scratch/body")"
 # ---- several currencies: ?currency= chooses ----
 sqlite3 "$db" "DELETE FROM disks WHERE id = 4"
 (cd "$fixtures/prices" && "$cli" prices import --db "$db" real-p15-eastus-usd.json) >/dev/null 2>&1
@@ -96,5 +118,10 @@ st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12" "$rea
 st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12&currency=GBP" "$reader")
 [ "$st" = 200 ] && jq -e '.totals.fleet.saving == "2.37"' "$scratch/body" >/dev/null \
   && ok || bad "currency=GBP: $st $(cat "$scratch/body")"
+# ---- no book at all: 422 ----
+sqlite3 "$db" "DELETE FROM price_books"
+st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12" "$reader")
+[ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("no price book"))' \
+  "$scratch/body" >/dev/null && ok || bad "no book at all: $st $(cat "$scratch/body")"
 
 finish server-opportunities

@@ -197,7 +197,7 @@ struct seen {
         int64_t hours_ns;
         char saving[64];
         size_t taken, skipped, caveats;
-        char windows[1400], source[600];
+        char windows[TW_OPP_WINDOWS_TEXT_MAX], source[600];
     } d[SEEN_MAX];
     size_t n_vms;
     struct {
@@ -383,7 +383,7 @@ static void test_exclusions_and_totals(void **state)
     assert_int_equal(res.fleet.disks, 2);
     assert_int_equal(res.fleet.excluded, 12);
     assert_int_equal(res.fleet.no_price, 2);
-    assert_int_equal(res.fleet.downgraded_ns, 384 * TW_NS_PER_HOUR);
+    assert_true(res.fleet.downgraded_ns == 384 * TW_NS_PER_HOUR);
     amount_is(res.fleet.saving, "18.147945205479"); /* 13248 / 730 */
     char shown[32];
     assert_int_equal(tw_amount_format(res.fleet.saving, "GBP", shown, sizeof(shown), &err),
@@ -808,6 +808,371 @@ static void test_json(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* Counts and adds up what a run hands over, for fleets too big to keep. */
+struct tally {
+    size_t covered, no_window, other;
+    tw_opp_ns disk_ns, vm_ns;        /* the disks' hours, the VMs' totals' hours */
+    char first_why[512];
+};
+
+static enum tw_err tally_disk(void *arg, const struct tw_opp_vm *v, const struct tw_opp_disk *d)
+{
+    (void)v;
+    struct tally *t = arg;
+    if (d->reason == TW_OPP_COVERED) {
+        t->covered++;
+        t->disk_ns += d->saving.downgraded_ns;
+    } else {
+        if (d->reason == TW_OPP_NO_WINDOW)
+            t->no_window++;
+        else
+            t->other++;
+        if (!t->first_why[0])
+            snprintf(t->first_why, sizeof(t->first_why), "%s", d->why);
+    }
+    return TW_OK;
+}
+
+static enum tw_err tally_vm(void *arg, const struct tw_opp_vm *v, const struct tw_opp_total *t)
+{
+    (void)v;
+    ((struct tally *)arg)->vm_ns += t->downgraded_ns;
+    return TW_OK;
+}
+
+static void hours_are(tw_opp_ns ns, const char *want)
+{
+    char got[48];
+    assert_true(tw_opp_hours_text(ns, got, sizeof(got)));
+    assert_string_equal(got, want);
+}
+
+/* The fleet's hours are the sum of its disks' at scale: 4,000 disks on
+ * the cheaper SKU all December (744 h each) are 2,976,000 hours, past the
+ * 2.56 million hours of int64_t nanoseconds. */
+static void test_fleet_hours_at_scale(void **state)
+{
+    struct fx *f = *state;
+    sql(f, "BEGIN;"
+           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500) "
+           "INSERT INTO vms(id, identity, name, subscription_id, resource_group, location, "
+           "vm_size, tags, last_report_id, last_report_at, last_report_ms) SELECT i, 'vm:' || i, "
+           "'vm-' || i, 'sub-' || (i % 3), 'rg-' || (i % 7), 'westeurope', 'Standard_D2s_v3', "
+           "'{}', 'r' || i, '2026-11-20T00:00:00Z', 1795132800000 FROM n;"
+           "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 500), "
+           "k(j) AS (SELECT 1 UNION ALL SELECT j + 1 FROM k WHERE j < 8) "
+           "INSERT INTO disks(id, identity, vm_id, name, role, lun, sku, size_gib, tier, caching, "
+           "last_seen_at, last_seen_ms, position, max_shares, bursting) SELECT i * 10 + j, "
+           "'d' || (i * 10 + j), i, 'disk-' || j, 'data', j, 'Premium_LRS', 128, 'P10', 'None', "
+           "'2026-11-20T00:00:00Z', 1795132800000, j, 1, 0 FROM n, k;"
+           "COMMIT");
+    book(f, "GBP");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"always\",\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":[\"Mon 00:00-Mon 00:00\"],"
+               "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    struct tw_error err = {0};
+    struct tally t = {0};
+    struct tw_opp_opts o = {.policy = &p, .year = 2026, .month = 12, .cat = &f->cat,
+                            .caps = &f->caps, .zone = zone};
+    struct tw_opp_sink sink = {tally_disk, tally_vm, &t};
+    struct tw_opp_result res;
+    if (tw_opp_run(f->st, &o, &sink, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(t.covered, 4000);
+    assert_int_equal(res.fleet.disks, 4000);
+    assert_true(t.disk_ns == (tw_opp_ns)4000 * 744 * TW_NS_PER_HOUR);
+    assert_true(t.vm_ns == t.disk_ns);
+    assert_true(res.fleet.downgraded_ns == t.disk_ns);
+    hours_are(res.fleet.downgraded_ns, "2976000");
+    tw_opp_ns subs = 0, rgs = 0;
+    for (size_t i = 0; i < res.n_subs; i++)
+        subs += res.subs[i].t.downgraded_ns;
+    for (size_t i = 0; i < res.n_rgs; i++)
+        rgs += res.rgs[i].t.downgraded_ns;
+    assert_true(subs == t.disk_ns);
+    assert_true(rgs == t.disk_ns);
+    amount_is(res.fleet.saving, "36690.410958904110"); /* 4000 x 9.00 x 744 / 730 */
+    tw_opp_result_cleanup(&res);
+    /* The document says the same. */
+    struct text doc = {0};
+    if (tw_opp_json(f->st, &o, collect, &doc, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    json_t *j = json_loadb(doc.s, doc.n, 0, NULL);
+    assert_non_null(j);
+    json_t *fl = json_object_get(json_object_get(j, "totals"), "fleet");
+    assert_string_equal(json_string_value(json_object_get(fl, "hours")), "2976000");
+    assert_null(json_object_get(fl, "scope"));
+    json_decref(j);
+    free(doc.s);
+    /* The writer's edges: fractions, half away from zero, beyond int64_t. */
+    hours_are(0, "0");
+    hours_are(TW_NS_PER_HOUR / 2, "0.5");
+    hours_are(1800000, "0.000001"); /* 1.8 ms: half a micro-hour, rounded up */
+    hours_are(1799999, "0");
+    hours_are(-(tw_opp_ns)TW_NS_PER_HOUR * 3, "-3");
+    hours_are((tw_opp_ns)INT64_MAX * 1000, "2562047788.015216");
+    tw_policy_cleanup(&p);
+}
+
+/* One VM whose history recurs in more than 64 windows a week: its disks
+ * have no window (the VM named, and why), the rest of the fleet is
+ * worked out as ever. */
+static void test_observed_too_many_windows(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "busy", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    disk(f, 12, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    vm(f, 2, "calm", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 21, 2, "data", "Premium_LRS", "P10", 128, "1", "0");
+    /* busy: deallocated 30 minutes every other hour, ten times a day, each
+     * day of November (70 windows a week). */
+    sql(f, "WITH RECURSIVE d(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM d WHERE i < 29), "
+           "h(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM h WHERE j < 9), "
+           "t(ms, state) AS (SELECT 1793491200000 + i * 86400000 + j * 7200000, 'deallocated' "
+           "FROM d, h UNION ALL SELECT 1793491200000 + i * 86400000 + j * 7200000 + 1800000, "
+           "'running' FROM d, h) "
+           "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) SELECT 1, "
+           "strftime('%Y-%m-%dT%H:%M:%SZ', ms / 1000, 'unixepoch'), ms, state, 'arm' FROM t");
+    const char *sat[] = {"2026-11-07", "2026-11-14", "2026-11-21", "2026-11-28"};
+    const char *mon[] = {"2026-11-09", "2026-11-16", "2026-11-23", "2026-11-30"};
+    power(f, 2, "2026-11-01T00:00:00Z", "running");
+    for (int k = 0; k < 4; k++) {
+        char at[40];
+        snprintf(at, sizeof(at), "%sT00:00:00Z", sat[k]);
+        power(f, 2, at, "deallocated");
+        snprintf(at, sizeof(at), "%sT00:00:00Z", mon[k]);
+        power(f, 2, at, "running");
+    }
+    book(f, "GBP");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"learned\","
+               "\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":\"observed\","
+               "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    if (run(f, &p, NULL, &s, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(reason_of(&s, 11), TW_OPP_NO_WINDOW);
+    assert_int_equal(reason_of(&s, 12), TW_OPP_NO_WINDOW);
+    assert_non_null(strstr(why_of(&s, 11), "VM busy"));
+    assert_non_null(strstr(why_of(&s, 11), "more than 64 windows a week"));
+    assert_int_equal(reason_of(&s, 21), TW_OPP_COVERED);
+    assert_int_equal(res.fleet.disks, 1);
+    assert_int_equal(res.fleet.excluded, 2);
+    tw_opp_result_cleanup(&res);
+    /* The document too: whole, the VM's disks among the excluded. */
+    struct tw_opp_opts o = {.policy = &p, .year = 2026, .month = 12, .cat = &f->cat,
+                            .caps = &f->caps, .zone = zone};
+    struct text doc = {0};
+    if (tw_opp_json(f->st, &o, collect, &doc, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    json_t *j = json_loadb(doc.s, doc.n, 0, NULL);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "excluded")), 2);
+    json_decref(j);
+    free(doc.s);
+    tw_policy_cleanup(&p);
+}
+
+/* A power state observed in 1653 (an agent's report said so) is the state
+ * in force at the walk's start: placed there, never multiplied out of
+ * int64_t nanoseconds.  Deallocated since, the VM's learned window is the
+ * whole week. */
+static void test_ancient_power_state(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "old", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    sql(f, "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) VALUES "
+           "(1, '1653-01-01T00:00:00Z', strftime('%s', '1653-01-01') * 1000, 'deallocated', "
+           "'agent')");
+    book(f, "GBP");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"learned\","
+               "\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":\"observed\","
+               "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    if (run(f, &p, NULL, &s, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    size_t i;
+    find(&s, 11, &i);
+    assert_int_equal(s.d[i].reason, TW_OPP_COVERED);
+    assert_string_equal(s.d[i].windows, "Mon 00:00-Mon 00:00");
+    assert_int_equal(s.d[i].hours_ns, 744 * TW_NS_PER_HOUR);
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+}
+
+/* Why a run stops, said apart: a policy zone that does not load, no book
+ * at all, a currency to choose. */
+static void test_run_failures(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "a", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"typo\",\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":[\"Sat 00:00-Mon 00:00\"],"
+               "\"timezone\":\"Europe/Lndon\"}");
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    assert_int_equal(run(f, &p, NULL, &s, &res, &err), TW_ENOENT);
+    assert_int_equal(res.fail, TW_OPP_FAIL_NO_BOOK);
+    assert_non_null(strstr(err.msg, "no price book"));
+    tw_opp_result_cleanup(&res);
+    book(f, "GBP");
+    assert_int_not_equal(run(f, &p, NULL, &s, &res, &err), TW_OK);
+    assert_int_equal(res.fail, TW_OPP_FAIL_POLICY_ZONE);
+    assert_non_null(strstr(err.msg, "\"Europe/Lndon\" does not load"));
+    assert_non_null(strstr(err.msg, "typo"));
+    assert_int_equal(s.n, 0);
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+    policy(&p, list_policy);
+    book(f, "USD");
+    assert_int_equal(run(f, &p, NULL, &s, &res, &err), TW_EINVAL);
+    assert_int_equal(res.fail, TW_OPP_FAIL_CURRENCY);
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+}
+
+/* What needs no price comes before the book: a disk already on the
+ * target, and an OS disk whose only target is Standard HDD, in a region
+ * without a book (or with no region) are said as such, not no_price, and
+ * the region is not listed for them. */
+static void test_checks_before_price(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "ne", "rg", "sub", "northeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "os", "Premium_LRS", "P10", 128, "1", "0");
+    disk(f, 12, 1, "data", "StandardSSD_LRS", "E10", 128, "1", "0");
+    vm(f, 2, "nowhere", "rg", "sub", "", "Standard_D2s_v3", "{}");
+    disk(f, 21, 2, "data", "StandardSSD_LRS", "E10", 128, "1", "0");
+    vm(f, 3, "ne2", "rg", "sub", "northeurope", "Standard_D2s_v3", "{}");
+    disk(f, 31, 3, "data", "Premium_LRS", "P10", 128, "1", "0");
+    book(f, "GBP");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"ssd\",\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":[\"Sat 00:00-Mon 00:00\"],"
+               "\"os_disks\":true}");
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    if (run(f, &p, NULL, &s, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(reason_of(&s, 12), TW_OPP_ALREADY_TARGET);
+    assert_int_equal(reason_of(&s, 21), TW_OPP_ALREADY_TARGET);
+    assert_int_equal(reason_of(&s, 11), TW_OPP_NO_PRICE);
+    assert_int_equal(reason_of(&s, 31), TW_OPP_NO_PRICE);
+    assert_int_equal(res.fleet.no_price, 2);
+    assert_int_equal(res.n_books, 1);
+    assert_true(res.books[0].missing);
+    assert_int_equal(res.books[0].disks, 2); /* the two Premium disks, not the E10 */
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"hdd\",\"match\":{},"
+               "\"target\":\"Standard_LRS\",\"windows\":[\"Sat 00:00-Mon 00:00\"],"
+               "\"os_disks\":true}");
+    if (run(f, &p, NULL, &s, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(reason_of(&s, 11), TW_OPP_OS_DISK_TO_HDD);
+    assert_int_equal(reason_of(&s, 31), TW_OPP_NO_PRICE);
+    assert_int_equal(res.books[0].disks, 2); /* the E10 disk needs prices for HDD */
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+}
+
+static enum tw_err write_fails(void *arg, const char *buf, size_t len)
+{
+    (void)arg;
+    (void)buf;
+    (void)len;
+    return TW_EIO;
+}
+
+/* A write that fails is said as such (not as an amount out of range). */
+static void test_write_failure(void **state)
+{
+    struct fx *f = *state;
+    fleet(f);
+    struct tw_policy p;
+    policy(&p, list_policy);
+    struct tw_error err = {0};
+    struct tw_opp_opts o = {.policy = &p, .year = 2026, .month = 12, .cat = &f->cat,
+                            .caps = &f->caps, .zone = zone};
+    assert_int_equal(tw_opp_json(f->st, &o, write_fails, NULL, NULL, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "writing the savings opportunities failed"));
+    assert_non_null(strstr(err.msg, tw_strerror(TW_EIO)));
+    assert_null(strstr(err.msg, "amount"));
+    tw_policy_cleanup(&p);
+}
+
+/* The longest windows text (TW_WINDOWS_MAX windows) is the grammar in
+ * the disk's windows and the document, and reads back to the windows. */
+static void test_windows_text_max(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "a", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
+    disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
+    book(f, "GBP");
+    static const char *const days[] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+    char list[4096] = "", text[4096] = "";
+    for (int i = 0; i < TW_WINDOWS_MAX; i++) {
+        int a = i * 150, b = a + 60; /* an hour every two and a half */
+        size_t l = strlen(list), lt = strlen(text);
+        snprintf(list + l, sizeof(list) - l, "%s\"%s %02d:%02d-%s %02d:%02d\"", i ? "," : "",
+                 days[a / 1440], a % 1440 / 60, a % 60, days[b / 1440], b % 1440 / 60, b % 60);
+        snprintf(text + lt, sizeof(text) - lt, "%s%s %02d:%02d-%s %02d:%02d", i ? ", " : "",
+                 days[a / 1440], a % 1440 / 60, a % 60, days[b / 1440], b % 1440 / 60, b % 60);
+    }
+    char ptext[8192];
+    snprintf(ptext, sizeof(ptext),
+             "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"many\",\"match\":{},"
+             "\"target\":\"StandardSSD_LRS\",\"windows\":[%s],\"quota\":{\"changes\":"
+             "10,\"hours\":1},\"margins\":{\"after_deallocate_minutes\":0,"
+             "\"before_start_minutes\":0}}",
+             list);
+    struct tw_policy p;
+    policy(&p, ptext);
+    assert_int_equal(p.windows.n, TW_WINDOWS_MAX);
+    struct tw_error err = {0};
+    struct seen s;
+    struct tw_opp_result res;
+    if (run(f, &p, NULL, &s, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    size_t i;
+    find(&s, 11, &i);
+    assert_int_equal(s.d[i].reason, TW_OPP_COVERED);
+    assert_string_equal(s.d[i].windows, text);
+    struct tw_windows back;
+    assert_int_equal(tw_windows_parse(s.d[i].windows, strlen(s.d[i].windows), &back, &err),
+                     TW_OK);
+    assert_int_equal(back.n, TW_WINDOWS_MAX);
+    tw_opp_result_cleanup(&res);
+    struct tw_opp_opts o = {.policy = &p, .year = 2026, .month = 12, .cat = &f->cat,
+                            .caps = &f->caps, .zone = zone};
+    struct text doc = {0};
+    if (tw_opp_json(f->st, &o, collect, &doc, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    json_t *j = json_loadb(doc.s, doc.n, 0, NULL);
+    assert_non_null(j);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "disks"), 0),
+                                          "windows")),
+        text);
+    json_decref(j);
+    free(doc.s);
+    tw_policy_cleanup(&p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -820,6 +1185,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_book_as_of_month, setup, teardown),
         cmocka_unit_test_setup_teardown(test_currency_and_month, setup, teardown),
         cmocka_unit_test_setup_teardown(test_json, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fleet_hours_at_scale, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_observed_too_many_windows, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ancient_power_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_run_failures, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_checks_before_price, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_windows_text_max, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
