@@ -43,7 +43,10 @@ static void usage(FILE *f)
             "Amounts are exact until shown, and rounded once, at the end, to the\n"
             "currency's minor unit (half away from zero).\n\n"
             "  --price-file F    the prices: a saved Retail Prices API answer\n"
-            "                    ({\"Items\":[...], ...}) or a pricing/ snapshot\n"
+            "                    ({\"Items\":[...], ...}, every page's items in one; a\n"
+            "                    page whose NextPageLink is set is refused) or a pricing/\n"
+            "                    snapshot; prices that change within the period (their\n"
+            "                    effective dates) price each part by those then in effect\n"
             "  --db F            the prices: the database's book of R and C (prices refresh\n"
             "                    or import), else the bundled snapshot's; the source says which\n"
             "  --region R        Azure region name, e.g. westeurope\n"
@@ -59,7 +62,7 @@ static void usage(FILE *f)
             "                    HH:MM; several in one, comma-separated, or the option\n"
             "                    repeated); overlapping windows count once\n"
             "  --tz ZONE         the windows' and the period's zone (IANA, Europe/London);\n"
-            "                    default UTC\n"
+            "                    default UTC (an empty ZONE is refused)\n"
             "  --period A..B     the dates, midnights in the zone, the end date excluded\n"
             "                    (2026-01-01..2027-01-01 is the year 2026); windows clipped\n"
             "                    by the period count in part\n"
@@ -80,7 +83,9 @@ static void usage(FILE *f)
             "  -h, --help        this text\n\n"
             "Exit status: 0 done; 1 the database failed or out of memory; 2 bad usage or\n"
             "input (an unknown tier, a window or period that does not parse, a zone that\n"
-            "does not exist, a price the book lacks: the message names it).\n",
+            "does not exist, a price the book lacks, one page of a multi-page answer,\n"
+            "a result too large to write for --count or --io-per-hour: the message\n"
+            "names it).\n",
             TW_CLI_PROG, TW_CLI_PROG);
 }
 

@@ -592,7 +592,12 @@ static void test_tx_standard_hdd(void **state)
     assert_int_equal(
         tw_tx_rule_for(b, "eastus", "USD", TW_SKU_STANDARD_HDD, "S4", TW_SKU_LRS, &r, &err), TW_OK);
     assert_int_equal(r.kind, TW_TX_PER_IO);
-    assert_string_equal(r.note, "");
+    /* One meter of the two: said, since the missing one may be dearer. */
+    assert_string_equal(r.note, "\"S4 LRS Disk Operations\" is the only transaction meter of the "
+                                "two in the book (\"Disk Transactions LRS Disk Operations\" is "
+                                "missing): the price may not be the worse case");
+    assert_string_equal(r.used, "S4 LRS Disk Operations");
+    assert_int_equal(r.n_meters, 1);
     dec8(tx(&r, 1000000, 1048576, HOUR_NS), "0.05000000"); /* no cap: 100 * 0.0005 */
     assert_int_equal(
         tw_tx_rule_for(b, "r1", "USD", TW_SKU_STANDARD_HDD, "S4", TW_SKU_LRS, &r, &err), TW_OK);
