@@ -772,6 +772,10 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
             TW_OK ||
         (rc = writable(out->total_baseline, out, "count", "the total cost", field, err)) != TW_OK)
         goto done;
+    for (size_t k = 0; k < out->n_pieces; k++)
+        if ((rc = writable(out->pieces[k].saving, out, rq->io_set ? "io" : "period",
+                           "the saving of a part of the period", field, err)) != TW_OK)
+            goto done;
     (void)trc0;
     /* What a reader should know. */
     char pt[TW_MONEY_TEXT_MAX];
