@@ -658,12 +658,9 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
             rc = price(pb, out->region, out->currency, to, &pt, &pe);
         if (rc != TW_OK) {
             tw_pricebook_free(pb);
-            if (k == 0 && n_cuts == 2)
-                rc = tw_error_set(err, rc, "%s", pe.msg);
-            else
-                rc = tw_error_set(err, rc, "%s, in effect on %s (the prices change within the "
-                                  "period, and each part is priced by the items in effect then)",
-                                  pe.msg, when);
+            /* The items in effect then: the book may have it today. */
+            rc = tw_error_set(err, rc, "at %s (%s, priced by the items in effect then): %s", when,
+                              k == 0 ? "the period's start" : "where the prices change", pe.msg);
             goto done;
         }
         struct tw_tx_rule rule;

@@ -227,6 +227,9 @@ check pieces "$j" '.per_disk.saving_unrounded == "32.618958904110" and .total.sa
 check pieces "$j" '[.prices[] | [.from, .from_per_month, .to_per_month]] == [["2026-01-01T00:00:00Z", "16.16", "7.16"], ["2026-07-01T00:00:00Z", "17.16", "7.16"], ["2026-10-01T00:00:00Z", "17.16", "7"]]'
 check pieces "$j" '.from.per_month == "16.16" and .prices[2].to_effective_from == "2026-10-01T00:00:00Z"'
 check pieces "$j" '[.notes[] | select(test("the prices change within the period"))] | length == 1'
+# Before the first item: no price then, never today's or a zero.
+expect 2 "at 2017-01-01T00:00:00Z (the period's start, priced by the items in effect then): no price per month for P10" -- \
+  "$cli" "${field[@]/2026-01-01..2027-01-01/2017-01-01..2019-01-01}"
 # The price file's own book would be today's prices: the field example's
 # file has one price a side, one part, and no such note.
 j=$("$cli" "${field[@]}" --json)
