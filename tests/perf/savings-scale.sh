@@ -9,7 +9,8 @@
 # --month 2026-12 --json` once per kind of policy (a list of windows, each
 # VM's schedule tag, windows learned from the history), each timed with its
 # peak RSS (/usr/bin/time -v), printed against the targets (under 1 s,
-# under 300 MiB) as ratios.
+# under 300 MiB) as ratios; and each document checked: the fleet's hours
+# and exact saving are the sums of its disks' (exit 1 when not).
 #
 #   tests/perf/savings-scale.sh [--vms N] [--runs N] [--keep DIR] [--cli FILE]
 #
@@ -147,10 +148,23 @@ for p in list tag observed; do
     [ -z "$worst" ] || awk -v a="$s" -v b="$worst" 'BEGIN {exit !(a > b)}' && worst=$s
     [ "$kib" -gt "$peak" ] && peak=$kib
   done
-  read -r disks excluded saving < <(python3 -c '
+  read -r disks excluded saving sums < <(python3 -c '
 import json, sys
-d = json.load(open(sys.argv[1]))["totals"]["fleet"]
-print(d["disks"], d["excluded"], d["saving"])' "$out/$p.out")
+from decimal import Decimal
+doc = json.load(open(sys.argv[1]))
+d = doc["totals"]["fleet"]
+h = sum(Decimal(x["hours"]) for x in doc["disks"])
+s = sum(Decimal(x["saving_unrounded"]) for x in doc["disks"])
+# Hours are rounded to micro-hours each: the sum may differ by the
+# rounding of each disk, no more.
+okh = abs(h - Decimal(d["hours"])) <= Decimal("0.000001") * max(1, len(doc["disks"]))
+oks = abs(s - Decimal(d["saving_unrounded"])) <= Decimal("1e-12") * max(1, len(doc["disks"]))
+print(d["disks"], d["excluded"], d["saving"], "ok" if okh and oks else
+      "fleet-hours-%s-disks-%s-saving-%s-disks-%s" % (d["hours"], h, d["saving_unrounded"], s))' "$out/$p.out")
+  if [ "$sums" != ok ]; then
+    echo "savings-scale.sh: $p: the fleet's totals are not the sums of its disks': $sums" >&2
+    status=1
+  fi
   awk -v p="$p" -v d="$disks" -v e="$excluded" -v b="$best" -v w="$worst" -v k="$peak" -v s="$saving" 'BEGIN {
     printf "%-9s %8d %8d %8.3f %10.3f %10.1f %9.2f %9.2f  %s USD\n", p, d, e, b, w, k / 1024, w / 1, k / 1024 / 300, s }'
 done
