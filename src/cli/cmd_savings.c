@@ -90,15 +90,41 @@ static void usage(FILE *f)
 }
 
 /* Whether ARGV holds an option of the fleet's form. */
+/* Whether ARG ("--name" or "--name=value") names option NAME, in full or
+ * abbreviated as getopt_long reads it. */
+static bool names_option(const char *arg, const char *name)
+{
+    if (strncmp(arg, "--", 2) != 0)
+        return false;
+    const char *a = arg + 2;
+    size_t n = strcspn(a, "=");
+    return n > 0 && strncmp(a, name, n) == 0;
+}
+
+/* The fleet's form is chosen by one of its own options, written in full or
+ * abbreviated (getopt_long's rule: "--pol", "--mon") as long as the
+ * abbreviation names none of the what-if's options. */
 static bool fleet_mode(int argc, char **argv)
 {
-    static const char *const fleet[] = {"--policy", "--month", "--reservations", "--csv"};
+    static const char *const fleet[] = {"policy", "month", "reservations", "csv"};
+    static const char *const whatif[] = {
+        "price-file", "db",    "region",      "currency", "from-tier", "to-tier",
+        "from-sku",   "to-sku", "window",     "tz",       "period",    "count",
+        "io-per-hour", "io-size", "json",     "help",     "quiet",     "verbose",
+        "version"};
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--") == 0)
             break;
         for (size_t k = 0; k < sizeof(fleet) / sizeof(fleet[0]); k++) {
-            size_t n = strlen(fleet[k]);
-            if (strncmp(argv[i], fleet[k], n) == 0 && (argv[i][n] == '\0' || argv[i][n] == '='))
+            if (!names_option(argv[i], fleet[k]))
+                continue;
+            size_t n = strcspn(argv[i] + 2, "=");
+            if (n == strlen(fleet[k]))
+                return true; /* the whole name */
+            bool other = false;
+            for (size_t w = 0; w < sizeof(whatif) / sizeof(whatif[0]) && !other; w++)
+                other = names_option(argv[i], whatif[w]);
+            if (!other)
                 return true;
         }
     }
