@@ -215,8 +215,11 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
     out->per_10k = meters[best].e->price;
     snprintf(out->used, sizeof(out->used), "%s", meters[best].name);
     for (size_t i = 0; i < nm; i++)
-        if (meters[i].e)
-            snprintf(out->meters[out->n_meters++], sizeof(out->meters[0]), "%s", meters[i].name);
+        if (meters[i].e && out->n_meters < sizeof(out->meters) / sizeof(out->meters[0])) {
+            char *m = out->meters[out->n_meters++];
+            snprintf(m, sizeof(out->meters[0]), "%.*s", (int)sizeof(out->meters[0]) - 1,
+                     meters[i].name);
+        }
     if (n_present == 1) {
         snprintf(out->meter, sizeof(out->meter), "\"%s\"", meters[best].name);
         if (nm > 1) {
