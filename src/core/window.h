@@ -85,7 +85,7 @@ enum tw_err tw_windows_parse_custodian(const char *buf, size_t len, struct tw_wi
 /*
  * Writes W in the grammar ("Sat 00:00-Mon 00:00, Wed 22:00-Thu 04:00"),
  * which tw_windows_parse reads back to the same windows; false (OUT "")
- * when OUTLEN is too small (20 bytes a window always suffice).
+ * when OUTLEN is too small (21 bytes a window, the NUL included, always suffice).
  */
 bool tw_windows_format(const struct tw_windows *w, char *out, size_t outlen);
 
