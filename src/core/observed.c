@@ -95,6 +95,51 @@ static bool deallocated_throughout(const struct tw_power_obs *obs, size_t n, int
     return true;
 }
 
+/* Adds 1 to COUNTS[s] for each quarter-hour s of a week without a change
+ * of offset (its quarter-hours are SLOT_NS each from WS) that lies wholly
+ * inside [A, B). */
+static void mark_run(int64_t ws, int64_t slot_ns, int64_t a, int64_t b, int counts[])
+{
+    int64_t k0 = (a - ws + slot_ns - 1) / slot_ns, k1 = (b - ws) / slot_ns;
+    if (k1 > SLOTS)
+        k1 = SLOTS;
+    for (int64_t k = k0; k < k1; k++)
+        counts[k]++;
+}
+
+/*
+ * The same answer as asking deallocated_throughout of each quarter-hour of
+ * a steady week starting at WS, in one pass over the week's observations:
+ * the spans over which the VM stays deallocated (observations that keep it
+ * deallocated do not end one; one of another state, even for no time at
+ * all, does) each mark the quarter-hours they hold wholly.  AT is the last
+ * observation at or before WS (-1: none).  A fleet's learned windows are a
+ * few weeks of this per VM, so it is what their cost is.
+ */
+static void count_steady_week(const struct tw_power_obs *obs, size_t n, ptrdiff_t at, int64_t ws,
+                              int64_t slot_ns, int counts[])
+{
+    const int64_t we = ws + (int64_t)SLOTS * slot_ns;
+    bool in_run = false;
+    int64_t run_from = ws;
+    for (ptrdiff_t i = at;; i++) {
+        int64_t seg_from = i < 0 || obs[i].at_ns < ws ? ws : obs[i].at_ns;
+        int64_t seg_to = (size_t)(i + 1) < n && obs[i + 1].at_ns < we ? obs[i + 1].at_ns : we;
+        bool dealloc = i >= 0 && obs[i].state == TW_POWER_DEALLOCATED;
+        if (dealloc && !in_run) {
+            run_from = seg_from;
+            in_run = true;
+        } else if (!dealloc && in_run) {
+            mark_run(ws, slot_ns, run_from, seg_from, counts);
+            in_run = false;
+        }
+        if (seg_to >= we)
+            break;
+    }
+    if (in_run)
+        mark_run(ws, slot_ns, run_from, we, counts);
+}
+
 enum tw_err tw_observed_windows(const struct tw_power_obs *obs, size_t n, int64_t until_ns,
                                 int weeks, int min_weeks, const struct tw_tz *z,
                                 struct tw_windows *out, struct tw_error *err)
@@ -144,9 +189,7 @@ enum tw_err tw_observed_windows(const struct tw_power_obs *obs, size_t n, int64_
         const int64_t slot_ns = TW_OBSERVED_SLOT_MIN * TW_NS_PER_MIN;
         ptrdiff_t at = state_at(obs, n, prev);
         if (steady) {
-            for (int s = 0; s < SLOTS; s++, prev += slot_ns)
-                if (deallocated_throughout(obs, n, prev, prev + slot_ns, &at))
-                    counts[s]++;
+            count_steady_week(obs, n, at, prev, slot_ns, counts);
             continue;
         }
         /* A week with a change: each quarter-hour's start and end on its
