@@ -337,12 +337,17 @@ bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap)
 
 bool tw_hours_decimal(int64_t ns, char *buf, size_t cap)
 {
+    return tw_hours_decimal_wide(ns, buf, cap);
+}
+
+bool tw_hours_decimal_wide(tw_i128 ns, char *buf, size_t cap)
+{
     if (!buf)
         return false;
     if (cap)
         buf[0] = '\0';
     /* Micro-hours, rounded half away from zero: 1 micro-hour is 3.6 ms. */
-    u128 n = ns < 0 ? (u128)0 - (u128)(__int128)ns : (u128)ns;
+    u128 n = ns < 0 ? (u128)0 - (u128)ns : (u128)ns;
     const u128 d = 3600000; /* ns in a micro-hour */
     u128 q = n / d, r = n % d;
     if (r >= d - r)

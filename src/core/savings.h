@@ -258,5 +258,8 @@ bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap);
 /* Hours of NS as a decimal string with up to 6 decimals, trailing zeros
  * dropped ("2496", "47.5", "0.166667"). */
 bool tw_hours_decimal(int64_t ns, char *buf, size_t cap);
+/* The same for a sum of durations too long for an int64_t (a fleet's
+ * hours: 100,000 disks of 730 h are some 2.6e20 ns). */
+bool tw_hours_decimal_wide(tw_i128 ns, char *buf, size_t cap);
 
 #endif

@@ -43,50 +43,9 @@ const char *tw_opp_reason_name(enum tw_opp_reason r)
     return (unsigned)r < TW_OPP_REASON_COUNT ? reason_names[r] : "unknown";
 }
 
-__extension__ typedef unsigned __int128 u128;
-
 bool tw_opp_hours_text(tw_opp_ns ns, char *buf, size_t cap)
 {
-    if (!buf)
-        return false;
-    if (cap)
-        buf[0] = '\0';
-    /* Micro-hours, rounded half away from zero (tw_hours_decimal's rule):
-     * 1 micro-hour is 3.6 ms. */
-    u128 n = ns < 0 ? (u128)0 - (u128)ns : (u128)ns;
-    const u128 d = 3600000;
-    u128 q = n / d, r = n % d;
-    if (r >= d - r)
-        q++;
-    u128 whole = q / 1000000;
-    unsigned frac = (unsigned)(q % 1000000);
-    char tmp[48];
-    char *p = tmp + sizeof(tmp);
-    do {
-        *--p = (char)('0' + (unsigned)(whole % 10));
-        whole /= 10;
-    } while (whole);
-    if (ns < 0 && q)
-        *--p = '-';
-    size_t len = (size_t)(tmp + sizeof(tmp) - p);
-    char fr[8];
-    int nf = 0;
-    if (frac) {
-        snprintf(fr, sizeof(fr), "%06u", frac);
-        nf = 6;
-        while (fr[nf - 1] == '0')
-            nf--;
-    }
-    size_t need = len + (nf ? 1 + (size_t)nf : 0) + 1;
-    if (need > cap)
-        return false;
-    memcpy(buf, p, len);
-    if (nf) {
-        buf[len] = '.';
-        memcpy(buf + len + 1, fr, (size_t)nf);
-    }
-    buf[need - 1] = '\0';
-    return true;
+    return tw_hours_decimal_wide(ns, buf, cap);
 }
 
 /* MS (an instant of the store, from agents' reports) in nanoseconds into
