@@ -131,6 +131,14 @@ bool tw_time_add(int64_t a, int64_t b, int64_t *out)
     return true;
 }
 
+bool tw_ms_to_ns(int64_t ms, int64_t *ns)
+{
+    if (ms > INT64_MAX / TW_NS_PER_MS || ms < INT64_MIN / TW_NS_PER_MS)
+        return false;
+    *ns = ms * TW_NS_PER_MS;
+    return true;
+}
+
 /* ---- RFC 3339 ---- */
 
 /* N decimal digits at S (known to be in the buffer), or -1. */

@@ -91,6 +91,15 @@ void tw_civil_from_ns(int64_t ns, struct tw_civil *c);
 bool tw_time_add(int64_t a, int64_t b, int64_t *out);
 
 /*
+ * MS, milliseconds since 1970 (the store's instants, from agents' reports),
+ * in nanoseconds into *NS; false (and *NS unchanged) when it is outside
+ * what int64_t nanoseconds hold (about 1677 to 2262): a report may say
+ * 1653, and such an instant is skipped or clamped by the caller, never
+ * wrapped.
+ */
+bool tw_ms_to_ns(int64_t ms, int64_t *ns);
+
+/*
  * Parses an RFC 3339 date-time of LEN bytes at BUF ("2026-11-29T10:00:00Z",
  * "...T10:00:00.123456789+01:00"; 't' and 'z' allowed, up to 9 fraction
  * digits, a leap second :60 read as :59) into an instant.  TW_EPARSE with

@@ -85,6 +85,20 @@ static void test_civil_ns(void **state)
     assert_int_equal(out, 7);
     assert_true(tw_time_add(5, -7, &out));
     assert_int_equal(out, -2);
+    /* Milliseconds of the store: the ends of the range hold, past them is
+     * refused and *NS left alone (1653 is before 1677). */
+    int64_t msns = 7;
+    assert_true(tw_ms_to_ns(INT64_MAX / TW_NS_PER_MS, &msns));
+    assert_true(msns == INT64_MAX / TW_NS_PER_MS * TW_NS_PER_MS);
+    assert_true(tw_ms_to_ns(INT64_MIN / TW_NS_PER_MS, &msns));
+    assert_true(msns == INT64_MIN / TW_NS_PER_MS * TW_NS_PER_MS);
+    msns = 7;
+    assert_false(tw_ms_to_ns(INT64_MAX / TW_NS_PER_MS + 1, &msns));
+    assert_false(tw_ms_to_ns(INT64_MIN / TW_NS_PER_MS - 1, &msns));
+    assert_false(tw_ms_to_ns(-10035100800000, &msns)); /* 1652-01-01 */
+    assert_int_equal(msns, 7);
+    assert_true(tw_ms_to_ns(-1, &msns));
+    assert_true(msns == -TW_NS_PER_MS);
 }
 
 static void test_rfc3339_parse(void **state)
