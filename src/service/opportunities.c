@@ -48,17 +48,6 @@ bool tw_opp_hours_text(tw_opp_ns ns, char *buf, size_t cap)
     return tw_hours_decimal_wide(ns, buf, cap);
 }
 
-/* MS (an instant of the store, from agents' reports) in nanoseconds into
- * *NS; false when it is outside what int64_t nanoseconds hold (+-292
- * years around 1970), which no instant the run places is. */
-static bool ms_to_ns(int64_t ms, int64_t *ns)
-{
-    if (ms > INT64_MAX / TW_NS_PER_MS || ms < -(INT64_MAX / TW_NS_PER_MS))
-        return false;
-    *ns = ms * TW_NS_PER_MS;
-    return true;
-}
-
 enum tw_err tw_opp_month_parse(const char *buf, size_t len, int *year, int *month,
                                struct tw_error *err)
 {
@@ -92,7 +81,8 @@ enum tw_err tw_opp_currency(struct tw_store *st, const char *want, char out[4],
     enum tw_err rc = tw_store_pricebook_currencies(st, have, 16, &n, err);
     if (rc != TW_OK)
         return rc;
-    if (want && *want) {
+    bool asked = want && *want;
+    if (asked) {
         bool ok = strlen(want) == 3;
         for (size_t i = 0; ok && i < 3; i++)
             ok = isalpha((unsigned char)want[i]);
@@ -101,15 +91,19 @@ enum tw_err tw_opp_currency(struct tw_store *st, const char *want, char out[4],
                                 "the currency \"%.20s\" is not a three-letter code (GBP, USD, "
                                 "EUR, ...)",
                                 want);
+    }
+    /* No book at all is said as such, a currency asked for or not: there
+     * is nothing to price any disk with. */
+    if (n == 0)
+        return tw_error_set(err, TW_ENOENT,
+                            "the store has no price book; refresh or import one first "
+                            "(tierwise prices refresh --db F --region R --currency C)");
+    if (asked) {
         for (size_t i = 0; i < 3; i++)
             out[i] = (char)toupper((unsigned char)want[i]);
         out[3] = '\0';
         return TW_OK;
     }
-    if (n == 0)
-        return tw_error_set(err, TW_ENOENT,
-                            "the store has no price book; refresh or import one first "
-                            "(tierwise prices refresh --db F --region R --currency C)");
     if (n == 1) {
         memcpy(out, have[0], 4);
         return TW_OK;
@@ -144,7 +138,6 @@ struct group_map {
     size_t n, cap;
 };
 
-#define ZONES_MAX 64
 #define WCACHE_MAX 512
 #define MEMO_SLOTS 8192 /* a power of two */
 
@@ -186,8 +179,10 @@ struct run {
     int64_t *resv_used;          /* per resv entry: disks counted against it */
     struct book_slot *books;
     size_t n_books;
-    struct zone_slot zones[ZONES_MAX];
-    size_t n_zones;
+    /* The zones loaded so far (the policy's, the tags' tz=), as many as
+     * the fleet names: the table grows. */
+    struct zone_slot *zones;
+    size_t n_zones, cap_zones;
     struct tw_tz *policy_zone;   /* owned by ZONES */
     struct group_map rgs, subs;
     int64_t walk_from_ns;
@@ -292,8 +287,14 @@ static enum tw_err zone_get(struct run *r, const char *name, struct tw_tz **out,
             *out = r->zones[i].z;
             return TW_OK;
         }
-    if (r->n_zones == ZONES_MAX)
-        return tw_error_set(err, TW_ERANGE, "more than %d time zones in one run", ZONES_MAX);
+    if (r->n_zones == r->cap_zones) {
+        size_t cap = r->cap_zones ? r->cap_zones * 2 : 16;
+        struct zone_slot *nv = realloc(r->zones, cap * sizeof(*nv));
+        if (!nv)
+            return tw_error_set(err, TW_ENOMEM, "out of memory");
+        r->zones = nv;
+        r->cap_zones = cap;
+    }
     if (!r->o->zone)
         return tw_error_set(err, TW_EINVAL, "no way to load the time zone %s", name);
     struct tw_tz *z = NULL;
@@ -960,7 +961,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         int64_t at;
         /* The walk reads changes within its span only: an instant past
          * int64_t nanoseconds is none of them (skipped, never wrapped). */
-        if (vm->changes[i].disk_id == sd->id && ms_to_ns(vm->changes[i].at_ms, &at) &&
+        if (vm->changes[i].disk_id == sd->id && tw_ms_to_ns(vm->changes[i].at_ms, &at) &&
             at < prior_before)
             r->prior[np++] = at;
     }
@@ -1022,7 +1023,7 @@ static enum tw_err vm_obs(struct run *r, const struct tw_store_sv_vm *vm, struct
         int64_t at;
         if (vm->power[i].at_ms < r->walk_from_ms)
             at = r->walk_from_ns;
-        else if (!ms_to_ns(vm->power[i].at_ms, &at))
+        else if (!tw_ms_to_ns(vm->power[i].at_ms, &at))
             continue;
         if (at < r->walk_from_ns)
             at = r->walk_from_ns;
@@ -1182,6 +1183,7 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     free(r.books);
     for (size_t i = 0; i < r.n_zones; i++)
         tw_tz_free(r.zones[i].z);
+    free(r.zones);
     out->rgs = group_take(&r.rgs, &out->n_rgs);
     out->subs = group_take(&r.subs, &out->n_subs);
     if (out->n_books)

@@ -200,8 +200,9 @@ enum tw_err tw_opp_month_parse(const char *buf, size_t len, int *year, int *mont
 
 /* The currency the run will use: WANT (upper-cased, checked) or the only
  * one the store's books have.  TW_ENOENT when the store has no price book
- * at all (say to import or refresh one); TW_EINVAL listing the currencies
- * when there are several and WANT is NULL. */
+ * at all, WANT given or not (say to import or refresh one); TW_EINVAL for
+ * a WANT that is not three letters, or listing the currencies when there
+ * are several and WANT is NULL. */
 enum tw_err tw_opp_currency(struct tw_store *st, const char *want, char out[4],
                             struct tw_error *err);
 

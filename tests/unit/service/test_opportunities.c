@@ -978,6 +978,55 @@ static void test_observed_too_many_windows(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* Any zone a test names "Test/ZoneNN" loads (as UTC); what it loaded is
+ * counted. */
+static enum tw_err zone_any(void *arg, const char *name, struct tw_tz **out,
+                            struct tw_error *err)
+{
+    if (strncmp(name, "Test/Zone", 9) != 0)
+        return zone(NULL, name, out, err);
+    (*(int *)arg)++;
+    return tw_tz_from_posix("UTC0", 4, out, err);
+}
+
+/* Seventy VMs whose tags name seventy zones: every zone loads, each VM's
+ * disk is covered (a table of 64 zones once made the last six "does not
+ * load"). */
+static void test_many_tag_zones(void **state)
+{
+    struct fx *f = *state;
+    for (int i = 1; i <= 70; i++) {
+        char name[16], tags[128];
+        snprintf(name, sizeof(name), "vm-%d", i);
+        snprintf(tags, sizeof(tags), "{\"schedule\":\"off=(S,0);on=(M,0);tz=Test/Zone%02d\"}", i);
+        vm(f, i, name, "rg", "sub", "westeurope", "Standard_D2s_v3", tags);
+        disk(f, i * 10 + 1, i, "data", "Premium_LRS", "P10", 128, "1", "0");
+    }
+    book(f, "GBP");
+    struct tw_policy p;
+    policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"tags\","
+               "\"match\":{},"
+               "\"target\":\"StandardSSD_LRS\",\"windows\":\"tag:schedule\","
+               "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    struct tw_error err = {0};
+    struct tally t = {0};
+    int loaded = 0;
+    struct tw_opp_opts o = {.policy = &p, .year = 2026, .month = 12, .cat = &f->cat,
+                            .caps = &f->caps, .zone = zone_any, .zone_arg = &loaded};
+    struct tw_opp_sink sink = {tally_disk, tally_vm, &t};
+    struct tw_opp_result res;
+    if (tw_opp_run(f->st, &o, &sink, &res, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    if (t.no_window || t.other)
+        fail_msg("%zu disks left alone: %s", t.no_window + t.other, t.first_why);
+    assert_int_equal(t.covered, 70);
+    assert_int_equal(loaded, 70);
+    assert_true(t.disk_ns == (tw_opp_ns)70 * 192 * TW_NS_PER_HOUR);
+    assert_int_equal(res.fleet.disks, 70);
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
+}
+
 /* A power state observed in 1653 (an agent's report said so) is the state
  * in force at the walk's start: placed there, never multiplied out of
  * int64_t nanoseconds.  Deallocated since, the VM's learned window is the
@@ -1028,6 +1077,20 @@ static void test_run_failures(void **state)
     assert_int_equal(res.fail, TW_OPP_FAIL_NO_BOOK);
     assert_non_null(strstr(err.msg, "no price book"));
     tw_opp_result_cleanup(&res);
+    /* A currency asked for changes nothing: no book at all is that, not
+     * a region of the fleet without a GBP book. */
+    struct tw_opp_opts oc = {.policy = &p, .year = 2026, .month = 12, .currency = "GBP",
+                             .cat = &f->cat, .caps = &f->caps, .zone = zone};
+    struct tw_opp_sink sink = {on_disk, on_vm, &s};
+    memset(&s, 0, sizeof(s));
+    assert_int_equal(tw_opp_run(f->st, &oc, &sink, &res, &err), TW_ENOENT);
+    assert_int_equal(res.fail, TW_OPP_FAIL_NO_BOOK);
+    assert_non_null(strstr(err.msg, "the store has no price book"));
+    assert_int_equal(s.n, 0);
+    tw_opp_result_cleanup(&res);
+    char cur[4] = "x";
+    assert_int_equal(tw_opp_currency(f->st, "gbp", cur, &err), TW_ENOENT);
+    assert_int_equal(tw_opp_currency(f->st, "GB", cur, &err), TW_EINVAL);
     book(f, "GBP");
     assert_int_not_equal(run(f, &p, NULL, &s, &res, &err), TW_OK);
     assert_int_equal(res.fail, TW_OPP_FAIL_POLICY_ZONE);
@@ -1188,6 +1251,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_fleet_hours_at_scale, setup, teardown),
         cmocka_unit_test_setup_teardown(test_observed_too_many_windows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ancient_power_state, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_many_tag_zones, setup, teardown),
         cmocka_unit_test_setup_teardown(test_run_failures, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checks_before_price, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_failure, setup, teardown),
