@@ -22,6 +22,7 @@
 #include "core/time.h"
 #include "core/tz.h"
 #include "core/window.h"
+#include "service/policies.h"
 #include "store/store.h"
 
 #define SHOW_DAYS 14
@@ -55,9 +56,12 @@ static void usage(FILE *f)
             TW_CLI_PROG, TW_CLI_PROG);
 }
 
-/* Reads and parses FILE (P is cleaned up by the caller in any case). */
+/* Reads and parses FILE (P is cleaned up by the caller in any case).
+ * With ZONE, a policy that parses also has its timezone loaded from this
+ * machine's zone files: one that does not load is its problem at
+ * $.timezone (what the savings and serve --policies would refuse). */
 static enum tw_err load(const char *file, struct tw_policy *p, struct tw_policy_diags *d,
-                        struct tw_error *err)
+                        bool zone, struct tw_error *err)
 {
     memset(p, 0, sizeof(*p));
     struct tw_buf in;
@@ -65,10 +69,23 @@ static enum tw_err load(const char *file, struct tw_policy *p, struct tw_policy_
     enum tw_err rc = tw_app_read_file(file, &in, err);
     d->n = 0;
     d->more = false;
+    const char *text = in.data ? in.data : "";
     if (rc == TW_OK)
-        rc = tw_policy_parse(in.data ? in.data : "", in.len, p, d, err);
+        rc = tw_policy_parse(text, in.len, p, d, err);
+    if (rc == TW_OK && zone &&
+        (rc = tw_svc_policy_zone_check(p, text, in.len, tw_tz_load, &d->d[0], err)) != TW_OK)
+        d->n = 1;
     tw_buf_cleanup(&in);
     return rc;
+}
+
+/* Whether FILE is the policies' JSON Schema (policies/policy.schema.json),
+ * which a glob of every .json file of policies/ names too: check skips it, as serve
+ * --policies does. */
+static bool is_schema(const char *file)
+{
+    const char *base = strrchr(file, '/');
+    return strcmp(base ? base + 1 : file, "policy.schema.json") == 0;
 }
 
 static void say_problems(const char *file, const struct tw_policy_diags *d,
@@ -99,10 +116,21 @@ static int check(int argc, char **argv, bool json)
     if (json && !files)
         return TW_EXIT_FAIL;
     for (int i = 0; i < argc; i++) {
+        if (is_schema(argv[i])) {
+            if (!json && tw_app_get_verbosity() != TW_APP_QUIET)
+                printf("%s: skipped (the policies' JSON Schema, not a policy; serve --policies "
+                       "skips it too)\n",
+                       argv[i]);
+            else if (json)
+                json_array_append_new(files, json_pack("{s:s, s:b, s:n, s:[], s:b, s:b}", "file",
+                                                       argv[i], "ok", 1, "name", "problems",
+                                                       "more", 0, "skipped", 1));
+            continue;
+        }
         struct tw_policy p;
         struct tw_policy_diags d;
         struct tw_error err = {0};
-        enum tw_err rc = load(argv[i], &p, &d, &err);
+        enum tw_err rc = load(argv[i], &p, &d, true, &err);
         status = worse(status, rc);
         if (!json) {
             if (rc == TW_OK && tw_app_get_verbosity() != TW_APP_QUIET)
@@ -246,7 +274,7 @@ static int show(const struct show *o)
     struct tw_policy p;
     struct tw_policy_diags d;
     struct tw_error err = {0};
-    enum tw_err rc = load(o->file, &p, &d, &err);
+    enum tw_err rc = load(o->file, &p, &d, false, &err);
     if (rc != TW_OK) {
         say_problems(o->file, &d, &err);
         tw_policy_cleanup(&p);
@@ -349,25 +377,47 @@ static int show(const struct show *o)
         goto out;
     }
     if (p.switches && p.windows_kind == TW_PW_OBSERVED) {
-        int64_t back = (int64_t)(p.observed_weeks + 1) * TW_NS_PER_WEEK;
+        int64_t back = (int64_t)(p.observed_weeks + 1) * TW_NS_PER_WEEK, span;
+        if (!tw_time_add(from, -back, &span)) {
+            tw_error_set(&err, TW_ERANGE, "--from %s is out of range", o->from ? o->from : "");
+            status = fail(TW_ERANGE, NULL, &err);
+            goto out;
+        }
+        int64_t span_ms = tw_floor_div(span, TW_NS_PER_MS);
         struct tw_store_sv_power *sp = NULL;
-        size_t nsp = 0;
-        rc = tw_store_vm_power_states(st, row.id, (from - back) / TW_NS_PER_MS,
-                                      from / TW_NS_PER_MS + 1, &sp, &nsp, &err);
-        struct tw_power_obs *ob = rc == TW_OK && nsp ? calloc(nsp, sizeof(*ob)) : NULL;
-        if (rc == TW_OK && nsp && !ob)
+        size_t nsp = 0, nob = 0;
+        rc = tw_store_vm_power_states(st, row.id, span_ms, tw_floor_div(from, TW_NS_PER_MS) + 1,
+                                      &sp, &nsp, &err);
+        if (rc != TW_OK) {
+            status = fail(rc, o->db, &err);
+            goto out;
+        }
+        struct tw_power_obs *ob = nsp ? calloc(nsp, sizeof(*ob)) : NULL;
+        if (nsp && !ob)
             rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
+        /* The savings' rule (service/opportunities.c): the state in force
+         * at the span's start, however long before it was observed (a
+         * report may say 1653), is placed at that start; an instant past
+         * what int64_t nanoseconds hold is skipped, never wrapped. */
         for (size_t i = 0; rc == TW_OK && i < nsp; i++) {
-            ob[i].at_ns = sp[i].at_ms * TW_NS_PER_MS;
-            ob[i].state = tw_power_parse(sp[i].state);
+            int64_t at;
+            if (sp[i].at_ms < span_ms)
+                at = span;
+            else if (!tw_ms_to_ns(sp[i].at_ms, &at))
+                continue;
+            if (at < span)
+                at = span;
+            ob[nob].at_ns = at;
+            ob[nob++].state = tw_power_parse(sp[i].state);
         }
         free(sp);
+        /* tw_observed_windows says "observed windows: ..." itself. */
         if (rc == TW_OK)
-            rc = tw_observed_windows(ob, nsp, from, p.observed_weeks, p.observed_min_weeks, z, &w,
+            rc = tw_observed_windows(ob, nob, from, p.observed_weeks, p.observed_min_weeks, z, &w,
                                      &err);
         free(ob);
         if (rc != TW_OK) {
-            status = fail(rc, "observed windows", &err);
+            status = fail(rc, NULL, &err);
             goto out;
         }
         snprintf(note, sizeof(note),

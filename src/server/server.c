@@ -306,9 +306,11 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         server_free(srv);
         return rc;
     }
-    /* The policies, before anything listens: a bad file refuses the start. */
+    /* The policies, before anything listens: a bad file, or a policy whose
+     * timezone this machine can't load, refuses the start. */
     if (opt->policies_dir &&
-        (rc = tw_svc_policies_load(opt->policies_dir, first, &srv->policies, NULL, err)) != TW_OK) {
+        (rc = tw_svc_policies_load_zones(opt->policies_dir, first, opt->tz_load, &srv->policies,
+                                         NULL, err)) != TW_OK) {
         tw_srv_store_put(srv, first);
         server_free(srv);
         return rc;

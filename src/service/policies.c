@@ -4,6 +4,9 @@
  */
 #include "service/policies.h"
 
+#include "core/jcheck.h"
+#include "core/jsonread.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,9 +97,65 @@ static enum tw_err read_text(const char *path, char **out, size_t *len, struct t
     return TW_OK;
 }
 
+/* The byte offset of the value of the top-level MEMBER in TEXT (a
+ * document the policy parser accepted), or of the document's object when
+ * it has no such member. */
+static size_t member_off(const char *text, size_t len, const char *member)
+{
+    struct tw_jr r;
+    struct tw_error e = {0};
+    tw_jr_init(&r, text, len, NULL, TW_JR_STRICT, TW_JR_MAX_DEPTH, &e);
+    tw_jr_peek(&r);
+    size_t off = (size_t)(r.p - r.base);
+    struct tw_jr_obj o = {0};
+    char key[64];
+    while (tw_jr_member(&r, &o, key, sizeof(key))) {
+        if (!o.key_over && strcmp(key, member) == 0) {
+            tw_jr_peek(&r);
+            off = (size_t)(r.p - r.base);
+            break;
+        }
+        if (!tw_jr_skip(&r))
+            break;
+    }
+    tw_jr_done(&r);
+    return off;
+}
+
+enum tw_err tw_svc_policy_zone_check(const struct tw_policy *p, const char *text, size_t len,
+                                     tw_svc_tz_load_fn load, struct tw_policy_diag *d,
+                                     struct tw_error *err)
+{
+    memset(d, 0, sizeof(*d));
+    if (!load)
+        return TW_OK;
+    const char *name = p->timezone[0] ? p->timezone : "UTC";
+    struct tw_tz *z = NULL;
+    struct tw_error lerr = {0};
+    enum tw_err rc = load(name, &z, &lerr);
+    tw_tz_free(z);
+    if (rc == TW_OK)
+        return TW_OK;
+    if (rc != TW_EIO && rc != TW_ENOMEM)
+        rc = TW_EPARSE;
+    snprintf(d->path, sizeof(d->path), "$.timezone");
+    tw_jc_position(text, len, member_off(text, len, "timezone"), &d->line, &d->column);
+    snprintf(d->msg, sizeof(d->msg), "the zone \"%.60s\" does not load here: %.220s", name,
+             lerr.msg[0] ? lerr.msg : tw_strerror(lerr.code));
+    return tw_error_set_at(err, rc, d->line, d->column, "%s (line %ld, column %ld): %s",
+                           d->path, d->line, d->column, d->msg);
+}
+
 enum tw_err tw_svc_policies_load(const char *dir, struct tw_store *st,
                                  struct tw_svc_policies *out, struct tw_policy_diags *diags,
                                  struct tw_error *err)
+{
+    return tw_svc_policies_load_zones(dir, st, NULL, out, diags, err);
+}
+
+enum tw_err tw_svc_policies_load_zones(const char *dir, struct tw_store *st,
+                                       tw_svc_tz_load_fn load, struct tw_svc_policies *out,
+                                       struct tw_policy_diags *diags, struct tw_error *err)
 {
     memset(out, 0, sizeof(*out));
     if (diags) {
@@ -173,6 +232,20 @@ enum tw_err tw_svc_policies_load(const char *dir, struct tw_store *st,
                                 dg->d[0].msg);
             else
                 tw_error_set(err, rc, "%s: %s", files[i], perr.msg);
+            tw_policy_cleanup(&sp->policy);
+            free(sp->text);
+            sp->text = NULL;
+            break;
+        }
+        struct tw_policy_diag zd;
+        rc = tw_svc_policy_zone_check(&sp->policy, sp->text, sp->len, load, &zd, &perr);
+        if (rc != TW_OK) {
+            tw_error_set_at(err, rc, zd.line, zd.column, "%s:%ld:%ld: %s: %s", files[i], zd.line,
+                            zd.column, zd.path, zd.msg);
+            if (diags) {
+                diags->d[0] = zd;
+                diags->n = 1;
+            }
             tw_policy_cleanup(&sp->policy);
             free(sp->text);
             sp->text = NULL;

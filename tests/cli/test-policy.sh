@@ -49,10 +49,39 @@ expect 2 "takes FILE... and --json only" -- "$cli" policy check "$ex/dev-weekend
 expect 2 "needs one FILE and --vm NAME" -- "$cli" policy show "$ex/dev-weekends.json"
 
 # ---- check ----
-out=$("$cli" policy check "$ex/dev-weekends.json" "$ex/test-nightly.json" "$ex/sap-production.json" 2>&1); st=$?
-same "check of the examples ($st)" "$ex/dev-weekends.json: ok (policy dev-weekends)
+# (check loads each policy's zone: the Berlin ones need Berlin's file.)
+if [ $berlin = 1 ]; then
+  out=$("$cli" policy check "$ex/dev-weekends.json" "$ex/test-nightly.json" "$ex/sap-production.json" 2>&1); st=$?
+  same "check of the examples ($st)" "0:$ex/dev-weekends.json: ok (policy dev-weekends)
 $ex/test-nightly.json: ok (policy test-nightly)
-$ex/sap-production.json: ok (policy sap-production)" "$out"
+$ex/sap-production.json: ok (policy sap-production)" "$st:$out"
+  # The folder as a glob: the schema beside the examples is skipped, said so.
+  out=$("$cli" policy check "$ex"/*.json 2>&1); st=$?
+  [ $st = 0 ] && grep -qx "$ex/policy.schema.json: skipped (the policies' JSON Schema, not a policy; serve --policies skips it too)" <<<"$out" \
+    && [ "$(grep -c ': ok (policy ' <<<"$out")" -ge 3 ] && ok || bad "check of policies/*.json: exit $st: $out"
+  out=$("$cli" policy check --json "$ex"/*.json); st=$?
+  check "check --json of policies/*.json ($st)" "$out" '.ok and ([.files[] | select(.skipped) | .file] | length) == 1
+    and ([.files[] | select(.skipped) | .file][0] | endswith("/policy.schema.json"))'
+else
+  echo "note: no /usr/share/zoneinfo/Europe/Berlin: only dev-weekends is checked"
+  out=$("$cli" policy check "$ex/dev-weekends.json" 2>&1); st=$?
+  same "check of an example ($st)" "0:$ex/dev-weekends.json: ok (policy dev-weekends)" "$st:$out"
+fi
+# A zone that does not exist is a problem at $.timezone (its line and
+# column), not "ok": the savings and serve --policies would refuse it.
+sed 's|"Europe/London"|"Europe/Lndon"|' "$ex/dev-weekends.json" >"$scratch/typo.json"
+line=$(grep -n '"timezone"' "$scratch/typo.json" | cut -d: -f1)
+col=$(( $(grep '"timezone"' "$scratch/typo.json" | sed 's/"Europe.*//' | wc -c) ))
+out=$("$cli" policy check "$scratch/typo.json" 2>&1); st=$?
+same "check of a zone that does not exist ($st)" "2:$scratch/typo.json:$line:$col: \$.timezone: the zone \"Europe/Lndon\" does not load here: no time zone Europe/Lndon in $scratch/zi: check the name (e.g. Europe/London), or install the package tzdata" "$st:$out"
+out=$("$cli" policy check --json "$scratch/typo.json"); st=$?
+check "check --json of a zone that does not exist ($st)" "$out" ".ok == false and .files[0].ok == false and
+  .files[0].problems == [{\"path\": \"\$.timezone\", \"line\": $line, \"column\": $col, \"message\": .files[0].problems[0].message}]"
+# Without "timezone" the zone is UTC: where it does not load, the problem is
+# at the policy's object.
+printf '\n  {"schema_version": "tierwise.policy/1", "name": "x", "match": {}, "target": "none"}\n' >"$scratch/utc.json"
+out=$(TZDIR="$scratch/zi/Europe" "$cli" policy check "$scratch/utc.json" 2>&1); st=$?
+same "check of the default UTC where it does not load ($st)" "2:$scratch/utc.json:2:3: \$.timezone: the zone \"UTC\" does not load here: no time zone UTC in $scratch/zi/Europe: check the name (e.g. Europe/London), or install the package tzdata" "$st:$out"
 out=$("$cli" policy check -q "$ex/dev-weekends.json" 2>&1); st=$?
 [ $st = 0 ] && [ -z "$out" ] && ok || bad "check -q of a good file: $st '$out'"
 
@@ -208,6 +237,25 @@ out=$("$cli" policy show "$scratch/learned.json" --vm sap-db-01 --db "$db" --fro
 check "show of learned windows ($st)" "$out" '.source == "observed" and .timezone == "UTC" and
   .weekly == "Sat 00:00-Mon 06:00" and (.note | test("at least 3 of the 4 weeks")) and
   .windows[0].start_utc == "2026-11-07T00:00:00Z" and .windows[0].hours == "54" and (.windows | length) == 2'
+# A power state observed in 1653 (a report said so) is the state in force at
+# the weeks' start, as the savings read it: deallocated since, the whole week
+# (it once overflowed, multiplied into nanoseconds).
+sqlite3 "$db" "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) VALUES
+  (3, '1653-01-01T00:00:00Z', CAST(strftime('%s', '1653-01-01') AS INTEGER) * 1000, 'deallocated', 'agent')" \
+  || bad "sqlite3 an ancient power state"
+out=$("$cli" policy show "$scratch/learned.json" --vm web-03 --db "$db" --from 2026-11-04T12:00:00Z --json 2>"$scratch/err"); st=$?
+check "show of learned windows from 1653 ($st: $(head -c 300 "$scratch/err"))" "$out" '.source == "observed" and
+  .weekly == "Mon 00:00-Mon 00:00" and (.windows | length) == 1 and .windows[0].hours == "336"'
+# History that recurs in more than 64 windows a week (30 minutes every
+# other hour, ten a day, all October): said once, as what it is.
+sqlite3 "$db" "WITH RECURSIVE d(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM d WHERE i < 33),
+  h(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM h WHERE j < 9),
+  t(ms, state) AS (SELECT $(date -u -d 2026-10-01 +%s)000 + i * 86400000 + j * 7200000, 'deallocated' FROM d, h
+    UNION ALL SELECT $(date -u -d 2026-10-01 +%s)000 + i * 86400000 + j * 7200000 + 1800000, 'running' FROM d, h)
+  INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) SELECT 2,
+  strftime('%Y-%m-%dT%H:%M:%SZ', ms / 1000, 'unixepoch'), ms, state, 'arm' FROM t" || bad "sqlite3 a busy history"
+expect 2 "tierwise: observed windows: the deallocated spans that recur make more than 64 windows a week" -- \
+  "$cli" policy show "$scratch/learned.json" --vm sap-app-02 --db "$db" --from 2026-11-04T12:00:00Z
 
 # ---- the schema: a draft 2020-12 schema the examples satisfy ----
 py=""

@@ -6,9 +6,10 @@
 # missing or bad month, 404 for an unknown policy, 401 without a token,
 # 200 counting the disks of a region without a price book (never a zero)
 # and naming the region, 422 when no disk can be priced for lack of books
-# (none for the regions needed, none at all), 409 naming a policy timezone
-# that does not load, 400 for a currency to choose.  Needs curl, jq and
-# sqlite3.
+# (none for the regions needed, none at all, with ?currency= or not), 409
+# naming a policy timezone that no longer loads (the server's zone files
+# changed since the start, which loads every policy's zone), 400 for a
+# currency to choose.  Needs curl, jq and sqlite3.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-srv-opp-XXXXXX")
 . "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
@@ -16,6 +17,14 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-srv-opp-XXXXXX")
 need curl jq sqlite3
 [ -e "${TZDIR:-/usr/share/zoneinfo}/Europe/London" ] || { echo "no zone files: skipped"; exit 77; }
 trap 'cleanup_servers; rm -rf "$scratch"' EXIT
+# The server's zone files: the machine's London and UTC, and a zone of the
+# test's own that is taken away once the server runs.
+zi="$scratch/zi"
+mkdir -p "$zi/Europe" "$zi/Test"
+cp "${TZDIR:-/usr/share/zoneinfo}/Europe/London" "$zi/Europe/London"
+cp "${TZDIR:-/usr/share/zoneinfo}/Europe/London" "$zi/Test/Gone"
+cp "$srcdir/tests/fuzz/corpus/tz/UTC" "$zi/UTC"
+export TZDIR="$zi"
 export TIERWISE_LOOPBACK_ONLY=1
 
 check() {
@@ -56,9 +65,9 @@ cat >"$scratch/pol/north.json" <<'EOF'
 { "schema_version": "tierwise.policy/1", "name": "north",
   "match": { "vms": ["dev-3"] }, "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"] }
 EOF
-cat >"$scratch/pol/typo.json" <<'EOF'
-{ "schema_version": "tierwise.policy/1", "name": "typo", "match": {},
-  "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"], "timezone": "Europe/Lndon" }
+cat >"$scratch/pol/gone.json" <<'EOF'
+{ "schema_version": "tierwise.policy/1", "name": "gone", "match": {},
+  "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"], "timezone": "Test/Gone" }
 EOF
 start_server main --policies "$scratch/pol"
 [ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
@@ -93,9 +102,12 @@ st=$(req GET "/api/v1/savings/opportunities?policy=nightly&month=2026-12" "$read
 [ "$st" = 404 ] && jq -e '.error.code == "unknown_policy" and (.error.message | test("nightly"))' "$scratch/body" >/dev/null \
   && ok || bad "unknown policy: $st $(cat "$scratch/body")"
 
-# ---- a policy timezone the server can't load: 409 naming it ----
-st=$(req GET "/api/v1/savings/opportunities?policy=typo&month=2026-12" "$reader")
-[ "$st" = 409 ] && jq -e '.error.code == "policy_zone" and (.error.message | test("Europe/Lndon"))' \
+# ---- a policy timezone the server can no longer load: 409 naming it ----
+st=$(req GET "/api/v1/savings/opportunities?policy=gone&month=2026-12" "$reader")
+[ "$st" = 200 ] && ok || bad "the zone still there: $st $(cat "$scratch/body")"
+rm "$zi/Test/Gone"
+st=$(req GET "/api/v1/savings/opportunities?policy=gone&month=2026-12" "$reader")
+[ "$st" = 409 ] && jq -e '.error.code == "policy_zone" and (.error.message | test("Test/Gone"))' \
   "$scratch/body" >/dev/null && ok || bad "policy zone: $st $(cat "$scratch/body")"
 
 # ---- a region without a book: 200, its disk counted and the region named ----
@@ -118,10 +130,13 @@ st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12" "$rea
 st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12&currency=GBP" "$reader")
 [ "$st" = 200 ] && jq -e '.totals.fleet.saving == "2.37"' "$scratch/body" >/dev/null \
   && ok || bad "currency=GBP: $st $(cat "$scratch/body")"
-# ---- no book at all: 422 ----
+# ---- no book at all: 422, a currency asked for or not ----
 sqlite3 "$db" "DELETE FROM price_books"
 st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12" "$reader")
 [ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("no price book"))' \
   "$scratch/body" >/dev/null && ok || bad "no book at all: $st $(cat "$scratch/body")"
+st=$(req GET "/api/v1/savings/opportunities?policy=weekends&month=2026-12&currency=GBP" "$reader")
+[ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("the store has no price book"))' \
+  "$scratch/body" >/dev/null && ok || bad "no book at all, currency=GBP: $st $(cat "$scratch/body")"
 
 finish server-opportunities

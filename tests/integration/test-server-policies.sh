@@ -6,14 +6,19 @@
 # Kubernetes ConfigMap) is read through them; a bad file refuses the start
 # with its FILE:LINE:COLUMN (exit 2), so do a name starting with a dot, two
 # files of one name and a missing folder (2), and a link to nothing or a
-# loop of links (1: can't be read);
+# loop of links (1: can't be read), and a policy whose timezone does not
+# load here (2, at its $.timezone);
 # the policies are recorded in the store by name; the folder given in the
-# config file.  Needs curl, jq and sqlite3.
+# config file.  Needs curl, jq, sqlite3 and the examples' zone files.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-srv-policies-XXXXXX")
 . "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
 . "$TW_SOURCE_DIR/tests/integration/server-lib.sh"
 need curl jq sqlite3
+# The examples' zones load at the start (a policy whose zone does not refuses it).
+for z in Europe/London Europe/Berlin; do
+  [ -e "${TZDIR:-/usr/share/zoneinfo}/$z" ] || { echo "no zone file $z: skipped"; exit 77; }
+done
 trap 'cleanup_servers; rm -rf "$scratch"' EXIT
 export TIERWISE_LOOPBACK_ONLY=1
 
@@ -120,6 +125,13 @@ rm "$pol/dot.json"
 cp "$pol/dev-weekends.json" "$pol/copy.json"
 refused twice 2 "two policies are named \"dev-weekends\"" --policies "$pol"
 rm "$pol/copy.json"
+# A zone this machine does not have: the start is refused at its place, not
+# every request later.
+printf '{"schema_version": "tierwise.policy/1", "name": "typo", "match": {},\n "target": "none", "timezone": "Europe/Lndon"}\n' >"$pol/typo.json"
+refused zone 2 "$pol/typo.json:2:32: \$.timezone: the zone \"Europe/Lndon\" does not load here: no time zone Europe/Lndon in" --policies "$pol"
+n=$(sqlite3 "$db" "SELECT count(*) FROM policies WHERE name = 'typo'")
+[ "$n" = 0 ] && ok || bad "a policy whose zone does not load was stored"
+rm "$pol/typo.json"
 refused missing 2 "policies folder $scratch/none: can't open" --policies "$scratch/none"
 refused not-a-folder 2 "policies folder $pol/dev-weekends.json: can't open" --policies "$pol/dev-weekends.json"
 ln -s nowhere.json "$pol/dangling.json"
