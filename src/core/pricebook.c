@@ -4,6 +4,7 @@
  */
 #include "core/pricebook.h"
 #include "core/buf.h"
+#include "core/time.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -404,10 +405,36 @@ static void add_unused(struct tw_pricebook *b, size_t idx, enum tw_pb_unused why
     b->unused_why[b->n_unused++] = (uint8_t)why;
 }
 
-/* Compares the date part "YYYY-MM-DDTHH:MM:SS" of two RFC 3339 UTC times. */
-static int date_cmp(const char *a, const char *b)
+/* (pricebook.h) A bare date is midnight UTC, a time without offset UTC. */
+bool tw_price_date(const char *s, int64_t *ns)
 {
-    return strncmp(a, b, 19);
+    char buf[48];
+    size_t n = strlen(s);
+    if (n == 10) {
+        snprintf(buf, sizeof(buf), "%sT00:00:00Z", s);
+    } else if (n >= 19 && n < sizeof(buf) - 1) {
+        size_t i = 19;
+        if (i < n && s[i] == '.')
+            for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+                ;
+        snprintf(buf, sizeof(buf), "%s%s", s, i == n ? "Z" : "");
+    } else {
+        return false;
+    }
+    return tw_rfc3339_parse(buf, strlen(buf), ns, NULL) == TW_OK;
+}
+
+/* The item's dates as instants: no start is the earliest, no end the
+ * latest; the end is the second after effectiveEndDate. */
+static void item_span(const struct tw_price_item *it, int64_t *from, int64_t *to)
+{
+    *from = INT64_MIN;
+    *to = INT64_MAX;
+    int64_t t;
+    if (it->start[0] && tw_price_date(it->start, &t))
+        *from = t;
+    if (it->end[0] && tw_price_date(it->end, &t))
+        *to = t < INT64_MAX - TW_NS_PER_S ? t + TW_NS_PER_S : INT64_MAX;
 }
 
 enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
@@ -422,13 +449,35 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
     }
     snprintf(b->source, sizeof(b->source), "%s", source ? source : "");
     snprintf(b->fetched_at, sizeof(b->fetched_at), "%s", fetched_at ? fetched_at : "");
-    /* Keep the wanted region and currency only. */
+    int64_t now_ns = 0;
+    if (now && !tw_price_date(now, &now_ns)) {
+        tw_price_items_cleanup(items);
+        free(b);
+        return tw_error_set(err, TW_EINVAL, "the price book's time \"%.40s\" is not RFC 3339",
+                            now);
+    }
+    /* Keep the wanted region and currency only, their dates readable. */
     size_t k = 0;
     for (size_t i = 0; i < items->n; i++) {
         const struct tw_price_item *it = &items->v[i];
         if ((region && strcmp(it->region, region) != 0) ||
             (currency && strcmp(it->currency, currency) != 0))
             continue;
+        int64_t t;
+        const char *bad = it->start[0] && !tw_price_date(it->start, &t) ? "effectiveStartDate"
+                          : it->end[0] && !tw_price_date(it->end, &t)   ? "effectiveEndDate"
+                                                                        : NULL;
+        if (bad) {
+            enum tw_err rc = tw_error_set(
+                err, TW_EPARSE,
+                "price item %zu (%.60s): %s \"%.31s\" is not a date: give RFC 3339 "
+                "(2026-07-01T00:00:00Z), a date (2026-07-01, midnight UTC) or a time without "
+                "offset (2026-07-01T00:00:00, UTC)",
+                i, it->meter, bad, strcmp(bad, "effectiveStartDate") == 0 ? it->start : it->end);
+            tw_price_items_cleanup(items);
+            free(b);
+            return rc;
+        }
         items->v[k++] = *it;
     }
     items->n = k;
@@ -460,11 +509,13 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
             add_unused(b, i, TW_PB_UNUSED_ZERO);
             continue;
         }
-        if (now && it->end[0] && date_cmp(it->end, now) < 0) {
+        int64_t from_ns, to_ns;
+        item_span(it, &from_ns, &to_ns);
+        if (now && now_ns >= to_ns) {
             add_unused(b, i, TW_PB_UNUSED_EXPIRED);
             continue;
         }
-        if (now && it->start[0] && date_cmp(it->start, now) > 0) {
+        if (now && from_ns > now_ns) {
             add_unused(b, i, TW_PB_UNUSED_NOT_YET);
             continue;
         }
@@ -478,7 +529,9 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
             /* The same price twice: the later start date is the one in
              * force; on a tie the first one read stays. */
             const struct tw_price_item *old = &b->items.v[e->item];
-            if (date_cmp(it->start, old->start) <= 0) {
+            int64_t old_from, old_to;
+            item_span(old, &old_from, &old_to);
+            if (from_ns <= old_from) {
                 add_unused(b, i, TW_PB_UNUSED_SUPERSEDED);
                 continue;
             }

@@ -157,11 +157,24 @@ struct tw_pricebook {
 };
 
 /*
+ * An item's effectiveStartDate or effectiveEndDate S as an instant (ns
+ * since 1970): RFC 3339 with Z or an offset, and, since the Retail Prices
+ * API's dates are UTC, a bare date "2026-07-01" (midnight UTC) or a time
+ * without offset "2026-07-01T00:00:00" (UTC).  False when S is none of
+ * these.
+ */
+bool tw_price_date(const char *s, int64_t *ns);
+
+/*
  * Builds *OUT (free with tw_pricebook_free) from ITEMS, which it takes
  * over (ITEMS is left empty, even on failure).  Only items of REGION and
- * CURRENCY are kept when those are non-NULL.  NOW (RFC 3339 UTC) decides
- * which items are in effect.  Two items for the same price: the later
- * effectiveStartDate wins, the other is listed as superseded.
+ * CURRENCY are kept when those are non-NULL.  NOW (RFC 3339) decides
+ * which items are in effect, dates compared as instants (tw_price_date):
+ * an item starts at its effectiveStartDate and ends the second after its
+ * effectiveEndDate (the end's second is counted in).  Two items for the
+ * same price: the later effectiveStartDate wins, the other is listed as
+ * superseded.  TW_EPARSE naming the item (its index in ITEMS) and the
+ * field for a kept item whose date tw_price_date does not read.
  */
 enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
                                const char *currency, const char *source, const char *fetched_at,
