@@ -249,17 +249,31 @@ static int print_text(const struct tw_whatif_result *r)
         for (size_t k = 0; k < r->n_pieces; k++) {
             const struct tw_whatif_piece *pc = &r->pieces[k];
             char a[48], b[48], ph[48], phg[64];
-            if (!tw_rfc3339_format_ns(pc->from_ns, 0, 0, a, sizeof(a)))
+            if (!tw_rfc3339_format_ns(pc->from_ns, 0, pc->from_ns % TW_NS_PER_S ? 9 : 0, a,
+                                      sizeof(a)))
                 a[0] = '\0';
-            if (!tw_rfc3339_format_ns(pc->to_ns, 0, 0, b, sizeof(b)))
+            if (!tw_rfc3339_format_ns(pc->to_ns, 0, pc->to_ns % TW_NS_PER_S ? 9 : 0, b, sizeof(b)))
                 b[0] = '\0';
             if (!tw_hours_decimal(pc->downgraded_ns, ph, sizeof(ph)))
                 ph[0] = '\0';
             grouped(ph, phg, sizeof(phg));
             tw_money_text(pc->from_per_month, fm, sizeof(fm));
             tw_money_text(pc->to_per_month, tm, sizeof(tm));
-            printf("    %s..%s: (%s - %s) x %s h / %d h\n", a, b, fm, tm, phg,
-                   TW_BILL_HOURS_PER_MONTH);
+            char tx10k[TW_MONEY_TEXT_MAX], ptx[96];
+            if (pc->tx_cost.num == 0)
+                snprintf(ptx, sizeof(ptx), "0");
+            else
+                amount(pc->tx_cost, cur, true, ptx, sizeof(ptx));
+            if (pc->tx_priced)
+                printf("    %s..%s: (%s - %s) x %s h / %d h - %s transactions (%s %s per 10,000, "
+                       "%s)\n",
+                       a, b, fm, tm, phg, TW_BILL_HOURS_PER_MONTH, ptx,
+                       tw_money_text(pc->tx_per_10k, tx10k, sizeof(tx10k)), cur,
+                       pc->tx_meter[0] ? pc->tx_meter : "no meter");
+            else
+                printf("    %s..%s: (%s - %s) x %s h / %d h - %s transactions (no transaction "
+                       "price in the book then)\n",
+                       a, b, fm, tm, phg, TW_BILL_HOURS_PER_MONTH, ptx);
         }
     }
     printf("                  = %s %s (unrounded)\n", s1, cur);
@@ -364,7 +378,7 @@ static enum tw_err load_book(const char *price_file, const char *db, const struc
     if (rc == TW_OK)
         rc = tw_svc_prices_load(st, rq->region, rq->currency, b, err);
     tw_store_close(st);
-    if (rc == TW_OK && (*b)->n == 0) {
+    if (rc == TW_OK && !tw_whatif_book_has_prices(*b)) {
         struct tw_error e = {0};
         char reg[48], cur[4];
         if (tw_svc_prices_key(rq->region, rq->currency, reg, cur, &e) == TW_OK)

@@ -88,7 +88,7 @@ void tw_v1_savings_whatif(struct tw_req *rq)
         goto out;
     }
     rc = tw_svc_prices_load(st, reg, cur, &b, &err);
-    if (rc == TW_OK && b->n == 0) {
+    if (rc == TW_OK && !tw_whatif_book_has_prices(b)) {
         tw_error_clear(&err);
         tw_svc_prices_no_book(reg, cur, &err);
         whatif_error(rq, 404, "no_price_book", "region", &err);

@@ -361,13 +361,22 @@ static enum tw_err side(const struct tw_tier_catalog *cat, const char *which, co
     }
     const char *name = tw_sku_name(sku.family, sku.redundancy);
     if (!tw_tier_sku(cat, name, NULL)) {
-        set_field(field, sku_in && sku_in[0] ? sf : tf);
+        const char *hdd = sku.family == TW_SKU_STANDARD_HDD ? "; Standard HDD is LRS only" : "";
+        if (sku_in && sku_in[0]) {
+            set_field(field, sf);
+            return tw_error_set(err, TW_EINVAL, "%s %s: Azure offers no %s (%s with %s "
+                                "redundancy)%s",
+                                sf, name, name, tw_sku_family_name(sku.family),
+                                tw_sku_redundancy_name(sku.redundancy), hdd);
+        }
+        /* The target's redundancy is the disk's (from_sku's) when to_sku
+         * is left out: say so, since the tier alone is not the fault. */
+        set_field(field, tf);
         return tw_error_set(err, TW_EINVAL,
-                            "%s %s %s: Azure offers no %s (%s with %s redundancy)%s", tf, tier,
-                            name, name, tw_sku_family_name(sku.family),
-                            tw_sku_redundancy_name(sku.redundancy),
-                            sku.family == TW_SKU_STANDARD_HDD ? "; Standard HDD is LRS only"
-                                                              : "");
+                            "%s %s: Azure offers no %s (%s with %s redundancy, kept from "
+                            "from_sku: ZRS stays ZRS)%s; give a target that has it, or to_sku",
+                            tf, tier, name, tw_sku_family_name(sku.family),
+                            tw_sku_redundancy_name(sku.redundancy), hdd);
     }
     *out = sku;
     *size_gib = t->size_gib;
@@ -466,12 +475,26 @@ static enum tw_err price_cuts(const struct tw_pricebook *b, const char *from, co
         if (!item_concerns(it, from, to, letter))
             continue;
         int64_t t;
-        if (it->start[0] && tw_rfc3339_parse(it->start, strlen(it->start), &t, NULL) == TW_OK &&
-            t > p0 && t < p1)
-            c[n++] = t;
-        if (it->end[0] && tw_rfc3339_parse(it->end, strlen(it->end), &t, NULL) == TW_OK &&
-            t < INT64_MAX - TW_NS_PER_S && t + TW_NS_PER_S > p0 && t + TW_NS_PER_S < p1)
-            c[n++] = t + TW_NS_PER_S;
+        /* The book refuses a date it can't read; never skip one here,
+         * since a skipped cut would price a piece by the wrong items. */
+        for (int e = 0; e < 2; e++) {
+            const char *d = e ? it->end : it->start;
+            if (!d[0])
+                continue;
+            if (!tw_price_date(d, &t)) {
+                free(c);
+                set_field(field, "");
+                return tw_error_set(err, TW_EPARSE,
+                                    "price item %zu (%.60s): %s \"%.31s\" is not a date (RFC "
+                                    "3339, or YYYY-MM-DD)",
+                                    i, it->meter, e ? "effectiveEndDate" : "effectiveStartDate",
+                                    d);
+            }
+            if (e && t < INT64_MAX - TW_NS_PER_S)
+                t += TW_NS_PER_S;
+            if (t > p0 && t < p1)
+                c[n++] = t;
+        }
     }
     qsort(c, n, sizeof(*c), cmp_i64);
     size_t k = 0;
@@ -584,6 +607,24 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
                           (long long)from_gib);
         goto done;
     }
+    /* ... and Azure bills it as the target family's step that holds the
+     * size, not a larger one: a larger to_tier would price the wrong step. */
+    {
+        const struct tw_tier *step = NULL;
+        struct tw_error se = {0};
+        if (tw_tier_for_size(&cat, out->to.sku, from_gib, &step, &se) == TW_OK && step &&
+            strcmp(step->name, out->to.tier) != 0) {
+            set_field(field, "to_tier");
+            rc = tw_error_set(err, TW_EINVAL,
+                              "to_tier %s (%lld GiB) is not what a %s disk (%lld GiB) becomes: "
+                              "a change of type keeps the size, so Azure bills it as %s, the "
+                              "%s step that holds %lld GiB; give to_tier %s",
+                              out->to.tier, (long long)to_gib, out->from.tier,
+                              (long long)from_gib, step->name, out->to.sku, (long long)from_gib,
+                              step->name);
+            goto done;
+        }
+    }
     if ((rc = windows(rq, &out->windows, field, err)) != TW_OK)
         goto done;
     if (!z) {
@@ -607,8 +648,9 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
         rc = tw_error_set(err, TW_ERANGE, "the period is outside the instants tierwise handles");
         goto done;
     }
-    /* Prices: the book's, named when missing. */
-    if (b->n == 0) {
+    /* Prices: the book's, named when missing (in effect at some time:
+     * each piece's lookup says which has none then). */
+    if (!tw_whatif_book_has_prices(b)) {
         rc = tw_error_set(err, TW_ENOENT,
                           "the price book (%s) holds no disk price for %s %s: refresh or import "
                           "that region's prices in that currency",
@@ -643,13 +685,18 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
         pc.from_ns = cuts[k];
         pc.to_ns = cuts[k + 1];
         struct tw_pricebook *pb = NULL;
-        char when[48];
-        if (!tw_rfc3339_format_ns(pc.from_ns, 0, 0, when, sizeof(when))) {
+        /* The book as of the piece's start to the nanosecond (an item
+         * starting at a fraction of a second is in effect then); the
+         * messages show the fraction only when there is one. */
+        char asof[48], when[48];
+        if (!tw_rfc3339_format_ns(pc.from_ns, 0, 9, asof, sizeof(asof)) ||
+            !tw_rfc3339_format_ns(pc.from_ns, 0, pc.from_ns % TW_NS_PER_S ? 9 : 0, when,
+                                  sizeof(when))) {
             set_field(field, "period");
             rc = tw_error_set(err, TW_ERANGE, "the period is outside the instants tierwise handles");
             goto done;
         }
-        if ((rc = book_at(b, when, &pb, err)) != TW_OK)
+        if ((rc = book_at(b, asof, &pb, err)) != TW_OK)
             goto done;
         struct tw_whatif_price pf = out->from, pt = out->to;
         struct tw_error pe = {0};
@@ -685,6 +732,8 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
         snprintf(pc.to_effective, sizeof(pc.to_effective), "%s", pt.effective_from);
         pc.tx_priced = trc == TW_OK;
         pc.tx_per_10k = rule.per_10k;
+        if (pc.tx_priced)
+            snprintf(pc.tx_meter, sizeof(pc.tx_meter), "%s", rule.used);
         if (k == 0) {
             out->from = pf;
             out->to = pt;
@@ -696,7 +745,8 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
         struct tw_whatif_piece *last = out->n_pieces ? &out->pieces[out->n_pieces - 1] : NULL;
         if (last && last->from_per_month.micros == pc.from_per_month.micros &&
             last->to_per_month.micros == pc.to_per_month.micros &&
-            last->tx_priced == pc.tx_priced && last->tx_per_10k.micros == pc.tx_per_10k.micros) {
+            last->tx_priced == pc.tx_priced && last->tx_per_10k.micros == pc.tx_per_10k.micros &&
+            strcmp(last->tx_meter, pc.tx_meter) == 0) {
             last->to_ns = pc.to_ns; /* the same prices: one piece */
             continue;
         }
@@ -740,6 +790,7 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
             }
         pc->downgraded_ns = total.downgraded_ns;
         pc->saving = total.saving;
+        pc->tx_cost = total.tx_cost;
         out->downgraded_ns += total.downgraded_ns;
         base[k] = (struct tw_bill_span){pc->from_ns, pc->to_ns, pc->from_per_month};
     }
@@ -809,15 +860,52 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
              "the prices change within the period: it is priced in %zu parts, each by the items "
              "in effect at its start (\"prices\" lists them; from and to show the first)",
              out->n_pieces);
+    bool tx_changes = false;
+    for (size_t k = 1; k < out->n_pieces; k++)
+        tx_changes |= out->pieces[k].tx_priced != out->pieces[0].tx_priced ||
+                      out->pieces[k].tx_per_10k.micros != out->pieces[0].tx_per_10k.micros ||
+                      strcmp(out->pieces[k].tx_meter, out->pieces[0].tx_meter) != 0;
+    if (tx_changes)
+        note(out,
+             "the transaction price of %s %s changes within the period: each part is priced by "
+             "its own (\"prices\" lists tx_per_10k, tx_meter and transactions_unrounded a part; "
+             "calculation.transactions is the first part's)",
+             out->to.tier, out->to.sku);
     if (out->tx_priced && out->tx.note[0])
         note(out, "%s", out->tx.note);
     bool dearer = false;
     for (size_t k = 0; k < out->n_pieces; k++)
         dearer |= tw_money_cmp(out->pieces[k].to_per_month, out->pieces[k].from_per_month) >= 0;
+    char sv[96];
+    if (!tw_amount_decimal(out->saving, 12, sv, sizeof(sv)))
+        sv[0] = '\0';
     if (dearer)
         note(out, "%s %s costs as much as %s %s or more here: the move saves nothing, and the "
                   "saving is not positive",
              out->to.tier, out->to.sku, out->from.tier, out->from.sku);
+    else if (out->saving.num <= 0 && out->downgraded_ns == 0)
+        note(out, "the saving is not positive (%s %s): the windows hold no time within the "
+                  "period",
+             sv, out->currency);
+    else if (out->saving.num <= 0)
+        note(out, "the saving is not positive (%s %s a disk): the transactions on %s %s in the "
+                  "windows cost as much as the lower monthly price saves, or more",
+             sv, out->currency, out->to.tier, out->to.sku);
+    /* A book whose items carry no effective date (the bundled snapshot)
+     * gives its prices for any period: say what date they are of. */
+    if (!out->from.effective_from[0] || !out->to.effective_from[0]) {
+        int64_t asof;
+        if (out->fetched_at[0] && tw_price_date(out->fetched_at, &asof) &&
+            out->period_from_ns < asof)
+            note(out,
+                 "the prices of %s carry no effective date: they are the book's of %s (its "
+                 "fetched_at), and the period starts before that, so it is priced as if they "
+                 "held then; Azure may have charged otherwise",
+                 !out->from.effective_from[0] && !out->to.effective_from[0] ? "both tiers"
+                 : !out->from.effective_from[0] ? out->from.tier
+                                                 : out->to.tier,
+                 out->fetched_at);
+    }
     if (!out->fetched_at[0])
         note(out, "the price source gives no fetch time: check that its prices are current");
     note(out, "the switches are taken at the windows' edges, with no margins and no limit on "
@@ -878,7 +966,7 @@ static json_t *side_json(const struct tw_whatif_result *r, const struct tw_whati
 static json_t *instant(int64_t ns)
 {
     char s[48];
-    if (!tw_rfc3339_format_ns(ns, 0, 0, s, sizeof(s)))
+    if (!tw_rfc3339_format_ns(ns, 0, ns % TW_NS_PER_S ? 9 : 0, s, sizeof(s)))
         return json_null();
     return json_string(s);
 }
@@ -912,13 +1000,15 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
     struct tw_money diff;
     if (tw_money_sub(r->from.per_month, r->to.per_month, &diff, err) != TW_OK)
         jb.rc = TW_ERANGE;
-    char rounding[320];
+    char rounding[512];
     int dec = tw_currency_decimals(r->currency);
     snprintf(rounding, sizeof(rounding),
              "each figure rounded once, when shown, from its exact value to %d decimal%s (%s's "
              "minor unit), half away from zero; sums and the total are made unrounded, so the "
              "rounded figures need not add up (baseline - saving may differ from with_plan by a "
-             "minor unit)",
+             "minor unit); each _unrounded value is the exact one rounded to 12 decimals on its "
+             "own, so the parts' saving_unrounded may differ from per_disk.saving_unrounded in "
+             "the 12th decimal",
              dec, dec == 1 ? "" : "s", r->currency);
     json_t *tx = json_object();
     if (tx) {
@@ -974,8 +1064,13 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
                               money_text(pc->to_per_month), "from_effective_from",
                               pc->from_effective, "to_effective_from", pc->to_effective,
                               "hours_downgraded", ph);
-        if (o)
+        if (o) {
             json_object_set_new(o, "saving_unrounded", amount_exact(&jb, pc->saving));
+            json_object_set_new(o, "tx_per_10k",
+                                pc->tx_priced ? money_text(pc->tx_per_10k) : json_null());
+            json_object_set_new(o, "tx_meter", json_string(pc->tx_meter));
+            json_object_set_new(o, "transactions_unrounded", amount_exact(&jb, pc->tx_cost));
+        }
         if (!o || json_array_append_new(prices, o) != 0) {
             json_decref(prices);
             prices = NULL;
@@ -1009,6 +1104,19 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
 }
 
 /* ---- a price file ----------------------------------------------------- */
+
+bool tw_whatif_book_has_prices(const struct tw_pricebook *b)
+{
+    if (!b)
+        return false;
+    if (b->n > 0)
+        return true;
+    for (size_t i = 0; i < b->n_unused; i++)
+        if (b->unused_why[i] == TW_PB_UNUSED_EXPIRED || b->unused_why[i] == TW_PB_UNUSED_NOT_YET ||
+            b->unused_why[i] == TW_PB_UNUSED_SUPERSEDED)
+            return true;
+    return false;
+}
 
 /* Whether LEN bytes at BUF are a JSON array whose first element is an
  * object with "Items" (saved pages, not items). */

@@ -113,8 +113,10 @@ struct tw_whatif_piece {
     char from_effective[32], to_effective[32]; /* the items' effectiveStartDate */
     bool tx_priced;
     struct tw_money tx_per_10k;                /* tx_priced: the target's */
+    char tx_meter[64];                         /* the meter used ("" when none) */
     int64_t downgraded_ns;                     /* the windows' time in the piece */
     struct tw_amount saving;                   /* net of transactions, per disk */
+    struct tw_amount tx_cost;                  /* the transactions in the piece, per disk */
 };
 
 struct tw_whatif_result {
@@ -176,8 +178,10 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
  * "transactions", "transactions_unrounded"}, "total": {"disks", "saving",
  * "saving_unrounded", "baseline", "baseline_unrounded"}, "prices": [{"from",
  * "to", "from_per_month", "to_per_month", "from_effective_from",
- * "to_effective_from", "hours_downgraded", "saving_unrounded"}, ...] (one
- * a piece; "from" and "to" above are the first piece's), "calculation":
+ * "to_effective_from", "hours_downgraded", "saving_unrounded", "tx_per_10k"
+ * (a string, null when the book has no transaction price then), "tx_meter",
+ * "transactions_unrounded"}, ...] (one a piece; "from", "to" and
+ * calculation.transactions above are the first piece's), "calculation":
  * {...}, "notes": [...]}.  Amounts are decimal strings; per_month prices
  * are strings of their exact text; "hours_downgraded" is a number rounded
  * to 6 decimals (micro-hours), calculation.hours_downgraded the same as a
@@ -203,5 +207,13 @@ enum tw_err tw_whatif_json(const struct tw_whatif_result *r, json_t **out, struc
 enum tw_err tw_whatif_book(const char *buf, size_t len, const char *name, const char *region,
                            const char *currency, const char *file_time, const char *now,
                            struct tw_pricebook **out, struct tw_error *err);
+
+/*
+ * Whether B holds a disk price at some time: an item that maps to a price,
+ * in effect now or not (expired, not yet in effect, superseded).  A book of
+ * only expired items still prices a past period: tw_whatif_run then says
+ * which piece of the period has no price in effect, with its date.
+ */
+bool tw_whatif_book_has_prices(const struct tw_pricebook *b);
 
 #endif

@@ -114,8 +114,8 @@ post 400 '{"region": '
 check json '.error.code == "invalid_json" and .error.line == 1'
 
 # ---- what the books lack: 404 ----
-post 404 "{\"region\": \"westeurope\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": \"E15\", \"period\": \"2026-01-01..2027-01-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
-check price '.error.code == "price_missing" and (.error.message | contains("E15"))'
+post 404 "{\"region\": \"westeurope\", \"currency\": \"GBP\", \"from_tier\": \"P15\", \"to_tier\": \"E15\", \"period\": \"2026-01-01..2027-01-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
+check price '.error.code == "price_missing" and (.error.message | contains("P15"))'
 post 404 "{\"region\": \"westeurope\", \"currency\": \"NOK\", \"from_tier\": \"P10\", \"to_tier\": \"E10\", \"period\": \"2026-01-01..2027-01-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
 check book '.error.code == "no_price_book" and .error.field == "region" and (.error.message | contains("westeurope NOK"))'
 

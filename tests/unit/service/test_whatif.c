@@ -448,6 +448,287 @@ static void test_pages(void **state)
     assert_null(strstr(err.msg, "currencyCode"));
 }
 
+/* ---- the second review ------------------------------------------------ */
+
+/* An item of the GBP West Europe page: METER, PRICE, START and END ("":
+ * absent). */
+static void put_item(char *out, size_t cap, const char *meter, const char *price,
+                     const char *start, const char *end)
+{
+    size_t l = strlen(out);
+    const char *unit = strstr(meter, "Operations") ? "10K" : "1/Month";
+    const char *product = meter[0] == 'P' ? "Premium SSD Managed Disks"
+                                          : "Standard SSD Managed Disks";
+    snprintf(out + l, cap - l,
+             "%s{\"currencyCode\": \"GBP\", \"retailPrice\": %s, \"armRegionName\": "
+             "\"westeurope\", \"meterName\": \"%s\", \"productName\": \"%s\", "
+             "\"unitOfMeasure\": \"%s\", \"type\": \"Consumption\"%s%s%s%s%s%s}",
+             l && out[l - 1] != '[' ? ", " : "", price, meter, product, unit,
+             start[0] ? ", \"effectiveStartDate\": \"" : "", start, start[0] ? "\"" : "",
+             end[0] ? ", \"effectiveEndDate\": \"" : "", end, end[0] ? "\"" : "");
+}
+
+static enum tw_err book_text(const char *doc, const char *now, struct tw_pricebook **b,
+                             struct tw_error *err)
+{
+    return tw_whatif_book(doc, strlen(doc), "t.json", "westeurope", "GBP", "", now, b, err);
+}
+
+static bool has_note(const struct tw_whatif_result *r, const char *a, const char *b)
+{
+    for (size_t i = 0; i < r->n_notes; i++)
+        if (strstr(r->notes[i], a) && (!b || strstr(r->notes[i], b)))
+            return true;
+    return false;
+}
+
+/* 1: every item expired today (or not yet in effect) still prices the
+ * period it covers; a piece outside it is refused with its date. */
+static void test_expired_book(void **state)
+{
+    (void)state;
+    static char doc[4096];
+    strcpy(doc, "{\"Items\": [");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "16.16", "2018-05-01T00:00:00Z",
+             "2026-12-31T23:59:59Z");
+    put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "2018-11-01T00:00:00Z",
+             "2026-12-31T23:59:59Z");
+    strcat(doc, "]}");
+    struct tw_pricebook *b = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(book_text(doc, "2027-06-01T00:00:00Z", &b, &err), TW_OK);
+    assert_int_equal(b->n, 0);
+    assert_true(tw_whatif_book_has_prices(b));
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    char field[TW_WHATIF_FIELD_MAX];
+    field_request(&rq);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    amount_is(r.saving, 12, "30.772602739726");
+    /* 2027 is past the items' end: refused naming the date. */
+    const char *p = "2026-06-01..2027-06-01";
+    assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_non_null(strstr(err.msg, "2027-01-01T00:00:00Z"));
+    assert_null(strstr(err.msg, "holds no disk price"));
+    tw_pricebook_free(b);
+    /* Not yet in effect today: the future period is priced. */
+    strcpy(doc, "{\"Items\": [");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "16.16", "2026-01-01T00:00:00Z", "");
+    put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "2026-01-01T00:00:00Z", "");
+    strcat(doc, "]}");
+    assert_int_equal(book_text(doc, "2025-06-01T00:00:00Z", &b, &err), TW_OK);
+    assert_int_equal(b->n, 0);
+    field_request(&rq);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    amount_is(r.saving, 12, "30.772602739726");
+    tw_pricebook_free(b);
+    /* No disk price at all: still the book's fault. */
+    strcpy(doc, "{\"Items\": [");
+    put_item(doc, sizeof(doc), "Q10 LRS Thing", "1", "", "");
+    strcat(doc, "]}");
+    assert_int_equal(book_text(doc, "2025-06-01T00:00:00Z", &b, &err), TW_OK);
+    assert_false(tw_whatif_book_has_prices(b));
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_non_null(strstr(err.msg, "holds no disk price"));
+    tw_pricebook_free(b);
+}
+
+/* 2: dates without Z are instants (a bare date midnight UTC, no offset
+ * UTC, an offset honoured) and cut the period; a date that is none is
+ * refused naming the item and the field. */
+static void test_item_dates(void **state)
+{
+    (void)state;
+    int64_t t, want;
+    assert_true(tw_price_date("2026-07-01T00:00:00Z", &want));
+    assert_true(tw_price_date("2026-07-01", &t));
+    assert_int_equal(t, want);
+    assert_true(tw_price_date("2026-07-01T00:00:00", &t));
+    assert_int_equal(t, want);
+    assert_true(tw_price_date("2026-07-01T02:00:00+02:00", &t));
+    assert_int_equal(t, want);
+    assert_true(tw_price_date("2026-07-01T00:00:00.5", &t));
+    assert_int_equal(t, want + 500000000);
+    assert_false(tw_price_date("2026-07-01 00:00:00", &t));
+    assert_false(tw_price_date("July 1st", &t));
+    const char *forms[] = {"2026-07-01T00:00:00", "2026-07-01", "2026-07-01T02:00:00+02:00"};
+    for (size_t f = 0; f < 3; f++) {
+        static char doc[4096];
+        char end[40];
+        /* The old item ends the second before the new one starts. */
+        snprintf(end, sizeof(end), "%s", f == 1 ? "2026-06-30T23:59:59" : "2026-06-30T23:59:59Z");
+        strcpy(doc, "{\"Items\": [");
+        put_item(doc, sizeof(doc), "P10 LRS Disk", "16.16", "2018-05-01", end);
+        put_item(doc, sizeof(doc), "P10 LRS Disk", "17.16", forms[f], "");
+        put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "2018-11-01T00:00:00Z", "");
+        strcat(doc, "]}");
+        struct tw_pricebook *b = NULL;
+        struct tw_error err = {0};
+        assert_int_equal(book_text(doc, "2026-12-01T00:00:00Z", &b, &err), TW_OK);
+        static struct tw_whatif_req rq;
+        static struct tw_whatif_result r;
+        char field[TW_WHATIF_FIELD_MAX];
+        field_request(&rq);
+        assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+        assert_int_equal(r.n_pieces, 2);
+        assert_int_equal(r.pieces[1].from_ns, want);
+        assert_int_equal(r.pieces[1].from_per_month.micros, 17160000);
+        tw_pricebook_free(b);
+    }
+    /* Not a date: refused, the item and the field named. */
+    static char doc[4096];
+    strcpy(doc, "{\"Items\": [");
+    put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "", "");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "17.16", "", "2026-07-01 00:00");
+    strcat(doc, "]}");
+    struct tw_pricebook *b = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(book_text(doc, "2026-12-01T00:00:00Z", &b, &err), TW_EPARSE);
+    assert_null(b);
+    assert_non_null(strstr(err.msg, "price item 1"));
+    assert_non_null(strstr(err.msg, "effectiveEndDate"));
+    assert_non_null(strstr(err.msg, "2026-07-01 00:00"));
+}
+
+/* 3: the target's transaction price changing within the period: each
+ * part carries its own, and a note says so. */
+static void test_tx_by_part(void **state)
+{
+    (void)state;
+    static char doc[4096];
+    strcpy(doc, "{\"Items\": [");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "16.16", "", "");
+    put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "", "");
+    put_item(doc, sizeof(doc), "E10 LRS Disk Operations", "0.001", "", "2026-06-30T23:59:59Z");
+    put_item(doc, sizeof(doc), "E10 LRS Disk Operations", "0.002", "2026-07-01T00:00:00Z", "");
+    strcat(doc, "]}");
+    struct tw_pricebook *b = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(book_text(doc, "2026-12-01T00:00:00Z", &b, &err), TW_OK);
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    char field[TW_WHATIF_FIELD_MAX];
+    field_request(&rq);
+    rq.io_set = true;
+    rq.io.ios_per_hour = 10000;
+    rq.io.io_bytes = 4096;
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(r.n_pieces, 2);
+    assert_int_equal(r.pieces[0].tx_per_10k.micros, 1000);
+    assert_int_equal(r.pieces[1].tx_per_10k.micros, 2000);
+    assert_true(has_note(&r, "transaction price of E10 StandardSSD_LRS changes", NULL));
+    json_t *j = NULL;
+    assert_int_equal(tw_whatif_json(&r, &j, &err), TW_OK);
+    json_t *pr = json_object_get(j, "prices");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(pr, 0), "tx_per_10k")),
+                        "0.001");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(pr, 1), "tx_per_10k")),
+                        "0.002");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(pr, 1), "tx_meter")),
+                        "E10 LRS Disk Operations");
+    /* 1248 h x 10,000 I/Os of one unit: 1248 x 0.001 and 1248 x 0.002. */
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(pr, 0), "transactions_unrounded")),
+        "1.248000000000");
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(pr, 1), "transactions_unrounded")),
+        "2.496000000000");
+    assert_non_null(strstr(json_string_value(json_object_get(json_object_get(j, "calculation"),
+                                                             "rounding")),
+                           "12 decimals on its own"));
+    json_decref(j);
+    tw_pricebook_free(b);
+}
+
+/* 5, 7, 8: ZRS kept from from_sku said so; a saving made not positive by
+ * the transactions said so; a target larger than the disk's step refused
+ * naming the step. */
+static void test_review_refusals(void **state)
+{
+    (void)state;
+    struct tw_pricebook *b = gbp_book();
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    char field[TW_WHATIF_FIELD_MAX];
+    struct tw_error err = {0};
+    field_request(&rq);
+    strcpy(rq.from_sku, "Premium_ZRS");
+    strcpy(rq.to_tier, "S10");
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_string_equal(field, "to_tier");
+    assert_non_null(strstr(err.msg, "kept from from_sku"));
+    strcpy(rq.to_sku, "Standard_ZRS");
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_string_equal(field, "to_sku");
+    assert_non_null(strstr(err.msg, "to_sku Standard_ZRS"));
+    assert_null(strstr(err.msg, "to_tier"));
+    /* 8 */
+    field_request(&rq);
+    strcpy(rq.to_tier, "E15");
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_string_equal(field, "to_tier");
+    assert_non_null(strstr(err.msg, "give to_tier E10"));
+    /* 7: 3 million I/Os an hour at 0.001 per 10,000 is 0.30 an hour,
+     * more than (16.16 - 7.16) / 730. */
+    field_request(&rq);
+    rq.io_set = true;
+    rq.io.ios_per_hour = 3000000;
+    rq.io.io_bytes = 4096;
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_true(r.saving.num < 0);
+    assert_true(has_note(&r, "the saving is not positive", "transactions"));
+    rq.io.ios_per_hour = 1;
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_false(has_note(&r, "the saving is not positive", NULL));
+    tw_pricebook_free(b);
+}
+
+/* 9: an undated book before its date is said; 10: an item starting at a
+ * fraction of a second is in effect in the piece that starts then. */
+static void test_undated_and_fraction(void **state)
+{
+    (void)state;
+    static char doc[4096];
+    strcpy(doc, "{\"_fetched_at\": \"2026-06-01T00:00:00Z\", \"Items\": [");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "16.16", "", "");
+    put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "", "");
+    strcat(doc, "]}");
+    struct tw_pricebook *b = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(book_text(doc, "2026-12-01T00:00:00Z", &b, &err), TW_OK);
+    static struct tw_whatif_req rq;
+    static struct tw_whatif_result r;
+    char field[TW_WHATIF_FIELD_MAX];
+    field_request(&rq);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_true(has_note(&r, "carry no effective date", "2026-06-01T00:00:00Z"));
+    const char *p = "2026-07-01..2027-01-01";
+    assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_false(has_note(&r, "carry no effective date", NULL));
+    tw_pricebook_free(b);
+    /* 10 */
+    strcpy(doc, "{\"Items\": [");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "16.16", "2018-05-01T00:00:00Z",
+             "2026-06-30T23:59:59.5Z");
+    put_item(doc, sizeof(doc), "P10 LRS Disk", "17.16", "2026-07-01T00:00:00.5Z", "");
+    put_item(doc, sizeof(doc), "E10 LRS Disk", "7.16", "2018-11-01T00:00:00Z", "");
+    strcat(doc, "]}");
+    assert_int_equal(book_text(doc, "2026-12-01T00:00:00Z", &b, &err), TW_OK);
+    field_request(&rq);
+    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(r.n_pieces, 2);
+    assert_int_equal(r.pieces[1].from_per_month.micros, 17160000);
+    json_t *j = NULL;
+    assert_int_equal(tw_whatif_json(&r, &j, &err), TW_OK);
+    assert_string_equal(
+        json_string_value(json_object_get(json_array_get(json_object_get(j, "prices"), 1), "from")),
+        "2026-07-01T00:00:00.500000000Z");
+    json_decref(j);
+    tw_pricebook_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -456,6 +737,9 @@ int main(void)
         cmocka_unit_test(test_book),          cmocka_unit_test(test_prices_by_time),
         cmocka_unit_test(test_out_of_range),  cmocka_unit_test(test_transactions_meter),
         cmocka_unit_test(test_pages),
+        cmocka_unit_test(test_expired_book),  cmocka_unit_test(test_item_dates),
+        cmocka_unit_test(test_tx_by_part),    cmocka_unit_test(test_review_refusals),
+        cmocka_unit_test(test_undated_and_fraction),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
