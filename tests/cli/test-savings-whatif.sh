@@ -128,7 +128,9 @@ expect 2 "go together" -- "$cli" "${field[@]}" --io-per-hour 10
 
 # ---- SKUs: ZRS stays ZRS, a target too small for the disk, a price the book lacks ----
 expect 2 "P10 ZRS" -- "$cli" "${field[@]}" --from-sku Premium_ZRS
-expect 2 "E15" -- "$cli" "${field[@]/E10/E15}"
+expect 2 "to_tier E15 (256 GiB) is not what a P10 disk (128 GiB) becomes" -- "$cli" "${field[@]/E10/E15}"
+expect 2 "Azure bills it as E10, the StandardSSD_LRS step that holds 128 GiB; give to_tier E10" -- "$cli" "${field[@]/E10/E15}"
+expect 2 "ZRS redundancy, kept from from_sku" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
 expect 2 "Standard HDD is LRS only" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
 expect 2 "from_sku Standard_LRS is Standard HDD" -- "$cli" "${field[@]}" --from-sku Standard_LRS
 expect 2 "to_tier E6 (64 GiB) can't hold a P10 disk (128 GiB)" -- "$cli" "${field[@]/E10/E6}"
@@ -244,5 +246,42 @@ j=$("$cli" savings --price-file "$src/pricing/azure-disk-prices.json" --region w
   --currency USD --from-tier P10 --to-tier E10 --window "Sat 00:00-Mon 00:00" \
   --tz Europe/London --period 2026-01-01..2027-01-01 --json)
 check snapshot "$j" '.hours_downgraded == 2496 and (.from.source | test("a snapshot")) and (.from.fetched_at | length) > 0'
+check snapshot "$j" '[.notes[] | select(test("carry no effective date: they are the book.s of 20"))] | length == 1'
+
+# ---- a book whose items all ended before today ----
+jq '.Items |= map(. + {"effectiveEndDate": "2026-06-30T23:59:59Z"})' "$gbp" >"$scratch/ended.json"
+ended=(--region westeurope --currency GBP --from-tier P10 --to-tier E10
+       --window "Sat 00:00-Mon 00:00" --period 2026-01-01..2026-06-01)
+j=$("$cli" savings --price-file "$scratch/ended.json" "${ended[@]}" --json); st=$?
+[ $st = 0 ] && ok || bad "ended book: status $st"
+check ended "$j" '.hours_downgraded == 1056 and .per_disk.saving_unrounded == "13.019178082192"'
+expect 2 "at 2026-07-01T00:00:00Z (where the prices change, priced by the items in effect then): no price per month for P10" -- \
+  "$cli" savings --price-file "$scratch/ended.json" "${ended[@]/2026-06-01/2027-01-01}"
+"$cli" prices import --db "$scratch/ended.db" "$scratch/ended.json" >/dev/null 2>&1 && ok || bad "prices import (ended)"
+j=$("$cli" savings --db "$scratch/ended.db" "${ended[@]}" --json); st=$?
+[ $st = 0 ] && ok || bad "ended book from --db: status $st"
+check "ended db" "$j" '.per_disk.saving_unrounded == "13.019178082192"'
+
+# ---- dates without Z cut the period; a date that is none is refused ----
+jq '.Items |= map(if .meterName == "E10 LRS Disk Operations" then . + {"effectiveEndDate": "2026-06-30T23:59:59"} else . end)
+    | .Items += [(.Items[] | select(.meterName == "E10 LRS Disk Operations") | . + {"retailPrice": 0.002, "unitPrice": 0.002, "effectiveStartDate": "2026-07-01"} | del(.effectiveEndDate))]' \
+  "$gbp" | jq ".Count = (.Items | length)" >"$scratch/tx-dates.json"
+tx=(savings --price-file "$scratch/tx-dates.json" --region westeurope --currency GBP --from-tier P10
+    --to-tier E10 --window "Sat 00:00-Mon 00:00" --period 2026-01-01..2027-01-01
+    --io-per-hour 10000 --io-size 4096)
+j=$("$cli" "${tx[@]}" --json); st=$?
+[ $st = 0 ] && ok || bad "tx dates: status $st"
+check "tx parts" "$j" '[.prices[] | [.from, .tx_per_10k, .tx_meter, .transactions_unrounded]] == [["2026-01-01T00:00:00Z", "0.001", "E10 LRS Disk Operations", "1.248000000000"], ["2026-07-01T00:00:00Z", "0.002", "E10 LRS Disk Operations", "2.496000000000"]]'
+check "tx parts" "$j" '[.notes[] | select(test("transaction price of E10 StandardSSD_LRS changes within the period"))] | length == 1'
+out=$("$cli" "${tx[@]}")
+has "tx parts text" "$out" "2026-01-01T00:00:00Z..2026-07-01T00:00:00Z: (16.16 - 7.16) x 1,248 h / 730 h - 1.248000000000 transactions (0.001 GBP per 10,000, E10 LRS Disk Operations)"
+has "tx parts text" "$out" "2026-07-01T00:00:00Z..2027-01-01T00:00:00Z: (16.16 - 7.16) x 1,248 h / 730 h - 2.496000000000 transactions (0.002 GBP per 10,000, E10 LRS Disk Operations)"
+jq '.Items[0].effectiveStartDate = "1st May 2018"' "$gbp" >"$scratch/bad-date.json"
+expect 2 'effectiveStartDate "1st May 2018" is not a date' -- \
+  "$cli" savings --price-file "$scratch/bad-date.json" "${field[@]:3}"
+
+# ---- a saving the transactions make not positive ----
+j=$(run --window "Sat 00:00-Mon 00:00" --period 2026-01-01..2027-01-01 --io-per-hour 3000000 --io-size 4096)
+check "not positive" "$j" '(.per_disk.saving | startswith("-")) and ([.notes[] | select(test("the saving is not positive .* the transactions"))] | length == 1)'
 
 finish savings-whatif
