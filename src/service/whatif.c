@@ -449,6 +449,18 @@ static bool item_concerns(const struct tw_price_item *it, const char *from, cons
     return strncmp(it->meter, "Disk Transactions ", 18) == 0;
 }
 
+/* Whether B holds an item of TIER's monthly meter in S's redundancy
+ * ("P10 LRS Disk"), in effect at some time or not. */
+static bool tier_in_items(const struct tw_pricebook *b, const char *tier, struct tw_sku s)
+{
+    char meter[32];
+    snprintf(meter, sizeof(meter), "%s %s Disk", tier, tw_sku_redundancy_name(s.redundancy));
+    for (size_t i = 0; i < b->items.n; i++)
+        if (strcmp(b->items.v[i].meter, meter) == 0)
+            return true;
+    return false;
+}
+
 static int cmp_i64(const void *a, const void *b)
 {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
@@ -700,14 +712,23 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
             goto done;
         struct tw_whatif_price pf = out->from, pt = out->to;
         struct tw_error pe = {0};
+        const struct tw_whatif_price *missing = &pf;
         rc = price(pb, out->region, out->currency, from, &pf, &pe);
-        if (rc == TW_OK)
+        if (rc == TW_OK) {
+            missing = &pt;
             rc = price(pb, out->region, out->currency, to, &pt, &pe);
+        }
         if (rc != TW_OK) {
             tw_pricebook_free(pb);
-            /* The items in effect then: the book may have it today. */
-            rc = tw_error_set(err, rc, "at %s (%s, priced by the items in effect then): %s", when,
-                              k == 0 ? "the period's start" : "where the prices change", pe.msg);
+            /* The items in effect then: the book may have it at another
+             * time, so the date is said; a price the book has at no time,
+             * in a period of one part, is simply missing. */
+            if (n_cuts == 2 && !tier_in_items(b, missing->tier, missing == &pf ? from : to))
+                rc = tw_error_set(err, rc, "%s", pe.msg);
+            else
+                rc = tw_error_set(err, rc, "at %s (%s, priced by the items in effect then): %s",
+                                  when, k == 0 ? "the period's start" : "where the prices change",
+                                  pe.msg);
             goto done;
         }
         struct tw_tx_rule rule;

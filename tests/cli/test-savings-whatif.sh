@@ -128,6 +128,9 @@ expect 2 "go together" -- "$cli" "${field[@]}" --io-per-hour 10
 
 # ---- SKUs: ZRS stays ZRS, a target too small for the disk, a price the book lacks ----
 expect 2 "P10 ZRS" -- "$cli" "${field[@]}" --from-sku Premium_ZRS
+# A tier the book has at no time, in one part: the README's message, no date first.
+expect 2 "tierwise: no price per month for P10 ZRS (Premium_ZRS) in westeurope GBP in the price book (file " -- \
+  "$cli" "${field[@]}" --from-sku Premium_ZRS
 expect 2 "to_tier E15 (256 GiB) is not what a P10 disk (128 GiB) becomes" -- "$cli" "${field[@]/E10/E15}"
 expect 2 "Azure bills it as E10, the StandardSSD_LRS step that holds 128 GiB; give to_tier E10" -- "$cli" "${field[@]/E10/E15}"
 expect 2 "ZRS redundancy, kept from from_sku" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
