@@ -119,6 +119,15 @@ check price '.error.code == "price_missing" and (.error.message | contains("P15"
 post 404 "{\"region\": \"westeurope\", \"currency\": \"NOK\", \"from_tier\": \"P10\", \"to_tier\": \"E10\", \"period\": \"2026-01-01..2027-01-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
 check book '.error.code == "no_price_book" and .error.field == "region" and (.error.message | contains("westeurope NOK"))'
 
+# ---- a stored book whose items all ended before today: priced where they held ----
+jq '.Items |= map(. + {"armRegionName": "northeurope", "effectiveEndDate": "2026-06-30T23:59:59Z"})' \
+  "$gbp" >"$scratch/ended.json"
+"$cli" prices import --db "$db" "$scratch/ended.json" >/dev/null 2>&1 && ok || bad "prices import (ended)"
+post 200 "{\"region\": \"northeurope\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": \"E10\", \"period\": \"2026-01-01..2026-06-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
+check ended '.hours_downgraded == 1056 and .per_disk.saving_unrounded == "13.019178082192"'
+post 404 "{\"region\": \"northeurope\", \"currency\": \"GBP\", \"from_tier\": \"P10\", \"to_tier\": \"E10\", \"period\": \"2026-01-01..2027-01-01\", \"windows\": [\"Sat 00:00-Mon 00:00\"]}"
+check "ended later" '.error.code == "price_missing" and (.error.message | contains("at 2026-07-01T00:00:00Z"))'
+
 # ---- a stored book that no longer reads: 409 ----
 sqlite3 "$db" "UPDATE price_books SET items = '{\"not\": \"items\"' WHERE region = 'westeurope' AND currency = 'GBP'" 2>"$scratch/sql.err" ||
   bad "could not spoil the stored book: $(cat "$scratch/sql.err")"

@@ -576,6 +576,28 @@ static void test_item_dates(void **state)
         assert_int_equal(r.pieces[1].from_per_month.micros, 17160000);
         tw_pricebook_free(b);
     }
+    /* The book compares instants, not text: an offset's end before now
+     * has ended, and of two starts the later instant wins. */
+    {
+        static char d2[4096];
+        strcpy(d2, "{\"Items\": [");
+        put_item(d2, sizeof(d2), "E10 LRS Disk", "7.16", "", "2026-07-01T01:00:00+02:00");
+        put_item(d2, sizeof(d2), "P10 LRS Disk", "1", "2026-07-01T01:00:00+02:00", "");
+        put_item(d2, sizeof(d2), "P10 LRS Disk", "2", "2026-06-30T23:30:00Z", "");
+        strcat(d2, "]}");
+        struct tw_pricebook *b = NULL;
+        struct tw_error err = {0};
+        assert_int_equal(book_text(d2, "2026-06-30T23:30:00Z", &b, &err), TW_OK);
+        struct tw_money m;
+        assert_int_equal(tw_pricebook_money(b, "westeurope", "GBP", TW_SKU_STANDARD_SSD, "E10",
+                                            TW_SKU_LRS, TW_PB_MONTH, &m, &err),
+                         TW_ENOENT);
+        assert_int_equal(tw_pricebook_money(b, "westeurope", "GBP", TW_SKU_PREMIUM_SSD, "P10",
+                                            TW_SKU_LRS, TW_PB_MONTH, &m, &err),
+                         TW_OK);
+        assert_int_equal(m.micros, 2000000);
+        tw_pricebook_free(b);
+    }
     /* Not a date: refused, the item and the field named. */
     static char doc[4096];
     strcpy(doc, "{\"Items\": [");
