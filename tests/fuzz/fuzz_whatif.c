@@ -6,7 +6,9 @@
  * period, the total the per-disk saving times the count) and whose JSON
  * is made (an amount too large to write is refused by the run, naming
  * count or io, so the JSON is always made).  The bytes are also read as a
- * price file (tw_whatif_book). */
+ * price file (tw_whatif_book), and the field example is run on the book
+ * they make: its dates (any form tw_price_date reads) cut the period into
+ * parts that follow each other and hold all its hours. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -50,10 +52,42 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tw_pricebook *pb = NULL;
     memset(&err, 0, sizeof(err));
     if (tw_whatif_book((const char *)data, size, "fuzz", "westeurope", "GBP", "",
-                       "2026-12-01T00:00:00Z", &pb, &err) == TW_OK)
+                       "2026-12-01T00:00:00Z", &pb, &err) == TW_OK) {
+        /* The field example on that book: priced by time from its dates
+         * (each part inside the period, in order, the parts' hours the
+         * whole), or refused saying why. */
+        tw_whatif_req_init(&rq);
+        strcpy(rq.region, "westeurope");
+        strcpy(rq.currency, "GBP");
+        strcpy(rq.from_tier, "P10");
+        strcpy(rq.to_tier, "E10");
+        strcpy(rq.window[0], "Sat 00:00-Mon 00:00");
+        rq.n_windows = 1;
+        const char *per = "2026-01-01..2027-01-01";
+        if (tw_whatif_period_parse(per, strlen(per), &rq, NULL) != TW_OK)
+            abort();
+        memset(&err, 0, sizeof(err));
+        if (tw_whatif_run(&rq, pb, NULL, &res, field, &err) == TW_OK) {
+            int64_t at = res.period_from_ns, hours = 0;
+            for (size_t k = 0; k < res.n_pieces; k++) {
+                if (res.pieces[k].from_ns != at || res.pieces[k].to_ns <= at)
+                    abort();
+                at = res.pieces[k].to_ns;
+                hours += res.pieces[k].downgraded_ns;
+            }
+            if (at != res.period_to_ns || hours != res.downgraded_ns)
+                abort();
+            json_t *j = NULL;
+            if (tw_whatif_json(&res, &j, &err) != TW_OK)
+                abort();
+            json_decref(j);
+        } else if (!err.msg[0]) {
+            abort();
+        }
         tw_pricebook_free(pb);
-    else if (!err.msg[0] || pb)
+    } else if (!err.msg[0] || pb) {
         abort();
+    }
     memset(&err, 0, sizeof(err));
     enum tw_err rc = tw_whatif_req_parse((const char *)data, size, &rq, field, &err);
     if (rc != TW_OK) {
