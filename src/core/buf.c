@@ -1,7 +1,9 @@
 /* buf.c - capped growable buffer. */
 #include "core/buf.h"
 
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -42,6 +44,34 @@ enum tw_err tw_buf_append(struct tw_buf *b, const void *p, size_t n)
 enum tw_err tw_buf_puts(struct tw_buf *b, const char *s)
 {
     return tw_buf_append(b, s, strlen(s));
+}
+
+enum tw_err tw_buf_printf(struct tw_buf *b, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap, again;
+    va_start(ap, fmt);
+    va_copy(again, ap);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    enum tw_err rc;
+    if (n < 0) {
+        rc = TW_EINVAL;
+    } else if ((size_t)n < sizeof(line)) {
+        rc = tw_buf_append(b, line, (size_t)n);
+    } else {
+        /* Longer than the line: formatted again, on the heap. */
+        char *big = malloc((size_t)n + 1);
+        if (!big) {
+            rc = TW_ENOMEM;
+        } else {
+            vsnprintf(big, (size_t)n + 1, fmt, again);
+            rc = tw_buf_append(b, big, (size_t)n);
+            free(big);
+        }
+    }
+    va_end(again);
+    return rc;
 }
 
 void tw_buf_cleanup(struct tw_buf *b)

@@ -30,6 +30,12 @@ enum tw_err tw_buf_append(struct tw_buf *b, const void *p, size_t n);
 /* Appends a NUL-terminated string. */
 enum tw_err tw_buf_puts(struct tw_buf *b, const char *s);
 
+/* Appends FMT's text, whole however long it is (no line buffer of a fixed
+ * size cuts it); TW_ENOMEM as tw_buf_append (the buffer as it was),
+ * TW_EINVAL when FMT can't be formatted. */
+enum tw_err tw_buf_printf(struct tw_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 /* Frees the contents and leaves an empty buffer with the same ceiling. */
 void tw_buf_cleanup(struct tw_buf *b);
 

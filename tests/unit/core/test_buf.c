@@ -25,6 +25,30 @@ static void test_cap(void **state)
     assert_int_equal(b.max, 10);
 }
 
+/* Formatted text is appended whole, however long: a 5,000-byte name and
+ * its newline, past any line buffer; past the ceiling, refused and the
+ * buffer as it was. */
+static void test_printf(void **state)
+{
+    (void)state;
+    char name[5001];
+    memset(name, 'n', 5000);
+    name[5000] = '\0';
+    struct tw_buf b;
+    tw_buf_init(&b, 1u << 20);
+    assert_int_equal(tw_buf_printf(&b, "%d ", 42), TW_OK);
+    assert_int_equal(tw_buf_printf(&b, "  %s/%s: %s\n", name, "disk-1", "why"), TW_OK);
+    assert_int_equal(b.len, 3 + 2 + 5000 + 1 + 6 + 2 + 3 + 1);
+    assert_int_equal(strncmp(b.data, "42   nnn", 8), 0);
+    assert_string_equal(b.data + b.len - 13, "/disk-1: why\n");
+    tw_buf_cleanup(&b);
+    tw_buf_init(&b, 100);
+    assert_int_equal(tw_buf_printf(&b, "%s", "short"), TW_OK);
+    assert_int_equal(tw_buf_printf(&b, "%s", name), TW_ENOMEM);
+    assert_string_equal(b.data, "short");
+    tw_buf_cleanup(&b);
+}
+
 static void test_growth(void **state)
 {
     (void)state;
@@ -91,6 +115,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cap),
+        cmocka_unit_test(test_printf),
         cmocka_unit_test(test_growth),
         cmocka_unit_test(test_no_ceiling),
         cmocka_unit_test(test_uuid),
