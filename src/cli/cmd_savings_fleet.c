@@ -10,7 +10,6 @@
  * holds --policy or --month.
  */
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,24 +44,23 @@ static void usage(FILE *f)
             "timezone. Prices are the database's price books (as of the month's start\n"
             "when one was fetched by then, else the latest); a region without a book is\n"
             "named and its disks counted as without a price, never priced as zero.\n\n"
-            "  --db FILE            the tierwise database (SQLite; must exist)\n"
-            "  --policy FILE        a policy (tierwise.policy/1; tierwise policy check FILE)\n"
-            "  --month YYYY-MM      the month, e.g. 2026-12\n"
-            "  --reservations FILE  reservations held (tierwise.reservations/1), added to\n"
-            "                       the policy's own \"reservations\"\n"
-            "  --currency C         the price books' currency (default: the only one the\n"
-            "                       database has)\n"
-            "  --json               print the JSON document (amounts as decimal strings:\n"
-            "                       \"saving\" rounded once, \"saving_unrounded\" to 12\n"
-            "                       decimals)\n"
-            "  --csv                print one record per disk the policy matches (RFC 4180,\n"
-            "                       a header row, CRLF): vm,vm_id,resource_group,\n"
-            "                       subscription_id,location,disk,disk_id,role,sku,tier,\n"
-            "                       size_gib,status,reason,why,target_sku,target_tier,\n"
-            "                       windows_source,windows,windows_tz,hours,saving,\n"
-            "                       saving_unrounded\n"
+            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --policy FILE     a policy (tierwise.policy/1; tierwise policy check FILE)\n"
+            "  --month YYYY-MM   the month, e.g. 2026-12\n"
+            "  --reservations FILE\n"
+            "                    reservations held (tierwise.reservations/1), added to the\n"
+            "                    policy's own \"reservations\"\n"
+            "  --currency C      the price books' currency (default: the only one the\n"
+            "                    database has)\n"
+            "  --json            print the JSON document (amounts as decimal strings:\n"
+            "                    \"saving\" rounded once, \"saving_unrounded\" to 12 decimals)\n"
+            "  --csv             print one record per disk the policy matches (RFC 4180, a\n"
+            "                    header row, CRLF): vm,vm_id,resource_group,subscription_id,\n"
+            "                    location,disk,disk_id,role,sku,tier,size_gib,status,reason,\n"
+            "                    why,target_sku,target_tier,windows_source,windows,\n"
+            "                    windows_tz,hours,saving,saving_unrounded\n"
             TW_CLI_SAY_HELP
-            "  -h, --help           this text\n\n"
+            "  -h, --help        this text\n\n"
             "Exit status: 0 done; 1 the database failed, writing failed, the database has\n"
             "no price book at all, or some disks have no price (all else is printed, and\n"
             "the regions without a book are named on stderr); 2 bad usage or input (a\n"
@@ -94,18 +92,6 @@ static void hours(tw_opp_ns ns, char *buf, size_t cap)
 {
     if (!tw_opp_hours_text(ns, buf, cap))
         snprintf(buf, cap, "?");
-}
-
-static enum tw_err bufprintf(struct tw_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static enum tw_err bufprintf(struct tw_buf *b, const char *fmt, ...)
-{
-    char line[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    return tw_buf_puts(b, line);
 }
 
 static enum tw_err csv_disk(struct printer *p, const struct tw_opp_vm *vm,
@@ -166,8 +152,9 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
     if (p->kind == OUT_CSV)
         return csv_disk(p, vm, d);
     if (d->reason != TW_OPP_COVERED)
-        return bufprintf(&p->excluded, "  %s/%s (%s %s): %s: %s\n", vm->name, d->name, d->sku,
-                         d->tier[0] ? d->tier : "-", tw_opp_reason_name(d->reason), d->why);
+        return tw_buf_printf(&p->excluded, "  %s/%s (%s %s): %s: %s\n", vm->name, d->name,
+                             d->sku, d->tier[0] ? d->tier : "-", tw_opp_reason_name(d->reason),
+                             d->why);
     if (p->n_disks++ == 0)
         text_head(p);
     char h[48], s[64];
@@ -189,8 +176,9 @@ static enum tw_err on_vm(void *arg, const struct tw_opp_vm *vm, const struct tw_
     char h[48], s[64];
     hours(t->downgraded_ns, h, sizeof(h));
     amount(t->saving, p->res->currency, s, sizeof(s));
-    return bufprintf(&p->vms, "  %-20s %-20s %4lld moved %4lld left %9s h %12s\n", vm->name,
-                     vm->resource_group, (long long)t->disks, (long long)t->excluded, h, s);
+    return tw_buf_printf(&p->vms, "  %-20s %-20s %4lld moved %4lld left %9s h %12s\n",
+                         vm->name, vm->resource_group, (long long)t->disks,
+                         (long long)t->excluded, h, s);
 }
 
 static void text_total(FILE *f, const char *label, const struct tw_opp_total *t,
@@ -199,8 +187,9 @@ static void text_total(FILE *f, const char *label, const struct tw_opp_total *t,
     char h[48], s[64];
     hours(t->downgraded_ns, h, sizeof(h));
     amount(t->saving, cur, s, sizeof(s));
-    fprintf(f, "  %-42s %4lld VMs %5lld moved %5lld left %9s h %12s %s", label, (long long)t->vms,
-            (long long)t->disks, (long long)t->excluded, h, s, cur);
+    fprintf(f, "  %-42s %4lld %-3s %5lld moved %5lld left %9s h %12s %s", label,
+            (long long)t->vms, t->vms == 1 ? "VM" : "VMs", (long long)t->disks,
+            (long long)t->excluded, h, s, cur);
     if (t->no_price)
         fprintf(f, " (%lld without a price)", (long long)t->no_price);
     fputc('\n', f);
@@ -390,36 +379,43 @@ int tw_cli_savings_fleet(int argc, char **argv)
     }
     if (rc != TW_OK)
         goto fail;
-    if (fflush(stdout) != 0) {
+    /* A write that failed before the last flush leaves only the stream's
+     * error flag: the flush of what is left may well succeed. */
+    if (fflush(stdout) != 0 || ferror(stdout)) {
         tw_app_error(TW_CLI_PROG, "savings: writing the output failed");
         status = TW_EXIT_FAIL;
         goto out;
     }
-    tw_app_detail(TW_CLI_PROG, "savings: %lld VMs, %lld disks moved, %lld left alone",
-                  (long long)res.fleet.vms, (long long)res.fleet.disks,
+    tw_app_detail(TW_CLI_PROG, "savings: %lld %s, %lld %s moved, %lld left alone",
+                  (long long)res.fleet.vms, res.fleet.vms == 1 ? "VM" : "VMs",
+                  (long long)res.fleet.disks, res.fleet.disks == 1 ? "disk" : "disks",
                   (long long)res.fleet.excluded);
     if (res.fleet.no_price) {
+        bool one = res.fleet.no_price == 1;
         char regions[512] = "";
         for (size_t i = 0; i < res.n_books; i++) {
             if (!res.books[i].missing)
                 continue;
             size_t l = strlen(regions);
-            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld disks)", l ? ", " : "",
-                     res.books[i].region, (long long)res.books[i].disks);
+            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld %s)", l ? ", " : "",
+                     res.books[i].region, (long long)res.books[i].disks,
+                     res.books[i].disks == 1 ? "disk" : "disks");
         }
         if (regions[0])
             tw_app_error(TW_CLI_PROG,
-                         "savings: %lld disks have no price, so the totals leave them out: no "
-                         "%s price book for %s; refresh them (tierwise prices refresh --db %s "
+                         "savings: %lld %s no price, so the totals leave %s out: no "
+                         "%s price book for %s; refresh %s (tierwise prices refresh --db %s "
                          "--region R --currency %s)",
-                         (long long)res.fleet.no_price, res.currency, regions, db,
-                         res.currency);
+                         (long long)res.fleet.no_price, one ? "disk has" : "disks have",
+                         one ? "it" : "them", res.currency, regions,
+                         strchr(regions, ',') ? "them" : "it", db, res.currency);
         else
             tw_app_error(TW_CLI_PROG,
-                         "savings: %lld disks have no price, so the totals leave them out "
-                         "(each one's reason no_price says why: a tier the book lacks, a VM "
+                         "savings: %lld %s no price, so the totals leave %s out "
+                         "(%s reason no_price says why: a tier the book lacks, a VM "
                          "whose region is not known)",
-                         (long long)res.fleet.no_price);
+                         (long long)res.fleet.no_price, one ? "disk has" : "disks have",
+                         one ? "it" : "them", one ? "its" : "each one's");
         status = TW_EXIT_FAIL;
     }
     goto out;

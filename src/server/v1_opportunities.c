@@ -117,13 +117,14 @@ void tw_v1_savings_opportunities(struct tw_req *rq)
             if (!res.books[i].missing)
                 continue;
             size_t l = strlen(regions);
-            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld disks)", l ? ", " : "",
-                     res.books[i].region, (long long)res.books[i].disks);
+            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld %s)", l ? ", " : "",
+                     res.books[i].region, (long long)res.books[i].disks,
+                     res.books[i].disks == 1 ? "disk" : "disks");
         }
         tw_req_error(rq, 422, "no_price_book",
                      "no disk the policy matches can be priced: no %s price book for %s; "
-                     "refresh them (POST /api/v1/prices/refresh)",
-                     res.currency, regions);
+                     "refresh %s (POST /api/v1/prices/refresh)",
+                     res.currency, regions, strchr(regions, ',') ? "them" : "it");
     } else {
         tw_req_body(rq, 200, "application/json", out.data, out.len);
         out.data = NULL;

@@ -5,8 +5,10 @@
 # table, the JSON document (rounded and unrounded amounts, the excluded
 # disks with their reasons, the totals), CSV, reservations from a file, a
 # region without a book (named, exit 1, never a zero), no book at all (exit
-# 1), a policy timezone that does not load (exit 2), a write that fails
-# (exit 1, said), and bad usage.
+# 1, with --currency or not: nothing printed), a policy timezone that does
+# not load (exit 2), a write that fails (exit 1, said; text and CSV of a
+# large output too), the --help's columns, one disk said as one, and bad
+# usage.
 # Needs jq and sqlite3 (else skipped).
 set -u
 cli=${TW_CLI:?run through ctest, or set TW_CLI, TW_FIXTURES and TW_SOURCE_DIR}
@@ -110,7 +112,7 @@ grep -q $'^dev-1,1,rg-dev,sub-1,westeurope,disk-2,2,data,Premium_LRS,P10,128,cov
 sqlite3 "$db" "$(vm 4 dev-ne rg-dev northeurope '{"env":"dev"}') $(disk 6 4 data Premium_LRS P10 128)"
 out=$("$cli" savings --db "$db" --policy "$scratch/p.json" --month 2026-12 --json 2>"$scratch/err"); st=$?
 [ $st = 1 ] && ok || bad "no book: exit $st, want 1"
-grep -q "no GBP price book for northeurope (1 disks)" "$scratch/err" && ok || bad "no book: $(cat "$scratch/err")"
+grep -q "no GBP price book for northeurope (1 disk)" "$scratch/err" && ok || bad "no book: $(cat "$scratch/err")"
 check nobook "$out" '.totals.fleet.disks_without_price == 1 and .totals.fleet.disks == 2
   and .regions_without_book[0].region == "northeurope"
   and ([.excluded[] | select(.reason == "no_price") | .why | test("northeurope")] == [true])'
@@ -141,10 +143,42 @@ if [ -w /dev/full ]; then
     && ok || bad "/dev/full: exit $st: $(cat "$scratch/err")"
 fi
 
-# ---- no price book at all: exit 1 (a missing price), said ----
+# ---- a write that fails before the last flush (text and CSV of a fleet
+# larger than a stdio buffer): exit 1, said ----
+cp "$db" "$scratch/bulk.db"
+{
+  echo "BEGIN; DELETE FROM disks WHERE vm_id = 4;"
+  for i in $(seq 100 160); do vm "$i" "bulk-$i" rg-dev westeurope '{"env":"dev"}'; disk "$i" "$i" data Premium_LRS P10 128; done
+  echo "COMMIT;"
+} | sqlite3 "$scratch/bulk.db" || bad "filling the bulk database"
+if [ -w /dev/full ]; then
+  for form in text --csv; do
+    args=(); [ "$form" = text ] || args=("$form")
+    "$cli" savings --db "$scratch/bulk.db" --policy "$scratch/p.json" --month 2026-12 "${args[@]}" >/dev/full 2>"$scratch/err"; st=$?
+    [ $st = 1 ] && grep -q "writing the output failed" "$scratch/err" \
+      && ok || bad "/dev/full ($form, a large output): exit $st: $(cat "$scratch/err")"
+  done
+fi
+# ---- the --help: the options' columns, and one disk is one disk ----
+out=$("$cli" savings --policy x --help); st=$?
+[ $st = 0 ] && ok || bad "--help: exit $st"
+cols=$(grep -E '^ +(-[a-z], )?--[a-z]' <<<"$out" | grep -vE '^ +--[a-z-]+( [A-Z][A-Z-]*)?$' | awk '{ match($0, /--[a-z-]+( [A-Z][A-Z-]*)? +/); print RSTART + RLENGTH }' | sort -u)
+[ "$(wc -l <<<"$cols")" = 1 ] && ok || bad "--help: the options' texts start at columns $(echo $cols): $out"
+sqlite3 "$db" "$(vm 9 dev-ne2 rg-dev northeurope '{"env":"dev"}') $(disk 9 9 data Premium_LRS P10 128)"
+"$cli" savings --db "$db" --policy "$scratch/p.json" --month 2026-12 >"$scratch/out" 2>"$scratch/err"; st=$?
+grep -q "no GBP price book for northeurope (2 disks)" "$scratch/err" && ok || bad "two disks: $(cat "$scratch/err")"
+sqlite3 "$db" "DELETE FROM disks WHERE id = 9; DELETE FROM vms WHERE id = 9"
+"$cli" savings --db "$db" --policy "$scratch/p.json" --month 2026-12 >"$scratch/out" 2>"$scratch/err"; st=$?
+grep -q "savings: 1 disk has no price, so the totals leave it out: no GBP price book for northeurope (1 disk);" "$scratch/err" \
+  && ok || bad "one disk: $(cat "$scratch/err")"
+
+# ---- no price book at all: exit 1 (a missing price), said, nothing
+# printed, a currency asked for or not ----
 cp "$db" "$scratch/nobook.db"
 sqlite3 "$scratch/nobook.db" "DELETE FROM price_books"
 expect 1 "no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12
+expect 1 "savings: the store has no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12 --currency GBP
+expect 1 "savings: the store has no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12 --currency GBP --json
 
 # ---- bad usage ----
 expect 2 "need --db FILE, --policy FILE and --month" -- "$cli" savings --db "$db" --policy "$scratch/p.json"

@@ -119,7 +119,7 @@ check nobook "$(cat "$scratch/body")" '.totals.fleet.disks == 1 and .totals.flee
   and ([.excluded[] | select(.reason == "no_price") | .disk] == ["disk-4"])'
 # ---- nothing can be priced (the only region needed has no book): 422 ----
 st=$(req GET "/api/v1/savings/opportunities?policy=north&month=2026-12" "$reader")
-[ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("northeurope \\(1 disks\\)"))' \
+[ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("northeurope \\(1 disk\\); refresh it "))' \
   "$scratch/body" >/dev/null && ok || bad "no book for any: $st $(cat "$scratch/body")"
 # ---- several currencies: ?currency= chooses ----
 sqlite3 "$db" "DELETE FROM disks WHERE id = 4"
