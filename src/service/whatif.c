@@ -613,9 +613,10 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
     if (to_gib < from_gib) {
         set_field(field, "to_tier");
         rc = tw_error_set(err, TW_EINVAL,
-                          "to_tier %s (%lld GiB) can't hold a %s disk (%lld GiB): a change of "
+                          "to_tier %s (%lld GiB) can't hold %s %s disk (%lld GiB): a change of "
                           "type keeps the size, so the target is a tier of %lld GiB or more",
-                          out->to.tier, (long long)to_gib, out->from.tier, (long long)from_gib,
+                          out->to.tier, (long long)to_gib, out->from.tier[0] == 'E' ? "an" : "a",
+                          out->from.tier, (long long)from_gib,
                           (long long)from_gib);
         goto done;
     }
@@ -628,10 +629,11 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
             strcmp(step->name, out->to.tier) != 0) {
             set_field(field, "to_tier");
             rc = tw_error_set(err, TW_EINVAL,
-                              "to_tier %s (%lld GiB) is not what a %s disk (%lld GiB) becomes: "
+                              "to_tier %s (%lld GiB) is not what %s %s disk (%lld GiB) becomes: "
                               "a change of type keeps the size, so Azure bills it as %s, the "
                               "%s step that holds %lld GiB; give to_tier %s",
-                              out->to.tier, (long long)to_gib, out->from.tier,
+                              out->to.tier, (long long)to_gib,
+                              out->from.tier[0] == 'E' ? "an" : "a", out->from.tier,
                               (long long)from_gib, step->name, out->to.sku, (long long)from_gib,
                               step->name);
             goto done;

@@ -134,6 +134,8 @@ expect 2 "tierwise: no price per month for P10 ZRS (Premium_ZRS) in westeurope G
 expect 2 "to_tier E15 (256 GiB) is not what a P10 disk (128 GiB) becomes" -- "$cli" "${field[@]/E10/E15}"
 expect 2 "Azure bills it as E10, the StandardSSD_LRS step that holds 128 GiB; give to_tier E10" -- "$cli" "${field[@]/E10/E15}"
 expect 2 "ZRS redundancy, kept from from_sku" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
+expect 2 "to_tier S15 (256 GiB) is not what an E10 disk (128 GiB) becomes" -- "$cli" "${field[@]/P10/E10}" --to-tier S15
+expect 2 "to_tier E15 (256 GiB) is not what a P10 disk" -- "$cli" "${field[@]}" --from-sku Premium_ZRS --to-tier E15
 expect 2 "Standard HDD is LRS only" -- "$cli" "${field[@]/E10/S10}" --from-sku Premium_ZRS
 expect 2 "from_sku Standard_LRS is Standard HDD" -- "$cli" "${field[@]}" --from-sku Standard_LRS
 expect 2 "to_tier E6 (64 GiB) can't hold a P10 disk (128 GiB)" -- "$cli" "${field[@]/E10/E6}"
