@@ -222,7 +222,10 @@ static void text_tail(struct printer *p)
         if (!r->books[i].missing)
             fprintf(p->f, "  prices of %s: %s, fetched %s\n", r->books[i].region,
                     r->books[i].source, r->books[i].fetched_at);
-    fprintf(p->f, "\nAmounts are exact until shown: each is rounded once, to the %s minor unit.\n",
+    fprintf(p->f,
+            "\nAmounts are exact until shown: each is rounded once, to the %s minor unit, so a\n"
+            "total (rounded from the exact sum) may differ by a minor unit or so from the sum of\n"
+            "the rounded rows above it.\n",
             r->currency);
 }
 

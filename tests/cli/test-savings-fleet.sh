@@ -116,7 +116,9 @@ Fleet:
   all                                           2 VMs     1 moved     2 left 229.333333 h         2.83 GBP
   prices of westeurope: import book.json, fetched T
 
-Amounts are exact until shown: each is rounded once, to the GBP minor unit.'
+Amounts are exact until shown: each is rounded once, to the GBP minor unit, so a
+total (rounded from the exact sum) may differ by a minor unit or so from the sum of
+the rounded rows above it.'
 [ "$st:$out" = "0:$want" ] && ok || bad "README's example ($st):"$'\n'"$out"
 
 # ---- reservations from a file: the first P30 of westeurope it covers ----
