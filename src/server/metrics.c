@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,20 +202,6 @@ void tw_metrics_ingest_counts(const struct tw_metrics *m, uint64_t *stored, uint
     *repeat = atomic_load_explicit(&m->repeat, memory_order_relaxed);
 }
 
-static enum tw_err put(struct tw_buf *out, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static enum tw_err put(struct tw_buf *out, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= sizeof(line))
-        return TW_ENOMEM;
-    return tw_buf_append(out, line, (size_t)n);
-}
-
 /* ---- the process ---- */
 
 /* The next space-separated field of [*P, END) as an unsigned number. */
@@ -393,7 +378,7 @@ static void escape_label(const char *s, char *out, size_t outlen)
 
 #define PUT(...)                                                                                   \
     do {                                                                                           \
-        if (put(out, __VA_ARGS__) != TW_OK)                                                        \
+        if (tw_buf_printf(out, __VA_ARGS__) != TW_OK)                                              \
             return TW_ENOMEM;                                                                      \
     } while (0)
 
