@@ -73,29 +73,7 @@ static enum tw_err put_kv(struct tw_buf *b, const char *k, const char *v, bool c
 /* ,"K":V, or "K":V without COMMA (K a plain name: no escape needed). */
 static enum tw_err put_ki_c(struct tw_buf *b, const char *k, long long v, bool comma)
 {
-    char tmp[96];
-    size_t n = 0, lk = strlen(k);
-    if (lk > 60)
-        return TW_EINVAL;
-    if (comma)
-        tmp[n++] = ',';
-    tmp[n++] = '"';
-    memcpy(tmp + n, k, lk);
-    n += lk;
-    tmp[n++] = '"';
-    tmp[n++] = ':';
-    unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-    char dig[24];
-    size_t nd = 0;
-    do {
-        dig[nd++] = (char)('0' + u % 10);
-        u /= 10;
-    } while (u);
-    if (v < 0)
-        tmp[n++] = '-';
-    while (nd)
-        tmp[n++] = dig[--nd];
-    return tw_buf_append(b, tmp, n);
+    return tw_buf_printf(b, "%s\"%s\":%lld", comma ? "," : "", k, v);
 }
 
 static enum tw_err put_ki(struct tw_buf *b, const char *k, long long v)
