@@ -87,6 +87,15 @@ int64_t tw_reservations_count(const struct tw_reservations *r, const char *regio
     return n;
 }
 
+long tw_reservations_find(const struct tw_reservations *r, const char *region, const char *tier,
+                          enum tw_sku_redundancy red)
+{
+    for (size_t i = 0; r && region && tier && i < r->n; i++)
+        if (same(&r->v[i], region, tier, red))
+            return (long)i;
+    return -1;
+}
+
 /* ---- reading ---------------------------------------------------------- */
 
 static int read_entry(struct tw_jc *c, const char *path, struct tw_reservations *out)

@@ -52,6 +52,11 @@ enum tw_err tw_reservations_merge(struct tw_reservations *a, const struct tw_res
 int64_t tw_reservations_count(const struct tw_reservations *r, const char *region,
                               const char *tier, enum tw_sku_redundancy red);
 
+/* The index in R->v of the entry of REGION (any case), TIER and RED (at
+ * most one: entries are merged), or -1 when there is none. */
+long tw_reservations_find(const struct tw_reservations *r, const char *region, const char *tier,
+                          enum tw_sku_redundancy red);
+
 void tw_reservations_cleanup(struct tw_reservations *r);
 
 /*

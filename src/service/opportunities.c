@@ -208,7 +208,7 @@ static struct memo_slot *memo_slot(struct run *r, const struct tw_interval *iv, 
     *found = false;
     if (!r->memo && !(r->memo = calloc(MEMO_SLOTS, sizeof(*r->memo))))
         return NULL;
-    uint64_t h = tw_fnv_i64(tw_fnv_i64(tw_fnv_i64(1469598103934665603ULL, (int64_t)(uintptr_t)iv),
+    uint64_t h = tw_fnv_i64(tw_fnv_i64(tw_fnv_i64(TW_FNV_START, (int64_t)(uintptr_t)iv),
                                        from.micros),
                             to.micros);
     for (size_t k = 0, j = h & (MEMO_SLOTS - 1); k < MEMO_SLOTS; k++, j = (j + 1) & (MEMO_SLOTS - 1)) {
@@ -229,7 +229,7 @@ static struct memo_slot *memo_slot(struct run *r, const struct tw_interval *iv, 
 
 static uint64_t text_hash(const char *a, const char *b)
 {
-    uint64_t h = tw_fnv_text(1469598103934665603ULL, a);
+    uint64_t h = tw_fnv_text(TW_FNV_START, a);
     h = tw_fnv_bytes(h, "\x1f", 1);
     h = tw_fnv_text(h, b);
     return h ? h : 1;
@@ -399,7 +399,7 @@ static bool key_eq(const struct tw_opp_group *g, const char *sub, const char *rg
 
 static uint64_t key_hash(const char *sub, const char *rg)
 {
-    uint64_t h = 1469598103934665603ULL;
+    uint64_t h = TW_FNV_START;
     for (const char *s = sub; *s; s++) {
         char c = (char)tolower((unsigned char)*s);
         h = tw_fnv_bytes(h, &c, 1);
@@ -703,17 +703,6 @@ static enum tw_vmcap_premium premium_of(struct run *r, const char *region, const
     return b ? b->premium : TW_VMCAP_PREMIUM_UNKNOWN;
 }
 
-/* The reservation entry (index) of REGION, TIER, RED, or -1. */
-static long resv_index(const struct tw_reservations *rs, const char *region, const char *tier,
-                       enum tw_sku_redundancy red)
-{
-    for (size_t i = 0; i < rs->n; i++)
-        if (strcasecmp(rs->v[i].region, region) == 0 && strcasecmp(rs->v[i].tier, tier) == 0 &&
-            rs->v[i].redundancy == red)
-            return (long)i;
-    return -1;
-}
-
 struct vm_ctx {
     const struct tw_store_sv_vm *vm;
     struct vm_windows win;
@@ -786,7 +775,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     /* Reservations: the first COUNT disks of the region, tier and
      * redundancy that the policy covers, in VM id order then the disk's
      * place on its VM, are the ones held by it. */
-    long ri = r->resv.n ? resv_index(&r->resv, vm->location, d->tier, sku.redundancy) : -1;
+    long ri = r->resv.n ? tw_reservations_find(&r->resv, vm->location, d->tier, sku.redundancy) : -1;
     if (ri >= 0 && r->resv_used[ri] < r->resv.v[ri].count) {
         r->resv_used[ri]++;
         exclude(d, TW_OPP_RESERVATION,

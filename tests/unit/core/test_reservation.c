@@ -36,6 +36,15 @@ static void test_file(void **state)
     assert_int_equal(tw_reservations_count(&r, "eastus2", "P80", TW_SKU_LRS), 1);
     assert_int_equal(tw_reservations_count(&r, "eastus2", "P70", TW_SKU_LRS), 0);
     assert_int_equal(tw_reservations_count(&r, "northeurope", "P30", TW_SKU_LRS), 0);
+    /* The entry itself: its index, whatever the region's case; -1 for none. */
+    long i = tw_reservations_find(&r, "WESTEUROPE", "P30", TW_SKU_ZRS);
+    assert_true(i >= 0 && i < (long)r.n);
+    assert_int_equal(r.v[i].count, 2);
+    assert_int_equal(r.v[i].redundancy, TW_SKU_ZRS);
+    assert_int_equal(r.v[tw_reservations_find(&r, "eastus2", "P80", TW_SKU_LRS)].count, 1);
+    assert_int_equal(tw_reservations_find(&r, "eastus2", "P70", TW_SKU_LRS), -1);
+    assert_int_equal(tw_reservations_find(&r, "uksouth", "P30", TW_SKU_LRS), -1);
+    assert_int_equal(tw_reservations_find(NULL, "westeurope", "P30", TW_SKU_LRS), -1);
 
     struct tw_reservations b;
     assert_int_equal(parse("{\"schema_version\": \"tierwise.reservations/1\", \"reservations\":"
