@@ -81,15 +81,6 @@ static enum tw_err load(const char *file, struct tw_policy *p, struct tw_policy_
     return rc;
 }
 
-/* Whether FILE is the policies' JSON Schema (policies/policy.schema.json),
- * which a glob of every .json file of policies/ names too: check skips it, as serve
- * --policies does. */
-static bool is_schema(const char *file)
-{
-    const char *base = strrchr(file, '/');
-    return strcmp(base ? base + 1 : file, "policy.schema.json") == 0;
-}
-
 static void say_problems(const char *file, const struct tw_policy_diags *d,
                          const struct tw_error *err)
 {
@@ -118,7 +109,7 @@ static int check(int argc, char **argv, bool json)
     if (json && !files)
         return TW_EXIT_FAIL;
     for (int i = 0; i < argc; i++) {
-        if (is_schema(argv[i])) {
+        if (tw_svc_policy_is_schema(argv[i])) {
             if (!json && tw_app_get_verbosity() != TW_APP_QUIET)
                 printf("%s: skipped (the policies' JSON Schema, not a policy; serve --policies "
                        "skips it too)\n",

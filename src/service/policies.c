@@ -179,8 +179,8 @@ enum tw_err tw_svc_policies_load_zones(const char *dir, struct tw_store *st,
         size_t k = strlen(e->d_name);
         if (k < 6 || strcmp(e->d_name + k - 5, ".json") != 0 || e->d_name[0] == '.')
             continue;
-        if (strcmp(e->d_name, "policy.schema.json") == 0)
-            continue; /* the schema shipped beside the examples */
+        if (tw_svc_policy_is_schema(e->d_name))
+            continue;
         char path[sizeof(out->dir) + 256];
         snprintf(path, sizeof(path), "%s/%.255s", dir, e->d_name);
         /* stat follows a link (a ConfigMap's files are links); one that
@@ -301,4 +301,10 @@ const struct tw_svc_policy *tw_svc_policies_find(const struct tw_svc_policies *p
             hi = mid;
     }
     return NULL;
+}
+
+bool tw_svc_policy_is_schema(const char *file)
+{
+    const char *base = strrchr(file, '/');
+    return strcmp(base ? base + 1 : file, "policy.schema.json") == 0;
 }

@@ -7,6 +7,7 @@
 #ifndef TW_SERVICE_POLICIES_H
 #define TW_SERVICE_POLICIES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/err.h"
@@ -77,5 +78,10 @@ const struct tw_svc_policy *tw_svc_policies_find(const struct tw_svc_policies *p
                                                  const char *name);
 
 void tw_svc_policies_cleanup(struct tw_svc_policies *ps);
+
+/* Whether FILE (a path or a bare name) is the policies' JSON Schema shipped
+ * beside the examples (policies/policy.schema.json), not a policy: a folder
+ * load skips it, and so does policy check (a glob of policies/ names it). */
+bool tw_svc_policy_is_schema(const char *file);
 
 #endif

@@ -97,6 +97,20 @@ static void test_load(void **state)
     free(dir);
 }
 
+/* The schema is known by its base name alone, a bare name or a path. */
+static void test_is_schema(void **state)
+{
+    (void)state;
+    assert_true(tw_svc_policy_is_schema("policy.schema.json"));
+    assert_true(tw_svc_policy_is_schema("policies/policy.schema.json"));
+    assert_true(tw_svc_policy_is_schema("/etc/tierwise/policies/policy.schema.json"));
+    assert_false(tw_svc_policy_is_schema("policy.schema.json/dev.json"));
+    assert_false(tw_svc_policy_is_schema("my-policy.schema.json"));
+    assert_false(tw_svc_policy_is_schema("Policy.schema.json"));
+    assert_false(tw_svc_policy_is_schema("policies/dev-weekends.json"));
+    assert_false(tw_svc_policy_is_schema(""));
+}
+
 static void test_empty_and_missing(void **state)
 {
     (void)state;
@@ -209,6 +223,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load),
+        cmocka_unit_test(test_is_schema),
         cmocka_unit_test(test_empty_and_missing),
         cmocka_unit_test(test_zones),
     };
