@@ -395,23 +395,16 @@ int tw_cli_savings_fleet(int argc, char **argv)
                   (long long)res.fleet.excluded);
     if (res.fleet.no_price) {
         bool one = res.fleet.no_price == 1;
-        char regions[512] = "";
-        for (size_t i = 0; i < res.n_books; i++) {
-            if (!res.books[i].missing)
-                continue;
-            size_t l = strlen(regions);
-            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld %s)", l ? ", " : "",
-                     res.books[i].region, (long long)res.books[i].disks,
-                     res.books[i].disks == 1 ? "disk" : "disks");
-        }
-        if (regions[0])
+        char regions[512];
+        size_t n_missing = tw_opp_missing_regions(&res, regions, sizeof(regions));
+        if (n_missing)
             tw_app_error(TW_CLI_PROG,
                          "savings: %lld %s no price, so the totals leave %s out: no "
                          "%s price book for %s; refresh %s (tierwise prices refresh --db %s "
                          "--region R --currency %s)",
                          (long long)res.fleet.no_price, one ? "disk has" : "disks have",
                          one ? "it" : "them", res.currency, regions,
-                         strchr(regions, ',') ? "them" : "it", db, res.currency);
+                         n_missing > 1 ? "them" : "it", db, res.currency);
         else
             tw_app_error(TW_CLI_PROG,
                          "savings: %lld %s no price, so the totals leave %s out "

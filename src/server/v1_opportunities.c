@@ -112,19 +112,12 @@ void tw_v1_savings_opportunities(struct tw_req *rq)
     } else if (rc != TW_OK) {
         tw_req_error(rq, 500, "internal", "%s", clean);
     } else if (all_missing) {
-        char regions[600] = "";
-        for (size_t i = 0; i < res.n_books; i++) {
-            if (!res.books[i].missing)
-                continue;
-            size_t l = strlen(regions);
-            snprintf(regions + l, sizeof(regions) - l, "%s%s (%lld %s)", l ? ", " : "",
-                     res.books[i].region, (long long)res.books[i].disks,
-                     res.books[i].disks == 1 ? "disk" : "disks");
-        }
+        char regions[600];
+        size_t n_missing = tw_opp_missing_regions(&res, regions, sizeof(regions));
         tw_req_error(rq, 422, "no_price_book",
                      "no disk the policy matches can be priced: no %s price book for %s; "
                      "refresh %s (POST /api/v1/prices/refresh)",
-                     res.currency, regions, strchr(regions, ',') ? "them" : "it");
+                     res.currency, regions, n_missing > 1 ? "them" : "it");
     } else {
         tw_req_body(rq, 200, "application/json", out.data, out.len);
         out.data = NULL;

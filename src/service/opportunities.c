@@ -1079,6 +1079,25 @@ void tw_opp_result_cleanup(struct tw_opp_result *r)
     memset(r, 0, sizeof(*r));
 }
 
+size_t tw_opp_missing_regions(const struct tw_opp_result *res, char *buf, size_t cap)
+{
+    size_t n = 0, l = 0;
+    if (cap)
+        buf[0] = '\0';
+    for (size_t i = 0; i < res->n_books; i++) {
+        const struct tw_opp_book *b = &res->books[i];
+        if (!b->missing)
+            continue;
+        if (l < cap) {
+            int k = snprintf(buf + l, cap - l, "%s%s (%lld %s)", n ? ", " : "", b->region,
+                             (long long)b->disks, b->disks == 1 ? "disk" : "disks");
+            l = k < 0 ? cap : l + (size_t)k;
+        }
+        n++;
+    }
+    return n;
+}
+
 enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                        const struct tw_opp_sink *sink, struct tw_opp_result *out,
                        struct tw_error *err)

@@ -224,6 +224,12 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
 
 void tw_opp_result_cleanup(struct tw_opp_result *r);
 
+/* The regions of RES's books that were missing, as the command and the
+ * route say them: "westeurope (2 disks), eastus (1 disk)", in the books'
+ * order, into BUF (CAP bytes, NUL-terminated, cut at CAP like snprintf;
+ * "" when none is missing).  Returns how many regions are missing. */
+size_t tw_opp_missing_regions(const struct tw_opp_result *res, char *buf, size_t cap);
+
 /* ---- the JSON document (CLI --json, the REST route) ---- */
 
 typedef enum tw_err (*tw_opp_write_fn)(void *arg, const char *buf, size_t len);

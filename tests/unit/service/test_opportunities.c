@@ -316,6 +316,31 @@ static void fleet(struct fx *f)
     book(f, "GBP");
 }
 
+/* The missing regions as said: only the missing books, one disk as one,
+ * the count even when the text is cut. */
+static void test_missing_regions(void **state)
+{
+    (void)state;
+    struct tw_opp_book books[3] = {
+        {.region = "westeurope", .missing = true, .disks = 2},
+        {.region = "uksouth", .missing = false, .disks = 5},
+        {.region = "eastus", .missing = true, .disks = 1},
+    };
+    struct tw_opp_result res = {.n_books = 3, .books = books};
+    char buf[64];
+    assert_int_equal(tw_opp_missing_regions(&res, buf, sizeof(buf)), 2);
+    assert_string_equal(buf, "westeurope (2 disks), eastus (1 disk)");
+    char small[16];
+    assert_int_equal(tw_opp_missing_regions(&res, small, sizeof(small)), 2);
+    assert_string_equal(small, "westeurope (2 d");
+    books[0].missing = false;
+    assert_int_equal(tw_opp_missing_regions(&res, buf, sizeof(buf)), 1);
+    assert_string_equal(buf, "eastus (1 disk)");
+    books[2].missing = false;
+    assert_int_equal(tw_opp_missing_regions(&res, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "");
+}
+
 static void test_exclusions_and_totals(void **state)
 {
     struct fx *f = *state;
@@ -1239,6 +1264,7 @@ static void test_windows_text_max(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_missing_regions),
         cmocka_unit_test_setup_teardown(test_exclusions_and_totals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_policies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tag_windows, setup, teardown),
