@@ -18,6 +18,7 @@
 #include "app/tzload.h"
 #include "cli/cli.h"
 #include "core/pricebook.h"
+#include "core/tier.h"
 #include "service/prices.h"
 #include "service/whatif.h"
 #include "store/store.h"
@@ -575,9 +576,12 @@ int tw_cli_cmd_savings(int argc, char **argv)
     tw_app_detail(TW_CLI_PROG, "savings: prices from %s (fetched_at %s)", b->source,
                   b->fetched_at[0] ? b->fetched_at : "unknown");
     struct tw_whatif_result *r = malloc(sizeof(*r));
+    struct tw_tier_catalog cat = {0};
     char field[TW_WHATIF_FIELD_MAX];
-    rc = r ? tw_whatif_run(rq, b, z, r, field, &err)
-           : tw_error_set(&err, TW_ENOMEM, "out of memory");
+    rc = r ? tw_tier_catalog_builtin(&cat, &err) : tw_error_set(&err, TW_ENOMEM, "out of memory");
+    if (rc == TW_OK)
+        rc = tw_whatif_run(rq, &cat, b, z, r, field, &err);
+    tw_tier_catalog_cleanup(&cat);
     tw_pricebook_free(b);
     tw_tz_free(z);
     if (rc != TW_OK)

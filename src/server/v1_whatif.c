@@ -103,7 +103,7 @@ void tw_v1_savings_whatif(struct tw_req *rq)
                      "", &err);
         goto out;
     }
-    rc = tw_whatif_run(in, b, z, res, field, &err);
+    rc = tw_whatif_run(in, &rq->srv->cat, b, z, res, field, &err);
     if (rc == TW_ENOENT) {
         whatif_error(rq, 404, "price_missing", field, &err);
         goto out;

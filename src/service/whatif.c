@@ -571,13 +571,13 @@ static enum tw_err writable(struct tw_amount a, const struct tw_whatif_result *r
                         what, r->currency);
 }
 
-enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_pricebook *b,
-                          const struct tw_tz *z, struct tw_whatif_result *out,
-                          char field[TW_WHATIF_FIELD_MAX], struct tw_error *err)
+enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_tier_catalog *cat,
+                          const struct tw_pricebook *b, const struct tw_tz *z,
+                          struct tw_whatif_result *out, char field[TW_WHATIF_FIELD_MAX],
+                          struct tw_error *err)
 {
     memset(out, 0, sizeof(*out));
     set_field(field, "");
-    struct tw_tier_catalog cat = {0};
     struct tw_tz *utc = NULL;
     struct tw_interval *iv = NULL;
     struct tw_window_saving *ws = NULL;
@@ -600,13 +600,13 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
         return tw_error_set(err, TW_ERANGE, "count must be a number of disks from 1 to %d",
                             TW_WHATIF_COUNT_MAX);
     }
-    if ((rc = tw_tier_catalog_builtin(&cat, err)) != TW_OK)
-        return rc;
+    if (!cat)
+        return tw_error_set(err, TW_EINVAL, "a what-if needs the tier catalog to check its tiers");
     struct tw_sku from, to;
     int64_t from_gib, to_gib;
-    if ((rc = side(&cat, "from", rq->from_tier, rq->from_sku, TW_SKU_LRS, &from, &from_gib,
+    if ((rc = side(cat, "from", rq->from_tier, rq->from_sku, TW_SKU_LRS, &from, &from_gib,
                    &out->from, field, err)) != TW_OK ||
-        (rc = side(&cat, "to", rq->to_tier, rq->to_sku, from.redundancy, &to, &to_gib, &out->to,
+        (rc = side(cat, "to", rq->to_tier, rq->to_sku, from.redundancy, &to, &to_gib, &out->to,
                    field, err)) != TW_OK)
         goto done;
     /* A change of type keeps the disk's size: the target's step must hold it. */
@@ -625,7 +625,7 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_priceb
     {
         const struct tw_tier *step = NULL;
         struct tw_error se = {0};
-        if (tw_tier_for_size(&cat, out->to.sku, from_gib, &step, &se) == TW_OK && step &&
+        if (tw_tier_for_size(cat, out->to.sku, from_gib, &step, &se) == TW_OK && step &&
             strcmp(step->name, out->to.tier) != 0) {
             set_field(field, "to_tier");
             rc = tw_error_set(err, TW_EINVAL,
@@ -940,7 +940,6 @@ done:
     free(ws);
     free(iv);
     tw_tz_free(utc);
-    tw_tier_catalog_cleanup(&cat);
     return rc;
 }
 

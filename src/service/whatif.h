@@ -37,6 +37,7 @@
 #include "core/money.h"
 #include "core/pricebook.h"
 #include "core/savings.h"
+#include "core/tier.h"
 #include "core/tz.h"
 #include "core/window.h"
 
@@ -148,9 +149,12 @@ struct tw_whatif_result {
 
 /*
  * Runs RQ against the price book B in zone Z (NULL: UTC; its name should be
- * RQ->tz) into *OUT.  On failure FIELD names the input at fault ("from_tier",
- * "windows[0]", "period", "io") or is "" (a price the book lacks: the
- * message names it), and ERR says what: TW_EINVAL an unknown tier or SKU, a
+ * RQ->tz) into *OUT, the tiers and SKUs checked against the rated catalog
+ * CAT (tw_tier_catalog_builtin, loaded once by the caller: the server's,
+ * the command's; NULL is TW_EINVAL).  On failure FIELD names the input at
+ * fault ("from_tier", "windows[0]", "period", "io") or is "" (a price the
+ * book lacks: the message names it), and ERR says what: TW_EINVAL an
+ * unknown tier or SKU, a
  * tier of another family than the SKU, no window; TW_EPARSE a window that
  * does not parse (the byte in the message and ERR's column); TW_ENOENT a
  * price the book lacks (never a zero); TW_ERANGE an amount beyond what
@@ -164,9 +168,10 @@ struct tw_whatif_result {
  * the cost is the sum over time of the price in effect, and a piece with
  * no price in effect is TW_ENOENT naming its start.
  */
-enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_pricebook *b,
-                          const struct tw_tz *z, struct tw_whatif_result *out,
-                          char field[TW_WHATIF_FIELD_MAX], struct tw_error *err);
+enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_tier_catalog *cat,
+                          const struct tw_pricebook *b, const struct tw_tz *z,
+                          struct tw_whatif_result *out, char field[TW_WHATIF_FIELD_MAX],
+                          struct tw_error *err);
 
 /*
  * The result as the JSON of `savings --json` and of the route: {"currency",

@@ -33,6 +33,9 @@ static const char book_json[] =
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static struct tw_pricebook *book;
+    static struct tw_tier_catalog cat;
+    if (!cat.n_tiers && tw_tier_catalog_builtin(&cat, NULL) != TW_OK)
+        abort();
     if (!book && tw_whatif_book(book_json, sizeof(book_json) - 1, "fuzz", "westeurope", "GBP", "",
                                 "2026-12-01T00:00:00Z", &book, NULL) != TW_OK)
         abort();
@@ -67,7 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (tw_whatif_period_parse(per, strlen(per), &rq, NULL) != TW_OK)
             abort();
         memset(&err, 0, sizeof(err));
-        if (tw_whatif_run(&rq, pb, NULL, &res, field, &err) == TW_OK) {
+        if (tw_whatif_run(&rq, &cat, pb, NULL, &res, field, &err) == TW_OK) {
             int64_t at = res.period_from_ns, hours = 0;
             for (size_t k = 0; k < res.n_pieces; k++) {
                 if (res.pieces[k].from_ns != at || res.pieces[k].to_ns <= at)
@@ -103,7 +106,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rq.to_day = rq.from_day + 400;
     rq.tz[0] = '\0';
     memset(&err, 0, sizeof(err));
-    rc = tw_whatif_run(&rq, book, NULL, &res, field, &err);
+    rc = tw_whatif_run(&rq, &cat, book, NULL, &res, field, &err);
     if (rc != TW_OK) {
         if (!err.msg[0])
             abort();

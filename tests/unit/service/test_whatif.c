@@ -12,6 +12,23 @@
 
 #include "service/whatif.h"
 
+/* The rated catalog, loaded once for every test as the server and the
+ * command load it once. */
+static struct tw_tier_catalog cat;
+
+static int load_catalog(void **state)
+{
+    (void)state;
+    return tw_tier_catalog_builtin(&cat, NULL) == TW_OK ? 0 : -1;
+}
+
+static int free_catalog(void **state)
+{
+    (void)state;
+    tw_tier_catalog_cleanup(&cat);
+    return 0;
+}
+
 static struct tw_pricebook *gbp_book(void)
 {
     size_t len;
@@ -58,7 +75,7 @@ static void test_field_example(void **state)
     /* In UTC (no zone): 52 weekends of 48 hours, no clock change. */
     char field[TW_WHATIF_FIELD_MAX];
     struct tw_error err = {0};
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_string_equal(r.tz, "UTC");
     assert_int_equal(r.downgraded_ns, INT64_C(2496) * 3600 * 1000000000);
     assert_int_equal(r.n_spans, 52);
@@ -96,41 +113,45 @@ static void test_skus(void **state)
     /* ZRS stays ZRS: the target's price is asked in ZRS, which the page lacks. */
     field_request(&rq);
     strcpy(rq.from_sku, "premium_zrs");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_ENOENT);
     assert_non_null(strstr(err.msg, "P10 ZRS"));
     assert_string_equal(field, "");
     /* A target SKU given wins over the default redundancy (and the price
      * of the disk's own ZRS tier is still missing). */
     strcpy(rq.to_sku, "StandardSSD_LRS");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_ENOENT);
     assert_non_null(strstr(err.msg, "P10 ZRS"));
     /* A SKU of another family than its tier. */
     field_request(&rq);
     strcpy(rq.to_sku, "Standard_LRS");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_sku");
     /* Standard HDD has no ZRS. */
     field_request(&rq);
     strcpy(rq.from_sku, "Premium_ZRS");
     strcpy(rq.to_tier, "S10");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_tier");
     assert_non_null(strstr(err.msg, "LRS only"));
     /* Tiers: lower case is read, an unknown one and a too small one refused. */
     field_request(&rq);
     strcpy(rq.from_tier, "p10");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     strcpy(rq.to_tier, "E6");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_tier");
     strcpy(rq.to_tier, "Q10");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_tier");
+    /* No catalog to check the tiers against: refused, not a crash. */
+    field_request(&rq);
+    assert_int_equal(tw_whatif_run(&rq, NULL, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "catalog"));
     /* A window that does not parse names itself and its byte. */
     field_request(&rq);
     strcpy(rq.window[1], "Sat 00:00-Mon 24:00");
     rq.n_windows = 2;
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EPARSE);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EPARSE);
     assert_string_equal(field, "windows[1]");
     assert_true(err.column > 0);
     tw_pricebook_free(b);
@@ -316,7 +337,7 @@ static void test_prices_by_time(void **state)
     static struct tw_whatif_result r;
     field_request(&rq);
     char field[TW_WHATIF_FIELD_MAX];
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_int_equal(r.n_pieces, 3);
     assert_int_equal(r.downgraded_ns, INT64_C(2496) * 3600 * 1000000000);
     assert_int_equal(r.pieces[0].downgraded_ns, INT64_C(1248) * 3600 * 1000000000);
@@ -347,13 +368,13 @@ static void test_prices_by_time(void **state)
     /* A period inside one price: one part, no note. */
     const char *p = "2026-07-01..2026-10-01";
     assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_int_equal(r.n_pieces, 1);
     assert_int_equal(r.from.per_month.micros, 17160000);
     /* Before any P10 item: no price then, never a zero. */
     p = "2017-01-01..2019-01-01";
     assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_ENOENT);
     assert_non_null(strstr(err.msg, "P10"));
     tw_pricebook_free(b);
 }
@@ -373,7 +394,7 @@ static void test_out_of_range(void **state)
     rq.io.ios_per_hour = INT64_C(1000000000);
     rq.io.io_bytes = INT64_C(1) << 30;
     /* Per disk writable, the total not: count. */
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ERANGE);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_ERANGE);
     assert_string_equal(field, "count");
     assert_non_null(strstr(err.msg, "fewer disks"));
     /* (Too large per disk, "io", needs a dearer meter: the command's
@@ -390,7 +411,7 @@ static void test_transactions_meter(void **state)
     char field[TW_WHATIF_FIELD_MAX];
     struct tw_error err = {0};
     field_request(&rq);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_string_equal(r.tx.used, "E10 LRS Disk Operations");
     assert_int_equal(r.tx.n_meters, 1);
     assert_string_equal(r.tx.meters[0], "E10 LRS Disk Operations");
@@ -414,7 +435,7 @@ static void test_transactions_meter(void **state)
     rq.io_set = true;
     rq.io.ios_per_hour = 3600;
     rq.io.io_bytes = 4096;
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     said = false;
     for (size_t i = 0; i < r.n_notes; i++) {
         assert_null(strstr(r.notes[i], "per 10,000, )"));
@@ -503,12 +524,12 @@ static void test_expired_book(void **state)
     static struct tw_whatif_result r;
     char field[TW_WHATIF_FIELD_MAX];
     field_request(&rq);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     amount_is(r.saving, 12, "30.772602739726");
     /* 2027 is past the items' end: refused naming the date. */
     const char *p = "2026-06-01..2027-06-01";
     assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_ENOENT);
     assert_non_null(strstr(err.msg, "2027-01-01T00:00:00Z"));
     assert_null(strstr(err.msg, "holds no disk price"));
     tw_pricebook_free(b);
@@ -520,7 +541,7 @@ static void test_expired_book(void **state)
     assert_int_equal(book_text(doc, "2025-06-01T00:00:00Z", &b, &err), TW_OK);
     assert_int_equal(b->n, 0);
     field_request(&rq);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     amount_is(r.saving, 12, "30.772602739726");
     tw_pricebook_free(b);
     /* No disk price at all: still the book's fault. */
@@ -529,7 +550,7 @@ static void test_expired_book(void **state)
     strcat(doc, "]}");
     assert_int_equal(book_text(doc, "2025-06-01T00:00:00Z", &b, &err), TW_OK);
     assert_false(tw_whatif_book_has_prices(b));
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_ENOENT);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_ENOENT);
     assert_non_null(strstr(err.msg, "holds no disk price"));
     tw_pricebook_free(b);
 }
@@ -570,7 +591,7 @@ static void test_item_dates(void **state)
         static struct tw_whatif_result r;
         char field[TW_WHATIF_FIELD_MAX];
         field_request(&rq);
-        assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+        assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
         assert_int_equal(r.n_pieces, 2);
         assert_int_equal(r.pieces[1].from_ns, want);
         assert_int_equal(r.pieces[1].from_per_month.micros, 17160000);
@@ -635,7 +656,7 @@ static void test_tx_by_part(void **state)
     rq.io_set = true;
     rq.io.ios_per_hour = 10000;
     rq.io.io_bytes = 4096;
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_int_equal(r.n_pieces, 2);
     assert_int_equal(r.pieces[0].tx_per_10k.micros, 1000);
     assert_int_equal(r.pieces[1].tx_per_10k.micros, 2000);
@@ -677,18 +698,18 @@ static void test_review_refusals(void **state)
     field_request(&rq);
     strcpy(rq.from_sku, "Premium_ZRS");
     strcpy(rq.to_tier, "S10");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_tier");
     assert_non_null(strstr(err.msg, "kept from from_sku"));
     strcpy(rq.to_sku, "Standard_ZRS");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_sku");
     assert_non_null(strstr(err.msg, "to_sku Standard_ZRS"));
     assert_null(strstr(err.msg, "to_tier"));
     /* 8 */
     field_request(&rq);
     strcpy(rq.to_tier, "E15");
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_EINVAL);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_EINVAL);
     assert_string_equal(field, "to_tier");
     assert_non_null(strstr(err.msg, "give to_tier E10"));
     /* 7: 3 million I/Os an hour at 0.001 per 10,000 is 0.30 an hour,
@@ -697,11 +718,11 @@ static void test_review_refusals(void **state)
     rq.io_set = true;
     rq.io.ios_per_hour = 3000000;
     rq.io.io_bytes = 4096;
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_true(r.saving.num < 0);
     assert_true(has_note(&r, "the saving is not positive", "transactions"));
     rq.io.ios_per_hour = 1;
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_false(has_note(&r, "the saving is not positive", NULL));
     tw_pricebook_free(b);
 }
@@ -723,11 +744,11 @@ static void test_undated_and_fraction(void **state)
     static struct tw_whatif_result r;
     char field[TW_WHATIF_FIELD_MAX];
     field_request(&rq);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_true(has_note(&r, "carry no effective date", "2026-06-01T00:00:00Z"));
     const char *p = "2026-07-01..2027-01-01";
     assert_int_equal(tw_whatif_period_parse(p, strlen(p), &rq, NULL), TW_OK);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_false(has_note(&r, "carry no effective date", NULL));
     tw_pricebook_free(b);
     /* 10 */
@@ -739,7 +760,7 @@ static void test_undated_and_fraction(void **state)
     strcat(doc, "]}");
     assert_int_equal(book_text(doc, "2026-12-01T00:00:00Z", &b, &err), TW_OK);
     field_request(&rq);
-    assert_int_equal(tw_whatif_run(&rq, b, NULL, &r, field, &err), TW_OK);
+    assert_int_equal(tw_whatif_run(&rq, &cat, b, NULL, &r, field, &err), TW_OK);
     assert_int_equal(r.n_pieces, 2);
     assert_int_equal(r.pieces[1].from_per_month.micros, 17160000);
     json_t *j = NULL;
@@ -763,5 +784,5 @@ int main(void)
         cmocka_unit_test(test_tx_by_part),    cmocka_unit_test(test_review_refusals),
         cmocka_unit_test(test_undated_and_fraction),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(tests, load_catalog, free_catalog);
 }
