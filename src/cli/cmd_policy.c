@@ -22,6 +22,7 @@
 #include "core/time.h"
 #include "core/tz.h"
 #include "core/window.h"
+#include "service/opportunities.h"
 #include "service/policies.h"
 #include "store/store.h"
 
@@ -388,21 +389,10 @@ static int show(const struct show *o)
         struct tw_power_obs *ob = nsp ? calloc(nsp, sizeof(*ob)) : NULL;
         if (nsp && !ob)
             rc = tw_error_set(&err, TW_ENOMEM, "out of memory");
-        /* The savings' rule (service/opportunities.c): the state in force
-         * at the span's start, however long before it was observed (a
-         * report may say 1653), is placed at that start; an instant past
-         * what int64_t nanoseconds hold is skipped, never wrapped. */
-        for (size_t i = 0; rc == TW_OK && i < nsp; i++) {
-            int64_t at;
-            if (sp[i].at_ms < span_ms)
-                at = span;
-            else if (!tw_ms_to_ns(sp[i].at_ms, &at))
-                continue;
-            if (at < span)
-                at = span;
-            ob[nob].at_ns = at;
-            ob[nob++].state = tw_power_parse(sp[i].state);
-        }
+        /* Read as the savings run reads them (the state in force at the
+         * span's start placed there). */
+        if (rc == TW_OK)
+            nob = tw_opp_power_obs(sp, nsp, span, ob);
         free(sp);
         /* tw_observed_windows says "observed windows: ..." itself. */
         if (rc == TW_OK)

@@ -1003,23 +1003,8 @@ static enum tw_err vm_obs(struct run *r, const struct tw_store_sv_vm *vm, struct
         r->obs = nv;
         r->cap_obs = vm->n_power;
     }
-    /* The state in force at the walk's start (the store hands it over
-     * first, however long ago it was observed: a report may say 1653) is
-     * placed at that start; an instant past what int64_t nanoseconds hold
-     * is skipped (the walk reads none: it ends at the month's end). */
-    size_t k = 0;
-    for (size_t i = 0; i < vm->n_power; i++) {
-        int64_t at;
-        if (vm->power[i].at_ms < r->walk_from_ms)
-            at = r->walk_from_ns;
-        else if (!tw_ms_to_ns(vm->power[i].at_ms, &at))
-            continue;
-        if (at < r->walk_from_ns)
-            at = r->walk_from_ns;
-        r->obs[k].at_ns = at;
-        r->obs[k++].state = tw_power_parse(vm->power[i].state);
-    }
-    r->n_obs = k;
+    /* (An instant skipped is past the walk: it ends at the month's end.) */
+    r->n_obs = tw_opp_power_obs(vm->power, vm->n_power, r->walk_from_ns, r->obs);
     return TW_OK;
 }
 
@@ -1077,6 +1062,25 @@ void tw_opp_result_cleanup(struct tw_opp_result *r)
     free(r->subs);
     free(r->books);
     memset(r, 0, sizeof(*r));
+}
+
+size_t tw_opp_power_obs(const struct tw_store_sv_power *sp, size_t n, int64_t from_ns,
+                        struct tw_power_obs *out)
+{
+    int64_t from_ms = tw_floor_div(from_ns, TW_NS_PER_MS);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t at;
+        if (sp[i].at_ms < from_ms)
+            at = from_ns;
+        else if (!tw_ms_to_ns(sp[i].at_ms, &at))
+            continue;
+        if (at < from_ns)
+            at = from_ns;
+        out[k].at_ns = at;
+        out[k++].state = tw_power_parse(sp[i].state);
+    }
+    return k;
 }
 
 size_t tw_opp_missing_regions(const struct tw_opp_result *res, char *buf, size_t cap)

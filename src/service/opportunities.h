@@ -38,6 +38,7 @@
 
 #include "core/err.h"
 #include "core/money.h"
+#include "core/observed.h"
 #include "core/policy.h"
 #include "core/reservation.h"
 #include "core/savings.h"
@@ -223,6 +224,15 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                        struct tw_error *err);
 
 void tw_opp_result_cleanup(struct tw_opp_result *r);
+
+/* A VM's N stored power states SP (by time, the state in force at FROM_NS
+ * first, as the store hands them over) as observations from FROM_NS on,
+ * into OUT (room for N); returns how many.  The state in force at FROM_NS,
+ * however long before it was observed (a report may say 1653), is placed
+ * at FROM_NS; an instant past what int64_t nanoseconds hold is skipped,
+ * never wrapped.  The savings run and policy show both read them so. */
+size_t tw_opp_power_obs(const struct tw_store_sv_power *sp, size_t n, int64_t from_ns,
+                        struct tw_power_obs *out);
 
 /* The regions of RES's books that were missing, as the command and the
  * route say them: "westeurope (2 disks), eastus (1 disk)", in the books'

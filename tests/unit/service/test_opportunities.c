@@ -316,6 +316,30 @@ static void fleet(struct fx *f)
     book(f, "GBP");
 }
 
+/* Stored power states as observations: the state in force before the
+ * start placed at it, the rest at their instants (a millisecond is a
+ * million nanoseconds), one past int64_t nanoseconds skipped. */
+static void test_power_obs(void **state)
+{
+    (void)state;
+    const int64_t from_ns = 1795132800000LL * 1000000 + 500000; /* half a ms in */
+    struct tw_store_sv_power sp[] = {
+        {.at_ms = -9999999999999LL, .state = "PowerState/deallocated"}, /* 1653 */
+        {.at_ms = 1795132800000LL, .state = "running"},  /* the start's ms, before it */
+        {.at_ms = 1795132860000LL, .state = "deallocated"},
+        {.at_ms = INT64_MAX / 1000, .state = "running"},  /* past int64_t ns */
+    };
+    struct tw_power_obs ob[4];
+    assert_int_equal(tw_opp_power_obs(sp, 4, from_ns, ob), 3);
+    assert_int_equal(ob[0].at_ns, from_ns);
+    assert_int_equal(ob[0].state, TW_POWER_DEALLOCATED);
+    assert_int_equal(ob[1].at_ns, from_ns);
+    assert_int_equal(ob[1].state, TW_POWER_RUNNING);
+    assert_int_equal(ob[2].at_ns, 1795132860000LL * 1000000);
+    assert_int_equal(ob[2].state, TW_POWER_DEALLOCATED);
+    assert_int_equal(tw_opp_power_obs(sp, 0, from_ns, ob), 0);
+}
+
 /* The missing regions as said: only the missing books, one disk as one,
  * the count even when the text is cut. */
 static void test_missing_regions(void **state)
@@ -1265,6 +1289,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_regions),
+        cmocka_unit_test(test_power_obs),
         cmocka_unit_test_setup_teardown(test_exclusions_and_totals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_other_policies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_tag_windows, setup, teardown),
