@@ -424,9 +424,8 @@ bool tw_price_date(const char *s, int64_t *ns)
     return tw_rfc3339_parse(buf, strlen(buf), ns, NULL) == TW_OK;
 }
 
-/* The item's dates as instants: no start is the earliest, no end the
- * latest; the end is the second after effectiveEndDate. */
-static void item_span(const struct tw_price_item *it, int64_t *from, int64_t *to)
+/* (pricebook.h) */
+void tw_price_item_span(const struct tw_price_item *it, int64_t *from, int64_t *to)
 {
     *from = INT64_MIN;
     *to = INT64_MAX;
@@ -510,7 +509,7 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
             continue;
         }
         int64_t from_ns, to_ns;
-        item_span(it, &from_ns, &to_ns);
+        tw_price_item_span(it, &from_ns, &to_ns);
         if (now && now_ns >= to_ns) {
             add_unused(b, i, TW_PB_UNUSED_EXPIRED);
             continue;
@@ -530,7 +529,7 @@ enum tw_err tw_pricebook_build(struct tw_price_items *items, const char *region,
              * force; on a tie the first one read stays. */
             const struct tw_price_item *old = &b->items.v[e->item];
             int64_t old_from, old_to;
-            item_span(old, &old_from, &old_to);
+            tw_price_item_span(old, &old_from, &old_to);
             if (from_ns <= old_from) {
                 add_unused(b, i, TW_PB_UNUSED_SUPERSEDED);
                 continue;

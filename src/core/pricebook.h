@@ -166,6 +166,15 @@ struct tw_pricebook {
 bool tw_price_date(const char *s, int64_t *ns);
 
 /*
+ * Item IT's dates as the instants [*FROM, *TO) it is in effect: no
+ * effectiveStartDate is INT64_MIN, no effectiveEndDate INT64_MAX, and the
+ * end is the second after effectiveEndDate (its second is counted in).  A
+ * date tw_price_date does not read counts as none; a book's items have
+ * none such (tw_pricebook_build refuses them).
+ */
+void tw_price_item_span(const struct tw_price_item *it, int64_t *from, int64_t *to);
+
+/*
  * Builds *OUT (free with tw_pricebook_free) from ITEMS, which it takes
  * over (ITEMS is left empty, even on failure).  Only items of REGION and
  * CURRENCY are kept when those are non-NULL.  NOW (RFC 3339) decides

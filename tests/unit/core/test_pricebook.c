@@ -515,6 +515,30 @@ static void test_names(void **state)
     assert_false(tw_pb_region_ok("west europe"));
 }
 
+/* An item's span: no dates is all time, a bare date is midnight UTC, the
+ * end the second after effectiveEndDate, an offset read as an instant. */
+static void test_item_span(void **state)
+{
+    (void)state;
+    struct tw_price_item it;
+    memset(&it, 0, sizeof(it));
+    int64_t from, to, want;
+    tw_price_item_span(&it, &from, &to);
+    assert_true(from == INT64_MIN);
+    assert_true(to == INT64_MAX);
+    strcpy(it.start, "2026-07-01");
+    strcpy(it.end, "2026-12-31T23:59:59+01:00");
+    tw_price_item_span(&it, &from, &to);
+    assert_true(tw_price_date("2026-07-01T00:00:00Z", &want));
+    assert_true(from == want);
+    assert_true(tw_price_date("2026-12-31T23:00:00Z", &want));
+    assert_true(to == want);
+    it.start[0] = '\0';
+    tw_price_item_span(&it, &from, &to);
+    assert_true(from == INT64_MIN);
+    assert_true(to == want);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -528,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_bad_pages),
         cmocka_unit_test(test_snapshot),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_item_span),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
