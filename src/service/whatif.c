@@ -486,27 +486,15 @@ static enum tw_err price_cuts(const struct tw_pricebook *b, const char *from, co
         const struct tw_price_item *it = &b->items.v[i];
         if (!item_concerns(it, from, to, letter))
             continue;
-        int64_t t;
-        /* The book refuses a date it can't read; never skip one here,
-         * since a skipped cut would price a piece by the wrong items. */
-        for (int e = 0; e < 2; e++) {
-            const char *d = e ? it->end : it->start;
-            if (!d[0])
-                continue;
-            if (!tw_price_date(d, &t)) {
-                free(c);
-                set_field(field, "");
-                return tw_error_set(err, TW_EPARSE,
-                                    "price item %zu (%.60s): %s \"%.31s\" is not a date (RFC "
-                                    "3339, or YYYY-MM-DD)",
-                                    i, it->meter, e ? "effectiveEndDate" : "effectiveStartDate",
-                                    d);
-            }
-            if (e && t < INT64_MAX - TW_NS_PER_S)
-                t += TW_NS_PER_S;
-            if (t > p0 && t < p1)
-                c[n++] = t;
-        }
+        /* Every item of a book has dates it reads (tw_pricebook_build
+         * refuses the others), so no cut is lost; an item without a start
+         * or an end starts or ends outside any period. */
+        int64_t from_ns, to_ns;
+        tw_price_item_span(it, &from_ns, &to_ns);
+        if (from_ns > p0 && from_ns < p1)
+            c[n++] = from_ns;
+        if (to_ns > p0 && to_ns < p1)
+            c[n++] = to_ns;
     }
     qsort(c, n, sizeof(*c), cmp_i64);
     size_t k = 0;
@@ -692,7 +680,6 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_tier_c
         TW_OK)
         goto done;
     struct tw_error te = {0};
-    enum tw_err trc0 = TW_OK;
     for (size_t k = 0; k + 1 < n_cuts; k++) {
         struct tw_whatif_piece pc;
         memset(&pc, 0, sizeof(pc));
@@ -762,7 +749,6 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_tier_c
             out->to = pt;
             out->tx = rule;
             out->tx_priced = pc.tx_priced;
-            trc0 = trc;
             te = tre;
         }
         struct tw_whatif_piece *last = out->n_pieces ? &out->pieces[out->n_pieces - 1] : NULL;
@@ -847,7 +833,6 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_tier_c
         if ((rc = writable(out->pieces[k].saving, out, rq->io_set ? "io" : "period",
                            "the saving of a part of the period", field, err)) != TW_OK)
             goto done;
-    (void)trc0;
     /* What a reader should know. */
     char pt[TW_MONEY_TEXT_MAX];
     if (!rq->io_set) {
