@@ -5,11 +5,11 @@
  */
 #include "core/savings.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#define HOUR_NS (INT64_C(3600) * 1000000000)
+#include "core/textf.h"
+#include "core/time.h"
 
 /* ---- cost over time --------------------------------------------------- */
 
@@ -68,20 +68,6 @@ static const char *const hdd_per_io[] = {"S10", "S20", "S30", "S40", "S50", "S60
 static bool hdd_per_io_region(const char *region)
 {
     return strcmp(region, "eastus") == 0 || strcmp(region, "northeurope") == 0;
-}
-
-/* Appends printf-style text to BUF (CAP bytes), cutting what does not fit. */
-static void addf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void addf(char *buf, size_t cap, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, cap - used, fmt, ap);
-    va_end(ap);
 }
 
 /* What goes before item K (1-based) of N in a list: "", ", " or LAST. */
@@ -203,7 +189,8 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
     if (!n_present) {
         char names[160] = "";
         for (size_t i = 0; i < nm; i++)
-            addf(names, sizeof(names), "%s\"%s\"", list_sep(i + 1, nm, " nor "), meters[i].name);
+            tw_textf(names, sizeof(names), "%s\"%s\"", list_sep(i + 1, nm, " nor "),
+                     meters[i].name);
         memset(out, 0, sizeof(*out));
         return tw_error_set(err, TW_ENOENT,
                             "no transaction price for %s %s (%s) in %s %s in the price book (%s): "
@@ -225,18 +212,20 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
         if (nm > 1) {
             /* The others may be dearer: what is used is then not the
              * worse case, and the reader should know. */
-            addf(out->note, sizeof(out->note), "\"%s\" is the only transaction meter of the "
-                 "%s in the book (", meters[best].name, nm == 3 ? "three" : "two");
+            tw_textf(out->note, sizeof(out->note),
+                     "\"%s\" is the only transaction meter of the %s in the book (",
+                     meters[best].name, nm == 3 ? "three" : "two");
             size_t k = 0;
             for (size_t i = 0; i < nm; i++) {
                 if (i == best)
                     continue;
                 k++;
-                addf(out->note, sizeof(out->note), "%s\"%s\"", list_sep(k, nm - 1, " and "),
-                     meters[i].name);
+                tw_textf(out->note, sizeof(out->note), "%s\"%s\"", list_sep(k, nm - 1, " and "),
+                         meters[i].name);
             }
-            addf(out->note, sizeof(out->note), " %s missing): the price may not be the worse case",
-                 nm - 1 == 1 ? "is" : "are");
+            tw_textf(out->note, sizeof(out->note),
+                     " %s missing): the price may not be the worse case",
+                     nm - 1 == 1 ? "is" : "are");
         }
     } else {
         /* The one used first, then the others in order. */
@@ -247,10 +236,10 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
             if (i == best || !meters[i].e)
                 continue;
             k++;
-            addf(out->meter, sizeof(out->meter), "%s\"%s\"", list_sep(k, n_present, " and "),
-                 meters[i].name);
+            tw_textf(out->meter, sizeof(out->meter), "%s\"%s\"", list_sep(k, n_present, " and "),
+                     meters[i].name);
         }
-        addf(out->note, sizeof(out->note), "meters in the book: ");
+        tw_textf(out->note, sizeof(out->note), "meters in the book: ");
         bool has_four = false;
         k = 0;
         for (size_t i = 0; i < nm; i++) {
@@ -259,29 +248,29 @@ enum tw_err tw_tx_rule_for(const struct tw_pricebook *b, const char *region, con
             char pt[TW_MONEY_TEXT_MAX];
             tw_money_text(meters[i].e->price, pt, sizeof(pt));
             k++;
-            addf(out->note, sizeof(out->note), "%s%s %s", list_sep(k, n_present, " and "),
-                 meters[i].short_name, pt);
+            tw_textf(out->note, sizeof(out->note), "%s%s %s", list_sep(k, n_present, " and "),
+                     meters[i].short_name, pt);
             has_four |= meters[i].four;
         }
         const char *example = "";
         if (has_four)
             example = family == TW_SKU_STANDARD_SSD ? " (its billing example bills an E30 on E4's)"
                                                     : " (its billing example bills an S20 on S4's)";
-        addf(out->note, sizeof(out->note),
-             " per 10,000; the %s, %s, is used (the worse case): which one Azure bills is not "
-             "documented%s",
-             n_present == 2 ? "higher" : "highest", meters[best].short_name, example);
+        tw_textf(out->note, sizeof(out->note),
+                 " per 10,000; the %s, %s, is used (the worse case): which one Azure bills is not "
+                 "documented%s",
+                 n_present == 2 ? "higher" : "highest", meters[best].short_name, example);
     }
     if (hdd_unlisted) {
-        addf(out->note, sizeof(out->note),
-             "%s%s is in neither size list of the billing page: the worse rule, 16 KiB units, "
-             "no cap",
-             out->note[0] ? "; " : "", tier);
+        tw_textf(out->note, sizeof(out->note),
+                 "%s%s is in neither size list of the billing page: the worse rule, 16 KiB units, "
+                 "no cap",
+                 out->note[0] ? "; " : "", tier);
     }
     if (out->cap_unknown)
-        addf(out->note, sizeof(out->note),
-             "%sStandard SSD's hourly cap is not published: none applied (the worse case)",
-             out->note[0] ? "; " : "");
+        tw_textf(out->note, sizeof(out->note),
+                 "%sStandard SSD's hourly cap is not published: none applied (the worse case)",
+                 out->note[0] ? "; " : "");
     return TW_OK;
 }
 
@@ -326,7 +315,7 @@ enum tw_err tw_tx_cost(const struct tw_tx_rule *r, const struct tw_io_rate *rate
     struct tw_amount a;
     enum tw_err rc = tw_money_ratio(r->per_10k, units, 10000, &a, err);
     if (rc == TW_OK)
-        rc = tw_amount_scale(a, dur_ns, HOUR_NS, &a, err);
+        rc = tw_amount_scale(a, dur_ns, TW_NS_PER_HOUR, &a, err);
     if (rc != TW_OK)
         return rc;
     *out = a;

@@ -6,23 +6,10 @@
  */
 #include "core/savings.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-/* Appends printf-style text to BUF (CAP bytes), cutting what does not fit. */
-static void addf(char *buf, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-
-static void addf(char *buf, size_t cap, const char *fmt, ...)
-{
-    size_t used = strlen(buf);
-    if (used + 1 >= cap)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf + used, cap - used, fmt, ap);
-    va_end(ap);
-}
+#include "core/textf.h"
 
 /* One candidate: its SKU, tier and price, or why it is none. */
 struct cand {
@@ -122,7 +109,7 @@ enum tw_err tw_target_choose(const struct tw_tier_catalog *cat, const struct tw_
             if (!cheapest)
                 return tw_error_set(err, TW_ENOENT, "no target for the %s %s disk of %lld GiB: %s",
                                     own->name, sku, (long long)size_gib, c.why);
-            addf(skipped, sizeof(skipped), "%s%s", skipped[0] ? "; " : "", c.why);
+            tw_textf(skipped, sizeof(skipped), "%s%s", skipped[0] ? "; " : "", c.why);
             continue;
         }
         if (nc < sizeof(cands) / sizeof(cands[0]))
@@ -148,11 +135,11 @@ enum tw_err tw_target_choose(const struct tw_tier_catalog *cat, const struct tw_
         for (size_t i = 0; i < nc; i++) {
             char p[TW_MONEY_TEXT_MAX];
             tw_money_text(cands[i].per_month, p, sizeof(p));
-            addf(out->why, sizeof(out->why), "%s %s %s %s", i ? "," : "", cands[i].tier,
-                 cands[i].sku, p);
+            tw_textf(out->why, sizeof(out->why), "%s %s %s %s", i ? "," : "", cands[i].tier,
+                     cands[i].sku, p);
         }
         if (skipped[0])
-            addf(out->why, sizeof(out->why), " (not: %s)", skipped);
+            tw_textf(out->why, sizeof(out->why), " (not: %s)", skipped);
     }
     return TW_OK;
 }
