@@ -323,10 +323,8 @@ static int show(const struct show *o)
                  "up)",
                  o->vm);
     } else if (p.switches && p.windows_kind == TW_PW_TAG) {
-        const char *tag = NULL;
-        for (size_t i = 0; i < row.n_tags; i++)
-            if (strcasecmp(row.tags[i].key, p.windows_tag) == 0)
-                tag = row.tags[i].value;
+        const struct tw_tag *t = tw_tag_find(row.tags, row.n_tags, p.windows_tag);
+        const char *tag = t ? t->value : NULL;
         if (!tag) {
             snprintf(note, sizeof(note), "VM %s has no tag \"%s\": it gets no windows", row.name,
                      p.windows_tag);

@@ -400,3 +400,11 @@ enum tw_err tw_inventory_from_json(const char *buf, size_t len, struct tw_invent
         tw_inventory_init(inv);
     return rc;
 }
+
+const struct tw_tag *tw_tag_find(const struct tw_tag *tags, size_t n, const char *key)
+{
+    for (size_t i = 0; key && i < n; i++)
+        if (strcasecmp(tags[i].key, key) == 0)
+            return &tags[i];
+    return NULL;
+}

@@ -75,6 +75,11 @@ struct tw_inventory {
 void tw_inventory_init(struct tw_inventory *inv);
 
 const char *tw_caching_name(enum tw_caching c);
+
+/* The first of the N TAGS whose key is KEY ignoring case (Azure tag names
+ * ignore case, so a VM may carry "Schedule" and "schedule" both: the first
+ * in TAGS' order is the one read, by every reader), or NULL. */
+const struct tw_tag *tw_tag_find(const struct tw_tag *tags, size_t n, const char *key);
 /* "None", "ReadOnly", "ReadWrite" (case-insensitive); TW_EINVAL otherwise. */
 enum tw_err tw_caching_parse(const char *s, enum tw_caching *out);
 

@@ -1066,10 +1066,7 @@ static bool in_names(const struct tw_policy_names *l, const char *v)
 /* The subject's tag named KEY (Azure tag names ignore case), or NULL. */
 static const struct tw_tag *tag_of(const struct tw_policy_subject *s, const char *key)
 {
-    for (size_t i = 0; i < s->n_tags; i++)
-        if (strcasecmp(s->tags[i].key, key) == 0)
-            return &s->tags[i];
-    return NULL;
+    return tw_tag_find(s->tags, s->n_tags, key);
 }
 
 static bool tag_matches(const struct tw_policy_subject *s, const struct tw_tag *want)

@@ -505,10 +505,8 @@ struct vm_windows {
 
 static const char *tag_value(const struct tw_store_sv_vm *vm, const char *key)
 {
-    for (size_t i = 0; i < vm->n_tags; i++)
-        if (strcasecmp(vm->tags[i].key, key) == 0)
-            return vm->tags[i].value;
-    return NULL;
+    const struct tw_tag *t = tw_tag_find(vm->tags, vm->n_tags, key);
+    return t ? t->value : NULL;
 }
 
 /* How far before the month a schedule's windows are placed: one week.

@@ -7,8 +7,8 @@
 # region without a book (named, exit 1, never a zero), no book at all (exit
 # 1, with --currency or not: nothing printed), a policy timezone that does
 # not load (exit 2), a write that fails (exit 1, said; text and CSV of a
-# large output too), the --help's columns, one disk said as one, and bad
-# usage.
+# large output too), the --help's columns, one disk said as one, a VM's
+# tag in two cases read as policy show reads it, and bad usage.
 # Needs jq and sqlite3 (else skipped).
 set -u
 cli=${TW_CLI:?run through ctest, or set TW_CLI, TW_FIXTURES and TW_SOURCE_DIR}
@@ -217,6 +217,30 @@ sqlite3 "$scratch/nobook.db" "DELETE FROM price_books"
 expect 1 "no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12
 expect 1 "savings: the store has no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12 --currency GBP
 expect 1 "savings: the store has no price book" -- "$cli" savings --db "$scratch/nobook.db" --policy "$scratch/p.json" --month 2026-12 --currency GBP --json
+
+# ---- a tag in two cases: policy show and the savings run read the same ----
+# Azure tag names ignore case, so a VM may carry "schedule" and "Schedule"
+# both: every reader takes the first (core/inventory.h tw_tag_find), so the
+# week policy show prints is the week the savings are counted over.
+tag_db="$scratch/tag.db"
+(cd "$scratch" && "$cli" prices import --db "$tag_db" book.json) >/dev/null 2>&1 || bad "importing the book (tag)"
+sqlite3 "$tag_db" "$(vm 1 dev-1 rg-dev westeurope '{"env":"dev","schedule":"off=(F,20);on=(M,6);tz=Europe/London","Schedule":"off=(S,0);on=(M,0);tz=Europe/London"}')
+  $(disk 1 1 data Premium_LRS P10 128)" || bad "filling the tag database"
+cat >"$scratch/tag.json" <<'EOF'
+{ "schema_version": "tierwise.policy/1", "name": "by-tag", "match": {},
+  "target": "StandardSSD_LRS", "windows": "tag:schedule", "timezone": "UTC",
+  "margins": { "after_deallocate_minutes": 0, "before_start_minutes": 0 } }
+EOF
+fleet=$("$cli" savings --db "$tag_db" --policy "$scratch/tag.json" --month 2026-12 --json 2>/dev/null); st=$?
+[ $st = 0 ] && ok || bad "savings of a tag in two cases: exit $st"
+check "savings of a tag in two cases" "$fleet" '[.disks[] | .windows_source] == ["tag:schedule"]'
+shown=$("$cli" policy show "$scratch/tag.json" --vm dev-1 --db "$tag_db" --from 2026-12-01 --json 2>/dev/null); st=$?
+[ $st = 0 ] && ok || bad "policy show of a tag in two cases: exit $st"
+week=$(jq -r '.weekly' <<<"$shown")
+[ -n "$week" ] && [ "$week" = "$(jq -r '.disks[0].windows' <<<"$fleet")" ] && ok \
+  || bad "a tag in two cases: policy show's week \"$week\" is not the savings': $fleet"
+check "policy show's tag in two cases" "$shown" '.timezone == "Europe/London" and
+  (.note | contains("schedule=\"off=(F,20);on=(M,6);tz=Europe/London\""))'
 
 # ---- bad usage ----
 expect 2 "need --db FILE, --policy FILE and --month" -- "$cli" savings --db "$db" --policy "$scratch/p.json"

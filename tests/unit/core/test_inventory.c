@@ -23,6 +23,22 @@ static enum tw_err read_doc(const char *s, struct tw_error *err)
     return tw_inventory_from_json(s, strlen(s), &inv, err);
 }
 
+/* A tag by its key in any case: the first that matches, never a later one. */
+static void test_tag_find(void **state)
+{
+    (void)state;
+    static const struct tw_tag tags[] = {
+        {"Env", "dev"}, {"SCHEDULE", "first"}, {"schedule", "second"}, {"team", "a"}};
+    assert_ptr_equal(tw_tag_find(tags, 4, "schedule"), &tags[1]);
+    assert_ptr_equal(tw_tag_find(tags, 4, "Schedule"), &tags[1]);
+    assert_string_equal(tw_tag_find(tags, 4, "env")->value, "dev");
+    assert_ptr_equal(tw_tag_find(tags, 4, "TEAM"), &tags[3]);
+    assert_null(tw_tag_find(tags, 4, "owner"));
+    assert_null(tw_tag_find(tags, 4, "sched"));
+    assert_null(tw_tag_find(tags, 0, "env"));
+    assert_null(tw_tag_find(NULL, 0, "env"));
+}
+
 static void test_bare_and_in_report(void **state)
 {
     (void)state;
@@ -232,6 +248,7 @@ static void test_rating_messages(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tag_find),
         cmocka_unit_test(test_bare_and_in_report),
         cmocka_unit_test(test_messages),
         cmocka_unit_test(test_round_trip),
