@@ -1,4 +1,6 @@
-/* money.c - exact prices and amounts (see money.h for the scale and the rule). */
+/* money.c - exact prices and amounts (see money.h for the scale and the
+ * rule), and their decimal text: rounded to a currency, to N decimals,
+ * and the hours an amount is for. */
 #include "core/money.h"
 
 #include <stdio.h>
@@ -270,8 +272,9 @@ enum tw_err tw_money_ratio(struct tw_money m, int64_t num, int64_t den, struct t
     return tw_amount_scale(tw_amount_of(m), num, den, out, err);
 }
 
-enum tw_err tw_amount_add(struct tw_amount a, struct tw_amount b, struct tw_amount *out,
-                          struct tw_error *err)
+/* A + B, or A - B when SUB, over their least common denominator. */
+static enum tw_err amount_add_sub(struct tw_amount a, struct tw_amount b, bool sub,
+                                  struct tw_amount *out, struct tw_error *err)
 {
     if (a.den <= 0 || b.den <= 0)
         return tw_error_set(err, TW_EINVAL, "an amount needs a denominator above 0");
@@ -282,12 +285,24 @@ enum tw_err tw_amount_add(struct tw_amount a, struct tw_amount b, struct tw_amou
     if (__builtin_mul_overflow(a.den / g, b.den, &l) ||
         __builtin_mul_overflow(a.num, (tw_i128)(l / a.den), &x) ||
         __builtin_mul_overflow(b.num, (tw_i128)(l / b.den), &y) ||
-        __builtin_add_overflow(x, y, &r.num))
-        return overflow(err, "a sum");
+        (sub ? __builtin_sub_overflow(x, y, &r.num) : __builtin_add_overflow(x, y, &r.num)))
+        return overflow(err, sub ? "a difference" : "a sum");
     r.den = l;
     reduce(&r);
     *out = r;
     return TW_OK;
+}
+
+enum tw_err tw_amount_add(struct tw_amount a, struct tw_amount b, struct tw_amount *out,
+                          struct tw_error *err)
+{
+    return amount_add_sub(a, b, false, out, err);
+}
+
+enum tw_err tw_amount_sub(struct tw_amount a, struct tw_amount b, struct tw_amount *out,
+                          struct tw_error *err)
+{
+    return amount_add_sub(a, b, true, out, err);
 }
 
 /* ---- presentation ------------------------------------------------------ */
@@ -357,4 +372,96 @@ enum tw_err tw_money_format(struct tw_money m, const char *currency, char *buf, 
                             struct tw_error *err)
 {
     return tw_amount_format(tw_amount_of(m), currency, buf, cap, err);
+}
+
+bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap)
+{
+    if (!buf)
+        return false;
+    if (cap)
+        buf[0] = '\0';
+    if (digits < 0 || digits > 18 || a.den <= 0)
+        return false;
+    /* |num| / (den * 10^6) units: the whole part, then each decimal by
+     * long division (the remainder stays below the divisor, < 2^83), then
+     * the next remainder decides the rounding. */
+    u128 n = uabs128(a.num);
+    u128 d = (u128)a.den * TW_MONEY_SCALE;
+    u128 whole = n / d, r = n % d;
+    char frac[19];
+    for (int k = 0; k < digits; k++) {
+        r *= 10;
+        frac[k] = (char)('0' + (int)(r / d));
+        r %= d;
+    }
+    if (r >= d - r) { /* at least half: away from zero */
+        int k = digits - 1;
+        for (; k >= 0 && frac[k] == '9'; k--)
+            frac[k] = '0';
+        if (k >= 0)
+            frac[k]++;
+        else
+            whole++;
+    }
+    bool nonzero = whole != 0;
+    for (int k = 0; k < digits; k++)
+        nonzero |= frac[k] != '0';
+    char tmp[64];
+    char *p = udigits(whole, tmp + 40);
+    if (a.num < 0 && nonzero)
+        *--p = '-';
+    size_t len = (size_t)(tmp + 40 - p);
+    size_t need = len + (digits ? 1 + (size_t)digits : 0) + 1;
+    if (need > cap)
+        return false;
+    memcpy(buf, p, len);
+    if (digits) {
+        buf[len] = '.';
+        memcpy(buf + len + 1, frac, (size_t)digits);
+    }
+    buf[need - 1] = '\0';
+    return true;
+}
+
+bool tw_hours_decimal(int64_t ns, char *buf, size_t cap)
+{
+    return tw_hours_decimal_wide(ns, buf, cap);
+}
+
+bool tw_hours_decimal_wide(tw_i128 ns, char *buf, size_t cap)
+{
+    if (!buf)
+        return false;
+    if (cap)
+        buf[0] = '\0';
+    /* Micro-hours, rounded half away from zero: 1 micro-hour is 3.6 ms. */
+    u128 n = uabs128(ns);
+    const u128 d = 3600000; /* ns in a micro-hour */
+    u128 q = n / d, r = n % d;
+    if (r >= d - r)
+        q++;
+    u128 whole = q / 1000000;
+    unsigned frac = (unsigned)(q % 1000000);
+    char tmp[48], fr[8];
+    char *p = udigits(whole, tmp + 40);
+    if (ns < 0 && q)
+        *--p = '-';
+    size_t len = (size_t)(tmp + 40 - p);
+    int nf = 0;
+    if (frac) {
+        snprintf(fr, sizeof(fr), "%06u", frac);
+        nf = 6;
+        while (fr[nf - 1] == '0')
+            nf--;
+    }
+    size_t need = len + (nf ? 1 + (size_t)nf : 0) + 1;
+    if (need > cap)
+        return false;
+    memcpy(buf, p, len);
+    if (nf) {
+        buf[len] = '.';
+        memcpy(buf + len + 1, fr, (size_t)nf);
+    }
+    buf[need - 1] = '\0';
+    return true;
 }

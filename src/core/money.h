@@ -101,6 +101,10 @@ enum tw_err tw_amount_scale(struct tw_amount a, int64_t num, int64_t den, struct
                             struct tw_error *err);
 enum tw_err tw_amount_add(struct tw_amount a, struct tw_amount b, struct tw_amount *out,
                           struct tw_error *err);
+/* A - B exactly (TW_ERANGE on overflow, TW_EINVAL for a denominator not
+ * above 0). */
+enum tw_err tw_amount_sub(struct tw_amount a, struct tw_amount b, struct tw_amount *out,
+                          struct tw_error *err);
 /* M * NUM / DEN, unrounded: a price for a share of a month (hours/730). */
 enum tw_err tw_money_ratio(struct tw_money m, int64_t num, int64_t den, struct tw_amount *out,
                            struct tw_error *err);
@@ -126,5 +130,21 @@ enum tw_err tw_amount_format(struct tw_amount a, const char *currency, char *buf
                              struct tw_error *err);
 enum tw_err tw_money_format(struct tw_money m, const char *currency, char *buf, size_t cap,
                             struct tw_error *err);
+
+/*
+ * A as a decimal string with DIGITS (0..18) decimals, rounded half away
+ * from zero at the last one: the "_unrounded" figures of the JSON use 12
+ * (an exact fraction of 1/730 h need not end).  False when CAP is too
+ * small (64 bytes always suffice).
+ */
+bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap);
+
+/* Hours of NS as a decimal string with up to 6 decimals, trailing zeros
+ * dropped ("2496", "47.5", "0.166667"): the hours an amount is for, written
+ * by the same digits. */
+bool tw_hours_decimal(int64_t ns, char *buf, size_t cap);
+/* The same for a sum of durations too long for an int64_t (a fleet's
+ * hours: 100,000 disks of 730 h are some 2.6e20 ns). */
+bool tw_hours_decimal_wide(tw_i128 ns, char *buf, size_t cap);
 
 #endif

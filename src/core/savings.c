@@ -1,28 +1,16 @@
 /*
  * savings.c - a disk's windows on the cheaper SKU: where the switches go,
- * which windows are skipped and why, what the taken ones save; and the
- * decimal text of amounts and hours (savings.h).
+ * which windows are skipped and why, what the taken ones save
+ * (savings.h).  The decimal text of amounts and hours is money.c's.
  */
 #include "core/savings.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-__extension__ typedef unsigned __int128 u128;
 
 /* ---- amounts ---------------------------------------------------------- */
 
 static const struct tw_amount zero_amount = {0, 1};
-
-/* A - B exactly. */
-static enum tw_err amount_sub(struct tw_amount a, struct tw_amount b, struct tw_amount *out,
-                              struct tw_error *err)
-{
-    struct tw_amount nb;
-    enum tw_err rc = tw_amount_scale(b, -1, 1, &nb, err);
-    return rc == TW_OK ? tw_amount_add(a, nb, out, err) : rc;
-}
 
 /* The saving of DUR_NS on the cheaper SKU: DIFF per month prorated, less
  * the transactions of IO under TX.  *TX_OUT gets those. */
@@ -36,7 +24,7 @@ static enum tw_err span_saving(struct tw_money diff, const struct tw_tx_rule *tx
     if (rc == TW_OK && tx)
         rc = tw_tx_cost(tx, io, dur_ns, &t, err);
     if (rc == TW_OK)
-        rc = amount_sub(s, t, &s, err);
+        rc = tw_amount_sub(s, t, &s, err);
     if (rc != TW_OK)
         return rc;
     *out = s;
@@ -229,7 +217,7 @@ enum tw_err tw_savings_windows(const struct tw_interval *win, size_t n, int64_t 
                                   err)) != TW_OK)
                 goto out;
             if (o->min_saving.micros > 0) {
-                if ((rc = amount_sub(ws.whole_saving, min_saving, &gap, err)) != TW_OK)
+                if ((rc = tw_amount_sub(ws.whole_saving, min_saving, &gap, err)) != TW_OK)
                     goto out;
                 if (gap.num < 0)
                     ws.skip = TW_WINDOW_MIN_SAVING;
@@ -272,108 +260,4 @@ enum tw_err tw_savings_windows(const struct tw_interval *win, size_t n, int64_t 
 out:
     free(taken);
     return rc;
-}
-
-/* ---- presentation of amounts ----------------------------------------- */
-
-/* Writes the decimal digits of V before END, returning the first. */
-static char *u128_digits(u128 v, char *end)
-{
-    do {
-        *--end = (char)('0' + (int)(v % 10));
-        v /= 10;
-    } while (v);
-    return end;
-}
-
-bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap)
-{
-    if (!buf)
-        return false;
-    if (cap)
-        buf[0] = '\0';
-    if (digits < 0 || digits > 18 || a.den <= 0)
-        return false;
-    /* |num| / (den * 10^6) units: the whole part, then each decimal by
-     * long division (the remainder stays below the divisor, < 2^83), then
-     * the next remainder decides the rounding. */
-    u128 n = a.num < 0 ? (u128)0 - (u128)a.num : (u128)a.num;
-    u128 d = (u128)a.den * TW_MONEY_SCALE;
-    u128 whole = n / d, r = n % d;
-    char frac[19];
-    for (int k = 0; k < digits; k++) {
-        r *= 10;
-        frac[k] = (char)('0' + (int)(r / d));
-        r %= d;
-    }
-    if (r >= d - r) { /* at least half: away from zero */
-        int k = digits - 1;
-        for (; k >= 0 && frac[k] == '9'; k--)
-            frac[k] = '0';
-        if (k >= 0)
-            frac[k]++;
-        else
-            whole++;
-    }
-    bool nonzero = whole != 0;
-    for (int k = 0; k < digits; k++)
-        nonzero |= frac[k] != '0';
-    char tmp[64];
-    char *p = u128_digits(whole, tmp + 40);
-    if (a.num < 0 && nonzero)
-        *--p = '-';
-    size_t len = (size_t)(tmp + 40 - p);
-    size_t need = len + (digits ? 1 + (size_t)digits : 0) + 1;
-    if (need > cap)
-        return false;
-    memcpy(buf, p, len);
-    if (digits) {
-        buf[len] = '.';
-        memcpy(buf + len + 1, frac, (size_t)digits);
-    }
-    buf[need - 1] = '\0';
-    return true;
-}
-
-bool tw_hours_decimal(int64_t ns, char *buf, size_t cap)
-{
-    return tw_hours_decimal_wide(ns, buf, cap);
-}
-
-bool tw_hours_decimal_wide(tw_i128 ns, char *buf, size_t cap)
-{
-    if (!buf)
-        return false;
-    if (cap)
-        buf[0] = '\0';
-    /* Micro-hours, rounded half away from zero: 1 micro-hour is 3.6 ms. */
-    u128 n = ns < 0 ? (u128)0 - (u128)ns : (u128)ns;
-    const u128 d = 3600000; /* ns in a micro-hour */
-    u128 q = n / d, r = n % d;
-    if (r >= d - r)
-        q++;
-    u128 whole = q / 1000000;
-    unsigned frac = (unsigned)(q % 1000000);
-    char tmp[48], fr[8];
-    char *p = u128_digits(whole, tmp + 40);
-    if (ns < 0 && q)
-        *--p = '-';
-    size_t len = (size_t)(tmp + 40 - p);
-    int nf = 0;
-    if (frac) {
-        snprintf(fr, sizeof(fr), "%06u", frac);
-        nf = 6;
-        while (fr[nf - 1] == '0')
-            nf--;
-    }
-    size_t need = len + (nf ? 1 + (size_t)nf : 0) + 1;
-    if (need > cap)
-        return false;
-    memcpy(buf, p, len);
-    if (nf) {
-        buf[len] = '.';
-        memcpy(buf + len + 1, fr, (size_t)nf);
-    }
-    buf[need - 1] = '\0';
-    return true;
 }

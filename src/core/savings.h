@@ -247,19 +247,8 @@ const char *tw_window_skip_name(enum tw_window_skip s);
 
 /* ---- presentation of amounts ----------------------------------------- */
 
-/*
- * A as a decimal string with DIGITS (0..18) decimals, rounded half away
- * from zero at the last one: the "_unrounded" figures of the JSON use 12
- * (an exact fraction of 1/730 h need not end).  False when CAP is too
- * small (64 bytes always suffice).
- */
-bool tw_amount_decimal(struct tw_amount a, int digits, char *buf, size_t cap);
-
-/* Hours of NS as a decimal string with up to 6 decimals, trailing zeros
- * dropped ("2496", "47.5", "0.166667"). */
-bool tw_hours_decimal(int64_t ns, char *buf, size_t cap);
-/* The same for a sum of durations too long for an int64_t (a fleet's
- * hours: 100,000 disks of 730 h are some 2.6e20 ns). */
-bool tw_hours_decimal_wide(tw_i128 ns, char *buf, size_t cap);
+/* The decimal text of amounts and hours (tw_amount_decimal,
+ * tw_hours_decimal, tw_hours_decimal_wide) is core/money.h's, included
+ * above. */
 
 #endif

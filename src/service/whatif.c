@@ -803,10 +803,8 @@ enum tw_err tw_whatif_run(const struct tw_whatif_req *rq, const struct tw_tier_c
         out->downgraded_ns += total.downgraded_ns;
         base[k] = (struct tw_bill_span){pc->from_ns, pc->to_ns, pc->from_per_month};
     }
-    struct tw_amount neg;
     if ((rc = tw_bill_cost(base, out->n_pieces, &out->baseline, err)) != TW_OK ||
-        (rc = tw_amount_scale(out->saving, -1, 1, &neg, err)) != TW_OK ||
-        (rc = tw_amount_add(out->baseline, neg, &out->with_plan, err)) != TW_OK) {
+        (rc = tw_amount_sub(out->baseline, out->saving, &out->with_plan, err)) != TW_OK) {
         set_field(field, rq->io_set ? "io" : "period");
         goto done;
     }

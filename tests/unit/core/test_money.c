@@ -175,6 +175,35 @@ static void test_ratio_unrounded(void **state)
     assert_int_equal(tw_amount_add(a, b, &s, &err), TW_ERANGE);
 }
 
+static void test_amount_sub(void **state)
+{
+    (void)state;
+    struct tw_error err = {0};
+    struct tw_amount a, b, d;
+    /* 1/730 - 1/8760 of a unit, over the least common denominator and
+     * reduced: 11,000,000 / 8760. */
+    assert_int_equal(tw_money_ratio(tw_money_micros(1000000), 1, 730, &a, &err), TW_OK);
+    assert_int_equal(tw_money_ratio(tw_money_micros(1000000), 1, 8760, &b, &err), TW_OK);
+    assert_int_equal(tw_amount_sub(a, b, &d, &err), TW_OK);
+    assert_true(d.num == 275000 && d.den == 219);
+    /* The other way round is the negative; an amount less itself zero. */
+    assert_int_equal(tw_amount_sub(b, a, &d, &err), TW_OK);
+    assert_true(d.num == -275000 && d.den == 219);
+    assert_int_equal(tw_amount_sub(a, a, &d, &err), TW_OK);
+    assert_true(d.num == 0 && d.den == 1);
+    /* Subtracting a sum's part gives the other part back exactly. */
+    struct tw_amount s;
+    assert_int_equal(tw_amount_add(a, b, &s, &err), TW_OK);
+    assert_int_equal(tw_amount_sub(s, b, &d, &err), TW_OK);
+    assert_true(d.num == a.num && d.den == a.den);
+    /* Past __int128 is refused, not wrapped; a bad denominator too. */
+    tw_i128 big = (tw_i128)1 << 126; /* 2 x big is one past the largest */
+    struct tw_amount hi = {big, 1}, lo = {-big, 1};
+    assert_int_equal(tw_amount_sub(hi, lo, &d, &err), TW_ERANGE);
+    assert_non_null(strstr(err.msg, "difference"));
+    assert_int_equal(tw_amount_sub(a, (struct tw_amount){1, 0}, &d, &err), TW_EINVAL);
+}
+
 static int64_t round_to(int64_t micros, int decimals)
 {
     struct tw_money m;
@@ -308,7 +337,7 @@ int main(void)
         cmocka_unit_test(test_parse_exact),   cmocka_unit_test(test_parse_refused),
         cmocka_unit_test(test_arithmetic),    cmocka_unit_test(test_ratio_unrounded),
         cmocka_unit_test(test_rounding_edges), cmocka_unit_test(test_currency),
-        cmocka_unit_test(test_text),
+        cmocka_unit_test(test_text),          cmocka_unit_test(test_amount_sub),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
