@@ -173,8 +173,9 @@ printf '{"Items": 3}' >"$scratch/bad.json"
 expect 2 "is not a Retail Prices answer or a pricing/ snapshot" -- "$cli" "${field[@]/$gbp/$scratch/bad.json}"
 # A directory is bad input, not a failure of the machine.
 expect 2 "--price-file $scratch is a directory" -- "$cli" "${field[@]/$gbp/$scratch}"
-# One page of several: the other pages' prices would be missing.
-jq '. + {"NextPageLink": "https://prices.azure.com/api/retail/prices?$skip=100"}' "$gbp" \
+# One page of several: the other pages' prices would be missing (the link names a loopback
+# address: it is never fetched, the command refuses the page).
+jq '. + {"NextPageLink": "http://127.0.0.1:9/api/retail/prices?$skip=100"}' "$gbp" \
   >"$scratch/page1.json"
 expect 2 "$scratch/page1.json is one page of a multi-page Retail Prices answer" -- \
   "$cli" "${field[@]/$gbp/$scratch/page1.json}"
