@@ -322,6 +322,13 @@ struct tw_store_action_new {
     const char *due_at;          /* RFC 3339; NULL: none */
     const char *idempotency_key; /* unique; NULL: none */
     bool dry_run;
+    /* schema 5 (the planner and the executor): */
+    int64_t vm_id;               /* 0: the disk's VM (or none) */
+    const char *policy;          /* the policy that planned it; NULL: none (vm stop/start) */
+    const char *reason;          /* why, one sentence ("window Fri 20:00-Mon 06:00 of
+                                  * dev-weekends"); NULL: "" */
+    const char *saving;          /* expected saving, decimal text in CURRENCY; NULL: none */
+    const char *currency;        /* NULL: none */
 };
 /* Adds a planned action; *ID its id.  TW_EINVAL for a repeated key. */
 enum tw_err tw_store_action_add(struct tw_store *st, const struct tw_store_action_new *a,
@@ -357,6 +364,102 @@ enum tw_err tw_store_action_state(struct tw_store *st, int64_t id, enum tw_actio
 /* The number of moves logged for action ID. */
 enum tw_err tw_store_action_log_count(struct tw_store *st, int64_t id, size_t *n,
                                       struct tw_error *err);
+
+/* ---- actions: the audit log and the executor's queries (schema 5) ---- */
+
+/* One action as the audit log shows it (GET /api/v1/actions, `tierwise
+ * actions`): the field names of the API are these members' names. */
+struct tw_store_action_row {
+    int64_t id;
+    int64_t plan_id;               /* 0 none */
+    int64_t vm_id, disk_id;        /* 0 none */
+    char vm[128], disk[128];       /* names; "" unknown */
+    char vm_resource_id[512], disk_resource_id[512]; /* ARM ids; "" unknown */
+    char kind[16];                 /* "downgrade", "upgrade", "deallocate", "start" */
+    char from_sku[32], to_sku[32];
+    char due_at[40];               /* RFC 3339 UTC; "" none */
+    int64_t due_ms;                /* 0 none */
+    char state[16];                /* tw_action_state_name */
+    char policy[65];
+    char reason[512];              /* why planned, or why skipped/failed (the last detail) */
+    char saving[48], currency[4];  /* "" none */
+    int attempts;                  /* times sent */
+    char updated_at[40];           /* the last move's time */
+    char requested_at[40];
+    bool dry_run;
+    char *operation_url;           /* malloc'd, "" none; tw_store_action_rows_free */
+    char last_error[512];
+    char claim_owner[64];
+    int64_t claim_until_ms;
+};
+void tw_store_action_rows_free(struct tw_store_action_row *rows, size_t n); /* NULL allowed */
+
+/* One move of an action (the transitions log). */
+struct tw_store_action_move_row {
+    char from_state[16];           /* "" for the first (planned) */
+    char to_state[16];
+    char at[40];
+    char owner[64];
+    char detail[512];
+};
+
+struct tw_store_action_filter {
+    const char *vm;                /* VM name (case-insensitive); NULL: any */
+    int64_t disk_id;               /* 0: any */
+    const char *state;             /* NULL: any */
+    int64_t due_from_ms, due_to_ms;/* [from, to); 0: unbounded */
+    int64_t after_id;              /* a page: ids above this */
+    size_t limit;                  /* 0: all */
+};
+
+/* Actions matching F by id into *ROWS (tw_store_action_rows_free); *MORE
+ * (may be NULL) whether more follow past LIMIT. */
+enum tw_err tw_store_actions_list(struct tw_store *st, const struct tw_store_action_filter *f,
+                                  struct tw_store_action_row **rows, size_t *n, bool *more,
+                                  struct tw_error *err);
+/* Action ID into *ROW (free ROW->operation_url); TW_ENOENT if none. */
+enum tw_err tw_store_action_get(struct tw_store *st, int64_t id, struct tw_store_action_row *row,
+                                struct tw_error *err);
+/* Action ID's moves in order into *ROWS (malloc'd, free()). */
+enum tw_err tw_store_action_moves(struct tw_store *st, int64_t id,
+                                  struct tw_store_action_move_row **rows, size_t *n,
+                                  struct tw_error *err);
+/* The ids of actions to work on at NOW_MS, by due time then id (at most
+ * MAX; 0: all): planned or checked ones due by then (dry runs excluded
+ * unless DRY_RUN), and every sent or verified one whatever its due time
+ * (a crash left it in flight: it is resumed, never forgotten). */
+enum tw_err tw_store_actions_due(struct tw_store *st, int64_t now_ms, bool dry_run, size_t max,
+                                 int64_t **ids, size_t *n, struct tw_error *err);
+/* Keeps the operation URL of action ID (sent by OWNER, who must hold its
+ * claim: TW_EPERM otherwise) so that a resumed executor polls it. */
+enum tw_err tw_store_action_set_operation(struct tw_store *st, int64_t id, const char *owner,
+                                          const char *url, struct tw_error *err);
+/* Counts a send of action ID (attempts + 1) with its claim held by OWNER;
+ * done in the same transaction as the move to sent by
+ * tw_store_action_move(..., TW_ACT_SENT, ...). Here for the retries of a
+ * send refused as busy (state stays sent). */
+enum tw_err tw_store_action_count_attempt(struct tw_store *st, int64_t id, const char *owner,
+                                          struct tw_error *err);
+/* Sets action ID's due time (a downgrade waiting for its VM to be
+ * deallocated is moved later); only while planned or checked. */
+enum tw_err tw_store_action_set_due(struct tw_store *st, int64_t id, const char *due_at,
+                                    struct tw_error *err);
+
+/* ---- a disk's original SKU (what every upgrade restores) -------------- */
+
+/* Records SKU (and TIER, may be "") as disk DISK_ID's original, by action
+ * ACTION_ID, unless one is recorded already (the first downgrade's stays:
+ * *KEPT true then). */
+enum tw_err tw_store_disk_original_set(struct tw_store *st, int64_t disk_id, const char *sku,
+                                       const char *tier, int64_t action_id, const char *at,
+                                       bool *kept, struct tw_error *err);
+/* Disk DISK_ID's original SKU into SKU (32 bytes) and TIER (16); *FOUND
+ * false when tierwise never downgraded it (or restored it since). */
+enum tw_err tw_store_disk_original_get(struct tw_store *st, int64_t disk_id, char *sku,
+                                       char *tier, bool *found, struct tw_error *err);
+/* Forgets it: the disk is back on its original SKU, verified. */
+enum tw_err tw_store_disk_original_clear(struct tw_store *st, int64_t disk_id,
+                                         struct tw_error *err);
 
 /* ---- observations from elsewhere than a report (ARM) ---------------- */
 
@@ -608,5 +711,92 @@ enum tw_err tw_store_pricebook_currencies(struct tw_store *st, char (*out)[4], s
 enum tw_err tw_store_vm_power_states(struct tw_store *st, int64_t vm_id, int64_t from_ms,
                                      int64_t to_ms, struct tw_store_sv_power **out, size_t *n,
                                      struct tw_error *err);
+
+/* ---- the fleet from ARM (schema 5) ----------------------------------- */
+
+/* One disk as ARM lists it, attached to the VM it is put with. */
+struct tw_store_arm_disk {
+    struct tw_disk disk;           /* name, role, lun, sku, size_gib, tier, caching,
+                                    * managed_disk_id = the ARM id (required) */
+    struct tw_store_disk_attrs attrs;
+    const char *last_ownership_update; /* RFC 3339; NULL or "" unknown */
+};
+
+/* One VM as ARM shows it. */
+struct tw_store_arm_vm {
+    const struct tw_vm *vm;        /* resource_id, subscription, group and name required */
+    const char *power_state;       /* "running", "deallocated", ...; NULL or "" unknown */
+    size_t n_disks;
+    const struct tw_store_arm_disk *disks;
+};
+
+/* What a put changed, one item at a time (for `tierwise sync --json`). */
+enum tw_store_arm_what {
+    TW_ARM_CH_VM_NEW, TW_ARM_CH_DISK_NEW, TW_ARM_CH_SKU, TW_ARM_CH_POWER, TW_ARM_CH_ATTRS,
+    TW_ARM_CH_DETACHED, TW_ARM_CH_VM_FIELDS
+};
+const char *tw_store_arm_what_name(enum tw_store_arm_what w); /* "vm_new", "disk_new", "sku", ... */
+struct tw_store_arm_change {
+    enum tw_store_arm_what what;
+    int64_t vm_id, disk_id;        /* disk_id 0 for VM changes */
+    const char *vm, *disk;         /* names */
+    const char *from, *to;         /* SKU or power state before and after; "" none */
+};
+
+/*
+ * Records VM V as ARM saw it at OBSERVED_AT (RFC 3339) in one transaction:
+ * the VM is matched to the store's by its resource id (case-insensitive),
+ * else by subscription, group and name (an agent's report without an id),
+ * whichever came first; a VM no agent ever reported is created (no report:
+ * last_report_at ""), and its name, size, location and tags follow ARM's.
+ * Each disk is matched by its managed disk id, else by name on the VM, and
+ * created when new; a SKU, tier or size that differs from the newest
+ * history row goes to the SKU history with source arm; the attributes are
+ * observed (tw_store_disk_attrs_observe's rule); the power state is
+ * observed with source arm when given; disks the store has attached to the
+ * VM that ARM no longer lists are detached.  Each change goes to FN (may
+ * be NULL).  *VM_ID (may be NULL) gets the VM's id.
+ */
+enum tw_err tw_store_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *v,
+                                const char *observed_at,
+                                void (*fn)(void *arg, const struct tw_store_arm_change *c),
+                                void *arg, int64_t *vm_id, struct tw_error *err);
+
+/* The VM whose ARM resource id is ID (any case), or TW_ENOENT. */
+enum tw_err tw_store_vm_by_resource_id(struct tw_store *st, const char *id, int64_t *vm_id,
+                                       struct tw_error *err);
+/* VM NAME (any case) into *VM_ID; TW_ENOENT none, TW_EINVAL when several
+ * VMs have that name (the message lists their resource groups). */
+enum tw_err tw_store_vm_by_name(struct tw_store *st, const char *name, int64_t *vm_id,
+                                struct tw_error *err);
+
+/* ---- drift (schema 5) ------------------------------------------------- */
+
+/* A disk running below the SKU its policy requires while its VM runs. */
+struct tw_store_drift_row {
+    int64_t disk_id, vm_id;
+    char vm[128], disk[128];
+    char sku[32], required_sku[32];
+    char policy[65];
+    char since[40];                /* RFC 3339 UTC */
+    char ended_at[40];             /* "" while open */
+};
+/* Opens a drift of DISK_ID (or keeps the open one, updating SKU): *STARTED
+ * (may be NULL) true when it is new (the caller logs a line then). */
+enum tw_err tw_store_drift_open(struct tw_store *st, const struct tw_store_drift_row *d,
+                                bool *started, struct tw_error *err);
+/* Ends the open drift of DISK_ID at AT (nothing when none is open;
+ * *ENDED, may be NULL, says). */
+enum tw_err tw_store_drift_close(struct tw_store *st, int64_t disk_id, const char *at,
+                                 bool *ended, struct tw_error *err);
+/* The drifts (OPEN_ONLY: those not ended) by since, into *ROWS (free()). */
+enum tw_err tw_store_drift_list(struct tw_store *st, bool open_only,
+                                struct tw_store_drift_row **rows, size_t *n,
+                                struct tw_error *err);
+
+/* The names of the stored policies, sorted (*NAMES malloc'd, each and
+ * the array free()). */
+enum tw_err tw_store_policy_names(struct tw_store *st, char ***names, size_t *n,
+                                  struct tw_error *err);
 
 #endif
