@@ -1,0 +1,182 @@
+/*
+ * exec.h - the executor: carries out the store's actions (tier switches
+ * of disks, deallocations and starts of VMs) against ARM, crash-safe.
+ *
+ * Each action moves through the store's state machine, planned -> checked
+ * -> sent -> verified -> done | skipped | failed, under a claim
+ * (tw_store_action_claim, renewed while an operation is waited on), so a
+ * crash at any point resumes where it was and nothing is sent twice:
+ *
+ *  - planned: the disk and its VM are read from ARM and checked (the VM
+ *    deallocated, disk state Reserved, or the disk Unattached; the disk on
+ *    the action's from_sku; no update in progress; not shared; not Frozen;
+ *    no on-demand bursting; for an upgrade to Premium a VM size that takes
+ *    Premium).  A failed check skips the action with the reason; a disk
+ *    already on to_sku is done without a PATCH.  A downgrade whose VM is
+ *    still running waits (its due moved one tick later) until its
+ *    upgrade's due time, then is skipped "vm_not_deallocated".
+ *  - checked: the original SKU is recorded (first downgrade), the action
+ *    moves to sent (counting the attempt) and only then is the PATCH sent;
+ *    the operation URL is kept.
+ *  - sent: with an operation URL it is polled; without one the disk is
+ *    read: on (or moving to) to_sku, go on to verify; on from_sku with
+ *    nothing in progress, the PATCH is sent again (the one case).
+ *  - verified: tw_arm_disk_verify said so; then done (the SKU observed in
+ *    the store's history with source arm; an upgrade back to the original
+ *    clears it).
+ *
+ * ARM refusals: throttled or busy leave the action where it is (retried
+ * next tick); a conflict, a refusal or a refused type change fail it with
+ * ARM's code and message.
+ *
+ * Disks of one VM are worked one at a time; VMs in parallel, one thread
+ * per VM, each with its own store handle (opened by path) and ARM client.
+ *
+ * No HTTP here beyond the ARM client: the CLI (apply, vm stop|start) and
+ * the server (POST /api/v1/actions, serve --scheduler) both call this.
+ */
+#ifndef TW_SERVICE_EXEC_H
+#define TW_SERVICE_EXEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "azure/arm.h"
+#include "core/err.h"
+#include "core/vmcap.h"
+#include "service/vmsizes.h"
+#include "store/store.h"
+
+/* ---- the ARM calls, as a table (a test stands a fake in) ------------- */
+
+/*
+ * One client per thread: OPEN makes one (*CTX), CLOSE frees it; the other
+ * members are the calls of azure/arm.h of the same names on that client.
+ * tw_exec_arm_real gives the table over the real client.
+ */
+struct tw_exec_arm_ops {
+    enum tw_err (*open)(void *arg, void **ctx, struct tw_error *err);
+    void (*close)(void *ctx);
+    enum tw_err (*disk_get)(void *ctx, const char *id, struct tw_arm_disk *d,
+                            struct tw_error *err);
+    enum tw_err (*vm_get)(void *ctx, const char *id, struct tw_arm_vm *vm,
+                          struct tw_error *err);
+    enum tw_err (*disk_set_sku)(void *ctx, const char *id, const char *sku,
+                                struct tw_arm_op *op, struct tw_error *err);
+    enum tw_err (*vm_deallocate)(void *ctx, const char *id, struct tw_arm_op *op,
+                                 struct tw_error *err);
+    enum tw_err (*vm_start)(void *ctx, const char *id, struct tw_arm_op *op,
+                            struct tw_error *err);
+    enum tw_err (*op_poll)(void *ctx, struct tw_arm_op *op, bool *done, struct tw_error *err);
+    enum tw_err (*disk_verify)(void *ctx, const char *id, const char *sku, bool *ok,
+                               struct tw_arm_disk *d, struct tw_error *err);
+    const struct tw_arm_error *(*last_error)(void *ctx);
+};
+
+/* What the real table's OPEN needs: each thread's tw_arm_new(OPTS, CRED,
+ * PACER); CRED and PACER are shared (thread-safe) and outlive the run. */
+struct tw_exec_arm_real {
+    struct tw_arm_opts opts;
+    struct tw_arm_cred *cred;
+    struct tw_arm_pacer *pacer;    /* NULL: no pacing */
+};
+extern const struct tw_exec_arm_ops tw_exec_arm_real_ops; /* arg: struct tw_exec_arm_real * */
+
+/* ---- one run ---------------------------------------------------------- */
+
+/* One action's outcome in this run, to the sink. */
+struct tw_exec_result {
+    const struct tw_store_action_row *action; /* as it was read at the start */
+    const char *state;             /* its state after this run (dry run: what it would be) */
+    const char *outcome;           /* "done", "skipped", "failed", "waiting" (a downgrade whose
+                                    * VM runs, due moved later), "retry" (ARM busy or
+                                    * throttled, or an operation still running), "held"
+                                    * (another executor's claim), "would_send" (dry run) */
+    const char *reason;            /* one sentence; "" none */
+    /* what is (or, in a dry run, would be) sent; NULL when nothing */
+    const char *method;            /* "PATCH", "POST" */
+    const char *url;               /* ARM_URL + resource id + api-version */
+    const char *body;              /* "{\"sku\":{\"name\":\"Standard_LRS\"}}", "" for a POST */
+    bool already;                  /* the disk was on the target already: no PATCH */
+};
+
+/* Called once per action, from the VM threads under one lock. */
+struct tw_exec_sink {
+    void (*result)(void *arg, const struct tw_exec_result *r);
+    void *arg;
+};
+
+struct tw_exec_opts {
+    const char *db_path;           /* each VM thread opens its own handle here */
+    const struct tw_exec_arm_ops *arm;
+    void *arm_arg;                 /* to ARM->open */
+    const char *arm_url;           /* for the URLs shown (dry run and results) */
+    const char *owner;             /* claim owner prefix; NULL or "": "HOST:PID" */
+    int parallel;                  /* VMs at once; 0: 4 */
+    int64_t lease_ms;              /* a claim's length (renewed while waiting); 0: 5 min */
+    int64_t tick_ms;               /* the scheduler's period: a waiting downgrade's due is
+                                    * moved this much later; 0: 60 s */
+    long poll_ms;                  /* between polls of an operation; 0: 2000 */
+    long op_timeout_ms;            /* waiting on one operation in one run; 0: 10 min (the
+                                    * action stays sent and is resumed next run) */
+    bool dry_run;                  /* nothing written to ARM or the store */
+    const struct tw_vmcap_table *caps;  /* bundled VM caps (Premium support); NULL none */
+    struct tw_svc_vmsizes *arm_sizes;   /* ARM's sizes; NULL none */
+    const struct tw_exec_sink *sink;    /* NULL: none */
+    volatile int *stop;            /* non-zero: finish the current step, then stop; NULL */
+};
+
+struct tw_exec_summary {
+    int64_t actions;               /* handed to the run */
+    int64_t done, skipped, failed, waiting, retry, held, would_send;
+};
+
+/*
+ * Runs ROWS[0..N) (the store's rows; in a dry run they may be rows that
+ * are not stored, with id 0, disk_resource_id and vm_resource_id set):
+ * grouped by VM, each VM's actions in the order given, VMs in parallel.
+ * An executing run re-reads each action after claiming it (the row given
+ * may be stale).  Errors of one action are its outcome (failed or retry),
+ * never the run's: the return is TW_OK unless the run could not start (no
+ * store, no ARM client) or was stopped (TW_EINTR).
+ */
+enum tw_err tw_exec_run(const struct tw_exec_opts *o, const struct tw_store_action_row *rows,
+                        size_t n, struct tw_exec_summary *out, struct tw_error *err);
+
+/* The due actions of the store at the system clock's now (tw_store_actions_due,
+ * max MAX, 0 all) read into rows and run.  *OUT as tw_exec_run. */
+enum tw_err tw_exec_run_due(const struct tw_exec_opts *o, size_t max,
+                            struct tw_exec_summary *out, struct tw_error *err);
+
+/* ---- vm stop / vm start (exec_vm.c) ----------------------------------- */
+
+/* A disk's target for vm stop: the SKU it moves to while deallocated. */
+struct tw_exec_stop_disk {
+    int64_t disk_id;
+    const char *to_sku;            /* NULL: leave the disk as it is */
+};
+
+/*
+ * vm stop: records and runs a "deallocate" action of VM_ID (waits for the
+ * operation and verifies the power state), then a "downgrade" of each of
+ * DISKS[0..N) (only those with a to_sku differing from the disk's SKU),
+ * one at a time, each verified.  In a dry run nothing is recorded: the
+ * rows are made in memory and checked against ARM.
+ */
+enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
+                            const struct tw_exec_stop_disk *disks, size_t n,
+                            struct tw_exec_summary *out, struct tw_error *err);
+/*
+ * vm start: an "upgrade" of every disk of VM_ID with an original SKU
+ * recorded back to it, each verified, then a "start" of the VM.  When a
+ * disk could not be restored and REQUIRE_ORIGINAL (the policy's, default
+ * true), the VM is not started: TW_EPERM with the disks and why.
+ */
+enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
+                             struct tw_exec_summary *out, struct tw_error *err);
+
+/* The default owner of claims, "HOST:PID" (CAP bytes). */
+void tw_exec_owner_default(char *out, size_t cap);
+
+#endif
