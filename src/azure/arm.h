@@ -92,6 +92,10 @@ struct tw_arm_pace_opts {
     double writes_per_s;       /* per region; 0: 10 */
     double burst;              /* bucket depth in seconds of rate; 0: 1 */
     int vm_actions_per_min;    /* start/deallocate per VM a minute; 0: 4 */
+    /* The pacer's clock in ms, an interval clock (NULL: CLOCK_MONOTONIC).
+     * Tests inject one that their injected sleep advances. */
+    int64_t (*now_ms)(void *arg);
+    void *now_arg;
 };
 
 struct tw_arm_pacer;
@@ -100,6 +104,15 @@ enum tw_err tw_arm_pacer_new(const struct tw_arm_pace_opts *o, struct tw_arm_pac
 void tw_arm_pacer_free(struct tw_arm_pacer *p); /* NULL allowed */
 /* How long (ms) the pacer made callers wait in all, for figures. */
 int64_t tw_arm_pacer_waited_ms(const struct tw_arm_pacer *p);
+/* How many tokens were taken in all (reads, writes, VM actions), for
+ * figures and tests. */
+int64_t tw_arm_pacer_taken(const struct tw_arm_pacer *p);
+/* The wait (ms, 0: none) before one more request of REGION ("" or NULL:
+ * the shared bucket), WRITE or a read, may go, its token taken now; VM_ID
+ * non-NULL also takes one of that VM's start/deallocate budget.  The
+ * caller sleeps the wait (tw_arm does, through its http.sleep_ms) and the
+ * pacer counts it in tw_arm_pacer_waited_ms.  0 when the pacer is off. */
+long tw_arm_pacer_take(struct tw_arm_pacer *p, const char *region, bool write, const char *vm_id);
 
 /* ---- resources -------------------------------------------------------- */
 
@@ -133,8 +146,16 @@ struct tw_arm_vm {
     char power_state[32];          /* "running", "deallocated", ... (PowerState/ stripped) */
     char provisioning_state[32];
     char os_disk_id[TW_ARM_ID_MAX];
+    char os_disk_name[128];
+    char os_disk_caching[16];      /* "None", "ReadOnly", "ReadWrite"; "" absent */
+    bool hibernated;               /* instance view status HibernationState/Hibernated */
     size_t n_data;
-    struct { char id[TW_ARM_ID_MAX]; int lun; } data[64];
+    struct {
+        char id[TW_ARM_ID_MAX];
+        char name[128];
+        char caching[16];          /* as os_disk_caching */
+        int lun;
+    } data[64];
 };
 
 /* One page of a list: its items' JSON array stays in the answer; NEXT the
@@ -143,9 +164,16 @@ enum tw_err tw_arm_disk_parse(const char *buf, size_t len, struct tw_arm_disk *d
                               struct tw_error *err);
 enum tw_err tw_arm_vm_parse(const char *buf, size_t len, struct tw_arm_vm *vm,
                             struct tw_error *err);
-/* An instance view alone ({"statuses": [...]}): the PowerState/ code. */
+/* An instance view alone ({"statuses": [...]}): the PowerState/ code
+ * ("" when it has none). */
 enum tw_err tw_arm_instance_view_parse(const char *buf, size_t len, char *power, size_t cap,
                                        struct tw_error *err);
+/* The same with the other statuses: *HIBERNATED (may be NULL) for
+ * HibernationState/Hibernated, PROV (may be NULL) the ProvisioningState/
+ * code. */
+enum tw_err tw_arm_instance_view_parse2(const char *buf, size_t len, char *power, size_t cap,
+                                        bool *hibernated, char *prov, size_t prov_cap,
+                                        struct tw_error *err);
 /* A disks list page: each item to FN (an error from FN stops), NEXT gets
  * nextLink or "".  Items that don't parse are an error naming the index. */
 enum tw_err tw_arm_disk_page_parse(const char *buf, size_t len,
@@ -202,6 +230,7 @@ bool tw_arm_retry_after_parse(const char *value, int64_t now_s, long *out);
 
 struct tw_arm_opts {
     const char *arm_url;           /* base URL (azure/endpoints.h) */
+    const char *region;            /* the pacer's bucket of this client's calls; NULL: "" (one shared) */
     struct tw_az_http_opts http;   /* tw_az_http_opts_default's, usually */
     const char *disk_api;          /* NULL: TW_ARM_DISK_API */
     const char *compute_api;       /* NULL: TW_ARM_COMPUTE_API */

@@ -522,6 +522,8 @@ enum tw_err tw_az_http_request(struct tw_az_http *h, const char *method, const c
     char errbuf[CURL_ERROR_SIZE];
     char why[160] = ""; /* why the retries stopped early, for the message */
     for (int attempt = 1;; attempt++) {
+        if (h->o.before_attempt)
+            h->o.before_attempt(method, attempt, h->o.attempt_arg);
         long spent = (long)(now_ms() - start) + (h->o.sleep_ms ? resp->waited_ms : 0);
         long left = h->o.budget_ms - spent;
         long timeout = h->o.attempt_timeout_ms < left ? h->o.attempt_timeout_ms : left;

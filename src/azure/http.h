@@ -50,6 +50,11 @@ struct tw_az_http_opts {
      * one that records the waits and returns at once. */
     void (*sleep_ms)(long ms, void *arg);
     void *sleep_arg;
+    /* Called before each attempt (1, 2, ...) of a request is sent; NULL:
+     * none.  The ARM client's pacer takes its token here, so a retry is
+     * paced like a first call. */
+    void (*before_attempt)(const char *method, int attempt, void *arg);
+    void *attempt_arg;
 };
 
 /* Defaults for ARM, login and Retail Prices: 5 s connect, 30 s per attempt,
