@@ -150,6 +150,7 @@ struct memo_slot {
     size_t n;
     int64_t from_micros, to_micros;
     struct tw_disk_saving saving;
+    struct tw_window_saving *wins; /* with_windows: the N windows as planned (owned) */
 };
 
 /* Windows already worked out, by what they came from: a VM's schedule tag
@@ -200,6 +201,9 @@ struct run {
     size_t n_wc;
     struct memo_slot *memo;      /* MEMO_SLOTS, allocated on first use */
     size_t n_memo;
+    /* with_windows: one disk's windows as planned, when not memoised. */
+    struct tw_window_saving *wins;
+    size_t cap_wins;
 };
 
 static struct memo_slot *memo_slot(struct run *r, const struct tw_interval *iv, size_t n,
@@ -703,6 +707,7 @@ static enum tw_vmcap_premium premium_of(struct run *r, const char *region, const
 
 struct vm_ctx {
     const struct tw_store_sv_vm *vm;
+    char orig_sku[32], orig_tier[16]; /* the original SKU opts->original gave */
     struct vm_windows win;
     bool win_done;
     bool hibernated;
@@ -720,8 +725,29 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     d->role = sd->role;
     d->sku = sd->sku;
     d->size_gib = sd->size_gib;
-    snprintf(d->tier, sizeof(d->tier), "%s", sd->tier);
     *matched = false;
+    /* A disk tierwise downgraded is what it was before: matched, priced and
+     * planned by its original SKU (and that SKU's tier for its size). */
+    const char *osku = NULL, *otier = "";
+#ifdef TW_STORE_SV_ORIGINAL_SKU
+    if (sd->original_sku[0])
+        osku = sd->original_sku;
+#endif
+    if (!osku && r->o->original) {
+        bool found = false;
+        enum tw_err orc = r->o->original(r->o->original_arg, sd->id, x->orig_sku, x->orig_tier,
+                                         &found, err);
+        if (orc != TW_OK)
+            return orc;
+        if (found && x->orig_sku[0]) {
+            osku = x->orig_sku;
+            otier = x->orig_tier;
+        }
+    }
+    d->original_sku = osku;
+    const char *own_sku = osku ? osku : sd->sku;
+    const char *own_tier = osku ? otier : sd->tier;
+    snprintf(d->tier, sizeof(d->tier), "%s", own_tier);
 
     struct tw_policy_subject subj = {
         .vm_name = vm->name,
@@ -729,7 +755,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         .subscription_id = vm->subscription_id,
         .tags = vm->tags,
         .n_tags = vm->n_tags,
-        .sku = sd->sku,
+        .sku = own_sku,
         .role = sd->role,
     };
     char why[320] = "";
@@ -752,8 +778,8 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         return TW_OK;
     }
     struct tw_sku sku;
-    if (!tw_sku_parse(sd->sku, &sku)) {
-        exclude(d, TW_OPP_UNKNOWN_SKU, "the SKU %s is not one tierwise knows", sd->sku);
+    if (!tw_sku_parse(own_sku, &sku)) {
+        exclude(d, TW_OPP_UNKNOWN_SKU, "the SKU %s is not one tierwise knows", own_sku);
         return TW_OK;
     }
     if (tw_sku_provisioned(sku.family)) {
@@ -765,7 +791,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     }
     const struct tw_tier *billed = NULL;
     struct tw_error terr = {0};
-    if (tw_tier_for_disk(r->o->cat, sd->sku, sd->size_gib, sd->tier, &billed, &terr) != TW_OK) {
+    if (tw_tier_for_disk(r->o->cat, own_sku, sd->size_gib, own_tier, &billed, &terr) != TW_OK) {
         exclude(d, TW_OPP_NO_TARGET, "its tier is not known: %s", terr.msg);
         return TW_OK;
     }
@@ -810,7 +836,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
             exclude(d, TW_OPP_NO_PREMIUM_VM,
                     "the VM size %s has no Premium storage support: the way back to %s would "
                     "fail",
-                    vm->vm_size, sd->sku);
+                    vm->vm_size, own_sku);
             return TW_OK;
         }
     }
@@ -860,13 +886,13 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     }
     struct tw_money own;
     struct tw_error perr = {0};
-    if (tw_pricebook_money_sku(book, vm->location, r->res->currency, sd->sku, d->tier,
+    if (tw_pricebook_money_sku(book, vm->location, r->res->currency, own_sku, d->tier,
                                TW_PB_MONTH, &own, &perr) != TW_OK) {
         exclude(d, TW_OPP_NO_PRICE, "%s", perr.msg);
         return TW_OK;
     }
     perr = (struct tw_error){0};
-    if (tw_target_choose(r->o->cat, book, vm->location, r->res->currency, sd->sku, d->tier,
+    if (tw_target_choose(r->o->cat, book, vm->location, r->res->currency, own_sku, d->tier,
                          sd->size_gib, allowed, n_allowed, p->cheapest, &d->target,
                          &perr) != TW_OK) {
         if (perr.code == TW_ENOMEM)
@@ -883,7 +909,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         char a[TW_MONEY_TEXT_MAX], b[TW_MONEY_TEXT_MAX];
         exclude(d, TW_OPP_ALREADY_TARGET,
                 "already on %s or cheaper: %s %s costs %s a month, %s %s %s",
-                d->target.sku, sd->sku, d->tier,
+                d->target.sku, own_sku, d->tier,
                 tw_money_text(d->target.from_per_month, a, sizeof(a)), d->target.sku,
                 d->target.tier, tw_money_text(d->target.to_per_month, b, sizeof(b)));
         return TW_OK;
@@ -960,21 +986,41 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         m = memo_slot(r, iv, niv, d->target.from_per_month, d->target.to_per_month, &found);
     if (found) {
         d->saving = m->saving;
+        d->wins = m->wins;
     } else {
+        struct tw_window_saving *wins = NULL;
+        if (r->o->with_windows && niv) {
+            if (niv > r->cap_wins) {
+                struct tw_window_saving *nv = realloc(r->wins, niv * sizeof(*nv));
+                if (!nv)
+                    return tw_error_set(err, TW_ENOMEM, "out of memory");
+                r->wins = nv;
+                r->cap_wins = niv;
+            }
+            wins = r->wins;
+        }
         rc = tw_savings_windows(iv, niv, r->res->from_ns, r->res->to_ns,
-                                d->target.from_per_month, d->target.to_per_month, txp, &so, NULL,
+                                d->target.from_per_month, d->target.to_per_month, txp, &so, wins,
                                 &d->saving, err);
         if (rc != TW_OK)
             return rc;
-        if (m) {
+        d->wins = wins;
+        /* A memo keeps the windows too when they are asked for (a copy:
+         * the buffer is the next disk's); out of memory, it keeps none. */
+        struct tw_window_saving *kept = NULL;
+        if (m && wins && (kept = malloc(niv * sizeof(*kept))))
+            memcpy(kept, wins, niv * sizeof(*kept));
+        if (m && (!wins || kept)) {
             m->iv = iv;
             m->n = niv;
             m->from_micros = d->target.from_per_month.micros;
             m->to_micros = d->target.to_per_month.micros;
             m->saving = d->saving;
+            m->wins = kept;
             r->n_memo++;
         }
     }
+    d->n_wins = d->wins ? niv : 0;
     d->windows_source = x->win.source;
     snprintf(d->windows, sizeof(d->windows), "%s", x->win.text);
     snprintf(d->windows_tz, sizeof(d->windows_tz), "%s", x->win.tz);
@@ -1107,14 +1153,18 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     memset(out, 0, sizeof(*out));
     tw_error_clear(err);
     out->fleet.saving = tw_amount_of(tw_money_micros(0));
-    if (!st || !o || !o->policy || !o->cat || o->month < 1 || o->month > 12)
+    bool period = o && o->year == 0;
+    if (!st || !o || !o->policy || !o->cat ||
+        (period ? o->to_ns <= o->from_ns : o->month < 1 || o->month > 12))
         return tw_error_set(err, TW_EINVAL, "savings opportunities need a store, a policy, "
-                                            "the tier catalog and a month");
+                                            "the tier catalog and a month (or a period that "
+                                            "ends after it starts)");
     const struct tw_policy *p = o->policy;
     struct run r = {.st = st, .o = o, .p = p, .res = out};
     snprintf(out->policy, sizeof(out->policy), "%s", p->name);
-    snprintf(out->month, sizeof(out->month), "%04u-%02u", (unsigned)o->year % 10000u,
-             (unsigned)o->month % 100u);
+    if (!period)
+        snprintf(out->month, sizeof(out->month), "%04u-%02u", (unsigned)o->year % 10000u,
+                 (unsigned)o->month % 100u);
     snprintf(out->timezone, sizeof(out->timezone), "%s", p->timezone[0] ? p->timezone : "UTC");
     enum tw_err rc = tw_opp_currency(st, o->currency, out->currency, err);
     if (rc != TW_OK)
@@ -1135,7 +1185,10 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                          p->name, out->timezone, zerr.msg);
         }
     }
-    if (rc == TW_OK) {
+    if (rc == TW_OK && period) {
+        out->from_ns = o->from_ns;
+        out->to_ns = o->to_ns;
+    } else if (rc == TW_OK) {
         struct tw_civil c0 = {.year = o->year, .month = o->month, .day = 1};
         struct tw_civil c1 = {.year = o->month == 12 ? o->year + 1 : o->year,
                               .month = o->month == 12 ? 1 : o->month + 1,
@@ -1186,7 +1239,10 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     free(r.prior);
     free(r.resv_used);
     wc_free(&r);
+    for (size_t i = 0; r.memo && i < MEMO_SLOTS; i++)
+        free(r.memo[i].wins);
     free(r.memo);
+    free(r.wins);
     tw_reservations_cleanup(&r.resv);
     for (size_t i = 0; i < r.n_books; i++)
         tw_pricebook_free(r.books[i].b);

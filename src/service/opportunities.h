@@ -88,6 +88,19 @@ struct tw_opp_opts {
     struct tw_svc_vmsizes *arm_sizes;    /* ARM's, NULL: none */
     tw_opp_zone_fn zone;
     void *zone_arg;
+    /* The planner's: with YEAR 0 the period is [FROM_NS, TO_NS) instead of
+     * a month (result.month is then ""). */
+    int64_t from_ns, to_ns;
+    /* Hand each covered disk's windows, as planned, to the sink
+     * (tw_opp_disk.wins); false: the sink gets none (savings needs only
+     * the sums). */
+    bool with_windows;
+    /* A disk's original SKU (tierwise downgraded it and recorded what it
+     * was) when the walk does not carry it: *FOUND false when none.  NULL:
+     * the walk's (tw_store_sv_disk.original_sku) alone. */
+    enum tw_err (*original)(void *arg, int64_t disk_id, char sku[32], char tier[16], bool *found,
+                            struct tw_error *err);
+    void *original_arg;
 };
 
 /* A VM as the result names it. */
@@ -108,8 +121,12 @@ struct tw_opp_disk {
     int64_t id;
     const char *name;
     enum tw_disk_role role;
-    const char *sku;
-    char tier[16];                   /* billed tier ("P10"); "" unknown */
+    const char *sku;                 /* the SKU it has now */
+    const char *original_sku;        /* NULL: none recorded; else tierwise downgraded it
+                                      * from this SKU, and it is matched, priced and
+                                      * planned by it (the upgrade goes back to it) */
+    char tier[16];                   /* billed tier ("P10", the original's when one is
+                                      * recorded); "" unknown */
     int64_t size_gib;
     enum tw_opp_reason reason;       /* TW_OPP_COVERED: moved */
     char why[512];                   /* excluded: one sentence */
@@ -119,6 +136,11 @@ struct tw_opp_disk {
     char windows[TW_OPP_WINDOWS_TEXT_MAX]; /* the weekly windows in the grammar */
     char windows_tz[TW_TZ_NAME_MAX];
     struct tw_disk_saving saving;    /* hours (downgraded_ns), saving, windows taken */
+    /* with_windows: every window planned (taken, skipped, outside the
+     * period), by time, from the first still open at the period's start;
+     * valid during the sink's call only.  NULL and 0 otherwise. */
+    const struct tw_window_saving *wins;
+    size_t n_wins;
     size_t n_caveats;
     char caveats[TW_OPP_CAVEATS_MAX][330];
 };
