@@ -642,6 +642,8 @@ struct tw_store_sv_disk {
     char tier[16];                 /* "" unknown */
     int64_t size_gib;
     struct tw_store_disk_attrs attrs;
+    char original_sku[32];         /* the SKU tierwise's first downgrade found on it, which
+                                    * an upgrade restores (disk_originals); "" none */
 };
 
 /* One power-state observation (the state's text as stored). */

@@ -339,6 +339,52 @@ static const char *const migrations[] = {
     "ALTER TABLE disks ADD COLUMN attrs_observed_at TEXT;"
     "ALTER TABLE disks ADD COLUMN attrs_observed_ms INTEGER;"
     "ALTER TABLE disks ADD COLUMN attrs_source TEXT CHECK (attrs_source IN ('agent', 'arm'));",
+
+    /* 4 -> 5: the fleet from ARM, the executor's audit log and queue, a
+     * disk's original SKU, drift.
+     * A VM ARM lists that no agent ever reported is a row like any other
+     * with last_report_id '', last_report_at '' and last_report_ms 0
+     * ("never reported"): the columns stay NOT NULL (no table rebuilt, and
+     * every query that orders or joins by them keeps its meaning: no report
+     * joins, 0 is older than any report).  ARM_SEEN_* is the last sync
+     * that listed it.  A VM is found by its resource id (the identity) or
+     * by subscription, group and name, without regard to case: indexed. */
+    "ALTER TABLE vms ADD COLUMN arm_seen_at TEXT;"
+    "ALTER TABLE vms ADD COLUMN arm_seen_ms INTEGER;"
+    "CREATE INDEX vms_place ON vms(name COLLATE NOCASE, resource_group COLLATE NOCASE,"
+    "  subscription_id COLLATE NOCASE);"
+    "ALTER TABLE disks ADD COLUMN last_ownership_update TEXT;"
+    /* Actions: their VM, why and by which policy, the expected saving,
+     * and when they last moved (migrated ones: their last logged move). */
+    "ALTER TABLE actions ADD COLUMN vm_id INTEGER REFERENCES vms(id);"
+    "ALTER TABLE actions ADD COLUMN policy TEXT;"
+    "ALTER TABLE actions ADD COLUMN reason TEXT;"
+    "ALTER TABLE actions ADD COLUMN saving TEXT;"
+    "ALTER TABLE actions ADD COLUMN currency TEXT;"
+    "ALTER TABLE actions ADD COLUMN updated_at TEXT;"
+    "UPDATE actions SET vm_id = (SELECT d.vm_id FROM disks d WHERE d.id = actions.disk_id),"
+    "  updated_at = coalesce((SELECT max(t.at) FROM action_transitions t"
+    "  WHERE t.action_id = actions.id), finished_at, requested_at);"
+    "CREATE INDEX actions_vm ON actions(vm_id, id);"
+    "CREATE TABLE disk_originals ("
+    "  disk_id INTEGER PRIMARY KEY REFERENCES disks(id),"
+    "  sku TEXT NOT NULL,"
+    "  tier TEXT NOT NULL DEFAULT '',"
+    "  action_id INTEGER REFERENCES actions(id),"
+    "  set_at TEXT NOT NULL);"
+    "CREATE TABLE drift ("
+    "  id INTEGER PRIMARY KEY,"
+    "  disk_id INTEGER NOT NULL REFERENCES disks(id),"
+    "  vm_id INTEGER NOT NULL REFERENCES vms(id),"
+    "  sku TEXT NOT NULL,"
+    "  required_sku TEXT NOT NULL,"
+    "  policy TEXT NOT NULL DEFAULT '',"
+    "  since TEXT NOT NULL,"
+    "  since_ms INTEGER NOT NULL,"
+    "  seen_at TEXT NOT NULL,"
+    "  ended_at TEXT,"
+    "  ended_ms INTEGER);"
+    "CREATE UNIQUE INDEX drift_open ON drift(disk_id) WHERE ended_at IS NULL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == TW_STORE_SQLITE_VERSION,

@@ -13,14 +13,16 @@
 #include <pthread.h>
 #include <sqlite3.h>
 
-#define TW_STORE_SQLITE_VERSION 4
+#define TW_STORE_SQLITE_VERSION 5
 /* PRAGMA application_id of a tierwise database: "TWSD". */
 #define TW_STORE_APP_ID 0x54575344
 
 /* An attached disk was last seen in its VM's newest report; a detached
- * one keeps the time of the last report that had it. */
+ * one keeps the time of the last report that had it; a disk of a VM no
+ * agent reported (ARM's, schema 5), the last sync that listed it. */
 #define TW_SQ_LAST_SEEN \
-    "CASE WHEN d.detached_ms IS NULL THEN v.last_report_at ELSE d.last_seen_at END"
+    "CASE WHEN d.detached_ms IS NULL AND v.last_report_id <> '' THEN v.last_report_at " \
+    "ELSE d.last_seen_at END"
 
 /* A result's record: its own text (schema 2 stores every record so, and
  * migration 2 cut version 1's places in the bodies out into it). */

@@ -88,8 +88,8 @@ static void test_from_version_1(void **state)
     assert_int_equal(count(f, "PRAGMA user_version"), 1);
     struct tw_store *st = open_ok(f->path);
     struct tw_error err = {0};
-    assert_int_equal(tw_store_schema_version(), 4);
-    assert_int_equal(count(f, "PRAGMA user_version"), 4);
+    assert_int_equal(tw_store_schema_version(), 5);
+    assert_int_equal(count(f, "PRAGMA user_version"), 5);
     assert_int_equal(tw_store_check(st, &err), TW_OK);
 
     /* Everything of version 1 is there. */
@@ -227,7 +227,7 @@ static void test_from_version_1(void **state)
 
     /* Opened again: nothing to migrate, nothing changed. */
     st = open_ok(f->path);
-    assert_int_equal(count(f, "PRAGMA user_version"), 4);
+    assert_int_equal(count(f, "PRAGMA user_version"), 5);
     assert_int_equal(count(f, "SELECT count(*) FROM price_books"), 4);
     tw_store_close(st);
 }
@@ -321,7 +321,7 @@ static void test_from_version_2(void **state)
     long long results = count(f, "SELECT count(*) FROM results");
     struct tw_store *st = open_ok(f->path);
     struct tw_error err = {0};
-    assert_int_equal(count(f, "PRAGMA user_version"), 4);
+    assert_int_equal(count(f, "PRAGMA user_version"), 5);
     assert_int_equal(tw_store_check(st, &err), TW_OK);
     assert_int_equal(count(f, "SELECT count(*) FROM result_latest"), 7);
     assert_int_equal(results, 7);

@@ -79,8 +79,8 @@ static void test_from_version_3(void **state)
     assert_int_equal(count(f, "PRAGMA user_version"), 3);
     open_ok(f);
     struct tw_error err = {0};
-    assert_int_equal(tw_store_schema_version(), 4);
-    assert_int_equal(count(f, "PRAGMA user_version"), 4);
+    assert_int_equal(tw_store_schema_version(), 5);
+    assert_int_equal(count(f, "PRAGMA user_version"), 5);
     assert_int_equal(tw_store_check(f->st, &err), TW_OK);
     /* Every disk's attributes unknown: no ARM sync has recorded them. */
     assert_int_equal(count(f, "SELECT count(*) FROM disks"), 16);
@@ -158,7 +158,7 @@ static void test_from_version_3(void **state)
     tw_store_close(f->st);
     f->st = NULL;
     open_ok(f);
-    assert_int_equal(count(f, "PRAGMA user_version"), 4);
+    assert_int_equal(count(f, "PRAGMA user_version"), 5);
     assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE max_shares IS NULL"), 16);
 }
 

@@ -72,13 +72,13 @@ static void test_fresh_and_reopen(void **state)
 {
     struct fx *f = *state;
     struct tw_store *st = open_ok(f->path);
-    assert_int_equal(tw_store_schema_version(), 4);
+    assert_int_equal(tw_store_schema_version(), 5);
     uint8_t h[32] = {1};
     struct tw_error err = {0};
     int64_t id;
     assert_int_equal(tw_store_token_add(st, "ops", TW_ROLE_ADMIN, h, &id, &err), TW_OK);
     tw_store_close(st);
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 5);
     assert_int_equal(sql_int(f->path, "PRAGMA application_id"), 0x54575344);
     assert_int_equal(sql_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
                                       "AND name IN ('tokens', 'vms', 'disks', 'disk_sku_history', "
@@ -424,7 +424,7 @@ static void test_concurrent_open(void **state)
         pthread_join(t[i], &rc);
         assert_int_equal((intptr_t)rc, TW_OK);
     }
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 4);
+    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 5);
 }
 
 int main(void)
