@@ -139,7 +139,8 @@ struct tw_exec_summary {
  * An executing run re-reads each action after claiming it (the row given
  * may be stale).  Errors of one action are its outcome (failed or retry),
  * never the run's: the return is TW_OK unless the run could not start (no
- * store, no ARM client) or was stopped (TW_EINTR).
+ * store, no ARM client: that error) or was stopped by O->stop (TW_EIO,
+ * "stopped"; what was in flight stays where it was, resumed next run).
  */
 enum tw_err tw_exec_run(const struct tw_exec_opts *o, const struct tw_store_action_row *rows,
                         size_t n, struct tw_exec_summary *out, struct tw_error *err);
@@ -175,6 +176,23 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
  */
 enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
                              struct tw_exec_summary *out, struct tw_error *err);
+
+/* ---- JSON (exec_json.c) ----------------------------------------------- */
+
+struct json_t;
+/* One action of the audit log as the API and `tierwise actions --json`
+ * show it: id, vm, disk, kind, from_sku, to_sku, due_at, state, reason,
+ * attempts, updated_at, policy, saving, currency, operation_url, dry_run,
+ * and transitions [{from, to, at, owner, detail}] from MOVES[0..N).  NULL
+ * when out of memory. */
+struct json_t *tw_exec_action_json(const struct tw_store_action_row *row,
+                                   const struct tw_store_action_move_row *moves, size_t n);
+/* One result of a run: the action's fields (id 0 for a dry run's row that
+ * is not stored) with outcome, state, reason and, when something is or
+ * would be sent, "request": {method, url, body}. */
+struct json_t *tw_exec_result_json(const struct tw_exec_result *r);
+/* A run's counts: {"actions", "done", "skipped", ...}. */
+struct json_t *tw_exec_summary_json(const struct tw_exec_summary *s);
 
 /* The default owner of claims, "HOST:PID" (CAP bytes). */
 void tw_exec_owner_default(char *out, size_t cap);
