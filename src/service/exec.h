@@ -45,6 +45,7 @@
 #include "azure/arm.h"
 #include "core/err.h"
 #include "core/vmcap.h"
+#include "service/plan.h"
 #include "service/vmsizes.h"
 #include "store/store.h"
 
@@ -176,6 +177,40 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
  */
 enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
                              struct tw_exec_summary *out, struct tw_error *err);
+
+/* ---- one tick of the scheduler (exec_tick.c) -------------------------- */
+
+/*
+ * What `tierwise apply`, POST /api/v1/actions and `serve --scheduler` do:
+ * the actions a policy needs now are planned (tw_svc_plan_run over [now -
+ * 1 day, now + 1 day) by the system clock), those due by now + one tick
+ * recorded (tw_svc_plan_record: idempotent, a second tick records nothing
+ * new), then the policy's due actions run (tw_exec_run; in flight ones
+ * resumed).  With PLAN_JSON a saved plan (tierwise.plan/1) stands for the
+ * policy: its actions due by then are resolved by name in the store,
+ * recorded and run.  In a dry run nothing is recorded: the due actions
+ * are rows in memory (not stored) checked against ARM.
+ */
+struct tw_exec_tick {
+    const struct tw_exec_opts *exec;   /* db_path, ARM, dry_run, tick_ms, sink ... */
+    struct tw_plan_opts plan;          /* policy, cat, caps, zone ...; the period is the tick's */
+    const char *plan_json;             /* a saved plan instead of PLAN.policy; NULL none */
+    size_t plan_len;
+};
+struct tw_exec_tick_summary {
+    int64_t planned;                   /* actions of the plan due by now + one tick */
+    int64_t recorded;                  /* of which new in the store (0 in a dry run) */
+    struct tw_exec_summary run;
+    char policy[TW_POLICY_NAME_MAX];
+};
+enum tw_err tw_exec_tick_run(const struct tw_exec_tick *t, struct tw_exec_tick_summary *out,
+                             struct tw_error *err);
+
+/* A plan's action as an audit-log row that is not stored (id 0, state
+ * "planned"): names and ARM ids read from ST.  Free ROW->operation_url. */
+enum tw_err tw_exec_row_from_plan(struct tw_store *st, const char *policy,
+                                  const struct tw_plan_action *a, struct tw_store_action_row *row,
+                                  struct tw_error *err);
 
 /* ---- JSON (exec_json.c) ----------------------------------------------- */
 
