@@ -1,0 +1,613 @@
+/*
+ * arm.c - the ARM calls of the tier switches: disks (list, GET, PATCH
+ * sku.name), VMs (list, GET with the instance view, instance view,
+ * deallocate, start) and their long-running operations.
+ *
+ * Every call goes through call(): the bearer token from the credential,
+ * the api-version of its provider, the pacer's token per attempt (the
+ * HTTP client's before_attempt hook, so a retried 429 is paced like a new
+ * call) and the error classified into a->last.  URLs the answers hand
+ * back (nextLink, Azure-AsyncOperation, Location) are followed only when
+ * they are on the ARM base URL's origin: the token never leaves for
+ * another host.
+ */
+#include "azure/arm.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define TOKEN_MAX 16384
+#define MAX_PAGES 100000 /* 100 items a page: ten million resources */
+
+struct tw_arm {
+    struct tw_az_http *h;
+    struct tw_az_http_opts http; /* as given (sleep_ms for the waits here) */
+    char *base, *region, *disk_api, *compute_api;
+    long poll_ms, op_timeout_ms;
+    struct tw_arm_cred *cred;
+    struct tw_arm_pacer *pacer;
+    struct tw_arm_error last;
+    const char *cur_vm; /* the VM whose action budget this call takes, or NULL */
+    char auth[TOKEN_MAX + 32];
+};
+
+static void sleep_for(struct tw_arm *a, long ms)
+{
+    if (ms <= 0)
+        return;
+    if (a->http.sleep_ms) {
+        a->http.sleep_ms(ms, a->http.sleep_arg);
+        return;
+    }
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* The http client's hook: one pacer token per attempt. */
+static void before_attempt(const char *method, int attempt, void *arg)
+{
+    struct tw_arm *a = arg;
+    (void)attempt;
+    if (!a->pacer)
+        return;
+    long w = tw_arm_pacer_take(a->pacer, a->region, strcmp(method, "GET") != 0, a->cur_vm);
+    sleep_for(a, w);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* An api-version: digits, dashes and a "-preview" at most. */
+static bool api_ok(const char *v)
+{
+    size_t n = strlen(v);
+    if (n < 10 || n > 32)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!(v[i] >= '0' && v[i] <= '9') && v[i] != '-' && !(v[i] >= 'a' && v[i] <= 'z'))
+            return false;
+    return true;
+}
+
+void tw_arm_free(struct tw_arm *a)
+{
+    if (!a)
+        return;
+    tw_az_http_free(a->h);
+    free(a->base);
+    free(a->region);
+    free(a->disk_api);
+    free(a->compute_api);
+    memset(a->auth, 0, sizeof(a->auth));
+    free(a);
+}
+
+enum tw_err tw_arm_new(const struct tw_arm_opts *o, struct tw_arm_cred *cred,
+                       struct tw_arm_pacer *pacer, struct tw_arm **out, struct tw_error *err)
+{
+    *out = NULL;
+    if (!o || !o->arm_url || !*o->arm_url)
+        return tw_error_set(err, TW_EINVAL, "the ARM client needs the ARM base URL");
+    if (!cred)
+        return tw_error_set(err, TW_EINVAL, "the ARM client needs a credential");
+    const char *dapi = o->disk_api ? o->disk_api : TW_ARM_DISK_API;
+    const char *capi = o->compute_api ? o->compute_api : TW_ARM_COMPUTE_API;
+    if (!api_ok(dapi) || !api_ok(capi))
+        return tw_error_set(err, TW_EINVAL, "api-version \"%.40s\" is not one",
+                            api_ok(dapi) ? capi : dapi);
+    if (o->poll_ms < 0 || o->op_timeout_ms < 0)
+        return tw_error_set(err, TW_EINVAL, "poll_ms and op_timeout_ms must not be negative");
+    struct tw_arm *a = calloc(1, sizeof(*a));
+    if (!a)
+        return tw_error_set(err, TW_ENOMEM, "out of memory for an ARM client");
+    size_t n = strlen(o->arm_url);
+    while (n && o->arm_url[n - 1] == '/')
+        n--;
+    a->base = strndup(o->arm_url, n);
+    a->region = strdup(o->region ? o->region : "");
+    a->disk_api = strdup(dapi);
+    a->compute_api = strdup(capi);
+    a->http = o->http;
+    a->poll_ms = o->poll_ms ? o->poll_ms : 2000;
+    a->op_timeout_ms = o->op_timeout_ms ? o->op_timeout_ms : 10 * 60 * 1000;
+    a->cred = cred;
+    a->pacer = pacer;
+    if (!a->base || !a->region || !a->disk_api || !a->compute_api) {
+        tw_arm_free(a);
+        return tw_error_set(err, TW_ENOMEM, "out of memory for an ARM client");
+    }
+    struct tw_az_http_opts h = o->http;
+    if (h.max_attempts == 0 && h.budget_ms == 0)
+        tw_az_http_opts_default(&h); /* a zeroed struct: the defaults */
+    a->http = h;
+    h.before_attempt = before_attempt;
+    h.attempt_arg = a;
+    if (!(a->h = tw_az_http_new(&h, err))) {
+        tw_arm_free(a);
+        return TW_ENOMEM;
+    }
+    *out = a;
+    return TW_OK;
+}
+
+const struct tw_arm_error *tw_arm_last_error(const struct tw_arm *a)
+{
+    return &a->last;
+}
+
+/* Whether LINK is on BASE's origin (same scheme, host and port). */
+static bool same_origin(const char *link, const char *base)
+{
+    size_t n = strlen(base);
+    return strncasecmp(link, base, n) == 0 && (link[n] == '/' || link[n] == '?');
+}
+
+/*
+ * One ARM request: METHOD on URL (absolute) with BODY (JSON, may be NULL).
+ * RESP is the caller's to clean up.  VM: the VM whose start/deallocate
+ * budget it takes (NULL: none).
+ */
+static enum tw_err call(struct tw_arm *a, const char *method, const char *url, const char *body,
+                        const char *vm, struct tw_az_http_resp *resp, struct tw_error *err)
+{
+    memset(&a->last, 0, sizeof(a->last));
+    memset(resp, 0, sizeof(*resp));
+    char *tok = malloc(TOKEN_MAX);
+    if (!tok)
+        return tw_error_set(err, TW_ENOMEM, "out of memory for a token");
+    enum tw_err rc = tw_arm_cred_token(a->cred, tok, TOKEN_MAX, err);
+    if (rc != TW_OK) {
+        free(tok);
+        a->last.fault = rc == TW_EPERM ? TW_ARM_FAULT_AUTH : TW_ARM_FAULT_NETWORK;
+        return rc;
+    }
+    snprintf(a->auth, sizeof(a->auth), "Authorization: Bearer %s", tok);
+    memset(tok, 0, TOKEN_MAX);
+    free(tok);
+    const char *hdrs[] = {a->auth, "Accept: application/json",
+                          body ? "Content-Type: application/json" : NULL, NULL};
+    a->cur_vm = vm;
+    rc = tw_az_http_request(a->h, method, url, hdrs, body, body ? strlen(body) : 0, resp, err);
+    a->cur_vm = NULL;
+    memset(a->auth, 0, sizeof(a->auth));
+    tw_arm_error_classify(resp->status, resp->body.data, resp->body.len, &a->last);
+    if (rc == TW_OK)
+        a->last.fault = TW_ARM_FAULT_NONE;
+    else if (resp->status == 0 && a->last.fault == TW_ARM_FAULT_NETWORK &&
+             resp->net == TW_AZ_NET_OK)
+        a->last.fault = TW_ARM_FAULT_OTHER; /* refused before sending, or too big */
+    return rc;
+}
+
+/* BASE + PATH + "?api-version=" + API + EXTRA into a new string. */
+static char *url_of(const struct tw_arm *a, const char *path, const char *api, const char *extra)
+{
+    size_t n = strlen(a->base) + strlen(path) + strlen(api) + strlen(extra) + 16;
+    if (n > TW_ARM_URL_MAX)
+        return NULL;
+    char *u = malloc(n);
+    if (u)
+        snprintf(u, n, "%s%s?api-version=%s%s", a->base, path, api, extra);
+    return u;
+}
+
+static enum tw_err check_id(const char *id, const char *kind, struct tw_error *err)
+{
+    char s[64], g[128], n[128];
+    if (!id || !tw_arm_id_split(id, s, sizeof(s), g, sizeof(g), n, sizeof(n)) ||
+        !strcasestr(id, kind))
+        return tw_error_set(err, TW_EINVAL,
+                            "\"%.200s\" is not the resource id of a %s "
+                            "(/subscriptions/S/resourceGroups/G/providers/Microsoft.Compute/%s/N)",
+                            id ? id : "", strcmp(kind, "/disks/") == 0 ? "disk" : "VM",
+                            strcmp(kind, "/disks/") == 0 ? "disks" : "virtualMachines");
+    return TW_OK;
+}
+
+/* A subscription id or group name that needs no escaping. */
+static bool name_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+            c != '-' && c != '_' && c != '.' && c != '(' && c != ')')
+            return false;
+    }
+    return true;
+}
+
+/* ---- lists ---- */
+
+typedef enum tw_err (*page_fn)(const char *buf, size_t len, void *fn, void *arg, char *next,
+                               size_t cap, struct tw_error *err);
+
+static enum tw_err disk_page(const char *buf, size_t len, void *fn, void *arg, char *next,
+                             size_t cap, struct tw_error *err)
+{
+    return tw_arm_disk_page_parse(buf, len, (enum tw_err (*)(void *, const struct tw_arm_disk *))fn,
+                                  arg, next, cap, err);
+}
+
+static enum tw_err vm_page(const char *buf, size_t len, void *fn, void *arg, char *next,
+                           size_t cap, struct tw_error *err)
+{
+    return tw_arm_vm_page_parse(buf, len, (enum tw_err (*)(void *, const struct tw_arm_vm *))fn,
+                                arg, next, cap, err);
+}
+
+/* GETs FIRST and the pages it links to, each handed to PARSE. */
+static enum tw_err list(struct tw_arm *a, char *first, const char *what, page_fn parse, void *fn,
+                        void *arg, struct tw_error *err)
+{
+    char *next = malloc(TW_ARM_URL_MAX), *url = first;
+    enum tw_err rc = TW_OK;
+    if (!next) {
+        free(first);
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    }
+    for (int page = 1;; page++) {
+        struct tw_az_http_resp resp;
+        rc = call(a, "GET", url, NULL, NULL, &resp, err);
+        if (rc == TW_OK)
+            rc = parse(resp.body.data ? resp.body.data : "", resp.body.len, fn, arg, next,
+                       TW_ARM_URL_MAX, err);
+        tw_az_http_resp_cleanup(&resp);
+        if (rc != TW_OK || !next[0])
+            break;
+        if (!same_origin(next, a->base)) {
+            rc = tw_error_set(err, TW_EPERM,
+                              "%s page %d links to %.200s, outside %s: not following it with "
+                              "the token",
+                              what, page, next, a->base);
+            break;
+        }
+        if (strcmp(next, url) == 0 || page >= MAX_PAGES) {
+            rc = tw_error_set(err, TW_EIO, "%s: %s after %d pages; giving up", what,
+                              strcmp(next, url) == 0 ? "nextLink repeats itself" : "still more",
+                              page);
+            break;
+        }
+        memcpy(url, next, strlen(next) + 1);
+    }
+    free(next);
+    free(url);
+    return rc;
+}
+
+/* The first page's URL of a list of TYPE in SUB (and RG); NULL + ERR. */
+static char *list_url(const struct tw_arm *a, const char *sub, const char *rg, const char *type,
+                      const char *api, const char *extra, struct tw_error *err)
+{
+    if (!sub || !name_ok(sub, 64)) {
+        tw_error_set(err, TW_EINVAL, "subscription id \"%.80s\" is not an id", sub ? sub : "");
+        return NULL;
+    }
+    if (rg && !name_ok(rg, 90)) {
+        tw_error_set(err, TW_EINVAL, "resource group \"%.100s\" is not a group name", rg);
+        return NULL;
+    }
+    char path[512];
+    snprintf(path, sizeof(path), "/subscriptions/%s%s%s/providers/Microsoft.Compute/%s", sub,
+             rg ? "/resourceGroups/" : "", rg ? rg : "", type);
+    char *u = malloc(TW_ARM_URL_MAX);
+    char *v = url_of(a, path, api, extra);
+    if (!u || !v) {
+        free(u);
+        free(v);
+        tw_error_set(err, TW_ENOMEM, "out of memory");
+        return NULL;
+    }
+    memcpy(u, v, strlen(v) + 1);
+    free(v);
+    return u;
+}
+
+enum tw_err tw_arm_disks_list(struct tw_arm *a, const char *sub, const char *rg,
+                              enum tw_err (*fn)(void *arg, const struct tw_arm_disk *d),
+                              void *arg, struct tw_error *err)
+{
+    char *u = list_url(a, sub, rg, "disks", a->disk_api, "", err);
+    if (!u)
+        return err ? err->code : TW_EINVAL;
+    return list(a, u, "ARM disks list", disk_page, (void *)fn, arg, err);
+}
+
+struct vm_list_ctx {
+    struct tw_arm *a;
+    enum tw_err (*fn)(void *arg, const struct tw_arm_vm *vm);
+    void *arg;
+    struct tw_error *err;
+    struct tw_arm_vm *copy;
+    long per_vm; /* instance views fetched one by one */
+};
+
+static enum tw_err vm_item(void *arg, const struct tw_arm_vm *vm)
+{
+    struct vm_list_ctx *c = arg;
+    if (vm->power_state[0])
+        return c->fn(c->arg, vm);
+    /* The list gave no instance view: ask the VM's own. */
+    *c->copy = *vm;
+    enum tw_err rc = tw_arm_vm_power(c->a, vm->vm.resource_id, c->copy->power_state,
+                                     sizeof(c->copy->power_state), c->err);
+    c->per_vm++;
+    return rc == TW_OK ? c->fn(c->arg, c->copy) : rc;
+}
+
+enum tw_err tw_arm_vms_list(struct tw_arm *a, const char *sub, const char *rg,
+                            enum tw_err (*fn)(void *arg, const struct tw_arm_vm *vm),
+                            void *arg, struct tw_error *err)
+{
+    struct vm_list_ctx c = {.a = a, .fn = fn, .arg = arg, .err = err};
+    if (!(c.copy = malloc(sizeof(*c.copy))))
+        return tw_error_set(err, TW_ENOMEM, "out of memory for a VM");
+    char *u = list_url(a, sub, rg, "virtualMachines", a->compute_api, "&$expand=instanceView",
+                       err);
+    enum tw_err rc = u ? list(a, u, "ARM VMs list", vm_page, (void *)vm_item, &c, err)
+                       : (err ? err->code : TW_EINVAL);
+    free(c.copy);
+    return rc;
+}
+
+/* ---- one resource ---- */
+
+static enum tw_err get_one(struct tw_arm *a, const char *id, const char *suffix, const char *api,
+                           const char *extra, struct tw_az_http_resp *resp, struct tw_error *err)
+{
+    char path[TW_ARM_ID_MAX + 32];
+    snprintf(path, sizeof(path), "%s%s", id, suffix);
+    char *u = url_of(a, path, api, extra);
+    if (!u)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    enum tw_err rc = call(a, "GET", u, NULL, NULL, resp, err);
+    free(u);
+    return rc;
+}
+
+enum tw_err tw_arm_disk_get(struct tw_arm *a, const char *disk_id, struct tw_arm_disk *d,
+                            struct tw_error *err)
+{
+    memset(d, 0, sizeof(*d));
+    enum tw_err rc = check_id(disk_id, "/disks/", err);
+    if (rc != TW_OK)
+        return rc;
+    struct tw_az_http_resp resp;
+    rc = get_one(a, disk_id, "", a->disk_api, "", &resp, err);
+    if (rc == TW_OK)
+        rc = tw_arm_disk_parse(resp.body.data ? resp.body.data : "", resp.body.len, d, err);
+    tw_az_http_resp_cleanup(&resp);
+    return rc;
+}
+
+enum tw_err tw_arm_vm_get(struct tw_arm *a, const char *vm_id, struct tw_arm_vm *vm,
+                          struct tw_error *err)
+{
+    memset(vm, 0, sizeof(*vm));
+    enum tw_err rc = check_id(vm_id, "/virtualMachines/", err);
+    if (rc != TW_OK)
+        return rc;
+    struct tw_az_http_resp resp;
+    rc = get_one(a, vm_id, "", a->compute_api, "&$expand=instanceView", &resp, err);
+    if (rc == TW_OK)
+        rc = tw_arm_vm_parse(resp.body.data ? resp.body.data : "", resp.body.len, vm, err);
+    tw_az_http_resp_cleanup(&resp);
+    return rc;
+}
+
+enum tw_err tw_arm_vm_power(struct tw_arm *a, const char *vm_id, char *power, size_t cap,
+                            struct tw_error *err)
+{
+    if (cap)
+        power[0] = '\0';
+    enum tw_err rc = check_id(vm_id, "/virtualMachines/", err);
+    if (rc != TW_OK)
+        return rc;
+    struct tw_az_http_resp resp;
+    rc = get_one(a, vm_id, "/instanceView", a->compute_api, "", &resp, err);
+    if (rc == TW_OK)
+        rc = tw_arm_instance_view_parse(resp.body.data ? resp.body.data : "", resp.body.len,
+                                        power, cap, err);
+    tw_az_http_resp_cleanup(&resp);
+    return rc;
+}
+
+/* ---- operations ---- */
+
+/* Where RESP (a 201/202) says to poll, into OP. */
+static enum tw_err op_from(struct tw_arm *a, const char *what, const struct tw_az_http_resp *resp,
+                           struct tw_arm_op *op, struct tw_error *err)
+{
+    memset(op, 0, sizeof(*op));
+    char ra[64];
+    if (tw_az_http_resp_header(resp, "Retry-After", ra, sizeof(ra)))
+        (void)tw_arm_retry_after_parse(ra, (int64_t)time(NULL), &op->retry_after_ms);
+    if (resp->status == 200 || resp->status == 204)
+        return TW_OK; /* done at once */
+    if (tw_az_http_resp_header(resp, "Azure-AsyncOperation", op->url, sizeof(op->url)) &&
+        op->url[0])
+        op->async_operation = true;
+    else if (!tw_az_http_resp_header(resp, "Location", op->url, sizeof(op->url)))
+        op->url[0] = '\0';
+    if (!op->url[0])
+        return tw_error_set(err, TW_EIO,
+                            "%s: ARM answered HTTP %ld without an Azure-AsyncOperation or "
+                            "Location header to follow",
+                            what, resp->status);
+    if (!same_origin(op->url, a->base)) {
+        char u[200];
+        snprintf(u, sizeof(u), "%.199s", op->url);
+        op->url[0] = '\0';
+        return tw_error_set(err, TW_EPERM,
+                            "%s: the operation's URL %s is outside %s: not polling it with the "
+                            "token",
+                            what, u, a->base);
+    }
+    return TW_OK;
+}
+
+/* A SKU name as DiskStorageAccountTypes spells them. */
+static bool sku_ok(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n >= 32)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c >= '0' && c <= '9') && !(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z') &&
+            c != '_')
+            return false;
+    }
+    return true;
+}
+
+enum tw_err tw_arm_disk_set_sku(struct tw_arm *a, const char *disk_id, const char *sku,
+                                struct tw_arm_op *op, struct tw_error *err)
+{
+    memset(op, 0, sizeof(*op));
+    enum tw_err rc = check_id(disk_id, "/disks/", err);
+    if (rc != TW_OK)
+        return rc;
+    if (!sku || !sku_ok(sku))
+        return tw_error_set(err, TW_EINVAL, "\"%.40s\" is not a disk SKU name (Premium_LRS, ...)",
+                            sku ? sku : "");
+    char body[96];
+    snprintf(body, sizeof(body), "{\"sku\":{\"name\":\"%s\"}}", sku);
+    char *u = url_of(a, disk_id, a->disk_api, "");
+    if (!u)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    struct tw_az_http_resp resp;
+    rc = call(a, "PATCH", u, body, NULL, &resp, err);
+    if (rc == TW_OK)
+        rc = op_from(a, "PATCH of the disk's SKU", &resp, op, err);
+    tw_az_http_resp_cleanup(&resp);
+    free(u);
+    return rc;
+}
+
+static enum tw_err vm_action(struct tw_arm *a, const char *vm_id, const char *action,
+                             struct tw_arm_op *op, struct tw_error *err)
+{
+    memset(op, 0, sizeof(*op));
+    enum tw_err rc = check_id(vm_id, "/virtualMachines/", err);
+    if (rc != TW_OK)
+        return rc;
+    char path[TW_ARM_ID_MAX + 16];
+    snprintf(path, sizeof(path), "%s/%s", vm_id, action);
+    char *u = url_of(a, path, a->compute_api, "");
+    if (!u)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    struct tw_az_http_resp resp;
+    rc = call(a, "POST", u, NULL, vm_id, &resp, err);
+    if (rc == TW_OK)
+        rc = op_from(a, action, &resp, op, err);
+    tw_az_http_resp_cleanup(&resp);
+    free(u);
+    return rc;
+}
+
+enum tw_err tw_arm_vm_deallocate(struct tw_arm *a, const char *vm_id, struct tw_arm_op *op,
+                                 struct tw_error *err)
+{
+    return vm_action(a, vm_id, "deallocate", op, err);
+}
+
+enum tw_err tw_arm_vm_start(struct tw_arm *a, const char *vm_id, struct tw_arm_op *op,
+                            struct tw_error *err)
+{
+    return vm_action(a, vm_id, "start", op, err);
+}
+
+enum tw_err tw_arm_op_poll(struct tw_arm *a, struct tw_arm_op *op, bool *done,
+                           struct tw_error *err)
+{
+    *done = false;
+    if (!op->url[0]) {
+        *done = true;
+        memset(&a->last, 0, sizeof(a->last));
+        return TW_OK;
+    }
+    if (!same_origin(op->url, a->base))
+        return tw_error_set(err, TW_EPERM, "the operation's URL %.200s is outside %s", op->url,
+                            a->base);
+    struct tw_az_http_resp resp;
+    enum tw_err rc = call(a, "GET", op->url, NULL, NULL, &resp, err);
+    char ra[64];
+    op->retry_after_ms = 0;
+    if (tw_az_http_resp_header(&resp, "Retry-After", ra, sizeof(ra)))
+        (void)tw_arm_retry_after_parse(ra, (int64_t)time(NULL), &op->retry_after_ms);
+    if (rc == TW_OK && op->async_operation) {
+        char st[64];
+        struct tw_arm_error fail;
+        rc = tw_arm_op_status_parse(resp.body.data ? resp.body.data : "", resp.body.len, st,
+                                    sizeof(st), &fail, err);
+        if (rc == TW_OK && strcasecmp(st, "Succeeded") == 0) {
+            *done = true;
+        } else if (rc == TW_OK &&
+                   (strcasecmp(st, "Failed") == 0 || strcasecmp(st, "Canceled") == 0)) {
+            *done = true;
+            a->last = fail;
+            a->last.status = resp.status;
+            rc = tw_error_set(err, TW_EIO, "the operation %.200s %s: %s%s%s", op->url,
+                              strcasecmp(st, "Failed") == 0 ? "failed" : "was canceled",
+                              fail.code, fail.message[0] ? ": " : "", fail.message);
+        }
+    } else if (rc == TW_OK) {
+        /* Location: 202 while running, 200/201/204 when done. */
+        *done = resp.status != 202;
+    } else {
+        *done = true; /* an error answer ends the operation for the caller */
+    }
+    tw_az_http_resp_cleanup(&resp);
+    return rc;
+}
+
+enum tw_err tw_arm_op_wait(struct tw_arm *a, struct tw_arm_op *op, struct tw_error *err)
+{
+    int64_t start = mono_ms(), slept = 0;
+    bool done = false;
+    for (int n = 0;; n++) {
+        if (n > 0 || op->retry_after_ms > 0) {
+            long w = op->retry_after_ms > 0 ? op->retry_after_ms : a->poll_ms;
+            int64_t spent = mono_ms() - start + (a->http.sleep_ms ? slept : 0);
+            if (spent + w > a->op_timeout_ms)
+                return tw_error_set(err, TW_EIO,
+                                    "the operation %.200s did not end within %ld ms; it may "
+                                    "still be running: read the resource back",
+                                    op->url, a->op_timeout_ms);
+            sleep_for(a, w);
+            slept += w;
+        }
+        enum tw_err rc = tw_arm_op_poll(a, op, &done, err);
+        if (rc != TW_OK || done)
+            return rc;
+    }
+}
+
+enum tw_err tw_arm_disk_verify(struct tw_arm *a, const char *disk_id, const char *sku, bool *ok,
+                               struct tw_arm_disk *d, struct tw_error *err)
+{
+    *ok = false;
+    struct tw_arm_disk *mine = d ? d : malloc(sizeof(*mine));
+    if (!mine)
+        return tw_error_set(err, TW_ENOMEM, "out of memory for a disk");
+    enum tw_err rc = tw_arm_disk_get(a, disk_id, mine, err);
+    if (rc == TW_OK)
+        *ok = strcasecmp(mine->sku, sku) == 0 &&
+              strcasecmp(mine->provisioning_state, "Succeeded") == 0 &&
+              !mine->update_in_progress;
+    if (!d)
+        free(mine);
+    return rc;
+}

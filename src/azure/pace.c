@@ -1,0 +1,221 @@
+/*
+ * pace.c - keeping tierwise below ARM's limits: a token bucket per region
+ * for reads and one for writes, and a budget of start/deallocate calls per
+ * VM a minute.
+ *
+ * The buckets are kept as "theoretical arrival times" (GCRA, the virtual
+ * scheduling form of a token bucket): a bucket holds the instant its next
+ * token is due; taking one moves it by one interval, and a caller waits
+ * while it is more than the bucket's depth ahead of now.  So a wait is
+ * known, and the token reserved, under the lock at once, and the caller
+ * sleeps outside it: threads that share the pacer queue in order without
+ * holding it.  The clock is an interval clock (CLOCK_MONOTONIC), never a
+ * time of day; tests inject one.
+ */
+#include "azure/arm.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define VM_WINDOW_MS 60000
+
+struct bucket {
+    char region[64];
+    double tat_read, tat_write; /* ms on the pacer's clock */
+};
+
+struct vm_budget {
+    char id[TW_ARM_ID_MAX];
+    int64_t *at; /* the last N actions' instants, a ring */
+    int next;    /* the ring's oldest slot */
+    int used;
+};
+
+struct tw_arm_pacer {
+    pthread_mutex_t mu;
+    struct tw_arm_pace_opts o;
+    struct bucket *b;
+    size_t nb, capb;
+    struct vm_budget *vm;
+    size_t nvm, capvm;
+    int64_t waited_ms, taken;
+};
+
+static int64_t mono_ms(void *arg)
+{
+    (void)arg;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+enum tw_err tw_arm_pacer_new(const struct tw_arm_pace_opts *o, struct tw_arm_pacer **out,
+                             struct tw_error *err)
+{
+    *out = NULL;
+    struct tw_arm_pace_opts d = {0};
+    if (o)
+        d = *o;
+    if (d.reads_per_s == 0)
+        d.reads_per_s = 25;
+    if (d.writes_per_s == 0)
+        d.writes_per_s = 10;
+    if (d.burst == 0)
+        d.burst = 1;
+    if (d.vm_actions_per_min == 0)
+        d.vm_actions_per_min = 4;
+    if (!(d.reads_per_s > 0 && d.reads_per_s <= 100000) ||
+        !(d.writes_per_s > 0 && d.writes_per_s <= 100000) || !(d.burst > 0 && d.burst <= 3600) ||
+        d.vm_actions_per_min < 1 || d.vm_actions_per_min > 10000)
+        return tw_error_set(err, TW_EINVAL,
+                            "pacing: rates must be above 0 and at most 100000 a second, the "
+                            "burst 0 to 3600 s and the VM actions 1 to 10000 a minute");
+    if (!d.now_ms)
+        d.now_ms = mono_ms;
+    struct tw_arm_pacer *p = calloc(1, sizeof(*p));
+    if (!p)
+        return tw_error_set(err, TW_ENOMEM, "out of memory for the ARM pacer");
+    if (pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p);
+        return tw_error_set(err, TW_ENOMEM, "the ARM pacer's lock can't be made");
+    }
+    p->o = d;
+    *out = p;
+    return TW_OK;
+}
+
+void tw_arm_pacer_free(struct tw_arm_pacer *p)
+{
+    if (!p)
+        return;
+    for (size_t i = 0; i < p->nvm; i++)
+        free(p->vm[i].at);
+    free(p->vm);
+    free(p->b);
+    pthread_mutex_destroy(&p->mu);
+    free(p);
+}
+
+int64_t tw_arm_pacer_waited_ms(const struct tw_arm_pacer *p)
+{
+    if (!p)
+        return 0;
+    pthread_mutex_lock((pthread_mutex_t *)&p->mu);
+    int64_t w = p->waited_ms;
+    pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+    return w;
+}
+
+int64_t tw_arm_pacer_taken(const struct tw_arm_pacer *p)
+{
+    if (!p)
+        return 0;
+    pthread_mutex_lock((pthread_mutex_t *)&p->mu);
+    int64_t t = p->taken;
+    pthread_mutex_unlock((pthread_mutex_t *)&p->mu);
+    return t;
+}
+
+/* The bucket of REGION, made when first used; NULL when out of memory. */
+static struct bucket *bucket_of(struct tw_arm_pacer *p, const char *region, double now)
+{
+    for (size_t i = 0; i < p->nb; i++)
+        if (strncasecmp(p->b[i].region, region, sizeof(p->b[i].region) - 1) == 0 &&
+            strlen(region) <= sizeof(p->b[i].region) - 1 &&
+            strlen(p->b[i].region) == strlen(region))
+            return &p->b[i];
+    if (p->nb == p->capb) {
+        size_t cap = p->capb ? p->capb * 2 : 8;
+        struct bucket *nb = realloc(p->b, cap * sizeof(*nb));
+        if (!nb)
+            return NULL;
+        p->b = nb;
+        p->capb = cap;
+    }
+    struct bucket *b = &p->b[p->nb++];
+    memset(b, 0, sizeof(*b));
+    strncpy(b->region, region, sizeof(b->region) - 1);
+    b->tat_read = b->tat_write = now;
+    return b;
+}
+
+static struct vm_budget *vm_of(struct tw_arm_pacer *p, const char *id)
+{
+    for (size_t i = 0; i < p->nvm; i++)
+        if (tw_arm_id_equal(p->vm[i].id, id))
+            return &p->vm[i];
+    if (strlen(id) >= TW_ARM_ID_MAX)
+        return NULL;
+    if (p->nvm == p->capvm) {
+        size_t cap = p->capvm ? p->capvm * 2 : 16;
+        struct vm_budget *nv = realloc(p->vm, cap * sizeof(*nv));
+        if (!nv)
+            return NULL;
+        p->vm = nv;
+        p->capvm = cap;
+    }
+    struct vm_budget *v = &p->vm[p->nvm];
+    memset(v, 0, sizeof(*v));
+    v->at = calloc((size_t)p->o.vm_actions_per_min, sizeof(*v->at));
+    if (!v->at)
+        return NULL;
+    memcpy(v->id, id, strlen(id) + 1);
+    p->nvm++;
+    return v;
+}
+
+/* GCRA: the wait before a request at NOW from a bucket whose next token
+ * is due at *TAT, the token taken. */
+static double gcra(double *tat, double now, double rate, double burst)
+{
+    double interval = 1000.0 / rate;
+    double depth = burst * rate; /* tokens */
+    double tolerance = (depth > 1 ? depth - 1 : 0) * interval;
+    if (*tat < now)
+        *tat = now;
+    double wait = *tat - tolerance - now;
+    *tat += interval;
+    return wait > 0 ? wait : 0;
+}
+
+long tw_arm_pacer_take(struct tw_arm_pacer *p, const char *region, bool write, const char *vm_id)
+{
+    if (!p)
+        return 0;
+    pthread_mutex_lock(&p->mu);
+    p->taken++;
+    if (p->o.off) {
+        pthread_mutex_unlock(&p->mu);
+        return 0;
+    }
+    int64_t now = p->o.now_ms(p->o.now_arg);
+    double wait = 0;
+    struct bucket *b = bucket_of(p, region ? region : "", (double)now);
+    if (b)
+        wait = write ? gcra(&b->tat_write, (double)now, p->o.writes_per_s, p->o.burst)
+                     : gcra(&b->tat_read, (double)now, p->o.reads_per_s, p->o.burst);
+    long w = (long)(wait + 0.999);
+    struct vm_budget *v = vm_id && vm_id[0] ? vm_of(p, vm_id) : NULL;
+    if (v) {
+        int n = p->o.vm_actions_per_min;
+        int64_t at = now + w;
+        if (v->used == n) {
+            /* The oldest of the last N: this one may go a window after it. */
+            int64_t free_at = v->at[v->next] + VM_WINDOW_MS;
+            if (free_at > at)
+                at = free_at;
+            v->at[v->next] = at;
+            v->next = (v->next + 1) % n;
+        } else {
+            v->at[(v->next + v->used) % n] = at;
+            v->used++;
+        }
+        w = (long)(at - now);
+    }
+    p->waited_ms += w;
+    pthread_mutex_unlock(&p->mu);
+    return w;
+}
