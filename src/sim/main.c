@@ -3,7 +3,8 @@
  * SIGTERM or SIGINT.
  *
  *   tierwise-azsim --scenario F [--prices F]... [--listen 127.0.0.1:PORT]
- *                  [--port-file F] [--fault SPEC]... [--log-requests] [-q | -v]
+ *                  [--port-file F] [--fault SPEC]... [--arm-limits R,W[,B[,V]]]
+ *                  [--log-requests] [-q | -v]
  *
  * The chosen port goes to stdout (one line) and, atomically, to
  * --port-file, so a script can start it on port 0 and read where it is.
@@ -31,7 +32,8 @@ static void usage(FILE *f)
         f,
         "usage: %s --scenario FILE [OPTIONS]\n\n"
         "Serves Azure's IMDS, managed-identity and Entra ID tokens, Resource Manager (disks,\n"
-        "VM power, Resource SKUs) and the Retail Prices API on 127.0.0.1, from a scenario.\n\n"
+        "VMs and their power, Resource SKUs) and the Retail Prices API on 127.0.0.1, from a\n"
+        "scenario.\n\n"
         "Options:\n"
         "  --scenario FILE     the scenario (JSON; README \"tierwise-azsim\")\n"
         "  --prices FILE       more Retail Prices items: an array, an API page or a\n"
@@ -43,6 +45,12 @@ static void usage(FILE *f)
         "                      kinds: latency (ms=), throttle (retry_after=), error (status=),\n"
         "                      truncate (bytes=), drop, no-next-link; also skip=, count=,\n"
         "                      probability=, seed=, method= (repeatable)\n"
+        "  --arm-limits R,W[,BURST[,VM_ACTIONS]]\n"
+        "                      ARM's request limits: R reads and W writes a second per\n"
+        "                      region (token buckets BURST seconds deep, default 1), at\n"
+        "                      most VM_ACTIONS start/deallocate per VM a minute; 429 with\n"
+        "                      Retry-After beyond (e.g. 25,10,1,4); \"off\" for none.\n"
+        "                      Overrides the scenario's settings.arm_limits\n"
         "  --log-requests      one line per request on stderr\n"
         "  -q, --quiet         nothing on stderr but errors (no line when it starts or\n"
         "                      stops)\n"
@@ -98,7 +106,8 @@ int main(int argc, char **argv)
     size_t n_prices = 0;
     struct tw_sim_fault faults[TW_SIM_MAX_FAULTS];
     size_t n_faults = 0;
-    bool log = false, quiet = false;
+    bool log = false, quiet = false, limits_given = false;
+    struct tw_sim_arm_limits limits;
     struct tw_error err = {0};
 
     for (int i = 1; i < argc; i++) {
@@ -118,7 +127,7 @@ int main(int argc, char **argv)
             log = true;
         } else if (strcmp(a, "--scenario") == 0 || strcmp(a, "--prices") == 0 ||
                    strcmp(a, "--listen") == 0 || strcmp(a, "--port-file") == 0 ||
-                   strcmp(a, "--fault") == 0) {
+                   strcmp(a, "--fault") == 0 || strcmp(a, "--arm-limits") == 0) {
             if (!has_value) {
                 fprintf(stderr, "%s: %s needs a value; %s --help shows the options\n", PROG, a,
                         PROG);
@@ -131,6 +140,12 @@ int main(int argc, char **argv)
                 listen_spec = v;
             } else if (strcmp(a, "--port-file") == 0) {
                 port_file = v;
+            } else if (strcmp(a, "--arm-limits") == 0) {
+                if (tw_sim_arm_limits_parse(v, &limits, &err) != TW_OK) {
+                    fprintf(stderr, "%s: %s\n", PROG, err.msg);
+                    return 2;
+                }
+                limits_given = true;
             } else if (strcmp(a, "--prices") == 0) {
                 if (n_prices == MAX_PRICE_FILES) {
                     fprintf(stderr, "%s: at most %d --prices files\n", PROG, MAX_PRICE_FILES);
@@ -191,6 +206,8 @@ int main(int argc, char **argv)
         }
     }
     tw_buf_cleanup(&buf);
+    if (limits_given)
+        sc->settings.arm_limits = limits;
     size_t n_vms = sc->n_vms, n_disks = sc->n_disks, n_items = json_array_size(sc->prices);
 
     /* Block the stop signals before libmicrohttpd starts its threads, so

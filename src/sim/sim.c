@@ -223,6 +223,11 @@ static const struct route {
      "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/"
      "virtualMachines/{vm}/instanceView",
      sim_arm_vm_instance_view},
+    {"GET", "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachines/{vm}",
+     sim_arm_vm_get},
+    {"GET", "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachines",
+     sim_arm_vm_list},
+    {"GET", "/subscriptions/{sub}/providers/Microsoft.Compute/virtualMachines", sim_arm_vm_list},
     {"POST",
      "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/"
      "virtualMachines/{vm}/start",
@@ -248,6 +253,8 @@ static const struct route {
     {"DELETE", "/_sim/faults", sim_admin_faults_delete},
     {"POST", "/_sim/power", sim_admin_power},
     {"GET", "/_sim/requests", sim_admin_requests_get},
+    {"GET", "/_sim/counters", sim_admin_counters_get},
+    {"DELETE", "/_sim/counters", sim_admin_counters_delete},
     {"DELETE", "/_sim/requests", sim_admin_requests_delete},
 };
 
@@ -516,8 +523,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
                                plan.action->kind == TW_SIM_FAULT_ERROR)) {
         fault_answer(plan.action, url, &rs);
         fault = tw_sim_fault_kind_name(plan.action->kind);
-    } else {
+    } else if (surface != SIM_ARM || sim_limits_take(sim, &rq, &rs)) {
         dispatch(sim, &rq, &rs);
+    } else {
+        fault = "arm-limit";
     }
     if (surface == SIM_ARM) {
         char id[37];
@@ -525,10 +534,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
         if (!has_header(&rs, "x-ms-request-id"))
             sim_header(&rs, "x-ms-request-id", "%s", id);
         sim_header(&rs, "x-ms-correlation-request-id", "%s", id);
-        if (strcmp(method, "GET") == 0)
+        /* (ARM's default hourly figures when no limits are set) */
+        if (strcmp(method, "GET") == 0 &&
+            !has_header(&rs, "x-ms-ratelimit-remaining-subscription-reads"))
             sim_header(&rs, "x-ms-ratelimit-remaining-subscription-reads", "11999");
-        else
+        else if (strcmp(method, "GET") != 0 &&
+                 !has_header(&rs, "x-ms-ratelimit-remaining-subscription-writes"))
             sim_header(&rs, "x-ms-ratelimit-remaining-subscription-writes", "1199");
+        sim->n_requests++;
+        if (rs.status == 429)
+            sim->n_throttled++;
     }
     if (plan.action && plan.action->kind == TW_SIM_FAULT_TRUNCATE) {
         size_t keep = plan.action->bytes < 0 ? rs.len / 2 : (size_t)plan.action->bytes;
@@ -606,6 +621,7 @@ static void sim_free(struct tw_sim *sim)
     free(sim->vm_rt);
     free(sim->ops);
     free(sim->tokens);
+    free(sim->buckets);
     pthread_mutex_destroy(&sim->lock);
     free(sim);
 }

@@ -54,7 +54,8 @@ void sim_admin_state(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
             vms, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:o}", "subscription_id",
                            v->subscription_id, "resource_group", v->resource_group, "name", v->name,
                            "vm_size", v->vm_size, "location", v->location, "power_state",
-                           tw_sim_power_name(v->power), "pending_operation",
+                           v->hibernated ? "hibernated" : tw_sim_power_name(v->power),
+                           "pending_operation",
                            sim->vm_rt[i].op >= 0 ? json_string(sim->ops[sim->vm_rt[i].op].id)
                                                  : json_null()));
     }
@@ -178,6 +179,10 @@ void sim_admin_power(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
                *rg = json_string_value(json_object_get(b, "resource_group")),
                *state = json_string_value(json_object_get(b, "state"));
     enum tw_sim_power p;
+    /* "hibernated": deallocated with the memory saved, its disks Frozen. */
+    bool hibernate = state && strcasecmp(state, "hibernated") == 0;
+    if (hibernate)
+        state = "deallocated";
     long vi = -1;
     size_t hits = 0;
     for (size_t i = 0; name && i < sim->sc->n_vms; i++) {
@@ -189,8 +194,9 @@ void sim_admin_power(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
     }
     if (!name || !state || tw_sim_power_parse(state, &p) != TW_OK) {
         sim_surface_error(rs, SIM_ADMIN, 400, "BadRequest",
-                          "Send {\"vm\": NAME, \"state\": running|stopped|deallocated|starting|"
-                          "stopping|deallocating} (and \"resource_group\" when names repeat).");
+                          "Send {\"vm\": NAME, \"state\": running|stopped|deallocated|hibernated|"
+                          "starting|stopping|deallocating} (and \"resource_group\" when names "
+                          "repeat).");
     } else if (hits != 1) {
         sim_surface_error(rs, SIM_ADMIN, hits ? 409 : 404, hits ? "Ambiguous" : "NotFound",
                           hits ? "More than one VM has that name; add \"resource_group\"."
@@ -198,11 +204,17 @@ void sim_admin_power(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
     } else {
         /* A power change from outside (a person, a schedule) overtakes any
          * operation in flight. */
-        sim->sc->vms[vi].power = p;
+        struct tw_sim_vm *vm = &sim->sc->vms[vi];
+        bool owner = (p == TW_SIM_POWER_RUNNING || p == TW_SIM_POWER_DEALLOCATED) &&
+                     (vm->power != p || vm->hibernated != hibernate);
+        vm->power = p;
+        vm->hibernated = hibernate;
         sim->vm_rt[vi].op = -1;
+        if (owner) /* LastOwnershipUpdateTime: the VM started or was deallocated */
+            sim_vm_owner_changed(sim, vi, sim_now_ms(sim));
         sim_json(rs, 200,
-                 json_pack("{s:s, s:s}", "vm", sim->sc->vms[vi].name, "power_state",
-                           tw_sim_power_name(p)));
+                 json_pack("{s:s, s:s, s:b}", "vm", vm->name, "power_state",
+                           tw_sim_power_name(p), "hibernated", hibernate));
     }
     json_decref(b);
 }

@@ -19,6 +19,7 @@
  */
 #include "sim/sim_int.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,7 +57,7 @@ static bool rg_known(const struct tw_sim *sim, const char *sub, const char *rg)
     return false;
 }
 
-static long find_disk(const struct tw_sim *sim, const char *sub, const char *rg, const char *name)
+long sim_find_disk(const struct tw_sim *sim, const char *sub, const char *rg, const char *name)
 {
     for (size_t i = 0; i < sim->sc->n_disks; i++) {
         const struct tw_sim_disk *d = &sim->sc->disks[i];
@@ -67,7 +68,7 @@ static long find_disk(const struct tw_sim *sim, const char *sub, const char *rg,
     return -1;
 }
 
-static long find_vm(const struct tw_sim *sim, const char *sub, const char *rg, const char *name)
+long sim_find_vm(const struct tw_sim *sim, const char *sub, const char *rg, const char *name)
 {
     for (size_t i = 0; i < sim->sc->n_vms; i++) {
         const struct tw_sim_vm *v = &sim->sc->vms[i];
@@ -96,29 +97,74 @@ static void not_found(const struct tw_sim *sim, struct sim_resp *rs, const char 
                       type, name, rg ? rg : "");
 }
 
+/*
+ * The api-versions each resource provider answers (arm.md 1-3): DiskRP's
+ * for disks and their DiskOperations, ComputeRP's for VMs and their
+ * operations, the Resource SKUs' own.  Newest first; the first is what
+ * tierwise sends (azure/arm.h, azure/skus.h).
+ */
+enum sim_api { SIM_API_DISK, SIM_API_COMPUTE, SIM_API_SKUS };
+
+static const char *const disk_apis[] = {
+    "2024-03-02", "2023-10-02", "2023-04-02", "2023-01-02", "2022-07-02", "2022-03-02",
+    "2021-12-01", "2021-08-01", "2021-04-01", "2020-12-01", "2020-09-30", "2020-06-30",
+    "2020-05-01", "2019-11-01", "2019-07-01", "2019-03-01", "2018-09-30", "2018-06-01",
+    "2018-04-01", "2017-03-30", NULL};
+static const char *const compute_apis[] = {
+    "2024-07-01", "2024-03-01", "2023-09-01", "2023-07-01", "2023-03-01", "2022-11-01",
+    "2022-08-01", "2022-03-01", "2021-11-01", "2021-07-01", "2021-04-01", "2021-03-01",
+    "2020-12-01", "2020-06-01", "2019-12-01", "2019-07-01", "2019-03-01", "2018-10-01",
+    "2018-06-01", "2018-04-01", "2017-12-01", "2017-03-30", NULL};
+static const char *const sku_apis[] = {"2021-07-01", "2019-04-01", "2017-09-01", NULL};
+
 /* What every ARM call checks first: the bearer token, then api-version. */
-static bool prelude(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
+static bool prelude(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs,
+                    enum sim_api api)
 {
     if (!sim_token_check(sim, rq, rs))
         return false;
-    if (!sim_arg(rq, "api-version")) {
+    const char *ver = sim_arg(rq, "api-version");
+    if (!ver) {
+        /* ARM's real text. */
         sim_arm_error(rs, 400, "MissingApiVersionParameter", NULL,
                       "The api-version query parameter (?api-version=) is required for all "
                       "requests.");
         return false;
     }
-    return true;
+    const char *const *list = api == SIM_API_DISK      ? disk_apis
+                              : api == SIM_API_COMPUTE ? compute_apis
+                                                       : sku_apis;
+    char all[512];
+    size_t n = 0;
+    for (size_t i = 0; list[i]; i++) {
+        if (strcmp(ver, list[i]) == 0)
+            return true;
+        n += (size_t)snprintf(all + n, sizeof(all) - n, "%s%s", i ? ", " : "", list[i]);
+    }
+    /* ARM's code; the text is CONSTRUCTED after the one ARM sends for a
+     * resource group call with an unknown version. */
+    sim_arm_error(rs, 400, "InvalidApiVersionParameter", NULL,
+                  "The api-version '%.64s' is invalid. The supported versions are '%s'.", ver,
+                  all);
+    return false;
 }
 
-/* The documented answer to "another operation is in progress" (arm.md 4,
- * arm-errors-samples.json "retryable_network_429_doc"). */
-static void busy(struct tw_sim *sim, struct sim_resp *rs, long op)
+/* A write while another operation on the resource (or on its VM, or on a
+ * disk of the VM) is in progress: 409 Conflict.  CONSTRUCTED text: ARM's
+ * concurrent-write refusals say the resource "is being used by another
+ * operation"; no verbatim body of DiskRP's was captured. */
+static void busy(struct tw_sim *sim, struct sim_resp *rs, long op, const char *what,
+                 const char *name)
 {
-    int64_t left = sim->ops[op].end_ms - sim_now_ms(sim);
+    static const char *const kinds[] = {"update", "start", "deallocate", "powerOff"};
+    const struct sim_op *o = &sim->ops[op];
+    int64_t left = o->end_ms - sim_now_ms(sim);
     sim_header(rs, "Retry-After", "%lld", (long long)(left > 0 ? (left + 999) / 1000 : 1));
-    sim_arm_error(rs, 429, "RetryableErrorDueToAnotherOperation", NULL,
-                  "Operation is not allowed because another operation is in progress on the "
-                  "resource.");
+    sim_arm_error(rs, 409, "Conflict", NULL,
+                  "The %s '%s' is being used by another operation ('%s', id %s) and can't be "
+                  "changed until it completes. Retry after it has finished.",
+                  what, name, (unsigned)o->kind < 4 ? kinds[o->kind] : "?", o->id);
+    sim->n_conflicts++;
 }
 
 static const char *sku_tier_word(const char *sku)
@@ -140,12 +186,24 @@ const char *sim_disk_state(const struct tw_sim *sim, size_t di)
     const struct tw_sim_disk *d = &sim->sc->disks[di];
     if (d->vm < 0)
         return "Unattached";
-    /* Reserved: attached to a stopped-deallocated VM (arm.md 1). */
-    return sim->sc->vms[d->vm].power == TW_SIM_POWER_DEALLOCATED ? "Reserved" : "Attached";
+    /* Reserved: attached to a stopped-deallocated VM; Frozen: to a
+     * hibernated one (arm.md 1). */
+    const struct tw_sim_vm *vm = &sim->sc->vms[d->vm];
+    if (vm->power != TW_SIM_POWER_DEALLOCATED)
+        return "Attached";
+    return vm->hibernated ? "Frozen" : "Reserved";
 }
 
-static void resource_id(const char *sub, const char *rg, const char *type, const char *name,
-                        char *out, size_t n)
+void sim_vm_owner_changed(struct tw_sim *sim, long vi, int64_t now)
+{
+    for (size_t i = 0; i < sim->sc->n_disks; i++) {
+        if (sim->sc->disks[i].vm == vi)
+            sim->disk_rt[i].owner_ms = now;
+    }
+}
+
+void sim_resource_id(const char *sub, const char *rg, const char *type, const char *name,
+                     char *out, size_t n)
 {
     snprintf(out, n, "/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/%s/%s", sub,
              rg, type, name);
@@ -156,7 +214,7 @@ json_t *sim_disk_json(struct tw_sim *sim, size_t di)
     const struct tw_sim_disk *d = &sim->sc->disks[di];
     const struct sim_disk_rt *rt = &sim->disk_rt[di];
     char id[400], created[40];
-    resource_id(d->subscription_id, d->resource_group, "disks", d->name, id, sizeof(id));
+    sim_resource_id(d->subscription_id, d->resource_group, "disks", d->name, id, sizeof(id));
     sim_iso_time(sim->started_ms, created);
     /* Field order of arm-disk-samples.json "get_disk_attached_constructed". */
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:{}}", "name", d->name, "id", id, "type",
@@ -166,7 +224,7 @@ json_t *sim_disk_json(struct tw_sim *sim, size_t di)
     if (d->vm >= 0) {
         const struct tw_sim_vm *vm = &sim->sc->vms[d->vm];
         char vid[400];
-        resource_id(vm->subscription_id, vm->resource_group, "virtualMachines", vm->name, vid,
+        sim_resource_id(vm->subscription_id, vm->resource_group, "virtualMachines", vm->name, vid,
                     sizeof(vid));
         json_object_set_new(o, "managedBy", json_string(vid));
     }
@@ -191,6 +249,25 @@ json_t *sim_disk_json(struct tw_sim *sim, size_t di)
     json_object_set_new(p, "uniqueId", json_string(rt->unique_id));
     if (d->tier[0])
         json_object_set_new(p, "tier", json_string(d->tier));
+    /* The performance the disk is provisioned with: its tier's rating
+     * (a performance tier's, when one is set), or what an Ultra or
+     * Premium SSD v2 disk was given. */
+    int64_t iops = d->iops, mbps = d->mbps;
+    if (d->tier[0] && !tw_sim_tier_rating(d->tier, &iops, &mbps))
+        iops = mbps = 0;
+    if (iops > 0) {
+        json_object_set_new(p, "diskIOPSReadWrite", json_integer(iops));
+        json_object_set_new(p, "diskMBpsReadWrite", json_integer(mbps));
+    }
+    if (d->max_shares > 0)
+        json_object_set_new(p, "maxShares", json_integer(d->max_shares));
+    if (d->bursting >= 0)
+        json_object_set_new(p, "burstingEnabled", json_boolean(d->bursting));
+    if (rt->owner_ms) {
+        char owner[40];
+        sim_iso_time(rt->owner_ms, owner);
+        json_object_set_new(p, "LastOwnershipUpdateTime", json_string(owner));
+    }
     /* Disk_Update_ChangeTier: a performance-tier change shows its target
      * while it is applied (a SKU change does not, as in
      * patch_change_sku_constructed). */
@@ -245,8 +322,13 @@ void sim_settle(struct tw_sim *sim)
             sim->disk_rt[op->target].op = -1;
         } else if (sim->vm_rt[op->target].op == (long)i) {
             /* (an admin power change may have overtaken it) */
-            sim->sc->vms[op->target].power = op->power;
+            struct tw_sim_vm *vm = &sim->sc->vms[op->target];
+            vm->power = op->power;
             sim->vm_rt[op->target].op = -1;
+            if (op->kind == SIM_OP_VM_DEALLOCATE)
+                vm->hibernated = op->hibernate;
+            if (op->kind == SIM_OP_VM_START || op->kind == SIM_OP_VM_DEALLOCATE)
+                sim_vm_owner_changed(sim, op->target, op->end_ms);
         }
     }
 }
@@ -274,9 +356,9 @@ static void op_headers(struct tw_sim *sim, const struct sim_req *rq, struct sim_
 
 void sim_arm_operation(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
 {
-    if (!prelude(sim, rq, rs))
-        return;
     bool disk_path = strcasestr(rq->path, "/DiskOperations/") != NULL;
+    if (!prelude(sim, rq, rs, disk_path ? SIM_API_DISK : SIM_API_COMPUTE))
+        return;
     const struct sim_op *op = NULL;
     for (size_t i = 0; i < sim->n_ops && !op; i++) {
         const struct sim_op *o = &sim->ops[i];
@@ -324,9 +406,9 @@ void sim_arm_operation(struct tw_sim *sim, const struct sim_req *rq, struct sim_
 
 void sim_arm_disk_get(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
 {
-    if (!prelude(sim, rq, rs))
+    if (!prelude(sim, rq, rs, SIM_API_DISK))
         return;
-    long di = find_disk(sim, rq->params[0], rq->params[1], rq->params[2]);
+    long di = sim_find_disk(sim, rq->params[0], rq->params[1], rq->params[2]);
     if (di < 0) {
         not_found(sim, rs, rq->params[0], rq->params[1], "Microsoft.Compute/disks", rq->params[2]);
         return;
@@ -334,23 +416,82 @@ void sim_arm_disk_get(struct tw_sim *sim, const struct sim_req *rq, struct sim_r
     sim_json(rs, 200, sim_disk_json(sim, (size_t)di));
 }
 
+/* ---- list pages ---- */
+
+/* The $skiptoken of a list request (the index of its first item; 0 when
+ * absent); false when RS has been set to the refusal. */
+static bool page_start(const struct sim_req *rq, struct sim_resp *rs, size_t *skip)
+{
+    const char *t = sim_arg(rq, "$skiptoken");
+    *skip = 0;
+    if (!t)
+        return true;
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(t, &end, 10);
+    if (!*t || *end || errno || t[0] == '-' || v > 1000000) {
+        /* CONSTRUCTED: ARM's tokens are opaque; ours are item indexes. */
+        sim_arm_error(rs, 400, "InvalidParameter", "$skiptoken",
+                      "The $skiptoken '%.64s' is not one this service issued; start the list "
+                      "again without it.",
+                      t);
+        return false;
+    }
+    *skip = (size_t)v;
+    return true;
+}
+
+/* {"value": VALUE, "nextLink": ...}: the link back to the simulator with
+ * the request's api-version (and $expand) and $skiptoken NEXT, when MORE. */
+static void list_answer(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs,
+                        json_t *value, bool more, size_t next)
+{
+    if (!value) {
+        sim_json(rs, 200, NULL);
+        return;
+    }
+    json_t *o = json_pack("{s:o}", "value", value);
+    if (o && more) {
+        char ver[128], exp[64] = "", link[1024];
+        const char *e = sim_arg(rq, "$expand");
+        sim_url_encode(sim_arg(rq, "api-version"), ver, sizeof(ver));
+        if (e)
+            snprintf(exp, sizeof(exp), "&$expand=instanceView");
+        snprintf(link, sizeof(link), "%s%s?api-version=%s%s&$skiptoken=%zu", sim->url, rq->path,
+                 ver, exp, next);
+        json_object_set_new(o, "nextLink", json_string(link));
+    }
+    sim_json(rs, 200, o);
+}
+
 void sim_arm_disk_list(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
 {
-    if (!prelude(sim, rq, rs))
+    if (!prelude(sim, rq, rs, SIM_API_DISK))
         return;
     const char *sub = rq->params[0], *rg = rq->n_params > 1 ? rq->params[1] : NULL;
     if (!sub_known(sim, sub) || (rg && !rg_known(sim, sub, rg))) {
         not_found(sim, rs, sub, rg, "", "");
         return;
     }
+    size_t skip, seen = 0, page = (size_t)sim->sc->settings.arm_page_size;
+    if (!page_start(rq, rs, &skip))
+        return;
     json_t *value = json_array();
+    bool more = false;
     for (size_t i = 0; value && i < sim->sc->n_disks; i++) {
         const struct tw_sim_disk *d = &sim->sc->disks[i];
-        if (strcasecmp(d->subscription_id, sub) == 0 &&
-            (!rg || strcasecmp(d->resource_group, rg) == 0))
-            json_array_append_new(value, sim_disk_json(sim, i));
+        if (strcasecmp(d->subscription_id, sub) != 0 ||
+            (rg && strcasecmp(d->resource_group, rg) != 0))
+            continue;
+        if (seen++ < skip)
+            continue;
+        if (json_array_size(value) == page) {
+            more = true;
+            break;
+        }
+        json_array_append_new(value, sim_disk_json(sim, i));
     }
-    sim_json(rs, 200, value ? json_pack("{s:o}", "value", value) : NULL);
+    list_answer(sim, rq, rs, value, more, skip + page);
 }
 
 /* Recorded SKU changes of disk DI in the 24 hours before NOW, and the
@@ -395,14 +536,15 @@ static void invalid_content(struct tw_sim *sim, struct sim_resp *rs, const char 
 
 void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
 {
-    if (!prelude(sim, rq, rs))
+    if (!prelude(sim, rq, rs, SIM_API_DISK))
         return;
-    long di = find_disk(sim, rq->params[0], rq->params[1], rq->params[2]);
+    long di = sim_find_disk(sim, rq->params[0], rq->params[1], rq->params[2]);
     if (di < 0) {
         not_found(sim, rs, rq->params[0], rq->params[1], "Microsoft.Compute/disks", rq->params[2]);
         return;
     }
     struct tw_sim_disk *d = &sim->sc->disks[di];
+    sim->disk_rt[di].patches++;
     json_error_t je;
     json_t *body = json_loadb(rq->body, rq->body_len, 0, &je);
     if (!body || !json_is_object(body)) {
@@ -425,9 +567,10 @@ void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim
                         "string; properties.diskSizeGB an integer");
         return;
     }
-    if (sim->disk_rt[di].op >= 0) {
+    if (sim->disk_rt[di].op >= 0 || (d->vm >= 0 && sim->vm_rt[d->vm].op >= 0)) {
         json_decref(body);
-        busy(sim, rs, sim->disk_rt[di].op);
+        busy(sim, rs, sim->disk_rt[di].op >= 0 ? sim->disk_rt[di].op : sim->vm_rt[d->vm].op,
+             "disk", d->name);
         return;
     }
 
@@ -460,7 +603,16 @@ void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim
     const struct tw_sim_vm *vm = d->vm >= 0 ? &sim->sc->vms[d->vm] : NULL;
     int64_t now = sim_now_ms(sim), oldest;
 
-    if (size_change && vm_live(sim, d)) {
+    bool frozen = strcmp(sim_disk_state(sim, (size_t)di), "Frozen") == 0;
+    bool tier_change = jtier && strcmp(json_string_value(jtier), d->tier) != 0;
+    if (frozen && (sku_change || size_change || tier_change)) {
+        /* CONSTRUCTED: Azure documents no changes to a hibernated VM's disks. */
+        sim_arm_error(rs, 409, "OperationNotAllowed", sku_change ? "sku.name" : NULL,
+                      "Disk '%s' is attached to VM '%s', which is hibernated; a disk of a "
+                      "hibernated VM can't be changed. Start the VM, or deallocate it without "
+                      "hibernation, first.",
+                      d->name, vm->name);
+    } else if (size_change && vm_live(sim, d)) {
         /* arm-errors-samples.json "disk_resize_while_running_409" (real). */
         sim_arm_error(rs, 409, "Conflict", "disk.diskSizeGB",
                       "Disk resizing is allowed only when creating a VM or when the VM is "
@@ -553,16 +705,12 @@ static const char *power_display(enum tw_sim_power p)
     return (unsigned)p < 6 ? names[p] : "VM unknown";
 }
 
-void sim_arm_vm_instance_view(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
+/* A VM's instance view (arm-vm-instanceview-samples.json): its disks'
+ * provisioning states, a ProvisioningState entry, the PowerState one
+ * (power_state_status_objects_doc) and, for a hibernated VM, the
+ * HibernationState one. */
+static json_t *instance_view_json(struct tw_sim *sim, long vi)
 {
-    if (!prelude(sim, rq, rs))
-        return;
-    long vi = find_vm(sim, rq->params[0], rq->params[1], rq->params[2]);
-    if (vi < 0) {
-        not_found(sim, rs, rq->params[0], rq->params[1], "Microsoft.Compute/virtualMachines",
-                  rq->params[2]);
-        return;
-    }
     const struct tw_sim_vm *vm = &sim->sc->vms[vi];
     bool busy_vm = sim->vm_rt[vi].op >= 0;
     char created[40];
@@ -579,18 +727,185 @@ void sim_arm_vm_instance_view(struct tw_sim *sim, const struct sim_req *rq, stru
                              "level", "Info", "displayStatus",
                              upd ? "Updating" : "Provisioning succeeded", "time", created));
     }
-    /* arm-vm-instanceview-samples.json: a ProvisioningState entry, then the
-     * PowerState one (power_state_status_objects_doc). */
     char code[40];
     snprintf(code, sizeof(code), "PowerState/%s", tw_sim_power_name(vm->power));
-    sim_json(rs, 200,
-             json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "computerName",
-                       vm->computer_name, "hyperVGeneration", "V2", "disks", disks, "statuses",
-                       "code",
-                       busy_vm ? "ProvisioningState/updating" : "ProvisioningState/succeeded",
-                       "level", "Info", "displayStatus",
-                       busy_vm ? "Updating" : "Provisioning succeeded", "time", created, "code",
-                       code, "level", "Info", "displayStatus", power_display(vm->power)));
+    json_t *o = json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]}",
+                          "computerName", vm->computer_name, "hyperVGeneration", "V2", "disks",
+                          disks, "statuses", "code",
+                          busy_vm ? "ProvisioningState/updating" : "ProvisioningState/succeeded",
+                          "level", "Info", "displayStatus",
+                          busy_vm ? "Updating" : "Provisioning succeeded", "time", created, "code",
+                          code, "level", "Info", "displayStatus", power_display(vm->power));
+    if (o && vm->hibernated && vm->power == TW_SIM_POWER_DEALLOCATED)
+        json_array_append_new(json_object_get(o, "statuses"),
+                              json_pack("{s:s, s:s, s:s}", "code", "HibernationState/Hibernated",
+                                        "level", "Info", "displayStatus", "VM hibernated"));
+    return o;
+}
+
+void sim_arm_vm_instance_view(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
+{
+    if (!prelude(sim, rq, rs, SIM_API_COMPUTE))
+        return;
+    long vi = sim_find_vm(sim, rq->params[0], rq->params[1], rq->params[2]);
+    if (vi < 0) {
+        not_found(sim, rs, rq->params[0], rq->params[1], "Microsoft.Compute/virtualMachines",
+                  rq->params[2]);
+        return;
+    }
+    sim_json(rs, 200, instance_view_json(sim, vi));
+}
+
+/* One managed disk as a VM's storageProfile names it. */
+static json_t *vm_disk_json(const struct tw_sim *sim, size_t di)
+{
+    const struct tw_sim_disk *d = &sim->sc->disks[di];
+    char id[400];
+    sim_resource_id(d->subscription_id, d->resource_group, "disks", d->name, id, sizeof(id));
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    if (d->os)
+        json_object_set_new(o, "osType", json_string(sim->sc->vms[d->vm].os_type));
+    else
+        json_object_set_new(o, "lun", json_integer(d->lun));
+    json_object_set_new(o, "name", json_string(d->name));
+    json_object_set_new(o, "createOption", json_string(d->create_option));
+    json_object_set_new(o, "caching", json_string(d->caching));
+    if (!d->os)
+        json_object_set_new(o, "writeAcceleratorEnabled", json_boolean(d->write_accelerator));
+    json_object_set_new(o, "managedDisk",
+                        json_pack("{s:s, s:s}", "storageAccountType", d->sku, "id", id));
+    json_object_set_new(o, "diskSizeGB", json_integer(d->size_gib));
+    json_object_set_new(o, "deleteOption", json_string("Detach"));
+    return o;
+}
+
+/* A VM as ARM shapes it (ComputeRP 2024-07-01 VirtualMachine_Get): id,
+ * name, type, location, tags, zones and the properties tierwise reads;
+ * with EXPAND its instance view under properties.instanceView. */
+static json_t *vm_json(struct tw_sim *sim, long vi, bool expand)
+{
+    const struct tw_sim_vm *vm = &sim->sc->vms[vi];
+    char id[400], created[40];
+    sim_resource_id(vm->subscription_id, vm->resource_group, "virtualMachines", vm->name, id,
+                    sizeof(id));
+    sim_iso_time(sim->started_ms, created);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:O}", "name", vm->name, "id", id, "type",
+                          "Microsoft.Compute/virtualMachines", "location", vm->location, "tags",
+                          vm->tags);
+    if (!o)
+        return NULL;
+    if (vm->zone[0])
+        json_object_set_new(o, "zones", json_pack("[s]", vm->zone));
+    json_t *os = NULL, *data = json_array();
+    /* dataDisks in LUN order, as ARM lists them. */
+    for (int lun = 0; lun < 64 && data; lun++) {
+        for (size_t i = 0; i < sim->sc->n_disks; i++) {
+            const struct tw_sim_disk *d = &sim->sc->disks[i];
+            if (d->vm == vi && !d->os && d->lun == lun)
+                json_array_append_new(data, vm_disk_json(sim, i));
+        }
+    }
+    for (size_t i = 0; i < sim->sc->n_disks && !os; i++) {
+        if (sim->sc->disks[i].vm == vi && sim->sc->disks[i].os)
+            os = vm_disk_json(sim, i);
+    }
+    json_t *storage = json_pack("{s:{s:s, s:s, s:s, s:s}}", "imageReference", "publisher",
+                                vm->image_publisher, "offer", vm->image_offer, "sku",
+                                vm->image_sku, "version", vm->image_version);
+    if (storage) {
+        if (os)
+            json_object_set_new(storage, "osDisk", os);
+        else
+            json_decref(os);
+        json_object_set_new(storage, "dataDisks", data ? data : json_array());
+        json_object_set_new(storage, "diskControllerType", json_string("SCSI"));
+    } else {
+        json_decref(os);
+        json_decref(data);
+    }
+    json_t *p = json_pack("{s:s, s:{s:s}, s:o, s:{s:s, s:s}}", "vmId", vm->vm_id,
+                          "hardwareProfile", "vmSize", vm->vm_size, "storageProfile",
+                          storage ? storage : json_object(), "osProfile", "computerName",
+                          vm->computer_name, "adminUsername", vm->admin_username);
+    if (p) {
+        if (vm->hibernated)
+            json_object_set_new(p, "additionalCapabilities",
+                                json_pack("{s:b}", "hibernationEnabled", 1));
+        json_object_set_new(p, "provisioningState",
+                            json_string(sim->vm_rt[vi].op >= 0 ? "Updating" : "Succeeded"));
+        json_object_set_new(p, "timeCreated", json_string(created));
+        if (expand)
+            json_object_set_new(p, "instanceView", instance_view_json(sim, vi));
+        json_object_set_new(o, "properties", p);
+    }
+    return o;
+}
+
+/* $expand: absent, or instanceView (any case); false when RS has been set
+ * to the refusal. */
+static bool expand_arg(const struct sim_req *rq, struct sim_resp *rs, bool *expand)
+{
+    const char *e = sim_arg(rq, "$expand");
+    *expand = false;
+    if (!e)
+        return true;
+    if (strcasecmp(e, "instanceView") == 0) {
+        *expand = true;
+        return true;
+    }
+    /* CONSTRUCTED text; ARM's code for a bad parameter value. */
+    sim_arm_error(rs, 400, "InvalidParameter", "$expand",
+                  "The value '%.64s' of parameter '$expand' is not valid. The allowed value is "
+                  "'instanceView'.",
+                  e);
+    return false;
+}
+
+void sim_arm_vm_get(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
+{
+    bool expand;
+    if (!prelude(sim, rq, rs, SIM_API_COMPUTE) || !expand_arg(rq, rs, &expand))
+        return;
+    long vi = sim_find_vm(sim, rq->params[0], rq->params[1], rq->params[2]);
+    if (vi < 0) {
+        not_found(sim, rs, rq->params[0], rq->params[1], "Microsoft.Compute/virtualMachines",
+                  rq->params[2]);
+        return;
+    }
+    sim_json(rs, 200, vm_json(sim, vi, expand));
+}
+
+void sim_arm_vm_list(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
+{
+    bool expand;
+    if (!prelude(sim, rq, rs, SIM_API_COMPUTE) || !expand_arg(rq, rs, &expand))
+        return;
+    const char *sub = rq->params[0], *rg = rq->n_params > 1 ? rq->params[1] : NULL;
+    if (!sub_known(sim, sub) || (rg && !rg_known(sim, sub, rg))) {
+        not_found(sim, rs, sub, rg, "", "");
+        return;
+    }
+    size_t skip, seen = 0, page = (size_t)sim->sc->settings.arm_page_size;
+    if (!page_start(rq, rs, &skip))
+        return;
+    json_t *value = json_array();
+    bool more = false;
+    for (size_t i = 0; value && i < sim->sc->n_vms; i++) {
+        const struct tw_sim_vm *v = &sim->sc->vms[i];
+        if (strcasecmp(v->subscription_id, sub) != 0 ||
+            (rg && strcasecmp(v->resource_group, rg) != 0))
+            continue;
+        if (seen++ < skip)
+            continue;
+        if (json_array_size(value) == page) {
+            more = true;
+            break;
+        }
+        json_array_append_new(value, vm_json(sim, (long)i, expand));
+    }
+    list_answer(sim, rq, rs, value, more, skip + page);
 }
 
 /* start, deallocate and powerOff: 202 with an operation; the VM passes
@@ -600,19 +915,36 @@ void sim_arm_vm_instance_view(struct tw_sim *sim, const struct sim_req *rq, stru
 static void vm_action(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs,
                       enum sim_op_kind kind)
 {
-    if (!prelude(sim, rq, rs))
+    if (!prelude(sim, rq, rs, SIM_API_COMPUTE))
         return;
-    long vi = find_vm(sim, rq->params[0], rq->params[1], rq->params[2]);
+    long vi = sim_find_vm(sim, rq->params[0], rq->params[1], rq->params[2]);
     if (vi < 0) {
         not_found(sim, rs, rq->params[0], rq->params[1], "Microsoft.Compute/virtualMachines",
                   rq->params[2]);
         return;
     }
+    struct tw_sim_vm *vm = &sim->sc->vms[vi];
+    sim->vm_rt[vi].actions++;
     if (sim->vm_rt[vi].op >= 0) {
-        busy(sim, rs, sim->vm_rt[vi].op);
+        busy(sim, rs, sim->vm_rt[vi].op, "virtual machine", vm->name);
         return;
     }
-    struct tw_sim_vm *vm = &sim->sc->vms[vi];
+    for (size_t i = 0; i < sim->sc->n_disks; i++) {
+        if (sim->sc->disks[i].vm == vi && sim->disk_rt[i].op >= 0) {
+            busy(sim, rs, sim->disk_rt[i].op, "disk", sim->sc->disks[i].name);
+            return;
+        }
+    }
+    const char *hib = sim_arg(rq, "hibernate");
+    bool hibernate = hib && strcasecmp(hib, "true") == 0;
+    if (hib && !hibernate && strcasecmp(hib, "false") != 0) {
+        /* CONSTRUCTED text; ARM's code for a bad parameter value. */
+        sim_arm_error(rs, 400, "InvalidParameter", "hibernate",
+                      "The value '%.32s' of parameter 'hibernate' is not valid; it is true or "
+                      "false.",
+                      hib);
+        return;
+    }
     enum tw_sim_power via = vm->power, final = vm->power;
     if (kind == SIM_OP_VM_START && vm->power != TW_SIM_POWER_RUNNING) {
         via = TW_SIM_POWER_STARTING;
@@ -631,6 +963,9 @@ static void vm_action(struct tw_sim *sim, const struct sim_req *rq, struct sim_r
         return;
     }
     op->power = final;
+    op->hibernate = kind == SIM_OP_VM_DEALLOCATE && hibernate;
+    if (kind == SIM_OP_VM_START)
+        vm->hibernated = false; /* its disks come out of Frozen as it starts */
     vm->power = via;
     sim->vm_rt[vi].op = (long)(op - sim->ops);
     op_headers(sim, rq, rs, op);
@@ -684,7 +1019,7 @@ static bool location_filter(const char *f, char *loc, size_t n)
 
 void sim_arm_skus(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
 {
-    if (!prelude(sim, rq, rs))
+    if (!prelude(sim, rq, rs, SIM_API_SKUS))
         return;
     if (!sub_known(sim, rq->params[0])) {
         not_found(sim, rs, rq->params[0], NULL, "", "");

@@ -71,6 +71,7 @@ struct sim_op {
     enum tw_sim_power power;  /* VM operations: the state afterwards */
     int64_t start_ms, end_ms; /* sim clock */
     bool done;
+    bool hibernate;           /* VM_DEALLOCATE with hibernate=true */
     char subscription_id[64]; /* for the operation URL */
     char location[64];
 };
@@ -80,10 +81,24 @@ struct sim_disk_rt {
     int n_changes; /* SKU changes recorded in changes_ms (a ring) */
     int64_t changes_ms[TW_SIM_MAX_DAILY_CHANGES];
     char unique_id[37]; /* properties.uniqueId */
+    int64_t owner_ms;   /* LastOwnershipUpdateTime (sim clock); 0: never changed */
+    long patches;       /* PATCH requests that reached the disk (counters) */
 };
 
+#define SIM_MAX_VM_ACTIONS TW_SIM_MAX_VM_ACTIONS
+
 struct sim_vm_rt {
-    long op; /* pending operation, -1 when none */
+    long op;      /* pending operation, -1 when none */
+    long actions; /* start/deallocate/powerOff requests that reached the VM (counters) */
+    int n_recent; /* accepted actions in recent_ms (a ring), for vm_actions_per_min */
+    int64_t recent_ms[SIM_MAX_VM_ACTIONS];
+};
+
+/* One region's token buckets (settings.arm_limits). */
+struct sim_bucket {
+    char region[64];
+    double reads, writes; /* tokens left */
+    int64_t at_ms;        /* when they were last refilled */
 };
 
 struct sim_token {
@@ -121,6 +136,11 @@ struct tw_sim {
     struct sim_log log[SIM_LOG_SIZE];
     size_t log_next;
     uint64_t log_total;
+    struct sim_bucket *buckets; /* one per region seen, with arm_limits */
+    size_t n_buckets, cap_buckets;
+    uint64_t n_requests;  /* ARM requests (counters) */
+    uint64_t n_throttled; /* ARM answers with 429 */
+    uint64_t n_conflicts; /* concurrent-write conflicts answered (409 Conflict) */
 };
 
 /* ---- helpers (sim.c) ---- */
@@ -169,13 +189,33 @@ void sim_token_login(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
 /* ARM's bearer check; false when RS has been set to the 401. */
 bool sim_token_check(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 
+/* ---- ARM limits (sim_limits.c) ---- */
+/* Takes RQ's tokens from its region's bucket (and its VM's budget of
+ * actions) under settings.arm_limits; false when RS has been set to the
+ * 429.  Sets the x-ms-ratelimit-remaining-subscription-* header either way. */
+bool sim_limits_take(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
+void sim_admin_counters_get(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
+void sim_admin_counters_delete(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
+/* The VM of a start/deallocate/powerOff path, -1 when PATH is not one. */
+long sim_vm_action_target(const struct tw_sim *sim, const char *path);
+
 /* ---- ARM (sim_arm.c) ---- */
+long sim_find_vm(const struct tw_sim *sim, const char *sub, const char *rg, const char *name);
+long sim_find_disk(const struct tw_sim *sim, const char *sub, const char *rg, const char *name);
+/* ARM's resource id of a VM or disk into OUT. */
+void sim_resource_id(const char *sub, const char *rg, const char *type, const char *name,
+                     char *out, size_t n);
+/* Stamps LastOwnershipUpdateTime on every disk of VM VI (its VM started or
+ * was deallocated). */
+void sim_vm_owner_changed(struct tw_sim *sim, long vi, int64_t ms);
 /* Applies every operation whose time has come. */
 void sim_settle(struct tw_sim *sim);
 void sim_arm_disk_get(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 void sim_arm_disk_list(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 void sim_arm_vm_instance_view(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
+void sim_arm_vm_get(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
+void sim_arm_vm_list(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 void sim_arm_vm_start(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 void sim_arm_vm_deallocate(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);
 void sim_arm_vm_power_off(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs);

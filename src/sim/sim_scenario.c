@@ -72,9 +72,24 @@ bool tw_sim_sku_known(const char *sku)
 static const struct {
     int64_t gib;
     int num;
+    int p_iops, p_mbps; /* Premium SSD's rating of the step */
+    int e_iops, e_mbps; /* Standard SSD's ("up to") */
+    int s_iops, s_mbps; /* Standard HDD's ("up to"; S4 and above) */
 } steps[] = {
-    {4, 1},    {8, 2},     {16, 3},    {32, 4},    {64, 6},    {128, 10},   {256, 15},
-    {512, 20}, {1024, 30}, {2048, 40}, {4096, 50}, {8192, 60}, {16384, 70}, {32767, 80},
+    {4, 1, 120, 25, 500, 60, 500, 60},
+    {8, 2, 120, 25, 500, 60, 500, 60},
+    {16, 3, 120, 25, 500, 60, 500, 60},
+    {32, 4, 120, 25, 500, 60, 500, 60},
+    {64, 6, 240, 50, 500, 60, 500, 60},
+    {128, 10, 500, 100, 500, 60, 500, 60},
+    {256, 15, 1100, 125, 500, 60, 500, 60},
+    {512, 20, 2300, 150, 500, 60, 500, 60},
+    {1024, 30, 5000, 200, 500, 60, 500, 60},
+    {2048, 40, 7500, 250, 500, 60, 500, 60},
+    {4096, 50, 7500, 250, 500, 60, 500, 60},
+    {8192, 60, 16000, 500, 2000, 400, 1300, 300},
+    {16384, 70, 18000, 750, 4000, 600, 2000, 500},
+    {32767, 80, 20000, 900, 6000, 750, 2000, 500},
 };
 #define N_STEPS (sizeof(steps) / sizeof(steps[0]))
 
@@ -116,6 +131,19 @@ int64_t tw_sim_tier_size(const char *tier)
             return tier[0] == 'S' && num < 4 ? -1 : steps[i].gib;
     }
     return -1;
+}
+
+bool tw_sim_tier_rating(const char *tier, int64_t *iops, int64_t *mbps)
+{
+    int64_t gib = tw_sim_tier_size(tier);
+    for (size_t i = 0; gib > 0 && i < N_STEPS; i++) {
+        if (steps[i].gib != gib)
+            continue;
+        *iops = tier[0] == 'P' ? steps[i].p_iops : tier[0] == 'E' ? steps[i].e_iops : steps[i].s_iops;
+        *mbps = tier[0] == 'P' ? steps[i].p_mbps : tier[0] == 'E' ? steps[i].e_mbps : steps[i].s_mbps;
+        return true;
+    }
+    return false;
 }
 
 /* ---- JSON helpers: each fills ERR with the field's path ---- */
@@ -428,7 +456,11 @@ static const char *const settings_keys[] = {"operation_delay_ms",
                                             "prices_page_size",
                                             "token_lifetime_s",
                                             "clock",
+                                            "arm_page_size",
+                                            "arm_limits",
                                             NULL};
+static const char *const limits_keys[] = {"reads_per_s", "writes_per_s", "burst",
+                                          "vm_actions_per_min", NULL};
 static const char *const vm_keys[] = {"subscription_id",
                                       "resource_group",
                                       "name",
@@ -444,16 +476,18 @@ static const char *const vm_keys[] = {"subscription_id",
                                       "mac",
                                       "tags",
                                       "power_state",
+                                      "hibernated",
                                       "disks",
                                       NULL};
 static const char *const image_keys[] = {"publisher", "offer", "sku", "version", NULL};
 static const char *const vm_disk_keys[] = {
-    "name",          "role",           "lun",     "sku",
-    "size_gib",      "tier",           "caching", "write_accelerator",
-    "create_option", "resource_group", "zone",    NULL};
+    "name",          "role",           "lun",     "sku",        "size_gib", "tier",
+    "caching",       "write_accelerator", "create_option", "resource_group", "zone",
+    "max_shares",    "bursting",       "iops",    "mbps",       NULL};
 static const char *const free_disk_keys[] = {
-    "subscription_id", "resource_group", "name",          "location", "zone", "sku",
-    "size_gib",        "tier",           "create_option", NULL};
+    "subscription_id", "resource_group", "name",       "location", "zone", "sku",
+    "size_gib",        "tier",           "create_option", "max_shares", "bursting",
+    "iops",            "mbps",           NULL};
 static const char *const principal_keys[] = {"tenant_id", "client_id", "client_secret", NULL};
 
 static enum tw_err parse_settings(const json_t *s, struct tw_sim_settings *st, struct tw_error *err)
@@ -464,6 +498,8 @@ static enum tw_err parse_settings(const json_t *s, struct tw_sim_settings *st, s
     st->prices_page_size = 100;
     st->token_lifetime_s = 86399;
     st->clock_start_ms = 0;
+    st->arm_page_size = 50;
+    memset(&st->arm_limits, 0, sizeof(st->arm_limits));
     if (!s)
         return TW_OK;
     if (!json_is_object(s))
@@ -492,6 +528,68 @@ static enum tw_err parse_settings(const json_t *s, struct tw_sim_settings *st, s
         return tw_error_set(err, TW_EPARSE,
                             "settings.clock \"%s\" is not a UTC time like 2025-01-06T08:00:00Z",
                             clock);
+    int64_t arm_page = st->arm_page_size;
+    if ((rc = get_int(s, "settings.", "arm_page_size", 1, 1000, &arm_page, err)) != TW_OK)
+        return rc;
+    st->arm_page_size = (long)arm_page;
+    const json_t *lim = json_object_get(s, "arm_limits");
+    if (!lim || json_is_null(lim))
+        return TW_OK;
+    if (!json_is_object(lim))
+        return tw_error_set(err, TW_EPARSE,
+                            "settings.arm_limits must be an object {reads_per_s, writes_per_s, "
+                            "burst, vm_actions_per_min}");
+    static const char lw[] = "settings.arm_limits.";
+    struct tw_sim_arm_limits *l = &st->arm_limits;
+    int64_t vma = 0;
+    l->burst = 1;
+    if ((rc = check_keys(lim, lw, limits_keys, err)) != TW_OK)
+        return rc;
+    if (!tw_jx_num(json_object_get(lim, "reads_per_s"), lw, "reads_per_s", 0.001, 1e6, 0,
+                   &l->reads_per_s, err) ||
+        !tw_jx_num(json_object_get(lim, "writes_per_s"), lw, "writes_per_s", 0.001, 1e6, 0,
+                   &l->writes_per_s, err) ||
+        !tw_jx_num(json_object_get(lim, "burst"), lw, "burst", 0.001, 3600, 0, &l->burst, err))
+        return TW_EPARSE;
+    if ((rc = get_int(lim, lw, "vm_actions_per_min", 1, TW_SIM_MAX_VM_ACTIONS, &vma, err)) != TW_OK)
+        return rc;
+    l->vm_actions_per_min = (int)vma;
+    return TW_OK;
+}
+
+enum tw_err tw_sim_arm_limits_parse(const char *spec, struct tw_sim_arm_limits *out,
+                                    struct tw_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    if (strcmp(spec, "off") == 0)
+        return TW_OK;
+    double v[4] = {0, 0, 1, 0};
+    int n = 0;
+    const char *p = spec;
+    while (n < 4) {
+        char *end;
+        errno = 0;
+        double d = strtod(p, &end);
+        if (end == p || errno || !isfinite(d) || d <= 0 || d > 1e6 || (*end && *end != ','))
+            break;
+        v[n++] = d;
+        if (!*end) {
+            p = end;
+            break;
+        }
+        p = end + 1;
+    }
+    if (n < 2 || *p || v[2] > 3600 || v[3] != floor(v[3]) || v[3] > TW_SIM_MAX_VM_ACTIONS)
+        return tw_error_set(err, TW_EPARSE,
+                            "--arm-limits \"%.100s\" is not READS,WRITES[,BURST[,VM_ACTIONS]]: "
+                            "positive reads and writes a second per region (ARM's are about "
+                            "25,10), the bucket depth in seconds (1) and start/deallocate calls "
+                            "per VM a minute (a whole number up to 64), or \"off\"",
+                            spec);
+    out->reads_per_s = v[0];
+    out->writes_per_s = v[1];
+    out->burst = v[2];
+    out->vm_actions_per_min = (int)v[3];
     return TW_OK;
 }
 
@@ -549,6 +647,38 @@ static enum tw_err disk_sku_tier(const json_t *o, const char *w, struct tw_sim_d
                             (long long)size, base,
                             tier[0] == 'P' ? " (a performance tier can only be higher)" : "");
     strcpy(d->tier, tier);
+    return TW_OK;
+}
+
+/* A disk's optional max_shares, bursting, iops and mbps (after its SKU). */
+static enum tw_err disk_extras(const json_t *o, const char *w, struct tw_sim_disk *d,
+                               struct tw_error *err)
+{
+    enum tw_err rc;
+    bool burst = false;
+    d->bursting = -1;
+    d->max_shares = 0;
+    d->iops = d->mbps = 0;
+    if ((rc = get_int(o, w, "max_shares", 1, 15, &d->max_shares, err)) != TW_OK)
+        return rc;
+    if (json_object_get(o, "bursting")) {
+        if ((rc = get_bool(o, w, "bursting", &burst, err)) != TW_OK)
+            return rc;
+        d->bursting = burst ? 1 : 0;
+    }
+    bool tierless = !d->tier[0];
+    if ((json_object_get(o, "iops") || json_object_get(o, "mbps")) && !tierless)
+        return tw_error_set(err, TW_EPARSE,
+                            "%s%s: only UltraSSD_LRS and PremiumV2_LRS disks have provisioned "
+                            "IOPS and MB/s; a %s disk has its tier's (%s)",
+                            w, json_object_get(o, "iops") ? "iops" : "mbps", d->sku, d->tier);
+    if ((rc = get_int(o, w, "iops", 100, 400000, &d->iops, err)) != TW_OK ||
+        (rc = get_int(o, w, "mbps", 1, 10000, &d->mbps, err)) != TW_OK)
+        return rc;
+    if (tierless && !d->iops)
+        d->iops = 3000; /* Premium SSD v2's free baseline (azure-disk-tiers.json) */
+    if (tierless && !d->mbps)
+        d->mbps = 125;
     return TW_OK;
 }
 
@@ -631,7 +761,8 @@ static enum tw_err parse_vm_disk(struct tw_sim_scenario *sc, long vmi, const jso
     if ((rc = get_str(o, w, "caching", false, d.caching, sizeof(d.caching), err)) != TW_OK ||
         (rc = get_str(o, w, "create_option", false, d.create_option, sizeof(d.create_option),
                       err)) != TW_OK ||
-        (rc = get_bool(o, w, "write_accelerator", &d.write_accelerator, err)) != TW_OK)
+        (rc = get_bool(o, w, "write_accelerator", &d.write_accelerator, err)) != TW_OK ||
+        (rc = disk_extras(o, w, &d, err)) != TW_OK)
         return rc;
     if (strcmp(d.caching, "None") != 0 && strcmp(d.caching, "ReadOnly") != 0 &&
         strcmp(d.caching, "ReadWrite") != 0)
@@ -715,6 +846,17 @@ static enum tw_err parse_vm(struct tw_sim_scenario *sc, const json_t *o, size_t 
                                 "deallocated",
                                 w, power);
     }
+    if ((rc = get_bool(o, w, "hibernated", &vm->hibernated, err)) != TW_OK)
+        return rc;
+    if (vm->hibernated) {
+        /* A hibernated VM is deallocated (its memory saved to the OS disk). */
+        if (power[0] && vm->power != TW_SIM_POWER_DEALLOCATED)
+            return tw_error_set(err, TW_EPARSE,
+                                "%shibernated: a hibernated VM is deallocated, but power_state "
+                                "is \"%s\" (leave it out or say deallocated)",
+                                w, power);
+        vm->power = TW_SIM_POWER_DEALLOCATED;
+    }
     const json_t *img = json_object_get(o, "image");
     if (img) {
         char iw[64];
@@ -796,7 +938,7 @@ static enum tw_err parse_free_disk(struct tw_sim_scenario *sc, const json_t *o, 
         (rc = get_str(o, w, "zone", false, d.zone, sizeof(d.zone), err)) != TW_OK ||
         (rc = get_str(o, w, "create_option", false, d.create_option, sizeof(d.create_option),
                       err)) != TW_OK ||
-        (rc = disk_sku_tier(o, w, &d, err)) != TW_OK)
+        (rc = disk_sku_tier(o, w, &d, err)) != TW_OK || (rc = disk_extras(o, w, &d, err)) != TW_OK)
         return rc;
     if (!d.name[0] || !d.subscription_id[0] || !d.resource_group[0])
         return tw_error_set(err, TW_EPARSE,
@@ -835,6 +977,55 @@ static enum tw_err check_prices(const json_t *items, size_t from, const char *wh
         if (c && !json_is_string(c))
             return tw_error_set(err, TW_EPARSE, "%s[%zu].currencyCode must be a string", what,
                                 i - from);
+    }
+    return TW_OK;
+}
+
+/*
+ * isPrimaryMeterRegion and armSkuName on the items that lack them, the way
+ * the live API sets them (retail-prices-sample.json, prices-real.json):
+ * a Disk Operations meter (unit "10K") is not primary, every other meter
+ * is; armSkuName is "Premium_SSD_Managed_Disk_<tier>" for Premium SSD's
+ * meters, "Standard_<size>" for a VM's ("D2s v3" -> Standard_D2s_v3, a
+ * Spot or Low Priority meter naming the same size) and "" otherwise
+ * (Standard SSD and HDD carry "").  Items that have them keep theirs.
+ */
+static enum tw_err fill_prices(json_t *items, size_t from, struct tw_error *err)
+{
+    for (size_t i = from; i < json_array_size(items); i++) {
+        json_t *it = json_array_get(items, i);
+        const char *meter = json_string_value(json_object_get(it, "meterName")),
+                   *unit = json_string_value(json_object_get(it, "unitOfMeasure")),
+                   *product = json_string_value(json_object_get(it, "productName")),
+                   *service = json_string_value(json_object_get(it, "serviceName")),
+                   *skuname = json_string_value(json_object_get(it, "skuName"));
+        if (!json_object_get(it, "isPrimaryMeterRegion")) {
+            bool ops = (unit && strcmp(unit, "10K") == 0) ||
+                       (meter && strstr(meter, "Disk Operations") != NULL);
+            if (json_object_set_new(it, "isPrimaryMeterRegion", json_boolean(!ops)) != 0)
+                return tw_error_set(err, TW_ENOMEM, "out of memory");
+        }
+        if (json_object_get(it, "armSkuName"))
+            continue;
+        char arm[128] = "";
+        if (product && skuname && strcmp(product, "Premium SSD Managed Disks") == 0) {
+            snprintf(arm, sizeof(arm), "Premium_SSD_Managed_Disk_%.*s",
+                     (int)strcspn(skuname, " "), skuname);
+        } else if (service && skuname && strcmp(service, "Virtual Machines") == 0 && *skuname) {
+            size_t n = strlen(skuname);
+            static const char *const variants[] = {" Spot", " Low Priority"};
+            for (size_t k = 0; k < 2; k++) {
+                size_t vl = strlen(variants[k]);
+                if (n > vl && strcmp(skuname + n - vl, variants[k]) == 0)
+                    n -= vl;
+            }
+            int o = snprintf(arm, sizeof(arm), "Standard_");
+            for (size_t k = 0; k < n && (size_t)o + 1 < sizeof(arm); k++)
+                arm[o++] = skuname[k] == ' ' ? '_' : skuname[k];
+            arm[o] = '\0';
+        }
+        if (json_object_set_new(it, "armSkuName", json_string(arm)) != 0)
+            return tw_error_set(err, TW_ENOMEM, "out of memory");
     }
     return TW_OK;
 }
@@ -982,7 +1173,8 @@ static enum tw_err parse_root(struct tw_sim_scenario *sc, const json_t *root, st
     if ((a = json_object_get(root, "prices")) && !json_is_array(a))
         return tw_error_set(err, TW_EPARSE, "prices must be an array of Retail Prices items");
     if ((rc = append_objects(sc->prices, a, "prices", TW_SIM_MAX_PRICES, err)) != TW_OK ||
-        (rc = check_prices(sc->prices, 0, "prices", err)) != TW_OK)
+        (rc = check_prices(sc->prices, 0, "prices", err)) != TW_OK ||
+        (rc = fill_prices(sc->prices, 0, err)) != TW_OK)
         return rc;
     if ((a = json_object_get(root, "service_principals")) && !json_is_array(a))
         return tw_error_set(err, TW_EPARSE, "service_principals must be an array");
@@ -1062,8 +1254,9 @@ enum tw_err tw_sim_scenario_add_prices(struct tw_sim_scenario *sc, const char *b
         rc = tw_error_set(err, TW_EPARSE,
                           "the prices file must be an array of Retail Prices "
                           "items, an API page with \"Items\", or an object with \"items\"");
-    else if ((rc = append_objects(sc->prices, items, "items", TW_SIM_MAX_PRICES, err)) == TW_OK)
-        rc = check_prices(sc->prices, before, "items", err);
+    else if ((rc = append_objects(sc->prices, items, "items", TW_SIM_MAX_PRICES, err)) == TW_OK &&
+             (rc = check_prices(sc->prices, before, "items", err)) == TW_OK)
+        rc = fill_prices(sc->prices, before, err);
     if (rc != TW_OK) {
         while (json_array_size(sc->prices) > before)
             json_array_remove(sc->prices, json_array_size(sc->prices) - 1);

@@ -35,6 +35,7 @@
 #define TW_SIM_MAX_FAULTS 64        /* faults active at once */
 #define TW_SIM_MAX_DAILY_CHANGES 16 /* ceiling of settings.sku_changes_per_day */
 #define TW_SIM_MAX_DISK_GIB 32767   /* the largest P/E/S tier (P80, E80, S80) */
+#define TW_SIM_MAX_VM_ACTIONS 64    /* ceiling of arm_limits.vm_actions_per_min */
 
 /* VM power states, as ARM's PowerState/<name> codes. */
 enum tw_sim_power {
@@ -62,6 +63,7 @@ struct tw_sim_vm {
     char mac[13];            /* 12 hex digits, no separators, as IMDS */
     json_t *tags;            /* object of strings (owned); insertion order kept */
     enum tw_sim_power power; /* changed in place by the simulator */
+    bool hibernated;         /* deallocated with hibernation: its disks are Frozen */
 };
 
 struct tw_sim_disk {
@@ -79,6 +81,18 @@ struct tw_sim_disk {
     char caching[10]; /* None | ReadOnly | ReadWrite */
     bool write_accelerator;
     char create_option[12]; /* FromImage (OS) | Attach | Empty */
+    int64_t max_shares;     /* maxShares (a shared disk when above 1); 0: absent */
+    int bursting;           /* burstingEnabled (on-demand bursting): -1 absent, 0, 1 */
+    int64_t iops, mbps;     /* provisioned (Ultra, Premium SSD v2); 0: from the tier */
+};
+
+/* ARM's request limits (settings.arm_limits, --arm-limits): token buckets
+ * per region and a budget of VM actions per VM; a rate of 0 is no limit. */
+struct tw_sim_arm_limits {
+    double reads_per_s;     /* GETs a second, per region */
+    double writes_per_s;    /* PATCH/POST/PUT/DELETE a second, per region */
+    double burst;           /* bucket depth in seconds of rate (1 when not given) */
+    int vm_actions_per_min; /* start/deallocate/powerOff per VM in any 60 s */
 };
 
 struct tw_sim_settings {
@@ -88,6 +102,8 @@ struct tw_sim_settings {
     long prices_page_size;   /* Retail Prices items per page */
     long token_lifetime_s;   /* managed-identity and login tokens */
     int64_t clock_start_ms;  /* the sim clock's start (Unix ms); 0 = the real time */
+    long arm_page_size;      /* VMs and disks per ARM list page (nextLink beyond) */
+    struct tw_sim_arm_limits arm_limits; /* all 0: no limits */
 };
 
 enum tw_sim_fault_kind {
@@ -186,5 +202,14 @@ enum tw_err tw_sim_tier_for(const char *sku, int64_t size_gib, char *tier, size_
 
 /* The size of TIER's step (P10 -> 128); -1 when TIER is not a tier name. */
 int64_t tw_sim_tier_size(const char *tier);
+
+/* TIER's rated IOPS and MB/s (../shared/catalog/azure-disk-tiers.json:
+ * P10 -> 500, 100); false when TIER is not a tier name. */
+bool tw_sim_tier_rating(const char *tier, int64_t *iops, int64_t *mbps);
+
+/* --arm-limits "READS,WRITES[,BURST[,VM_ACTIONS_PER_MIN]]" (e.g. "25,10"),
+ * or "off"; TW_EPARSE saying what is wrong. */
+enum tw_err tw_sim_arm_limits_parse(const char *spec, struct tw_sim_arm_limits *out,
+                                    struct tw_error *err);
 
 #endif

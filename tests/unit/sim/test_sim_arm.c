@@ -2,7 +2,8 @@
  * SKU switch, long-running operations, VM power, Resource SKUs, errors. */
 #include "simtest.h"
 
-#define V "?api-version=2024-03-02"
+#define V "?api-version=2024-03-02"  /* DiskRP's */
+#define VC "?api-version=2024-07-01" /* ComputeRP's (VMs) */
 #define DATA0 ST_DISKS "advisor-vm-01-data0" V
 #define VM1 ST_VMS "advisor-vm-01"
 #define VM2 ST_VMS "advisor-vm-02"
@@ -57,7 +58,7 @@ static const char *power(struct tw_sim *sim, const char *tok, const char *vm)
 {
     static char code[64];
     char path[512];
-    snprintf(path, sizeof(path), "%s/instanceView" V, vm);
+    snprintf(path, sizeof(path), "%s/instanceView" VC, vm);
     struct st_resp r;
     st_arm(sim, &r, tok, "GET", path, NULL);
     assert_int_equal(r.status, 200);
@@ -76,7 +77,7 @@ static const char *power(struct tw_sim *sim, const char *tok, const char *vm)
 static char *vm_action(struct tw_sim *sim, const char *tok, const char *vm, const char *action)
 {
     char path[512];
-    snprintf(path, sizeof(path), "%s/%s" V, vm, action);
+    snprintf(path, sizeof(path), "%s/%s" VC, vm, action);
     struct st_resp r;
     st_arm(sim, &r, tok, "POST", path, NULL);
     assert_int_equal(r.status, 202);
@@ -293,10 +294,12 @@ static void test_switch_cycle(void **state)
     assert_int_equal(r.status, 202);
     assert_non_null(st_hdr(&r, "Location"));
     st_free(&r);
-    /* Another change meanwhile: the documented "another operation" 429. */
+    /* Another change meanwhile: 409 Conflict, "being used by another
+     * operation", with a Retry-After. */
     st_arm(sim, &r, tok, "PATCH", DATA0, "{\"sku\": {\"name\": \"Standard_LRS\"}}");
-    assert_int_equal(r.status, 429);
-    assert_string_equal(err_code(&r), "RetryableErrorDueToAnotherOperation");
+    assert_int_equal(r.status, 409);
+    assert_string_equal(err_code(&r), "Conflict");
+    assert_non_null(strstr(err_msg(&r), "is being used by another operation"));
     assert_non_null(st_hdr(&r, "Retry-After"));
     st_free(&r);
     wait_op(sim, tok, op);
@@ -361,8 +364,9 @@ static void test_switch_cycle(void **state)
     assert_int_equal(r.status, 409);
     st_free(&r);
     /* A second action while one runs. */
-    st_arm(sim, &r, tok, "POST", VM1 "/deallocate" V, NULL);
-    assert_int_equal(r.status, 429);
+    st_arm(sim, &r, tok, "POST", VM1 "/deallocate" VC, NULL);
+    assert_int_equal(r.status, 409);
+    assert_string_equal(err_code(&r), "Conflict");
     st_free(&r);
     wait_op(sim, tok, op);
     free(op);
