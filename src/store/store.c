@@ -561,3 +561,66 @@ enum tw_err tw_store_verdicts_keep(struct tw_store *st, const char *basis,
                                                 "result", i);
     return n ? st->ops->verdicts_keep(st, basis, rows, n, err) : TW_OK;
 }
+
+/* ---- drift (store_drift.c) ---- */
+
+enum tw_err tw_store_drift_open(struct tw_store *st, const struct tw_store_drift_row *d,
+                                bool *started, struct tw_error *err)
+{
+    if (started)
+        *started = false;
+    CHECK_ST(st, err);
+    if (!d || d->disk_id <= 0 || d->vm_id <= 0 || !d->sku[0] || !d->required_sku[0])
+        return tw_error_set(err, TW_EINVAL, "a drift names its disk, its VM, the disk's SKU and "
+                                            "the SKU required");
+    int64_t ms;
+    if (!tw_rfc3339_ms(d->since, &ms))
+        return tw_error_set(err, TW_EPARSE, "the drift's since \"%.40s\" is not an RFC 3339 time",
+                            d->since);
+    return st->ops->drift_open(st, d, ms, started, err);
+}
+
+enum tw_err tw_store_drift_close(struct tw_store *st, int64_t disk_id, const char *at,
+                                 bool *ended, struct tw_error *err)
+{
+    if (ended)
+        *ended = false;
+    CHECK_ST(st, err);
+    int64_t ms;
+    if (!at || !tw_rfc3339_ms(at, &ms))
+        return tw_error_set(err, TW_EPARSE, "a drift's end \"%.40s\" is not an RFC 3339 time",
+                            at ? at : "");
+    return st->ops->drift_close(st, disk_id, at, ms, ended, err);
+}
+
+enum tw_err tw_store_drift_list(struct tw_store *st, bool open_only,
+                                struct tw_store_drift_row **rows, size_t *n,
+                                struct tw_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    return st->ops->drift_list(st, open_only, rows, n, err);
+}
+
+enum tw_err tw_store_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t before_ms,
+                                     size_t max, struct tw_store_sv_power **out, size_t *n,
+                                     struct tw_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    if (max < 1 || max > TW_STORE_PAGE_MAX)
+        return tw_error_set(err, TW_EINVAL, "a VM's power states are read 1 to %d at a time",
+                            TW_STORE_PAGE_MAX);
+    return st->ops->vm_power_before(st, vm_id, before_ms, max, out, n, err);
+}
+
+enum tw_err tw_store_policy_names(struct tw_store *st, char ***names, size_t *n,
+                                  struct tw_error *err)
+{
+    *names = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    return st->ops->policy_names(st, names, n, err);
+}

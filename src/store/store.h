@@ -796,6 +796,15 @@ enum tw_err tw_store_drift_list(struct tw_store *st, bool open_only,
                                 struct tw_store_drift_row **rows, size_t *n,
                                 struct tw_error *err);
 
+/* VM VM_ID's power states observed at or before BEFORE_MS, newest first
+ * (by time, then the later stored first), at most MAX (1 ..
+ * TW_STORE_PAGE_MAX), into *OUT (malloc'd, free(); NULL and *N 0 when
+ * none): how drift finds when a running VM last started, a page at a time
+ * (the next page: BEFORE_MS the oldest one's time - 1). */
+enum tw_err tw_store_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t before_ms,
+                                     size_t max, struct tw_store_sv_power **out, size_t *n,
+                                     struct tw_error *err);
+
 /* The names of the stored policies, sorted (*NAMES malloc'd, each and
  * the array free()). */
 enum tw_err tw_store_policy_names(struct tw_store *st, char ***names, size_t *n,

@@ -151,6 +151,19 @@ struct tw_store_ops {
     void (*savings_close)(struct tw_store_sv_cursor *c);
     enum tw_err (*pricebook_currencies)(struct tw_store *st, char (*out)[4], size_t max,
                                         size_t *n, struct tw_error *err);
+
+    /* store_drift.c */
+    enum tw_err (*drift_open)(struct tw_store *st, const struct tw_store_drift_row *d,
+                              int64_t since_ms, bool *started, struct tw_error *err);
+    enum tw_err (*drift_close)(struct tw_store *st, int64_t disk_id, const char *at,
+                               int64_t at_ms, bool *ended, struct tw_error *err);
+    enum tw_err (*drift_list)(struct tw_store *st, bool open_only,
+                              struct tw_store_drift_row **rows, size_t *n, struct tw_error *err);
+    enum tw_err (*vm_power_before)(struct tw_store *st, int64_t vm_id, int64_t before_ms,
+                                   size_t max, struct tw_store_sv_power **out, size_t *n,
+                                   struct tw_error *err);
+    enum tw_err (*policy_names)(struct tw_store *st, char ***names, size_t *n,
+                                struct tw_error *err);
 };
 
 struct tw_store {

@@ -1094,4 +1094,9 @@ static const struct tw_store_ops sqlite_ops = {
     .savings_next = tw_sq_savings_next,
     .savings_close = tw_sq_savings_close,
     .pricebook_currencies = tw_sq_pricebook_currencies,
+    .drift_open = tw_sq_drift_open,
+    .drift_close = tw_sq_drift_close,
+    .drift_list = tw_sq_drift_list,
+    .vm_power_before = tw_sq_vm_power_before,
+    .policy_names = tw_sq_policy_names,
 };
