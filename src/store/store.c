@@ -368,6 +368,207 @@ enum tw_err tw_store_action_log_count(struct tw_store *st, int64_t id, size_t *n
     return st->ops->action_log_count(st, id, n, err);
 }
 
+/* ---- schema 5: the audit log, the executor's queue, originals ---- */
+
+void tw_store_action_rows_free(struct tw_store_action_row *rows, size_t n)
+{
+    for (size_t i = 0; rows && i < n; i++)
+        free(rows[i].operation_url);
+    free(rows);
+}
+
+enum tw_err tw_store_actions_list(struct tw_store *st, const struct tw_store_action_filter *f,
+                                  struct tw_store_action_row **rows, size_t *n, bool *more,
+                                  struct tw_error *err)
+{
+    static const struct tw_store_action_filter any = {0};
+    *rows = NULL;
+    *n = 0;
+    if (more)
+        *more = false;
+    CHECK_ST(st, err);
+    f = f ? f : &any;
+    if (f->due_from_ms < 0 || f->due_to_ms < 0 || f->after_id < 0 ||
+        f->limit > (size_t)INT32_MAX)
+        return tw_error_set(err, TW_ERANGE, "an action filter's times, id and limit can't be "
+                                            "negative or that large");
+    if (f->state) {
+        bool known = false;
+        for (int k = TW_ACT_PLANNED; k <= TW_ACT_FAILED; k++)
+            known |= strcmp(f->state, tw_action_state_name((enum tw_action_state)k)) == 0;
+        if (!known)
+            return tw_error_set(err, TW_EINVAL, "\"%.32s\" is no action state (planned, checked, "
+                                "sent, verified, done, skipped, failed)", f->state);
+    }
+    return st->ops->actions_list(st, f, rows, n, more, err);
+}
+
+enum tw_err tw_store_action_get(struct tw_store *st, int64_t id, struct tw_store_action_row *row,
+                                struct tw_error *err)
+{
+    memset(row, 0, sizeof(*row));
+    CHECK_ST(st, err);
+    return st->ops->action_get(st, id, row, err);
+}
+
+enum tw_err tw_store_action_moves(struct tw_store *st, int64_t id,
+                                  struct tw_store_action_move_row **rows, size_t *n,
+                                  struct tw_error *err)
+{
+    *rows = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    return st->ops->action_moves(st, id, rows, n, err);
+}
+
+enum tw_err tw_store_actions_due(struct tw_store *st, int64_t now_ms, bool dry_run, size_t max,
+                                 int64_t **ids, size_t *n, struct tw_error *err)
+{
+    *ids = NULL;
+    *n = 0;
+    CHECK_ST(st, err);
+    if (max > (size_t)INT32_MAX)
+        return tw_error_set(err, TW_ERANGE, "at most %d due actions at a time", INT32_MAX);
+    return st->ops->actions_due(st, now_ms, dry_run, max, ids, n, err);
+}
+
+enum tw_err tw_store_action_set_operation(struct tw_store *st, int64_t id, const char *owner,
+                                          const char *url, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!owner || !owner[0])
+        return tw_error_set(err, TW_EINVAL, "keeping an operation needs the claim's owner");
+    return st->ops->action_set_operation(st, id, owner, url ? url : "", err);
+}
+
+enum tw_err tw_store_action_count_attempt(struct tw_store *st, int64_t id, const char *owner,
+                                          struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    if (!owner || !owner[0])
+        return tw_error_set(err, TW_EINVAL, "counting a send needs the claim's owner");
+    return st->ops->action_count_attempt(st, id, owner, err);
+}
+
+enum tw_err tw_store_action_set_due(struct tw_store *st, int64_t id, const char *due_at,
+                                    struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    int64_t ms;
+    if (!due_at || !tw_rfc3339_ms(due_at, &ms))
+        return tw_error_set(err, TW_EPARSE, "an action's due time \"%.60s\" is not an RFC 3339 "
+                            "time (e.g. 2026-11-14T09:30:00Z)", due_at ? due_at : "");
+    return st->ops->action_set_due(st, id, due_at, err);
+}
+
+enum tw_err tw_store_disk_original_set(struct tw_store *st, int64_t disk_id, const char *sku,
+                                       const char *tier, int64_t action_id, const char *at,
+                                       bool *kept, struct tw_error *err)
+{
+    if (kept)
+        *kept = false;
+    CHECK_ST(st, err);
+    int64_t ms;
+    if (!sku || !sku[0])
+        return tw_error_set(err, TW_EINVAL, "a disk's original SKU can't be empty");
+    if (strlen(sku) >= 32 || (tier && strlen(tier) >= 16))
+        return tw_error_set(err, TW_ERANGE, "a disk's original SKU \"%.40s\" is too long", sku);
+    if (!at || !tw_rfc3339_ms(at, &ms))
+        return tw_error_set(err, TW_EPARSE, "the time an original SKU was recorded, \"%.60s\", "
+                            "is not an RFC 3339 time", at ? at : "");
+    return st->ops->disk_original_set(st, disk_id, sku, tier ? tier : "", action_id, at, kept,
+                                      err);
+}
+
+enum tw_err tw_store_disk_original_get(struct tw_store *st, int64_t disk_id, char *sku,
+                                       char *tier, bool *found, struct tw_error *err)
+{
+    *found = false;
+    if (sku)
+        sku[0] = '\0';
+    if (tier)
+        tier[0] = '\0';
+    CHECK_ST(st, err);
+    return st->ops->disk_original_get(st, disk_id, sku, tier, found, err);
+}
+
+enum tw_err tw_store_disk_original_clear(struct tw_store *st, int64_t disk_id,
+                                         struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->disk_original_clear(st, disk_id, err);
+}
+
+/* ---- schema 5: the fleet from ARM ---- */
+
+static const char *const arm_what_names[] = {
+    [TW_ARM_CH_VM_NEW] = "vm_new",         [TW_ARM_CH_DISK_NEW] = "disk_new",
+    [TW_ARM_CH_SKU] = "sku",               [TW_ARM_CH_POWER] = "power",
+    [TW_ARM_CH_ATTRS] = "attrs",           [TW_ARM_CH_DETACHED] = "detached",
+    [TW_ARM_CH_VM_FIELDS] = "vm_fields",
+};
+
+const char *tw_store_arm_what_name(enum tw_store_arm_what w)
+{
+    return (unsigned)w <= TW_ARM_CH_VM_FIELDS ? arm_what_names[w] : "unknown";
+}
+
+enum tw_err tw_store_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *v,
+                                const char *observed_at,
+                                void (*fn)(void *arg, const struct tw_store_arm_change *c),
+                                void *arg, int64_t *vm_id, struct tw_error *err)
+{
+    if (vm_id)
+        *vm_id = 0;
+    CHECK_ST(st, err);
+    int64_t ms;
+    if (!observed_at || !tw_rfc3339_ms(observed_at, &ms))
+        return tw_error_set(err, TW_EPARSE, "the time ARM was read, \"%.60s\", is not an RFC "
+                            "3339 time", observed_at ? observed_at : "");
+    if (!v || !v->vm || !v->vm->resource_id[0] || !v->vm->subscription_id[0] ||
+        !v->vm->resource_group[0] || !v->vm->name[0])
+        return tw_error_set(err, TW_EINVAL, "a VM from ARM needs its resource id, subscription, "
+                                            "resource group and name");
+    if (v->n_disks > TW_INV_MAX_DISKS || (v->n_disks && !v->disks))
+        return tw_error_set(err, TW_EINVAL, "VM %s: %zu disks from ARM, more than the %d a VM "
+                            "holds", v->vm->name, v->n_disks, TW_INV_MAX_DISKS);
+    for (size_t i = 0; i < v->n_disks; i++) {
+        const struct tw_store_arm_disk *d = &v->disks[i];
+        if (!d->disk.managed_disk_id[0] || !d->disk.name[0] || !d->disk.sku[0])
+            return tw_error_set(err, TW_EINVAL, "VM %s: disk %zu from ARM has no id, name or SKU",
+                                v->vm->name, i);
+        if (d->attrs.max_shares < 0)
+            return tw_error_set(err, TW_EINVAL, "disk %s: maxShares %lld is negative",
+                                d->disk.name, (long long)d->attrs.max_shares);
+        int64_t lms;
+        if (d->last_ownership_update && d->last_ownership_update[0] &&
+            !tw_rfc3339_ms(d->last_ownership_update, &lms))
+            return tw_error_set(err, TW_EPARSE, "disk %s: LastOwnershipUpdateTime \"%.60s\" is "
+                                "not an RFC 3339 time", d->disk.name, d->last_ownership_update);
+    }
+    return st->ops->arm_vm_put(st, v, observed_at, ms, fn, arg, vm_id, err);
+}
+
+enum tw_err tw_store_vm_by_resource_id(struct tw_store *st, const char *id, int64_t *vm_id,
+                                       struct tw_error *err)
+{
+    *vm_id = 0;
+    CHECK_ST(st, err);
+    if (!id || !id[0])
+        return tw_error_set(err, TW_EINVAL, "looking a VM up needs its resource id");
+    return st->ops->vm_by_resource_id(st, id, vm_id, err);
+}
+
+enum tw_err tw_store_vm_by_name(struct tw_store *st, const char *name, int64_t *vm_id,
+                                struct tw_error *err)
+{
+    *vm_id = 0;
+    CHECK_ST(st, err);
+    if (!name || !name[0])
+        return tw_error_set(err, TW_EINVAL, "looking a VM up needs its name");
+    return st->ops->vm_by_name(st, name, vm_id, err);
+}
+
 /* A page's bounds, checked once for every implementation. */
 static enum tw_err page_ok(const struct tw_store_page *pg, struct tw_error *err)
 {

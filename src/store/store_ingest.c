@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 struct span {
     const char *p;
@@ -249,6 +250,21 @@ static enum tw_err put_vm(struct ingest *in, struct tw_error *err)
     STMT(find, s, SQ_VM_FIND, err);
     tw_sq_text(find, 1, identity, false);
     int rc = sqlite3_step(find);
+    if (rc == SQLITE_DONE) {
+        /* Not by its identity: a VM stored by ARM (or by a report that knew
+         * its id) has the same name, group and subscription, and no other
+         * resource id. */
+        sqlite3_reset(find);
+        const struct tw_vm *vm = &in->r->inv.vm;
+        find = tw_sq_stmt(s, SQ_VM_FIND_PLACE, err);
+        if (!find)
+            return err && err->code ? err->code : TW_EIO;
+        tw_sq_text(find, 1, vm->name, false);
+        tw_sq_text(find, 2, vm->resource_group, false);
+        tw_sq_text(find, 3, vm->subscription_id, false);
+        tw_sq_text(find, 4, vm->resource_id, false);
+        rc = vm->subscription_id[0] && vm->resource_group[0] ? sqlite3_step(find) : SQLITE_DONE;
+    }
     if (rc == SQLITE_ROW) {
         in->vm_existed = true;
         in->vm_id = sqlite3_column_int64(find, 0);
@@ -395,7 +411,7 @@ static bool disk_same(sqlite3_stmt *q, const struct tw_disk *d, size_t pos)
            (d->lun < 0 ? lun_null : !lun_null && sqlite3_column_int(q, 6) == d->lun) &&
            text_is(q, 7, d->sku) && sqlite3_column_int64(q, 8) == d->size_gib &&
            text_is(q, 9, d->tier) && text_is(q, 10, tw_caching_name(d->caching)) &&
-           text_is(q, 11, d->managed_disk_id) &&
+           (!d->managed_disk_id[0] || text_is(q, 11, d->managed_disk_id)) &&
            sqlite3_column_int(q, 12) == (int)d->write_accelerator && text_is(q, 13, d->device);
 }
 
@@ -541,6 +557,14 @@ static enum tw_err put_disks(struct ingest *in, struct tw_error *err)
             size_t j = 0;
             while (j < inv->n_disks && (ds[j].found || strcmp(idents + j * IDLEN, ident) != 0))
                 j++;
+            /* A disk ARM stored by its id, reported without it: its name. */
+            const char *rid = (const char *)sqlite3_column_text(q, 11);
+            const char *rname = (const char *)sqlite3_column_text(q, 4);
+            if (j == inv->n_disks && rid && rid[0] && rname)
+                for (j = 0; j < inv->n_disks; j++)
+                    if (!ds[j].found && !inv->disks[j].managed_disk_id[0] &&
+                        strcasecmp(inv->disks[j].name, rname) == 0)
+                        break;
             if (j < inv->n_disks)
                 judge(in, q, &inv->disks[j], &ds[j]);
             else if (in->newest && sqlite3_column_type(q, 2) == SQLITE_NULL &&

@@ -152,6 +152,40 @@ struct tw_store_ops {
     enum tw_err (*pricebook_currencies)(struct tw_store *st, char (*out)[4], size_t max,
                                         size_t *n, struct tw_error *err);
 
+    /* schema 5: the audit log, the executor's queue, originals */
+    enum tw_err (*actions_list)(struct tw_store *st, const struct tw_store_action_filter *f,
+                                struct tw_store_action_row **rows, size_t *n, bool *more,
+                                struct tw_error *err);
+    enum tw_err (*action_get)(struct tw_store *st, int64_t id, struct tw_store_action_row *row,
+                              struct tw_error *err);
+    enum tw_err (*action_moves)(struct tw_store *st, int64_t id,
+                                struct tw_store_action_move_row **rows, size_t *n,
+                                struct tw_error *err);
+    enum tw_err (*actions_due)(struct tw_store *st, int64_t now_ms, bool dry_run, size_t max,
+                               int64_t **ids, size_t *n, struct tw_error *err);
+    enum tw_err (*action_set_operation)(struct tw_store *st, int64_t id, const char *owner,
+                                        const char *url, struct tw_error *err);
+    enum tw_err (*action_count_attempt)(struct tw_store *st, int64_t id, const char *owner,
+                                        struct tw_error *err);
+    enum tw_err (*action_set_due)(struct tw_store *st, int64_t id, const char *due_at,
+                                  struct tw_error *err);
+    enum tw_err (*disk_original_set)(struct tw_store *st, int64_t disk_id, const char *sku,
+                                     const char *tier, int64_t action_id, const char *at,
+                                     bool *kept, struct tw_error *err);
+    enum tw_err (*disk_original_get)(struct tw_store *st, int64_t disk_id, char *sku,
+                                     char *tier, bool *found, struct tw_error *err);
+    enum tw_err (*disk_original_clear)(struct tw_store *st, int64_t disk_id,
+                                       struct tw_error *err);
+    /* schema 5: the fleet from ARM */
+    enum tw_err (*arm_vm_put)(struct tw_store *st, const struct tw_store_arm_vm *v,
+                              const char *observed_at, int64_t observed_ms,
+                              void (*fn)(void *arg, const struct tw_store_arm_change *c),
+                              void *arg, int64_t *vm_id, struct tw_error *err);
+    enum tw_err (*vm_by_resource_id)(struct tw_store *st, const char *id, int64_t *vm_id,
+                                     struct tw_error *err);
+    enum tw_err (*vm_by_name)(struct tw_store *st, const char *name, int64_t *vm_id,
+                              struct tw_error *err);
+
     /* store_drift.c */
     enum tw_err (*drift_open)(struct tw_store *st, const struct tw_store_drift_row *d,
                               int64_t since_ms, bool *started, struct tw_error *err);

@@ -21,8 +21,8 @@
  * one keeps the time of the last report that had it; a disk of a VM no
  * agent reported (ARM's, schema 5), the last sync that listed it. */
 #define TW_SQ_LAST_SEEN \
-    "CASE WHEN d.detached_ms IS NULL AND v.last_report_id <> '' THEN v.last_report_at " \
-    "ELSE d.last_seen_at END"
+    "CASE WHEN d.detached_ms IS NOT NULL THEN d.last_seen_at WHEN v.last_report_id <> '' " \
+    "THEN v.last_report_at ELSE coalesce(v.arm_seen_at, d.last_seen_at) END"
 
 /* A result's record: its own text (schema 2 stores every record so, and
  * migration 2 cut version 1's places in the bodies out into it). */
@@ -33,6 +33,30 @@
 #define TW_SQ_VM_FILTER \
     "(?2 IS NULL OR v.name = ?2 COLLATE NOCASE) AND (?4 IS NULL OR v.resource_group = ?4 " \
     "COLLATE NOCASE)"
+
+/* A VM's place: ?1 its name, ?2 its resource group, ?3 its subscription,
+ * without regard to case (the index vms_place). */
+#define TW_SQ_VM_PLACE \
+    "name = ?1 COLLATE NOCASE AND resource_group = ?2 COLLATE NOCASE AND " \
+    "subscription_id = ?3 COLLATE NOCASE"
+/* A VM and a disk as an ARM put compares them (store_arm.c). */
+#define TW_SQ_ARM_VM \
+    "SELECT id, identity, name, resource_id, location, vm_size, tags, last_report_id, " \
+    "last_report_at, last_report_ms, power_state, power_state_ms, arm_seen_at, arm_seen_ms " \
+    "FROM vms"
+#define TW_SQ_ARM_DISK \
+    "SELECT id, identity, vm_id, name, role, lun, sku, tier, size_gib, caching, " \
+    "managed_disk_id, write_accelerator, detached_ms, max_shares, bursting, disk_state, " \
+    "last_ownership_update FROM disks"
+
+/* An action as the audit log shows it (struct tw_store_action_row, in its
+ * members' order; store_actions.c reads it). */
+#define TW_SQ_ACTION_ROW \
+    "SELECT a.id, a.plan_id, a.vm_id, a.disk_id, v.name, d.name, v.resource_id, " \
+    "d.managed_disk_id, a.kind, a.from_sku, a.to_sku, a.due_at, a.due_ms, a.state, a.policy, " \
+    "a.reason, a.saving, a.currency, a.attempts, a.updated_at, a.requested_at, a.dry_run, " \
+    "a.arm_operation_url, a.last_error, a.claim_owner, a.claim_until_ms FROM actions a " \
+    "LEFT JOIN vms v ON v.id = a.vm_id LEFT JOIN disks d ON d.id = a.disk_id"
 
 /*
  * Every statement the SQLite store runs, prepared once per handle on first
@@ -60,12 +84,20 @@
                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, "            \
                     "CASE WHEN ?12 IS NULL THEN NULL ELSE ?10 END, "                          \
                     "CASE WHEN ?12 IS NULL THEN NULL ELSE ?11 END)")                          \
-    X(SQ_VM_UPDATE, "UPDATE vms SET name = ?2, resource_id = ?3, subscription_id = ?4, "     \
-                    "resource_group = ?5, location = ?6, vm_size = ?7, tags = ?8, "          \
+    /* What a report does not know (its VM's resource id, group,                            \
+     * subscription) stays as ARM gave it; a power state observed later                    \
+     * (by ARM) stands. */                                                                  \
+    X(SQ_VM_UPDATE, "UPDATE vms SET name = ?2, resource_id = coalesce(nullif(?3, ''), "      \
+                    "resource_id), subscription_id = coalesce(nullif(?4, ''), "              \
+                    "subscription_id), resource_group = coalesce(nullif(?5, ''), "           \
+                    "resource_group), location = ?6, vm_size = ?7, tags = ?8, "              \
                     "last_report_id = ?9, last_report_at = ?10, last_report_ms = ?11, "      \
-                    "power_state = coalesce(?12, power_state), "                             \
-                    "power_state_at = CASE WHEN ?12 IS NULL THEN power_state_at ELSE ?10 END, " \
-                    "power_state_ms = CASE WHEN ?12 IS NULL THEN power_state_ms ELSE ?11 END " \
+                    "power_state = CASE WHEN ?12 IS NOT NULL AND (power_state_ms IS NULL OR " \
+                    "power_state_ms <= ?11) THEN ?12 ELSE power_state END, "                  \
+                    "power_state_at = CASE WHEN ?12 IS NOT NULL AND (power_state_ms IS NULL " \
+                    "OR power_state_ms <= ?11) THEN ?10 ELSE power_state_at END, "            \
+                    "power_state_ms = CASE WHEN ?12 IS NOT NULL AND (power_state_ms IS NULL " \
+                    "OR power_state_ms <= ?11) THEN ?11 ELSE power_state_ms END "             \
                     "WHERE id = ?1")                                                         \
     X(SQ_VM_POWER, "UPDATE vms SET power_state = ?2, power_state_at = ?3, power_state_ms = ?4 " \
                    "WHERE id = ?1 AND (power_state_ms IS NULL OR power_state_ms <= ?4)")     \
@@ -83,7 +115,8 @@
                       "?15, ?16, ?17)")                                                           \
     X(SQ_DISK_UPDATE, "UPDATE disks SET vm_id = ?2, name = ?3, role = ?4, lun = ?5, "        \
                       "sku = ?6, size_gib = ?7, tier = ?8, caching = ?9, "                   \
-                      "managed_disk_id = ?10, write_accelerator = ?11, device = ?12, "       \
+                      "managed_disk_id = coalesce(nullif(?10, ''), managed_disk_id), "        \
+                      "write_accelerator = ?11, device = ?12, "                              \
                       "last_seen_at = ?13, last_seen_ms = ?14, detached_at = NULL, "         \
                       "detached_ms = NULL, position = ?17 WHERE id = ?1")                                    \
     X(SQ_VM_DISKS_ALL, "SELECT id, vm_id, detached_ms, NULL, name, role, lun, sku, size_gib, " \
@@ -179,14 +212,20 @@
                        "WHERE region = ?1 AND currency = ?2 AND fetched_ms <= ?3 "            \
                        "ORDER BY fetched_ms DESC, id DESC LIMIT 1")                          \
     X(SQ_ACTION_ADD, "INSERT INTO actions(plan_id, disk_id, kind, from_sku, to_sku, due_at, "  \
-                     "due_ms, requested_at, dry_run, idempotency_key) VALUES (?1, ?2, ?3, ?4, " \
-                     "?5, ?6, ?9, "                                                        \
-                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?7, ?8)")                       \
+                     "due_ms, requested_at, dry_run, idempotency_key, vm_id, policy, reason, " \
+                     "saving, currency, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?9, "     \
+                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?7, ?8, coalesce(?10, "         \
+                     "(SELECT vm_id FROM disks WHERE id = ?2)), ?11, ?12, ?13, ?14, "         \
+                     "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))")                               \
     X(SQ_ACTION_GET, "SELECT state, attempts, claim_owner, version FROM actions WHERE id = ?1") \
     X(SQ_ACTION_CAS, "UPDATE actions SET state = ?3, version = version + 1, "                 \
                      "claim_owner = nullif(?4, ''), "                                         \
                      "attempts = attempts + (?3 = 'sent'), "                                  \
                      "last_error = CASE WHEN ?3 = 'failed' THEN ?5 ELSE last_error END, "     \
+                     "detail = coalesce(?5, detail), "                                        \
+                     "reason = CASE WHEN ?3 IN ('skipped', 'failed') AND ?5 IS NOT NULL "     \
+                     "THEN ?5 ELSE reason END, "                                              \
+                     "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), "                   \
                      "finished_at = CASE WHEN ?3 IN ('done', 'skipped', 'failed') "           \
                      "THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE finished_at END "       \
                      "WHERE id = ?1 AND state = ?2")                                          \
@@ -268,6 +307,61 @@
                           "fetched_at, fetched_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")         \
     X(SQ_VM_SIZES_GET, "SELECT name, caps, source, fetched_at FROM vm_sizes WHERE region = " \
                        "?1 ORDER BY name")                                                   \
+    /* ---- schema 5: the audit log, the executor's queue, originals ---- */                 \
+    X(SQ_ACTION_LOG_ADD, "INSERT INTO action_transitions(action_id, from_state, to_state, at, " \
+                         "owner, detail) VALUES (?1, NULL, 'planned', "                        \
+                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), ?2, ?3)")                     \
+    X(SQ_ACTIONS_LIST, TW_SQ_ACTION_ROW " WHERE (?1 IS NULL OR v.name = ?1 COLLATE NOCASE) " \
+                       "AND (?2 IS NULL OR a.disk_id = ?2) AND (?3 IS NULL OR a.state = ?3) " \
+                       "AND (?4 IS NULL OR a.due_ms >= ?4) AND (?5 IS NULL OR a.due_ms < ?5) " \
+                       "AND a.id > ?6 ORDER BY a.id LIMIT ?7")                                \
+    X(SQ_ACTION_ROW_GET, TW_SQ_ACTION_ROW " WHERE a.id = ?1")                               \
+    X(SQ_ACTIONS_DUE, "SELECT id FROM actions WHERE (state IN ('planned', 'checked') AND "    \
+                      "coalesce(due_ms, 0) <= ?1 AND (?2 OR dry_run = 0)) OR state IN "       \
+                      "('sent', 'verified') ORDER BY coalesce(due_ms, 0), id LIMIT ?3")      \
+    X(SQ_ACTION_SET_OP, "UPDATE actions SET arm_operation_url = ?3, updated_at = "           \
+                        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1 AND "            \
+                        "claim_owner = ?2 AND claim_until_ms IS NOT NULL")                    \
+    X(SQ_ACTION_ATTEMPT, "UPDATE actions SET attempts = attempts + 1, updated_at = "         \
+                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1 AND "           \
+                         "claim_owner = ?2 AND claim_until_ms IS NOT NULL")                   \
+    X(SQ_ACTION_SET_DUE, "UPDATE actions SET due_at = ?2, due_ms = ?3, updated_at = "        \
+                         "strftime('%Y-%m-%dT%H:%M:%fZ', 'now') WHERE id = ?1 AND state IN "  \
+                         "('planned', 'checked')")                                            \
+    X(SQ_ORIGINAL_SET, "INSERT INTO disk_originals(disk_id, sku, tier, action_id, set_at) "   \
+                       "VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT(disk_id) DO NOTHING")         \
+    X(SQ_ORIGINAL_GET, "SELECT sku, tier FROM disk_originals WHERE disk_id = ?1")            \
+    X(SQ_ORIGINAL_CLEAR, "DELETE FROM disk_originals WHERE disk_id = ?1")                    \
+    /* ---- schema 5: the fleet from ARM (store_arm.c) ---- */                                \
+    X(SQ_ARM_VM_FIND, TW_SQ_ARM_VM " WHERE identity = ?1")                                   \
+    X(SQ_ARM_VM_FIND_PLACE, TW_SQ_ARM_VM " WHERE " TW_SQ_VM_PLACE                            \
+                            " AND (resource_id = '' OR resource_id = ?4 COLLATE NOCASE) "      \
+                            "ORDER BY id LIMIT 1")                                          \
+    X(SQ_ARM_VM_INSERT, "INSERT INTO vms(identity, name, resource_id, subscription_id, "     \
+                        "resource_group, location, vm_size, tags, last_report_id, "          \
+                        "last_report_at, last_report_ms, arm_seen_at, arm_seen_ms) VALUES "  \
+                        "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, '', '', 0, ?9, ?10)")              \
+    X(SQ_ARM_VM_UPDATE, "UPDATE vms SET identity = ?2, resource_id = ?3, name = ?4, "        \
+                        "location = ?5, vm_size = ?6, tags = ?7, arm_seen_at = ?8, "        \
+                        "arm_seen_ms = ?9 WHERE id = ?1")                                    \
+    X(SQ_ARM_VM_DISKS, TW_SQ_ARM_DISK " WHERE vm_id = ?1 ORDER BY id")                       \
+    X(SQ_ARM_DISK_FIND, TW_SQ_ARM_DISK " WHERE identity = ?1")                               \
+    X(SQ_ARM_DISK_INSERT, "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, " \
+                          "tier, caching, managed_disk_id, write_accelerator, last_seen_at, " \
+                          "last_seen_ms, position, last_ownership_update) VALUES (?1, ?2, ?3, " \
+                          "?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)")            \
+    X(SQ_ARM_DISK_UPDATE, "UPDATE disks SET identity = ?2, vm_id = ?3, name = ?4, role = ?5, " \
+                          "lun = ?6, sku = ?7, size_gib = ?8, tier = ?9, caching = ?10, "     \
+                          "managed_disk_id = ?11, write_accelerator = ?12, "                  \
+                          "last_ownership_update = ?13, last_seen_at = ?14, last_seen_ms = ?15, " \
+                          "position = CASE WHEN vm_id = ?3 THEN coalesce(position, ?16) ELSE " \
+                          "?16 END, detached_at = NULL, detached_ms = NULL WHERE id = ?1")     \
+    X(SQ_VM_BY_IDENTITY, "SELECT id FROM vms WHERE identity = ?1")                           \
+    X(SQ_VM_BY_NAME, "SELECT id, resource_group, subscription_id FROM vms WHERE name = ?1 "  \
+                     "COLLATE NOCASE ORDER BY id")                                           \
+    X(SQ_VM_FIND_PLACE, "SELECT id, last_report_ms, last_report_at FROM vms WHERE "          \
+                        TW_SQ_VM_PLACE " AND (resource_id = '' OR ?4 = '' OR resource_id = " \
+                        "?4 COLLATE NOCASE) ORDER BY id LIMIT 1")                           \
     X(SQ_SAVEPOINT_OP, "SAVEPOINT op")                                                       \
     X(SQ_RELEASE_OP, "RELEASE op")                                                           \
     X(SQ_ROLLBACK_TO_OP, "ROLLBACK TO op")
@@ -397,6 +491,39 @@ enum tw_err tw_sq_action_release(struct tw_store *st, int64_t id, const char *ow
                                  struct tw_error *err);
 enum tw_err tw_sq_action_log_count(struct tw_store *st, int64_t id, size_t *n,
                                    struct tw_error *err);
+/* Schema 5 (store_actions.c): the audit log, the queue, originals. */
+enum tw_err tw_sq_actions_list(struct tw_store *st, const struct tw_store_action_filter *f,
+                               struct tw_store_action_row **rows, size_t *n, bool *more,
+                               struct tw_error *err);
+enum tw_err tw_sq_action_get(struct tw_store *st, int64_t id, struct tw_store_action_row *row,
+                             struct tw_error *err);
+enum tw_err tw_sq_action_moves(struct tw_store *st, int64_t id,
+                               struct tw_store_action_move_row **rows, size_t *n,
+                               struct tw_error *err);
+enum tw_err tw_sq_actions_due(struct tw_store *st, int64_t now_ms, bool dry_run, size_t max,
+                              int64_t **ids, size_t *n, struct tw_error *err);
+enum tw_err tw_sq_action_set_operation(struct tw_store *st, int64_t id, const char *owner,
+                                       const char *url, struct tw_error *err);
+enum tw_err tw_sq_action_count_attempt(struct tw_store *st, int64_t id, const char *owner,
+                                       struct tw_error *err);
+enum tw_err tw_sq_action_set_due(struct tw_store *st, int64_t id, const char *due_at,
+                                 struct tw_error *err);
+enum tw_err tw_sq_disk_original_set(struct tw_store *st, int64_t disk_id, const char *sku,
+                                    const char *tier, int64_t action_id, const char *at,
+                                    bool *kept, struct tw_error *err);
+enum tw_err tw_sq_disk_original_get(struct tw_store *st, int64_t disk_id, char *sku, char *tier,
+                                    bool *found, struct tw_error *err);
+enum tw_err tw_sq_disk_original_clear(struct tw_store *st, int64_t disk_id,
+                                      struct tw_error *err);
+/* Schema 5 (store_arm.c): the fleet from ARM. */
+enum tw_err tw_sq_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *v,
+                             const char *observed_at, int64_t observed_ms,
+                             void (*fn)(void *arg, const struct tw_store_arm_change *c),
+                             void *arg, int64_t *vm_id, struct tw_error *err);
+enum tw_err tw_sq_vm_by_resource_id(struct tw_store *st, const char *id, int64_t *vm_id,
+                                    struct tw_error *err);
+enum tw_err tw_sq_vm_by_name(struct tw_store *st, const char *name, int64_t *vm_id,
+                             struct tw_error *err);
 
 /* Operation of store_stats.c. */
 enum tw_err tw_sq_fleet_counts(struct tw_store *st, int64_t silent_before_ms,

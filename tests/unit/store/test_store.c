@@ -132,7 +132,7 @@ static void test_newer_refused(void **state)
     assert_null(st);
     assert_non_null(strstr(err.msg, f->path));
     assert_non_null(strstr(err.msg, "schema version 7"));
-    assert_non_null(strstr(err.msg, "up to 4"));
+    assert_non_null(strstr(err.msg, "up to 5"));
     assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 7);
 }
 
