@@ -707,7 +707,6 @@ static enum tw_vmcap_premium premium_of(struct run *r, const char *region, const
 
 struct vm_ctx {
     const struct tw_store_sv_vm *vm;
-    char orig_sku[32], orig_tier[16]; /* the original SKU opts->original gave */
     struct vm_windows win;
     bool win_done;
     bool hibernated;
@@ -728,25 +727,10 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     *matched = false;
     /* A disk tierwise downgraded is what it was before: matched, priced and
      * planned by its original SKU (and that SKU's tier for its size). */
-    const char *osku = NULL, *otier = "";
-#ifdef TW_STORE_SV_ORIGINAL_SKU
-    if (sd->original_sku[0])
-        osku = sd->original_sku;
-#endif
-    if (!osku && r->o->original) {
-        bool found = false;
-        enum tw_err orc = r->o->original(r->o->original_arg, sd->id, x->orig_sku, x->orig_tier,
-                                         &found, err);
-        if (orc != TW_OK)
-            return orc;
-        if (found && x->orig_sku[0]) {
-            osku = x->orig_sku;
-            otier = x->orig_tier;
-        }
-    }
+    const char *osku = sd->original_sku[0] ? sd->original_sku : NULL;
     d->original_sku = osku;
     const char *own_sku = osku ? osku : sd->sku;
-    const char *own_tier = osku ? otier : sd->tier;
+    const char *own_tier = osku ? "" : sd->tier;
     snprintf(d->tier, sizeof(d->tier), "%s", own_tier);
 
     struct tw_policy_subject subj = {

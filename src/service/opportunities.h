@@ -95,12 +95,6 @@ struct tw_opp_opts {
      * (tw_opp_disk.wins); false: the sink gets none (savings needs only
      * the sums). */
     bool with_windows;
-    /* A disk's original SKU (tierwise downgraded it and recorded what it
-     * was) when the walk does not carry it: *FOUND false when none.  NULL:
-     * the walk's (tw_store_sv_disk.original_sku) alone. */
-    enum tw_err (*original)(void *arg, int64_t disk_id, char sku[32], char tier[16], bool *found,
-                            struct tw_error *err);
-    void *original_arg;
 };
 
 /* A VM as the result names it. */
@@ -123,8 +117,9 @@ struct tw_opp_disk {
     enum tw_disk_role role;
     const char *sku;                 /* the SKU it has now */
     const char *original_sku;        /* NULL: none recorded; else tierwise downgraded it
-                                      * from this SKU, and it is matched, priced and
-                                      * planned by it (the upgrade goes back to it) */
+                                      * from this SKU (the store's disk_originals), and it
+                                      * is matched, priced and planned by it (with the
+                                      * tier its size gives; the upgrade goes back to it) */
     char tier[16];                   /* billed tier ("P10", the original's when one is
                                       * recorded); "" unknown */
     int64_t size_gib;

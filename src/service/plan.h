@@ -38,6 +38,8 @@ struct tw_plan_opts {
     struct tw_svc_vmsizes *arm_sizes;
     tw_opp_zone_fn zone;
     void *zone_arg;
+    /* Added by the planner's owner: */
+    int64_t now_ns;                  /* the ICS's DTSTAMP; 0: the system clock */
 };
 
 enum tw_plan_kind { TW_PLAN_DOWNGRADE, TW_PLAN_UPGRADE };

@@ -1,0 +1,287 @@
+/*
+ * plan.c - the planner (plan.h): the opportunities' run over the period
+ * (service/opportunities.c, with each covered disk's windows as planned),
+ * turned into the switches due in it.  A taken window gives a downgrade at
+ * its down_ns and an upgrade at its up_ns, each emitted when its due time
+ * lies in [from, to); skipped windows (margins, min_saving, quota) give
+ * nothing and are counted.  The arithmetic and the choice of windows are
+ * the opportunities' (so `tierwise savings` and the plan never disagree on
+ * which windows are taken); this file names, times and keys the actions.
+ */
+#include "service/plan.h"
+
+#include "core/time.h"
+#include "core/tz.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tw_plan_kind_name(enum tw_plan_kind k)
+{
+    return k == TW_PLAN_UPGRADE ? "upgrade" : "downgrade";
+}
+
+struct zslot {
+    char name[TW_TZ_NAME_MAX];
+    struct tw_tz *z;             /* NULL: does not load (UTC used, said in the reason) */
+};
+
+/* Formatted instants: disks alike switch at the same instants, and the
+ * texts cost more than the plan. */
+#define TCACHE_SLOTS 4096 /* a power of two */
+struct tslot {
+    bool used;
+    int64_t ns;
+    char at[40], local[48];
+};
+
+struct prun {
+    const struct tw_plan_opts *o;
+    const struct tw_plan_sink *sink;
+    struct tw_plan_summary *sum;
+    struct tw_opp_result *res;
+    struct tw_tz *pz;            /* the policy's zone (owned by ZONES) */
+    struct zslot *zones;
+    size_t n_zones;
+    struct tslot *tc;
+    struct tw_error err;         /* what a sink's error was (the opportunities' sink has
+                                  * no error of its own) */
+};
+
+static struct tw_tz *zone_of(struct prun *r, const char *name, struct tw_error *err,
+                             enum tw_err *rc)
+{
+    *rc = TW_OK;
+    for (size_t i = 0; i < r->n_zones; i++)
+        if (strcmp(r->zones[i].name, name) == 0)
+            return r->zones[i].z;
+    struct zslot *nv = realloc(r->zones, (r->n_zones + 1) * sizeof(*nv));
+    if (!nv) {
+        *rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+        return NULL;
+    }
+    r->zones = nv;
+    struct zslot *s = &r->zones[r->n_zones++];
+    memset(s, 0, sizeof(*s));
+    snprintf(s->name, sizeof(s->name), "%s", name);
+    struct tw_error zerr = {0};
+    if (r->o->zone && r->o->zone(r->o->zone_arg, name, &s->z, &zerr) != TW_OK) {
+        s->z = NULL;
+        if (zerr.code == TW_ENOMEM)
+            *rc = tw_error_set(err, TW_ENOMEM, "%s", zerr.msg);
+    }
+    return s->z;
+}
+
+/* NS as RFC 3339 UTC and in the policy's zone with its offset. */
+static enum tw_err times_of(struct prun *r, int64_t ns, const char **at, const char **local,
+                            struct tw_error *err)
+{
+    size_t j = (size_t)((uint64_t)ns / TW_NS_PER_MIN) & (TCACHE_SLOTS - 1);
+    struct tslot *t = &r->tc[j];
+    if (!t->used || t->ns != ns) {
+        struct tw_tz_info info = {0};
+        struct tw_civil c;
+        tw_tz_ns_to_civil(r->pz, ns, &c, &info);
+        if (!tw_rfc3339_format_ns(ns, 0, 0, t->at, sizeof(t->at)) ||
+            !tw_rfc3339_format_ns(ns, info.utoff_s, 0, t->local, sizeof(t->local))) {
+            t->used = false;
+            return tw_error_set(err, TW_ERANGE, "a switch falls outside the years 0000..9999");
+        }
+        /* A local time says its offset, +00:00 too ("Z" is the UTC one's). */
+        size_t l = strlen(t->local);
+        if (info.utoff_s == 0 && l && t->local[l - 1] == 'Z' && l + 6 <= sizeof(t->local))
+            memcpy(t->local + l - 1, "+00:00", 7);
+        t->used = true;
+        t->ns = ns;
+    }
+    *at = t->at;
+    *local = t->local;
+    return TW_OK;
+}
+
+static const char *const wdays[7] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
+
+/* "Fri 20:00" of instant NS in zone Z. */
+static void wday_time(const struct tw_tz *z, int64_t ns, char *buf, size_t cap)
+{
+    struct tw_civil c;
+    tw_tz_ns_to_civil(z, ns, &c, NULL);
+    int wd = tw_weekday_from_days(tw_days_from_civil(c.year, c.month, c.day));
+    snprintf(buf, cap, "%s %02d:%02d", wdays[wd % 7], c.hour % 100, c.minute % 100);
+}
+
+static enum tw_err emit(struct prun *r, struct tw_plan_action *a, enum tw_plan_kind kind,
+                        int64_t due, int64_t pair, struct tw_amount saving, struct tw_error *err)
+{
+    a->kind = kind;
+    a->due_ns = due;
+    a->pair_due_ns = pair;
+    a->saving = saving;
+    const char *at, *local;
+    enum tw_err rc = times_of(r, due, &at, &local, err);
+    if (rc != TW_OK)
+        return rc;
+    memcpy(a->due_at, at, sizeof(a->due_at));
+    memcpy(a->due_local, local, sizeof(a->due_local));
+    snprintf(a->idempotency_key, sizeof(a->idempotency_key), "%s/%lld/%s/%lld", r->sum->policy,
+             (long long)a->disk_id, tw_plan_kind_name(kind),
+             (long long)tw_floor_div(due, TW_NS_PER_MS));
+    r->sum->actions++;
+    if (kind == TW_PLAN_DOWNGRADE) {
+        r->sum->downgrades++;
+        if ((rc = tw_amount_add(r->sum->saving, saving, &r->sum->saving, err)) != TW_OK)
+            return rc;
+    } else {
+        r->sum->upgrades++;
+    }
+    if (r->sink && r->sink->action && (rc = r->sink->action(r->sink->arg, a)) != TW_OK &&
+        !err->msg[0])
+        tw_error_set(err, rc, "taking the plan's actions failed (%s)", tw_strerror(rc));
+    return rc;
+}
+
+static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct tw_opp_disk *d)
+{
+    struct prun *r = arg;
+    if (d->reason != TW_OPP_COVERED)
+        return TW_OK;
+    struct tw_error *err = &r->err;
+    if (!r->sum->currency[0])
+        memcpy(r->sum->currency, r->res->currency, sizeof(r->sum->currency));
+    r->sum->windows_skipped += (int64_t)d->saving.n_skipped;
+    int64_t from = r->o->from_ns, to = r->o->to_ns;
+    const char *own = d->original_sku ? d->original_sku : d->sku;
+    struct tw_plan_action a;
+    memset(&a, 0, sizeof(a));
+    a.vm_id = vm->id;
+    a.disk_id = d->id;
+    a.vm = vm->name;
+    a.disk = d->name;
+    a.resource_group = vm->resource_group;
+    a.subscription_id = vm->subscription_id;
+    enum tw_err rc = TW_OK;
+    struct tw_tz *wz = zone_of(r, d->windows_tz, err, &rc);
+    if (rc != TW_OK)
+        return rc;
+    bool any = false;
+    struct tw_amount zero = tw_amount_of(tw_money_micros(0));
+    for (size_t i = 0; i < d->n_wins; i++) {
+        const struct tw_window_saving *w = &d->wins[i];
+        if (w->skip != TW_WINDOW_TAKEN)
+            continue;
+        bool down = w->down_ns >= from && w->down_ns < to;
+        bool up = w->up_ns >= from && w->up_ns < to;
+        if (!down && !up)
+            continue;
+        a.window_open_ns = w->open_ns;
+        a.window_close_ns = w->close_ns;
+        char o1[16], o2[16];
+        wday_time(wz ? wz : r->pz, w->open_ns, o1, sizeof(o1));
+        wday_time(wz ? wz : r->pz, w->close_ns, o2, sizeof(o2));
+        snprintf(a.reason, sizeof(a.reason), "window %s-%s (%.60s%s, %.40s) of %s", o1, o2,
+                 d->windows_tz, wz ? "" : " not loaded: UTC", d->windows_source, r->sum->policy);
+        any = true;
+        if (down) {
+            snprintf(a.from_sku, sizeof(a.from_sku), "%s", own);
+            snprintf(a.to_sku, sizeof(a.to_sku), "%s", d->target.sku);
+            if ((rc = emit(r, &a, TW_PLAN_DOWNGRADE, w->down_ns, w->up_ns, w->whole_saving,
+                           err)) != TW_OK)
+                return rc;
+        }
+        if (up) {
+            snprintf(a.from_sku, sizeof(a.from_sku), "%s", d->target.sku);
+            snprintf(a.to_sku, sizeof(a.to_sku), "%s", own);
+            if ((rc = emit(r, &a, TW_PLAN_UPGRADE, w->up_ns, w->down_ns, zero, err)) != TW_OK)
+                return rc;
+        }
+    }
+    if (any)
+        r->sum->disks++;
+    return TW_OK;
+}
+
+enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
+                            const struct tw_plan_sink *sink, struct tw_plan_summary *out,
+                            struct tw_error *err)
+{
+    memset(out, 0, sizeof(*out));
+    tw_error_clear(err);
+    out->saving = tw_amount_of(tw_money_micros(0));
+    if (!st || !o || !o->policy || !o->cat || o->to_ns <= o->from_ns) {
+        out->fail = TW_OPP_FAIL_OTHER;
+        return tw_error_set(err, TW_EINVAL, "a plan needs a store, a policy, the tier catalog "
+                                            "and a period that ends after it starts");
+    }
+    const struct tw_policy *p = o->policy;
+    snprintf(out->policy, sizeof(out->policy), "%s", p->name);
+    snprintf(out->timezone, sizeof(out->timezone), "%s", p->timezone[0] ? p->timezone : "UTC");
+    out->from_ns = o->from_ns;
+    out->to_ns = o->to_ns;
+    struct prun r = {.o = o, .sink = sink, .sum = out};
+    enum tw_err rc = TW_OK;
+    if (!(r.tc = calloc(TCACHE_SLOTS, sizeof(*r.tc))))
+        rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+    /* The policy's zone for the local times (the run checks that it loads
+     * and says so when it does not). */
+    struct tw_error zerr = {0};
+    enum tw_err zrc = TW_OK;
+    if (rc == TW_OK) {
+        zrc = o->zone ? o->zone(o->zone_arg, out->timezone, &r.pz, &zerr)
+                      : tw_error_set(&zerr, TW_EINVAL, "no way to load zones");
+        if (zrc == TW_OK && !(r.zones = calloc(1, sizeof(*r.zones)))) {
+            tw_tz_free(r.pz);
+            r.pz = NULL;
+            zrc = tw_error_set(&zerr, TW_ENOMEM, "out of memory");
+        }
+        if (zrc == TW_OK) {
+            snprintf(r.zones[0].name, sizeof(r.zones[0].name), "%s", out->timezone);
+            r.zones[0].z = r.pz;
+            r.n_zones = 1;
+        } else if (zrc == TW_ENOMEM) {
+            rc = tw_error_set(err, zrc, "%s", zerr.msg);
+        } else {
+            out->fail = TW_OPP_FAIL_POLICY_ZONE;
+            rc = tw_error_set(err, zrc,
+                              "the policy %s's timezone \"%s\" does not load (%s): give an "
+                              "IANA zone name this machine has, e.g. Europe/London (tierwise "
+                              "policy check FILE)",
+                              p->name, out->timezone, zerr.msg);
+        }
+    }
+    struct tw_opp_result res;
+    memset(&res, 0, sizeof(res));
+    if (rc == TW_OK) {
+        struct tw_opp_opts oo = {
+            .policy = p,
+            .year = 0,
+            .currency = o->currency,
+            .reservations = o->reservations,
+            .cat = o->cat,
+            .caps = o->caps,
+            .arm_sizes = o->arm_sizes,
+            .zone = o->zone,
+            .zone_arg = o->zone_arg,
+            .from_ns = o->from_ns,
+            .to_ns = o->to_ns,
+            .with_windows = true,
+        };
+        r.res = &res;
+        struct tw_opp_sink os = {.disk = on_disk, .arg = &r};
+        rc = tw_opp_run(st, &oo, &os, &res, err);
+        /* A sink's error (the opportunities' run passes only its code). */
+        if (rc != TW_OK && r.err.msg[0])
+            *err = r.err;
+        memcpy(out->currency, res.currency, sizeof(out->currency));
+        out->fail = res.fail;
+        if (rc != TW_OK && out->fail == TW_OPP_FAIL_NONE)
+            out->fail = TW_OPP_FAIL_OTHER;
+        tw_opp_result_cleanup(&res);
+    }
+    for (size_t i = 0; i < r.n_zones; i++)
+        tw_tz_free(r.zones[i].z);
+    free(r.zones);
+    free(r.tc);
+    return rc;
+}

@@ -1,0 +1,717 @@
+/* test_plan.c - the planner over a store built here row by row: the
+ * switches of Europe/London's DST weekends at the right UTC instants, a
+ * window the margins leave nothing of, the quota's edge (a change 24 h
+ * before the upgrade back fits, 23 h 59 min does not), the min_saving
+ * edge, a disk tierwise downgraded planned by its original SKU, a window
+ * crossing the period's start, the JSON document read back, the record
+ * (a repeated key is no error), and the calendar's folding and escaping. */
+#include "testhelp.h"
+
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/policy.h"
+#include "core/time.h"
+#include "service/plan.h"
+
+struct fx {
+    char *dir;
+    char path[4096];
+    struct tw_store *st;
+    struct tw_tier_catalog cat;
+};
+
+static void item(char *buf, size_t cap, const char *meter, const char *product, const char *price)
+{
+    size_t l = strlen(buf);
+    char sku[64];
+    snprintf(sku, sizeof(sku), "%.*s", (int)(strstr(meter, " Disk") - meter), meter);
+    snprintf(buf + l, cap - l,
+             "%s{\"currencyCode\":\"GBP\",\"tierMinimumUnits\":0,\"retailPrice\":%s,"
+             "\"unitPrice\":%s,\"armRegionName\":\"westeurope\",\"location\":\"EU West\","
+             "\"effectiveStartDate\":\"2020-01-01T00:00:00Z\",\"meterName\":\"%s\","
+             "\"productName\":\"%s\",\"skuName\":\"%s\",\"serviceName\":\"Storage\","
+             "\"unitOfMeasure\":\"1/Month\",\"type\":\"Consumption\"}",
+             l > 1 ? "," : "", price, price, meter, product, sku);
+}
+
+/* P10 16.16 and E10 7.16 a month: 9.00 saved per 730 h. */
+static void book(struct fx *f)
+{
+    char items[4096] = "[";
+    item(items, sizeof(items), "P10 LRS Disk", "Premium SSD Managed Disks", "16.16");
+    item(items, sizeof(items), "P30 LRS Disk", "Premium SSD Managed Disks", "100");
+    item(items, sizeof(items), "E10 LRS Disk", "Standard SSD Managed Disks", "7.16");
+    item(items, sizeof(items), "E30 LRS Disk", "Standard SSD Managed Disks", "40");
+    strcat(items, "]");
+    struct tw_error err = {0};
+    if (tw_store_pricebook_put(f->st, "westeurope", "GBP", "test", "2020-01-01T00:00:00Z", items,
+                               strlen(items), &err) != TW_OK)
+        fail_msg("%s", err.msg);
+}
+
+static void sql(struct fx *f, const char *text)
+{
+    sqlite3 *db;
+    char *msg = NULL;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    if (sqlite3_exec(db, text, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", text, msg);
+    sqlite3_close(db);
+}
+
+static void vm(struct fx *f, int id, const char *name)
+{
+    char q[1024];
+    snprintf(q, sizeof(q),
+             "INSERT INTO vms(id, identity, name, subscription_id, resource_group, location, "
+             "vm_size, tags, last_report_id, last_report_at, last_report_ms) VALUES (%d, "
+             "'vm:%d', '%s', 'sub-a', 'rg-a', 'westeurope', 'Standard_D2s_v3', '{}', 'r%d', "
+             "'2026-01-01T00:00:00Z', 1767225600000)",
+             id, id, name, id);
+    sql(f, q);
+}
+
+static void disk(struct fx *f, int id, int vm_id, const char *name, const char *sku,
+                 const char *tier, int size)
+{
+    char q[1024];
+    snprintf(q, sizeof(q),
+             "INSERT INTO disks(id, identity, vm_id, name, role, lun, sku, size_gib, tier, "
+             "caching, last_seen_at, last_seen_ms, position, max_shares, bursting) VALUES (%d, "
+             "'d%d', %d, '%s', 'data', 0, '%s', %d, '%s', 'None', '2026-01-01T00:00:00Z', "
+             "1767225600000, %d, 1, 0)",
+             id, id, vm_id, name, sku, size, tier, id);
+    sql(f, q);
+}
+
+static void history(struct fx *f, int disk_id, const char *at, const char *sku, const char *tier)
+{
+    int64_t ms;
+    assert_true(tw_rfc3339_ms(at, &ms));
+    char q[512];
+    snprintf(q, sizeof(q),
+             "INSERT INTO disk_sku_history(disk_id, observed_at, observed_ms, sku, tier, "
+             "size_gib, source) VALUES (%d, '%s', %lld, '%s', '%s', 128, 'arm')",
+             disk_id, at, (long long)ms, sku, tier);
+    sql(f, q);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    f->dir = th_tmpdir();
+    snprintf(f->path, sizeof(f->path), "%s/tw.db", f->dir);
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
+    assert_int_equal(tw_tier_catalog_builtin(&f->cat, &err), TW_OK);
+    book(f);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    tw_store_close(f->st);
+    tw_tier_catalog_cleanup(&f->cat);
+    th_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
+{
+    (void)arg;
+    const char *posix = strcmp(name, "UTC") == 0             ? "UTC0"
+                        : strcmp(name, "Europe/London") == 0 ? "GMT0BST,M3.5.0/1,M10.5.0"
+                                                             : NULL;
+    if (!posix)
+        return tw_error_set(err, TW_ENOENT, "no zone %s here", name);
+    return tw_tz_from_posix(posix, strlen(posix), out, err);
+}
+
+/* A policy of NAME over Premium_LRS disks to StandardSSD_LRS with WINDOWS
+ * in Europe/London, margins AFTER and BEFORE, MIN_SAVING. */
+static void policy(struct tw_policy *p, const char *name, const char *windows, int after,
+                   int before, const char *min_saving)
+{
+    char text[2048];
+    snprintf(text, sizeof(text),
+             "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"%s\","
+             "\"match\":{\"skus\":[\"Premium_LRS\"]},\"target\":\"StandardSSD_LRS\","
+             "\"windows\":%s,\"timezone\":\"Europe/London\",\"margins\":"
+             "{\"after_deallocate_minutes\":%d,\"before_start_minutes\":%d},"
+             "\"min_saving\":\"%s\",\"quota\":{\"changes\":2,\"hours\":24}}",
+             name, windows, after, before, min_saving);
+    struct tw_error err = {0};
+    if (tw_policy_parse(text, strlen(text), p, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+}
+
+#define ACTS_MAX 64
+struct acts {
+    size_t n;
+    struct {
+        enum tw_plan_kind kind;
+        int64_t disk_id, vm_id, due_ns, pair_ns;
+        char vm[128], disk[128], from[32], to[32], at[40], local[48], reason[256], key[160];
+        char saving[64];
+    } a[ACTS_MAX];
+};
+
+static enum tw_err on_action(void *arg, const struct tw_plan_action *a)
+{
+    struct acts *s = arg;
+    assert_true(s->n < ACTS_MAX);
+    s->a[s->n].kind = a->kind;
+    s->a[s->n].disk_id = a->disk_id;
+    s->a[s->n].vm_id = a->vm_id;
+    s->a[s->n].due_ns = a->due_ns;
+    s->a[s->n].pair_ns = a->pair_due_ns;
+    snprintf(s->a[s->n].vm, sizeof(s->a[0].vm), "%s", a->vm);
+    snprintf(s->a[s->n].disk, sizeof(s->a[0].disk), "%s", a->disk);
+    snprintf(s->a[s->n].from, sizeof(s->a[0].from), "%s", a->from_sku);
+    snprintf(s->a[s->n].to, sizeof(s->a[0].to), "%s", a->to_sku);
+    snprintf(s->a[s->n].at, sizeof(s->a[0].at), "%s", a->due_at);
+    snprintf(s->a[s->n].local, sizeof(s->a[0].local), "%s", a->due_local);
+    snprintf(s->a[s->n].reason, sizeof(s->a[0].reason), "%s", a->reason);
+    snprintf(s->a[s->n].key, sizeof(s->a[0].key), "%s", a->idempotency_key);
+    assert_true(tw_amount_decimal(a->saving, 6, s->a[s->n].saving, sizeof(s->a[0].saving)));
+    s->n++;
+    return TW_OK;
+}
+
+static int64_t at(const char *s)
+{
+    int64_t ns;
+    struct tw_error err = {0};
+    if (tw_rfc3339_parse(s, strlen(s), &ns, &err) != TW_OK)
+        fail_msg("%s: %s", s, err.msg);
+    return ns;
+}
+
+static void opts(struct fx *f, struct tw_plan_opts *o, const struct tw_policy *p, const char *from,
+                 const char *to)
+{
+    memset(o, 0, sizeof(*o));
+    o->policy = p;
+    o->from_ns = at(from);
+    o->to_ns = at(to);
+    o->cat = &f->cat;
+    o->zone = zone;
+}
+
+static void plan(struct fx *f, const struct tw_plan_opts *o, struct acts *s,
+                 struct tw_plan_summary *sum)
+{
+    memset(s, 0, sizeof(*s));
+    struct tw_error err = {0};
+    struct tw_plan_sink sink = {on_action, s};
+    if (tw_svc_plan_run(f->st, o, &sink, sum, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+}
+
+/* Europe/London's last weekends of March and October: "Fri 20:00-Mon
+ * 06:00" local, 10 min after and 30 min before, at the right UTC instants
+ * (March: opens in GMT, closes in BST; October the other way). */
+static void test_dst_weekends(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-03-24T00:00:00Z", "2026-04-01T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.a[0].kind, TW_PLAN_DOWNGRADE);
+    assert_string_equal(s.a[0].at, "2026-03-27T20:10:00Z");
+    assert_string_equal(s.a[0].local, "2026-03-27T20:10:00+00:00");
+    assert_string_equal(s.a[0].from, "Premium_LRS");
+    assert_string_equal(s.a[0].to, "StandardSSD_LRS");
+    assert_int_equal(s.a[1].kind, TW_PLAN_UPGRADE);
+    assert_string_equal(s.a[1].at, "2026-03-30T04:30:00Z");
+    assert_string_equal(s.a[1].local, "2026-03-30T05:30:00+01:00");
+    assert_string_equal(s.a[1].from, "StandardSSD_LRS");
+    assert_string_equal(s.a[1].to, "Premium_LRS");
+    assert_int_equal(s.a[0].pair_ns, s.a[1].due_ns);
+    assert_int_equal(s.a[1].pair_ns, s.a[0].due_ns);
+    assert_non_null(strstr(s.a[0].reason, "window Fri 20:00-Mon 06:00 (Europe/London"));
+    assert_non_null(strstr(s.a[0].reason, "of dev-weekends"));
+    /* 56 h 20 min downgraded (an hour fewer than the wall clock's 57 h 20
+     * min: the clocks went forward), 9.00 a 730 h: 0.694521... */
+    assert_string_equal(s.a[0].saving, "0.694521");
+    assert_string_equal(s.a[1].saving, "0.000000");
+    char key[160];
+    snprintf(key, sizeof(key), "dev-weekends/11/downgrade/%lld",
+             (long long)(at("2026-03-27T20:10:00Z") / 1000000));
+    assert_string_equal(s.a[0].key, key);
+    assert_int_equal(sum.actions, 2);
+    assert_int_equal(sum.downgrades, 1);
+    assert_int_equal(sum.upgrades, 1);
+    assert_int_equal(sum.disks, 1);
+    assert_string_equal(sum.currency, "GBP");
+
+    opts(f, &o, &p, "2026-10-20T00:00:00Z", "2026-10-28T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.a[0].at, "2026-10-23T19:10:00Z");
+    assert_string_equal(s.a[0].local, "2026-10-23T20:10:00+01:00");
+    assert_string_equal(s.a[1].at, "2026-10-26T05:30:00Z");
+    assert_string_equal(s.a[1].local, "2026-10-26T05:30:00+00:00");
+    tw_policy_cleanup(&p);
+}
+
+/* A window shorter than its margins plans nothing and is counted. */
+static void test_margins(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "short", "[\"Sat 10:00-Sat 10:40\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-15T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(sum.actions, 0);
+    assert_int_equal(sum.windows_skipped, 2);
+    tw_policy_cleanup(&p);
+    /* Ten minutes more leaves a minute: planned. */
+    policy(&p, "short", "[\"Sat 10:00-Sat 10:41\"]", 10, 30, "0");
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-15T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 4);
+    assert_int_equal(sum.windows_skipped, 0);
+    assert_string_equal(s.a[0].at, "2026-12-05T10:10:00Z");
+    assert_string_equal(s.a[1].at, "2026-12-05T10:11:00Z");
+    tw_policy_cleanup(&p);
+}
+
+/* The quota: 2 changes in any 24 h.  A change by anyone (the SKU history)
+ * 24 h before the upgrade back leaves room for the window's two; 23 h
+ * 59 min before does not, and the window is skipped whole. */
+static void test_quota_edges(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "fits", "Premium_LRS", "P10", 128);
+    disk(f, 12, 1, "refused", "Premium_LRS", "P10", 128);
+    /* Someone moved both back to Premium (the window's up is Sat 13:30Z). */
+    history(f, 11, "2026-11-01T00:00:00Z", "StandardSSD_LRS", "E10");
+    history(f, 11, "2026-12-04T13:30:00Z", "Premium_LRS", "P10");
+    history(f, 12, "2026-11-01T00:00:00Z", "StandardSSD_LRS", "E10");
+    history(f, 12, "2026-12-04T13:31:00Z", "Premium_LRS", "P10");
+    struct tw_policy p;
+    policy(&p, "sat", "[\"Sat 10:00-Sat 14:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-03T00:00:00Z", "2026-12-07T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(s.a[0].disk_id, 11);
+    assert_int_equal(s.a[1].disk_id, 11);
+    assert_string_equal(s.a[0].at, "2026-12-05T10:10:00Z");
+    assert_string_equal(s.a[1].at, "2026-12-05T13:30:00Z");
+    assert_int_equal(sum.windows_skipped, 1);
+    assert_int_equal(sum.disks, 1);
+    tw_policy_cleanup(&p);
+}
+
+/* min_saving: a window saving exactly the minimum is taken, one a
+ * millionth short of it is skipped. */
+static void test_min_saving_edge(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    /* 73 h downgraded at 9.00 a 730 h: 0.90 exactly. */
+    struct tw_policy p;
+    policy(&p, "edge", "[\"Fri 10:00-Mon 11:40\"]", 10, 30, "0.90");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-08T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 2);
+    assert_string_equal(s.a[0].saving, "0.900000");
+    assert_int_equal(sum.windows_skipped, 0);
+    char total[64];
+    assert_true(tw_amount_decimal(sum.saving, 6, total, sizeof(total)));
+    assert_string_equal(total, "0.900000");
+    tw_policy_cleanup(&p);
+    policy(&p, "edge", "[\"Fri 10:00-Mon 11:40\"]", 10, 30, "0.900001");
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-08T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 0);
+    assert_int_equal(sum.windows_skipped, 1);
+    tw_policy_cleanup(&p);
+}
+
+/* A disk tierwise downgraded (now StandardSSD_LRS, its original
+ * Premium_LRS recorded) is matched by its original ("skus": Premium_LRS),
+ * priced by it, and its upgrade goes back to it; a Standard disk without
+ * an original is not matched.  A window open at the period's start gives
+ * its upgrade alone. */
+static void test_original_sku(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "was-premium", "StandardSSD_LRS", "E10", 128);
+    disk(f, 12, 1, "always-standard", "StandardSSD_LRS", "E10", 128);
+    disk(f, 13, 1, "was-p30", "StandardSSD_LRS", "E30", 1024);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    /* Saturday: the window is open, its downgrade is behind. */
+    opts(f, &o, &p, "2026-12-05T12:00:00Z", "2026-12-12T12:00:00Z");
+    /* Without the originals nothing is matched. */
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 0);
+    sql(f, "INSERT INTO disk_originals(disk_id, sku, tier, set_at) VALUES "
+           "(11, 'Premium_LRS', '', '2026-12-04T20:10:00Z'), "
+           "(13, 'Premium_LRS', '', '2026-12-04T20:10:00Z')");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 4);
+    /* Disk 11: the upgrade of the open window, then next week's downgrade
+     * (its upgrade falls after the period). */
+    assert_int_equal(s.a[0].disk_id, 11);
+    assert_int_equal(s.a[0].kind, TW_PLAN_UPGRADE);
+    assert_string_equal(s.a[0].at, "2026-12-07T05:30:00Z");
+    assert_string_equal(s.a[0].from, "StandardSSD_LRS");
+    assert_string_equal(s.a[0].to, "Premium_LRS");
+    assert_int_equal(s.a[1].kind, TW_PLAN_DOWNGRADE);
+    assert_string_equal(s.a[1].at, "2026-12-11T20:10:00Z");
+    assert_string_equal(s.a[1].from, "Premium_LRS");
+    assert_string_equal(s.a[1].to, "StandardSSD_LRS");
+    assert_true(s.a[0].due_ns < s.a[1].due_ns);
+    /* Priced by P10 (9.00 a 730 h for 57 h 20 min). */
+    assert_string_equal(s.a[1].saving, "0.706849");
+    /* Disk 13 (a P30 of 1 TiB: 60 a month saved) by its original too. */
+    assert_int_equal(s.a[2].disk_id, 13);
+    assert_int_equal(s.a[2].kind, TW_PLAN_UPGRADE);
+    assert_string_equal(s.a[2].to, "Premium_LRS");
+    assert_string_equal(s.a[3].from, "Premium_LRS");
+    assert_string_equal(s.a[3].saving, "4.712329");
+    assert_int_equal(sum.upgrades, 2);
+    assert_int_equal(sum.disks, 2);
+    tw_policy_cleanup(&p);
+}
+
+static enum tw_err to_buf(void *arg, const char *buf, size_t len)
+{
+    return tw_buf_append(arg, buf, len);
+}
+
+struct back {
+    size_t n;
+    struct acts *want;
+    int bad;
+};
+
+static enum tw_err on_back(void *arg, const struct tw_plan_action *a)
+{
+    struct back *b = arg;
+    assert_true(b->n < b->want->n);
+    const size_t i = b->n++;
+    assert_int_equal(a->kind, b->want->a[i].kind);
+    assert_int_equal(a->due_ns, b->want->a[i].due_ns);
+    assert_int_equal(a->disk_id, b->want->a[i].disk_id);
+    assert_int_equal(a->vm_id, b->want->a[i].vm_id);
+    assert_string_equal(a->vm, b->want->a[i].vm);
+    assert_string_equal(a->disk, b->want->a[i].disk);
+    assert_string_equal(a->from_sku, b->want->a[i].from);
+    assert_string_equal(a->to_sku, b->want->a[i].to);
+    assert_string_equal(a->idempotency_key, b->want->a[i].key);
+    assert_string_equal(a->reason, b->want->a[i].reason);
+    assert_string_equal(a->due_local, b->want->a[i].local);
+    return TW_OK;
+}
+
+/* The JSON document: its fields, totals, and read back into the same
+ * actions; bad documents are refused saying where. */
+static void test_json_and_parse(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-15T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 4);
+    struct tw_buf b;
+    tw_buf_init(&b, 1 << 20);
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_plan_json(f->st, &o, to_buf, &b, &err), TW_OK);
+    json_error_t je;
+    json_t *doc = json_loadb(b.data, b.len, 0, &je);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "schema_version")),
+                        "tierwise.plan/1");
+    assert_string_equal(json_string_value(json_object_get(doc, "from")), "2026-12-01T00:00:00Z");
+    assert_string_equal(json_string_value(json_object_get(doc, "timezone")), "Europe/London");
+    json_t *acts = json_object_get(doc, "actions");
+    assert_int_equal(json_array_size(acts), 4);
+    json_t *a0 = json_array_get(acts, 0);
+    static const char *const fields[] = {
+        "vm", "disk", "kind", "from_sku", "to_sku", "due_at", "due_local", "saving",
+        "currency", "reason", "policy", "resource_group", "subscription_id",
+        "idempotency_key", "vm_id", "disk_id"};
+    for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+        if (!json_object_get(a0, fields[i]))
+            fail_msg("no %s in an action", fields[i]);
+    assert_string_equal(json_string_value(json_object_get(a0, "saving")), "0.71");
+    assert_string_equal(json_string_value(json_object_get(a0, "due_at")), "2026-12-04T20:10:00Z");
+    assert_string_equal(json_string_value(json_object_get(a0, "resource_group")), "rg-a");
+    assert_int_equal(json_integer_value(json_object_get(a0, "disk_id")), 11);
+    json_t *tot = json_object_get(doc, "totals");
+    assert_int_equal(json_integer_value(json_object_get(tot, "actions")), 4);
+    assert_string_equal(json_string_value(json_object_get(tot, "saving")), "1.41");
+    json_decref(doc);
+
+    struct back bk = {0, &s, 0};
+    struct tw_plan_sink sink = {on_back, &bk};
+    assert_int_equal(tw_svc_plan_parse(b.data, b.len, &sink, &err), TW_OK);
+    assert_int_equal(bk.n, 4);
+
+    static const struct {
+        const char *doc, *says;
+    } bad[] = {
+        {"[]", "not a JSON object"},
+        {"{\"schema_version\":\"tierwise.plan/2\",\"policy\":\"p\",\"actions\":[]}",
+         "tierwise.plan/1"},
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\"}", "actions"},
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+         "\"sideways\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+         "\"due_at\":\"2026-12-04T20:10:00Z\",\"idempotency_key\":\"k\"}]}",
+         "actions[0].kind"},
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+         "\"upgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+         "\"due_at\":\"Friday\",\"idempotency_key\":\"k\"}]}",
+         "actions[0].due_at"},
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+         "\"upgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+         "\"due_at\":\"2026-12-04T20:10:00Z\"}]}",
+         "idempotency_key"},
+        {"{\"schema_version\":", "not valid JSON"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err = (struct tw_error){0};
+        assert_int_equal(tw_svc_plan_parse(bad[i].doc, strlen(bad[i].doc), NULL, &err),
+                         TW_EPARSE);
+        if (!strstr(err.msg, bad[i].says))
+            fail_msg("%zu: \"%s\" does not say %s", i, err.msg, bad[i].says);
+    }
+    tw_buf_cleanup(&b);
+    tw_policy_cleanup(&p);
+}
+
+struct rec {
+    struct fx *f;
+    size_t added, again;
+};
+
+static enum tw_err on_record(void *arg, const struct tw_plan_action *a)
+{
+    struct rec *r = arg;
+    bool added = false;
+    int64_t id = 0;
+    struct tw_error err = {0};
+    if (tw_svc_plan_record(r->f->st, "dev-weekends", a, "GBP", false, &added, &id, &err) !=
+        TW_OK)
+        fail_msg("%s", err.msg);
+    if (added) {
+        assert_true(id > 0);
+        r->added++;
+    } else {
+        r->again++;
+    }
+    return TW_OK;
+}
+
+/* Recording: each action once; a second plan of the same switches records
+ * nothing new and is no error. */
+static void test_record(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-15T00:00:00Z");
+    struct rec r = {f, 0, 0};
+    struct tw_plan_sink sink = {on_record, &r};
+    struct tw_plan_summary sum;
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_plan_run(f->st, &o, &sink, &sum, &err), TW_OK);
+    assert_int_equal(r.added, 4);
+    assert_int_equal(r.again, 0);
+    assert_int_equal(tw_svc_plan_run(f->st, &o, &sink, &sum, &err), TW_OK);
+    assert_int_equal(r.added, 4);
+    assert_int_equal(r.again, 4);
+    tw_policy_cleanup(&p);
+}
+
+/* The calendar's lines: CRLF, at most 75 octets, each valid UTF-8 (no
+ * fold inside a sequence); unfolded and unescaped, the SUMMARY is the
+ * names as stored. */
+static void test_ics_folding(void **state)
+{
+    struct fx *f = *state;
+    /* Names with every TEXT special and multi-byte characters, long enough
+     * to fold several times. */
+    vm(f, 1, "vm-\xc3\xa9t\xc3\xa9,prod;eu\\west-\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac-"
+             "\xf0\x9f\x92\xbe\xf0\x9f\x92\xbe-a-rather-long-name-of-a-machine");
+    disk(f, 11, 1,
+         "disk-\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc-data,1;2",
+         "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-08T00:00:00Z");
+    o.now_ns = at("2026-11-30T08:00:00Z");
+    struct tw_buf b;
+    tw_buf_init(&b, 1 << 20);
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_plan_ics(f->st, &o, to_buf, &b, &err), TW_OK);
+    assert_true(b.len > 2);
+    assert_memory_equal(b.data + b.len - 2, "\r\n", 2);
+    /* Every line: CRLF-ended, <= 75 octets, whole UTF-8 sequences. */
+    size_t lines = 0, folds = 0;
+    char unfolded[16384] = "";
+    size_t ul = 0;
+    for (const char *l = b.data; l < b.data + b.len;) {
+        const char *e = strstr(l, "\r\n");
+        assert_non_null(e);
+        size_t n = (size_t)(e - l);
+        for (size_t i = 0; i < n; i++)
+            assert_true(l[i] != '\n' && l[i] != '\r');
+        if (n > 75)
+            fail_msg("line %zu has %zu octets: %.*s", lines, n, (int)n, l);
+        /* A physical line starts and ends on whole sequences. */
+        assert_true(((unsigned char)l[0] & 0xc0) != 0x80);
+        if (l[0] == ' ') {
+            folds++;
+            assert_true(n < 2 || ((unsigned char)l[1] & 0xc0) != 0x80);
+            memcpy(unfolded + ul, l + 1, n - 1);
+            ul += n - 1;
+        } else {
+            if (ul)
+                unfolded[ul++] = '\n';
+            memcpy(unfolded + ul, l, n);
+            ul += n;
+        }
+        unfolded[ul] = '\0';
+        assert_true(ul < sizeof(unfolded) - 200);
+        if (n && ((unsigned char)l[n - 1] & 0x80)) {
+            /* The last octet completes its sequence. */
+            size_t k = n - 1, cont = 0;
+            while (k > 0 && ((unsigned char)l[k] & 0xc0) == 0x80) {
+                k--;
+                cont++;
+            }
+            unsigned char lead = (unsigned char)l[k];
+            size_t want = lead >= 0xf0 ? 3 : lead >= 0xe0 ? 2 : lead >= 0xc0 ? 1 : 0;
+            assert_int_equal(cont, want);
+        }
+        lines++;
+        l = e + 2;
+    }
+    assert_true(folds >= 4);
+    assert_non_null(strstr(unfolded, "BEGIN:VCALENDAR\nVERSION:2.0\nPRODID:"));
+    assert_non_null(strstr(unfolded, "\nEND:VCALENDAR"));
+    assert_non_null(strstr(unfolded, "\nDTSTAMP:20261130T080000Z\n"));
+    assert_non_null(strstr(unfolded, "\nDTSTART:20261204T201000Z\nDTEND:20261204T202500Z\n"));
+    char uid[200];
+    snprintf(uid, sizeof(uid), "\nUID:dev-weekends/11/downgrade/%lld@tierwise\n",
+             (long long)(at("2026-12-04T20:10:00Z") / 1000000));
+    assert_non_null(strstr(unfolded, uid));
+    const char *want =
+        "\nSUMMARY:Downgrade disk disk-\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc\xc3\xbc"
+        "\xc3\xbc\xc3\xbc-data\\,1\\;2 of VM vm-\xc3\xa9t\xc3\xa9\\,prod\\;eu\\\\west-\xe2\x82\xac"
+        "\xe2\x82\xac\xe2\x82\xac-\xf0\x9f\x92\xbe\xf0\x9f\x92\xbe-a-rather-long-name-of-a-"
+        "machine to StandardSSD_LRS\n";
+    if (!strstr(unfolded, want))
+        fail_msg("no escaped SUMMARY in:\n%s", unfolded);
+    /* The description's line ends are \n escapes, not line ends. */
+    const char *d = strstr(unfolded, "\nDESCRIPTION:");
+    assert_non_null(d);
+    const char *dend = strchr(d + 1, '\n');
+    assert_non_null(dend);
+    assert_non_null(strstr(d, "\\nExpected saving: 0.71 GBP"));
+    assert_true(strstr(d, "\\nExpected saving") < dend);
+    size_t events = 0;
+    for (const char *q = unfolded; (q = strstr(q, "BEGIN:VEVENT")); q++)
+        events++;
+    assert_int_equal(events, 2);
+    tw_buf_cleanup(&b);
+    tw_policy_cleanup(&p);
+}
+
+static enum tw_err no_zone(void *arg, const char *name, struct tw_tz **out,
+                           struct tw_error *err)
+{
+    (void)arg;
+    (void)out;
+    return tw_error_set(err, TW_ENOENT, "no zone %s on this machine", name);
+}
+
+/* Bad options and a zone that does not load are errors, said. */
+static void test_errors(void **state)
+{
+    struct fx *f = *state;
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    opts(f, &o, &p, "2026-12-08T00:00:00Z", "2026-12-01T00:00:00Z");
+    struct tw_plan_summary sum;
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "period"));
+    tw_policy_cleanup(&p);
+    /* A machine without Europe/London. */
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-08T00:00:00Z");
+    o.zone = no_zone;
+    err = (struct tw_error){0};
+    assert_int_not_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_OK);
+    assert_int_equal(sum.fail, TW_OPP_FAIL_POLICY_ZONE);
+    assert_non_null(strstr(err.msg, "Europe/London"));
+    tw_policy_cleanup(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_dst_weekends, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_margins, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_edges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_min_saving_edge, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_original_sku, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_json_and_parse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_record, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ics_folding, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
