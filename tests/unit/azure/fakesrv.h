@@ -31,6 +31,7 @@ struct fs_reply {
     const char *body;        /* copied when sent; NULL = "" */
     const char *retry_after; /* Retry-After header value, or NULL */
     long delay_ms;           /* wait before answering */
+    const char *headers;     /* more headers, "Name: value" lines ("\n" between), or NULL */
 };
 
 struct fakesrv {
@@ -52,6 +53,8 @@ struct fakesrv {
     char metadata[32];  /* Metadata header, "" when absent */
     char authorization[512];
     char forwarded[64]; /* X-Forwarded-For (must never be sent) */
+    char expand[64];    /* $expand, decoded */
+    char content_type[128];
     char body[4096];
 };
 
@@ -104,6 +107,10 @@ static inline enum MHD_Result fs_handler(void *cls, struct MHD_Connection *c, co
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"));
     fs_copy(s->forwarded, sizeof(s->forwarded),
             MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For"));
+    fs_copy(s->expand, sizeof(s->expand),
+            MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "$expand"));
+    fs_copy(s->content_type, sizeof(s->content_type),
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type"));
     rq->body[rq->len] = '\0';
     fs_copy(s->body, sizeof(s->body), rq->body);
     pthread_mutex_unlock(&s->mu);
@@ -121,6 +128,21 @@ static inline enum MHD_Result fs_handler(void *cls, struct MHD_Connection *c, co
     MHD_add_response_header(resp, "X-Test", "fakesrv");
     if (r.retry_after)
         MHD_add_response_header(resp, "Retry-After", r.retry_after);
+    for (const char *h = r.headers; h && *h;) {
+        const char *eol = strchr(h, '\n'), *colon = strchr(h, ':');
+        size_t n = eol ? (size_t)(eol - h) : strlen(h);
+        if (colon && (size_t)(colon - h) < n && n < 4096) {
+            char line[4096];
+            memcpy(line, h, n);
+            line[n] = '\0';
+            line[colon - h] = '\0';
+            const char *v = line + (colon - h) + 1;
+            while (*v == ' ')
+                v++;
+            MHD_add_response_header(resp, line, v);
+        }
+        h = eol ? eol + 1 : h + n;
+    }
     enum MHD_Result ret = MHD_queue_response(c, r.status, resp);
     MHD_destroy_response(resp);
     return ret;
