@@ -38,6 +38,7 @@
 #ifndef TW_SERVICE_EXEC_H
 #define TW_SERVICE_EXEC_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -125,7 +126,7 @@ struct tw_exec_opts {
     const struct tw_vmcap_table *caps;  /* bundled VM caps (Premium support); NULL none */
     struct tw_svc_vmsizes *arm_sizes;   /* ARM's sizes; NULL none */
     const struct tw_exec_sink *sink;    /* NULL: none */
-    volatile int *stop;            /* non-zero: finish the current step, then stop; NULL */
+    volatile sig_atomic_t *stop;   /* non-zero: finish the current step, then stop; NULL */
 };
 
 struct tw_exec_summary {
