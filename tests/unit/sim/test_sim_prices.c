@@ -228,12 +228,45 @@ static void test_no_next_link(void **state)
     tw_sim_stop(sim);
 }
 
+/* Every item served carries isPrimaryMeterRegion and armSkuName, those of
+ * the example scenario that lack them filled the live API's way. */
+static void test_primary_and_arm_sku(void **state)
+{
+    (void)state;
+    struct tw_sim *sim = st_start("{\"prices_page_size\": 1000}", NULL);
+    struct st_resp r;
+    st_request(sim, &r, "GET", PRICES, NULL, NULL);
+    assert_int_equal(r.status, 200);
+    size_t n = json_array_size(items(&r)), p10 = 0;
+    assert_int_equal(n, 13); /* the USD ones */
+    for (size_t i = 0; i < n; i++) {
+        json_t *it = json_array_get(items(&r), i);
+        assert_true(json_is_boolean(json_object_get(it, "isPrimaryMeterRegion")));
+        assert_true(json_is_string(json_object_get(it, "armSkuName")));
+        if (strcmp(json_string_value(json_object_get(it, "skuName")), "P10 LRS") == 0) {
+            assert_string_equal(json_string_value(json_object_get(it, "armSkuName")),
+                                "Premium_SSD_Managed_Disk_P10");
+            p10++;
+        }
+    }
+    assert_true(p10 >= 2);
+    st_free(&r);
+    /* meterRegion='primary' keeps the filled ones too, but no Operations
+     * meter. */
+    size_t primary = count(sim, "?meterRegion=%27primary%27");
+    assert_true(primary > 0 && primary < n);
+    assert_int_equal(
+        count(sim, "?meterRegion=%27primary%27&$filter=contains(meterName,%27Operations%27)"), 0);
+    tw_sim_stop(sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_walk),         cmocka_unit_test(test_filters),
         cmocka_unit_test(test_errors),       cmocka_unit_test(test_currency),
         cmocka_unit_test(test_savings_plan), cmocka_unit_test(test_no_next_link),
+        cmocka_unit_test(test_primary_and_arm_sku),
     };
     return cmocka_run_group_tests(tests, st_setup, st_teardown);
 }

@@ -106,6 +106,78 @@ static void test_minimal_defaults(void **state)
     tw_sim_scenario_free(sc);
     sc = parse_ok("{\"settings\": {\"clock\": \"2025-01-06T08:00:00Z\"}}");
     assert_int_equal(sc->settings.clock_start_ms, 1736150400000LL);
+    /* No ARM limits unless asked for; lists page by 50. */
+    assert_int_equal(sc->settings.arm_page_size, 50);
+    assert_true(sc->settings.arm_limits.reads_per_s == 0 && sc->settings.arm_limits.writes_per_s == 0 &&
+                sc->settings.arm_limits.vm_actions_per_min == 0);
+    tw_sim_scenario_free(sc);
+    sc = parse_ok("{\"settings\": {\"arm_page_size\": 3, \"arm_limits\": {\"reads_per_s\": 25, "
+                  "\"writes_per_s\": 10, \"vm_actions_per_min\": 4}}}");
+    assert_int_equal(sc->settings.arm_page_size, 3);
+    assert_true(sc->settings.arm_limits.reads_per_s == 25 && sc->settings.arm_limits.writes_per_s == 10 &&
+                sc->settings.arm_limits.burst == 1 && sc->settings.arm_limits.vm_actions_per_min == 4);
+    tw_sim_scenario_free(sc);
+}
+
+static void test_new_fields(void **state)
+{
+    (void)state;
+    struct tw_sim_scenario *sc = parse_ok(
+        "{\"vms\": [{\"subscription_id\": \"s\", \"resource_group\": \"rg\", \"name\": \"vm\", "
+        "\"vm_size\": \"Standard_D2s_v3\", \"location\": \"eastus\", \"hibernated\": true, "
+        "\"disks\": [{\"name\": \"d\", \"role\": \"data\", \"lun\": 0, \"sku\": \"Premium_LRS\", "
+        "\"size_gib\": 1024, \"max_shares\": 3, \"bursting\": true}]}], "
+        "\"disks\": [{\"subscription_id\": \"s\", \"resource_group\": \"rg\", \"name\": \"u\", "
+        "\"location\": \"eastus\", \"sku\": \"UltraSSD_LRS\", \"size_gib\": 64, \"iops\": 6400}]}");
+    assert_true(sc->vms[0].hibernated);
+    assert_int_equal(sc->vms[0].power, TW_SIM_POWER_DEALLOCATED);
+    assert_int_equal(sc->disks[0].max_shares, 3);
+    assert_int_equal(sc->disks[0].bursting, 1);
+    assert_int_equal(sc->disks[0].iops, 0); /* a tier's rating, not provisioned */
+    assert_int_equal(sc->disks[1].bursting, -1);
+    assert_int_equal(sc->disks[1].iops, 6400);
+    assert_int_equal(sc->disks[1].mbps, 125);
+    tw_sim_scenario_free(sc);
+    int64_t iops, mbps;
+    assert_true(tw_sim_tier_rating("P30", &iops, &mbps) && iops == 5000 && mbps == 200);
+    assert_true(tw_sim_tier_rating("E60", &iops, &mbps) && iops == 2000 && mbps == 400);
+    assert_true(tw_sim_tier_rating("S4", &iops, &mbps) && iops == 500 && mbps == 60);
+    assert_true(tw_sim_tier_rating("P1", &iops, &mbps) && iops == 120 && mbps == 25);
+    assert_false(tw_sim_tier_rating("S1", &iops, &mbps));
+    assert_false(tw_sim_tier_rating("X10", &iops, &mbps));
+}
+
+static void test_prices_filled(void **state)
+{
+    (void)state;
+    /* Items without isPrimaryMeterRegion and armSkuName get them the way
+     * the live API sets them; items that have them keep theirs. */
+    struct tw_sim_scenario *sc = parse_ok("{}");
+    static const char items[] =
+        "[{\"productName\": \"Premium SSD Managed Disks\", \"serviceName\": \"Storage\", "
+        "\"skuName\": \"P10 LRS\", \"meterName\": \"P10 LRS Disk\", \"unitOfMeasure\": \"1/Month\"},"
+        "{\"productName\": \"Standard SSD Managed Disks\", \"serviceName\": \"Storage\", "
+        "\"skuName\": \"E10 LRS\", \"meterName\": \"E10 LRS Disk Operations\", "
+        "\"unitOfMeasure\": \"10K\"},"
+        "{\"productName\": \"Virtual Machines Dsv3 Series\", \"serviceName\": \"Virtual Machines\", "
+        "\"skuName\": \"D2s v3 Spot\", \"meterName\": \"D2s v3 Spot\", \"unitOfMeasure\": \"1 Hour\"},"
+        "{\"productName\": \"Premium SSD Managed Disks\", \"skuName\": \"P6 LRS\", "
+        "\"isPrimaryMeterRegion\": false, \"armSkuName\": \"kept\"}]";
+    struct tw_error err = {0};
+    assert_int_equal(tw_sim_scenario_add_prices(sc, items, strlen(items), &err), TW_OK);
+    static const struct {
+        bool primary;
+        const char *arm;
+    } want[] = {{true, "Premium_SSD_Managed_Disk_P10"},
+                {false, ""},
+                {true, "Standard_D2s_v3"},
+                {false, "kept"}};
+    for (size_t i = 0; i < 4; i++) {
+        json_t *it = json_array_get(sc->prices, i);
+        assert_true(json_is_boolean(json_object_get(it, "isPrimaryMeterRegion")));
+        assert_int_equal(json_is_true(json_object_get(it, "isPrimaryMeterRegion")), want[i].primary);
+        assert_string_equal(json_string_value(json_object_get(it, "armSkuName")), want[i].arm);
+    }
     tw_sim_scenario_free(sc);
 }
 
@@ -198,6 +270,26 @@ static void test_errors(void **state)
         {"{\"prices\": [{\"currencyCode\": 1}]}", "prices[0].currencyCode must be a string"},
         {"{\"service_principals\": [{\"client_id\": \"x\"}]}",
          "service_principals[0].client_secret is missing"},
+        {"{\"settings\": {\"arm_limits\": 25}}", "settings.arm_limits must be an object"},
+        {"{\"settings\": {\"arm_limits\": {\"reads\": 25}}}",
+         "settings.arm_limits.reads is not a known key"},
+        {"{\"settings\": {\"arm_limits\": {\"reads_per_s\": 0}}}",
+         "settings.arm_limits.reads_per_s must be a number"},
+        {"{\"settings\": {\"arm_limits\": {\"vm_actions_per_min\": 65}}}",
+         "settings.arm_limits.vm_actions_per_min"},
+        {"{\"settings\": {\"arm_page_size\": 0}}", "settings.arm_page_size"},
+        {VM(", \"power_state\": \"running\", \"hibernated\": true", ""),
+         "vms[0].hibernated: a hibernated VM is deallocated"},
+        {VM(", \"hibernated\": 1", ""), "vms[0].hibernated"},
+        {VM("", "{\"name\": \"d\", \"role\": \"data\", \"lun\": 0, \"sku\": \"Premium_LRS\", "
+                "\"size_gib\": 8, \"iops\": 500}"),
+         "vms[0].disks[0].iops: only UltraSSD_LRS and PremiumV2_LRS"},
+        {VM("", "{\"name\": \"d\", \"role\": \"data\", \"lun\": 0, \"sku\": \"Premium_LRS\", "
+                "\"size_gib\": 8, \"max_shares\": 0}"),
+         "vms[0].disks[0].max_shares"},
+        {VM("", "{\"name\": \"d\", \"role\": \"data\", \"lun\": 0, \"sku\": \"Premium_LRS\", "
+                "\"size_gib\": 8, \"bursting\": \"yes\"}"),
+         "vms[0].disks[0].bursting"},
         {"{\"disks\": [{\"subscription_id\": \"s\", \"resource_group\": \"rg\", \"name\": \"d\", "
          "\"sku\": \"Standard_LRS\", \"size_gib\": 8}]}",
          "disks[0].location is missing"},
@@ -367,7 +459,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example),
         cmocka_unit_test(test_demo),
-        cmocka_unit_test(test_minimal_defaults),
+        cmocka_unit_test(test_minimal_defaults), cmocka_unit_test(test_new_fields),
+        cmocka_unit_test(test_prices_filled),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_tiers),
         cmocka_unit_test(test_fault_specs),
