@@ -1,0 +1,411 @@
+/* test_arm.c - the fleet from ARM in the store (tw_store_arm_vm_put): a VM
+ * no agent reported, created and read like any other; a second look that
+ * changes nothing writes nothing; a SKU change and a power change each one
+ * history row with source arm; a disk ARM no longer lists detached; ARM's
+ * VM and an agent's report joined into one VM whichever came first, by
+ * resource id in any case or by subscription, group and name, and their
+ * disks by id or by name; the lookups by resource id and by name. */
+#include "testhelp.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "store/store.h"
+
+struct fx {
+    char *dir;
+    char path[4096];
+    struct tw_store *st;
+    struct tw_vm vm;
+    struct tw_store_arm_disk disks[3];
+    struct tw_store_arm_vm v;
+    /* What the last put said changed. */
+    int n[8];
+    char last_from[64], last_to[64];
+};
+
+#define SUB "3f2b8c1e-7d4a-4e5b-9c6d-0a1b2c3d4e5f"
+#define RID "/subscriptions/" SUB "/resourceGroups/rg-sap/providers/Microsoft.Compute/"
+
+static void arm_disk(struct tw_store_arm_disk *d, const char *name, enum tw_disk_role role,
+                     int lun, const char *sku, const char *tier, int64_t size)
+{
+    memset(d, 0, sizeof(*d));
+    snprintf(d->disk.name, sizeof(d->disk.name), "%s", name);
+    d->disk.role = role;
+    d->disk.lun = lun;
+    snprintf(d->disk.sku, sizeof(d->disk.sku), "%s", sku);
+    snprintf(d->disk.tier, sizeof(d->disk.tier), "%s", tier);
+    d->disk.size_gib = size;
+    d->disk.caching = TW_CACHE_NONE;
+    /* ARM's ids come in ARM's case, which need not be the agent's. */
+    snprintf(d->disk.managed_disk_id, sizeof(d->disk.managed_disk_id),
+             "/SUBSCRIPTIONS/" SUB "/RESOURCEGROUPS/RG-SAP/providers/Microsoft.Compute/disks/%s",
+             name);
+    d->attrs.max_shares = 1;
+    d->attrs.bursting = TW_TRI_NO;
+    snprintf(d->attrs.disk_state, sizeof(d->attrs.disk_state), "Reserved");
+    d->last_ownership_update = "2026-12-05T20:01:00Z";
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    f->dir = th_tmpdir();
+    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
+    struct tw_error err = {0};
+    if (tw_store_open(f->path, &f->st, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    /* sap-db-01 as ARM lists it: three of its disks, deallocated. */
+    snprintf(f->vm.name, sizeof(f->vm.name), "sap-db-01");
+    snprintf(f->vm.resource_id, sizeof(f->vm.resource_id),
+             "/subscriptions/" SUB "/resourceGroups/RG-SAP/providers/Microsoft.Compute/"
+             "virtualMachines/SAP-DB-01");
+    snprintf(f->vm.subscription_id, sizeof(f->vm.subscription_id), SUB);
+    snprintf(f->vm.resource_group, sizeof(f->vm.resource_group), "RG-SAP");
+    snprintf(f->vm.location, sizeof(f->vm.location), "westeurope");
+    snprintf(f->vm.vm_size, sizeof(f->vm.vm_size), "Standard_E16ds_v5");
+    f->vm.n_tags = 1;
+    snprintf(f->vm.tags[0].key, sizeof(f->vm.tags[0].key), "env");
+    snprintf(f->vm.tags[0].value, sizeof(f->vm.tags[0].value), "prod");
+    arm_disk(&f->disks[0], "sap-db-01-os", TW_DISK_OS, -1, "Premium_LRS", "P10", 128);
+    arm_disk(&f->disks[1], "sap-db-01-data0", TW_DISK_DATA, 0, "Premium_LRS", "P40", 2048);
+    arm_disk(&f->disks[2], "sap-db-01-data1", TW_DISK_DATA, 1, "Premium_LRS", "P40", 2048);
+    f->v = (struct tw_store_arm_vm){.vm = &f->vm, .power_state = "deallocated", .n_disks = 3,
+                                    .disks = f->disks};
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    tw_store_close(f->st);
+    th_rmtree(f->dir);
+    free(f->dir);
+    free(f);
+    return 0;
+}
+
+static long long count(const struct fx *f, const char *sql)
+{
+    sqlite3 *db;
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
+    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
+    long long v = sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return v;
+}
+
+static void seen(void *arg, const struct tw_store_arm_change *c)
+{
+    struct fx *f = arg;
+    f->n[c->what]++;
+    snprintf(f->last_from, sizeof(f->last_from), "%s", c->from);
+    snprintf(f->last_to, sizeof(f->last_to), "%s", c->to);
+    assert_string_equal(c->vm, "sap-db-01");
+}
+
+static int64_t put(struct fx *f, const char *at)
+{
+    memset(f->n, 0, sizeof(f->n));
+    struct tw_error err = {0};
+    int64_t id = 0;
+    if (tw_store_arm_vm_put(f->st, &f->v, at, seen, f, &id, &err) != TW_OK)
+        fail_msg("arm put: %s", err.msg);
+    return id;
+}
+
+static int total(const struct fx *f)
+{
+    int t = 0;
+    for (int i = 0; i < 8; i++)
+        t += f->n[i];
+    return t;
+}
+
+static struct tw_report *load(const char *name)
+{
+    char rel[128];
+    snprintf(rel, sizeof(rel), "reports/%s", name);
+    size_t len;
+    char *buf = th_fixture(rel, &len);
+    struct tw_report *r = tw_report_new();
+    struct tw_error err = {0};
+    if (tw_report_from_json(buf, len, r, &err) != TW_OK)
+        fail_msg("%s: %s", name, err.msg);
+    free(buf);
+    return r;
+}
+
+static void put_report(struct fx *f, const struct tw_report *r)
+{
+    enum tw_put_status status;
+    struct tw_error err = {0}, one = {0};
+    const struct tw_report *reps[1] = {r};
+    if (tw_store_put_reports(f->st, reps, NULL, NULL, 1, "2026-12-07T00:00:00Z", &status, &one,
+                             &err) != TW_OK)
+        fail_msg("batch: %s", err.msg);
+    if (status != TW_PUT_STORED)
+        fail_msg("report: %s", one.msg);
+}
+
+static void test_vm_without_agent(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    int64_t id = put(f, "2026-12-05T20:10:00Z");
+    assert_true(id > 0);
+    assert_int_equal(f->n[TW_ARM_CH_VM_NEW], 1);
+    assert_int_equal(f->n[TW_ARM_CH_DISK_NEW], 3);
+    assert_int_equal(f->n[TW_ARM_CH_POWER], 1);
+    assert_string_equal(tw_store_arm_what_name(TW_ARM_CH_SKU), "sku");
+    assert_string_equal(tw_store_arm_what_name(TW_ARM_CH_VM_NEW), "vm_new");
+
+    struct tw_store_vm_row vm;
+    assert_int_equal(tw_store_vm(f->st, id, &vm, &err), TW_OK);
+    assert_string_equal(vm.name, "sap-db-01");
+    assert_string_equal(vm.last_report_at, ""); /* never reported */
+    assert_string_equal(vm.power_state, "deallocated");
+    assert_string_equal(vm.power_state_at, "2026-12-05T20:10:00Z");
+    assert_int_equal(vm.n_disks, 3);
+    assert_int_equal(vm.n_tags, 1);
+    free(vm.tags);
+    struct tw_store_disk_row *d;
+    size_t n;
+    assert_int_equal(tw_store_vm_disks(f->st, id, &d, &n, &err), TW_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(d[0].last_seen_at, "2026-12-05T20:10:00Z");
+    free(d);
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history WHERE source = 'arm' AND "
+                              "report_id IS NULL"),
+                     3);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE disk_state = 'Reserved' AND "
+                              "max_shares = 1 AND bursting = 0 AND attrs_source = 'arm' AND "
+                              "last_ownership_update = '2026-12-05T20:01:00Z'"),
+                     3);
+    /* Its compliance inventory reads from the rows, without results. */
+    struct tw_inventory inv;
+    struct tw_result *res;
+    size_t nres;
+    assert_int_equal(tw_store_vm_latest(f->st, id, &inv, &res, &nres, &err), TW_OK);
+    assert_int_equal(inv.n_disks, 3);
+    assert_int_equal(nres, 0);
+    free(res);
+    /* The fleet's pages and the savings walk have it. */
+    struct tw_store_page pg = {.limit = 10};
+    struct tw_store_vm_row *rows;
+    bool more;
+    assert_int_equal(tw_store_vms_page(f->st, &pg, &rows, &n, &more, &err), TW_OK);
+    assert_int_equal(n, 1);
+    tw_store_vm_rows_free(rows, n);
+    struct tw_store_sv_cursor *c;
+    assert_int_equal(tw_store_savings_open(f->st, 0, INT64_MAX, &c, &err), TW_OK);
+    struct tw_store_sv_vm sv;
+    bool done;
+    assert_int_equal(tw_store_savings_next(c, &sv, &done, &err), TW_OK);
+    assert_false(done);
+    assert_int_equal(sv.n_disks, 3);
+    assert_string_equal(sv.disks[0].attrs.disk_state, "Reserved");
+    tw_store_savings_close(c);
+    /* Found by its id in any case, and by name. */
+    int64_t got;
+    assert_int_equal(tw_store_vm_by_resource_id(f->st, RID "virtualmachines/sap-db-01", &got,
+                                                &err),
+                     TW_OK);
+    assert_int_equal(got, id);
+    assert_int_equal(tw_store_vm_by_name(f->st, "SAP-db-01", &got, &err), TW_OK);
+    assert_int_equal(got, id);
+    assert_int_equal(tw_store_vm_by_name(f->st, "nope", &got, &err), TW_ENOENT);
+    assert_int_equal(tw_store_vm_by_resource_id(f->st, RID "virtualMachines/nope", &got, &err),
+                     TW_ENOENT);
+
+    /* The same look again: nothing changes, nothing is written. */
+    long long hist = count(f, "SELECT count(*) FROM disk_sku_history");
+    long long power = count(f, "SELECT count(*) FROM power_states");
+    assert_int_equal(put(f, "2026-12-05T20:15:00Z"), id);
+    assert_int_equal(total(f), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history"), hist);
+    assert_int_equal(count(f, "SELECT count(*) FROM power_states"), power);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms WHERE arm_seen_at = "
+                              "'2026-12-05T20:15:00Z'"),
+                     1);
+}
+
+static void test_changes(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    int64_t id = put(f, "2026-12-05T20:10:00Z");
+    /* Someone switched data0 to Standard SSD and started the VM. */
+    snprintf(f->disks[1].disk.sku, sizeof(f->disks[1].disk.sku), "StandardSSD_LRS");
+    snprintf(f->disks[1].disk.tier, sizeof(f->disks[1].disk.tier), "E40");
+    snprintf(f->disks[1].attrs.disk_state, sizeof(f->disks[1].attrs.disk_state), "Attached");
+    f->v.power_state = "running";
+    put(f, "2026-12-06T08:00:00Z");
+    assert_int_equal(f->n[TW_ARM_CH_SKU], 1);
+    assert_int_equal(f->n[TW_ARM_CH_POWER], 1);
+    assert_int_equal(f->n[TW_ARM_CH_ATTRS], 1);
+    assert_int_equal(total(f), 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history h JOIN disks d ON d.id = "
+                              "h.disk_id WHERE d.name = 'sap-db-01-data0' AND h.source = 'arm'"),
+                     2);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE name = 'sap-db-01-data0' AND "
+                              "sku = 'StandardSSD_LRS' AND tier = 'E40'"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM power_states WHERE source = 'arm'"), 2);
+    struct tw_store_vm_row vm;
+    assert_int_equal(tw_store_vm(f->st, id, &vm, &err), TW_OK);
+    assert_string_equal(vm.power_state, "running");
+    free(vm.tags);
+    /* data1 is gone from the VM: detached, the others stay. */
+    f->v.n_disks = 2;
+    put(f, "2026-12-06T09:00:00Z");
+    assert_int_equal(f->n[TW_ARM_CH_DETACHED], 1);
+    assert_int_equal(total(f), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE name = 'sap-db-01-data1' AND "
+                              "detached_at = '2026-12-06T09:00:00Z' AND last_seen_at = "
+                              "'2026-12-06T08:00:00Z'"),
+                     1);
+    struct tw_store_disk_row *d;
+    size_t n;
+    assert_int_equal(tw_store_vm_disks(f->st, id, &d, &n, &err), TW_OK);
+    assert_int_equal(n, 2);
+    free(d);
+    /* And a new size for the VM. */
+    snprintf(f->vm.vm_size, sizeof(f->vm.vm_size), "Standard_E32ds_v5");
+    put(f, "2026-12-06T10:00:00Z");
+    assert_int_equal(f->n[TW_ARM_CH_VM_FIELDS], 1);
+    assert_string_equal(f->last_from, "Standard_E16ds_v5");
+    assert_string_equal(f->last_to, "Standard_E32ds_v5");
+    /* Bad input is refused before anything is written. */
+    f->disks[0].disk.managed_disk_id[0] = '\0';
+    assert_int_equal(tw_store_arm_vm_put(f->st, &f->v, "2026-12-06T11:00:00Z", NULL, NULL, NULL,
+                                         &err),
+                     TW_EINVAL);
+    assert_int_equal(tw_store_arm_vm_put(f->st, &f->v, "yesterday", NULL, NULL, NULL, &err),
+                     TW_EPARSE);
+}
+
+/* ARM first, then the agent's report (which knows its ids, in its own
+ * case): one VM, the same disks. */
+static void test_report_after_arm(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    int64_t id = put(f, "2026-11-29T09:00:00Z");
+    struct tw_report *r = load("sap-db-01.json");
+    put_report(f, r);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE vm_id <> 1"), 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks"), r->inv.n_disks);
+    struct tw_store_vm_row vm;
+    assert_int_equal(tw_store_vm(f->st, id, &vm, &err), TW_OK);
+    assert_string_equal(vm.last_report_at, r->created_at);
+    assert_int_equal(vm.n_disks, (int64_t)r->inv.n_disks);
+    free(vm.tags);
+    tw_report_free(r);
+}
+
+/* ARM first, then a report that knows neither the VM's id nor its disks'
+ * ids: it joins by subscription, group and name, its disks by name, and
+ * what ARM gave is not blanked. */
+static void test_report_without_ids_after_arm(void **state)
+{
+    struct fx *f = *state;
+    int64_t id = put(f, "2026-11-29T09:00:00Z");
+    struct tw_report *r = load("sap-db-01.json");
+    r->inv.vm.resource_id[0] = '\0';
+    snprintf(r->inv.vm.resource_group, sizeof(r->inv.vm.resource_group), "rg-sap");
+    for (size_t i = 0; i < r->inv.n_disks; i++)
+        r->inv.disks[i].managed_disk_id[0] = '\0';
+    put_report(f, r);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms WHERE resource_id LIKE "
+                              "'%virtualMachines/SAP-DB-01'"),
+                     1);
+    /* ARM's three disks are the report's by name; the rest are new. */
+    assert_int_equal(count(f, "SELECT count(*) FROM disks"), r->inv.n_disks);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE managed_disk_id <> '' AND "
+                              "detached_ms IS NULL"),
+                     3);
+    int64_t got;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_vm_by_resource_id(f->st, f->vm.resource_id, &got, &err), TW_OK);
+    assert_int_equal(got, id);
+    tw_report_free(r);
+}
+
+/* The agent first, without its VM's id: ARM's look joins it by
+ * subscription, group and name (any case), and the VM takes ARM's id. */
+static void test_arm_after_report(void **state)
+{
+    struct fx *f = *state;
+    struct tw_report *r = load("sap-db-01.json");
+    r->inv.vm.resource_id[0] = '\0';
+    put_report(f, r);
+    int64_t id = put(f, "2026-12-08T09:00:00Z");
+    assert_int_equal(id, 1);
+    assert_int_equal(f->n[TW_ARM_CH_VM_NEW], 0);
+    assert_int_equal(f->n[TW_ARM_CH_DISK_NEW], 0); /* its disks, by id in any case */
+    /* Disks the report had and ARM does not list are detached. */
+    assert_int_equal(f->n[TW_ARM_CH_DETACHED], (int)r->inv.n_disks - 3);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms"), 1);
+    int64_t got;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_vm_by_resource_id(f->st, RID "virtualMachines/sap-db-01", &got,
+                                                &err),
+                     TW_OK);
+    assert_int_equal(got, 1);
+    /* A later report of the agent (still without the id) stays that VM. */
+    snprintf(r->id, sizeof(r->id), "6f1c2a3b-0000-4000-8000-0000000000aa");
+    snprintf(r->created_at, sizeof(r->created_at), "2026-12-08T10:00:00Z");
+    r->n_results = 0;
+    put_report(f, r);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM reports WHERE vm_id = 1"), 2);
+    tw_report_free(r);
+}
+
+static void test_same_name_twice(void **state)
+{
+    struct fx *f = *state;
+    put(f, "2026-12-05T20:10:00Z");
+    /* Another sap-db-01 in another group: two VMs, and the name is not
+     * enough to tell them apart. */
+    snprintf(f->vm.resource_group, sizeof(f->vm.resource_group), "rg-other");
+    snprintf(f->vm.resource_id, sizeof(f->vm.resource_id),
+             "/subscriptions/" SUB "/resourceGroups/rg-other/providers/Microsoft.Compute/"
+             "virtualMachines/sap-db-01");
+    for (int i = 0; i < 3; i++)
+        snprintf(f->disks[i].disk.managed_disk_id, sizeof(f->disks[i].disk.managed_disk_id),
+                 "/subscriptions/" SUB "/resourceGroups/rg-other/providers/Microsoft.Compute/"
+                 "disks/d%d", i);
+    int64_t second = put(f, "2026-12-05T20:10:00Z");
+    assert_int_equal(second, 2);
+    assert_int_equal(f->n[TW_ARM_CH_VM_NEW], 1);
+    int64_t got;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_vm_by_name(f->st, "sap-db-01", &got, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "RG-SAP"));
+    assert_non_null(strstr(err.msg, "rg-other"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_vm_without_agent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_after_arm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_without_ids_after_arm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arm_after_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_name_twice, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
