@@ -86,6 +86,18 @@ disk="$base/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg
 code=$(get -X PATCH -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
        -d '{"sku":{"name":"StandardSSD_LRS"}}' "$disk" | jq -r .error.code)
 [ "$code" = OperationNotAllowed ] && ok || bad "PATCH while running: $code"
+# VMs: GET with the instance view, the subscription's list; api-version checked.
+vms="$base/subscriptions/00000000-1111-2222-3333-444444444444/providers/Microsoft.Compute/virtualMachines"
+vm="$base/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg-advisor-test/providers/Microsoft.Compute/virtualMachines/advisor-vm-02"
+[ "$(get -H "Authorization: Bearer $tok" "$vm?api-version=2024-07-01&\$expand=instanceView" |
+     jq -r '.properties.instanceView.statuses[1].code')" = PowerState/deallocated ] && ok || bad "VM GET with instanceView"
+[ "$(get -H "Authorization: Bearer $tok" "$vms?api-version=2024-07-01" | jq -r '[.value[].name] | join(",")')" = \
+  advisor-vm-01,advisor-vm-02 ] && ok || bad "VM list"
+[ "$(get -H "Authorization: Bearer $tok" "$vm" | jq -r .error.code)" = MissingApiVersionParameter ] && ok || bad "VM GET without api-version"
+[ "$(get -H "Authorization: Bearer $tok" "$vm?api-version=2024-03-02" | jq -r .error.code)" = InvalidApiVersionParameter ] &&
+  ok || bad "VM GET with DiskRP's api-version"
+[ "$(get "$base/_sim/counters" | jq -r '.patches["/subscriptions/00000000-1111-2222-3333-444444444444/resourcegroups/rg-advisor-test/providers/microsoft.compute/disks/advisor-vm-01-data0"]')" = 1 ] &&
+  ok || bad "counters: $(get "$base/_sim/counters")"
 
 # Retail Prices: one page of the example's USD items.
 page=$(get "$base/api/retail/prices?\$filter=serviceName%20eq%20%27Storage%27")
@@ -109,6 +121,22 @@ start main --scenario "$scenario" --listen 127.0.0.1:0
 [ -n "$port" ] && ok || bad "second start"
 [ -n "$port" ] && stop INT
 
+# ---- --arm-limits: one read a second, the second read throttled ----
+start main --scenario "$scenario" --arm-limits 1,1
+if [ -n "$port" ]; then
+  base="http://127.0.0.1:$port"
+  tok=$(get -H 'Metadata: true' "$base/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https://management.azure.com/" | jq -r .access_token)
+  disk="$base/subscriptions/00000000-1111-2222-3333-444444444444/resourceGroups/rg-advisor-test/providers/Microsoft.Compute/disks/advisor-vm-01-data0?api-version=2024-03-02"
+  [ "$(status -H "Authorization: Bearer $tok" "$disk")" = 200 ] && ok || bad "first read under --arm-limits"
+  get -o /dev/null -D "$scratch/limit.h" -H "Authorization: Bearer $tok" "$disk"
+  grep -q "^HTTP/1.1 429" "$scratch/limit.h" && grep -qi "^Retry-After: 1" "$scratch/limit.h" &&
+    grep -qi "^x-ms-ratelimit-remaining-subscription-reads: 0" "$scratch/limit.h" && ok || bad "second read: $(cat "$scratch/limit.h")"
+  [ "$(get "$base/_sim/counters" | jq -r .throttled)" = 1 ] && ok || bad "throttled counter"
+  stop TERM
+else
+  bad "start with --arm-limits"
+fi
+
 # ---- bad usage: exit 2, one clear message, nothing listening ----
 expect2() {
   local words=$1; shift
@@ -127,6 +155,7 @@ printf '{"vms": [{"name": "x"}]}' >"$scratch/bad.json"
 expect2 "vms[0].subscription_id is missing" --scenario "$scratch/bad.json"
 expect2 'kind "boom"' --scenario "$scenario" --fault kind=boom
 expect2 "unknown option" --scenario "$scenario" --frobnicate
+expect2 "READS,WRITES" --scenario "$scenario" --arm-limits 25
 "$azsim" --help | grep -q "usage: tierwise-azsim" && ok || bad "--help"
 
 echo "test-azsim: $pass passed, $fail failed"
