@@ -33,9 +33,24 @@ static void check(const struct tw_sim_scenario *sc)
             abort();
         if (!d->os && d->vm >= 0 && (d->lun < 0 || d->lun > 63))
             abort();
+        /* Provisioned performance only where there are no tiers. */
+        if (d->bursting < -1 || d->bursting > 1 || d->max_shares < 0 ||
+            (d->tier[0] && (d->iops || d->mbps)) || (!d->tier[0] && (d->iops < 100 || d->mbps < 1)))
+            abort();
     }
     for (size_t i = 0; i < sc->n_vms; i++) {
-        if (!json_is_object(sc->vms[i].tags))
+        if (!json_is_object(sc->vms[i].tags) ||
+            (sc->vms[i].hibernated && sc->vms[i].power != TW_SIM_POWER_DEALLOCATED))
+            abort();
+    }
+    const struct tw_sim_arm_limits *l = &sc->settings.arm_limits;
+    if (l->reads_per_s < 0 || l->writes_per_s < 0 || l->vm_actions_per_min < 0 ||
+        l->vm_actions_per_min > TW_SIM_MAX_VM_ACTIONS || sc->settings.arm_page_size < 1)
+        abort();
+    /* Every price item carries isPrimaryMeterRegion and armSkuName. */
+    for (size_t i = 0; i < json_array_size(sc->prices); i++) {
+        const json_t *it = json_array_get(sc->prices, i);
+        if (!json_object_get(it, "isPrimaryMeterRegion") || !json_object_get(it, "armSkuName"))
             abort();
     }
 }
@@ -64,6 +79,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&err, 0, sizeof(err));
     if (tw_sim_fault_parse(spec, &f, &err) == TW_OK) {
         if (f.path[0] != '/' || f.probability <= 0.0 || f.probability > 1.0 || f.count == 0)
+            abort();
+    } else if (!err.msg[0]) {
+        abort();
+    }
+    /* And as an --arm-limits value. */
+    struct tw_sim_arm_limits lim;
+    memset(&err, 0, sizeof(err));
+    if (tw_sim_arm_limits_parse(spec, &lim, &err) == TW_OK) {
+        if (lim.reads_per_s < 0 || lim.writes_per_s < 0 || lim.burst < 0 ||
+            lim.vm_actions_per_min < 0 || lim.vm_actions_per_min > TW_SIM_MAX_VM_ACTIONS)
             abort();
     } else if (!err.msg[0]) {
         abort();
