@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <jansson.h>
+
 #include "core/observed.h"
 #include "core/sku.h"
 #include "core/time.h"
@@ -461,4 +463,67 @@ enum tw_err tw_svc_drift_update(struct tw_store *st, const struct tw_policy *con
     if (rc == TW_OK && out)
         *out = u;
     return rc;
+}
+
+/* ---- JSON ---- */
+
+json_t *tw_drift_to_json(const struct tw_drift *d)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    if (json_object_set_new(o, "vm", json_string(d->vm)) ||
+        json_object_set_new(o, "disk", json_string(d->disk)) ||
+        json_object_set_new(o, "sku", json_string(d->sku)) ||
+        json_object_set_new(o, "required_sku", json_string(d->required_sku)) ||
+        json_object_set_new(o, "since", json_string(d->since)) ||
+        json_object_set_new(o, "policy", json_string(d->policy)) ||
+        json_object_set_new(o, "vm_id", json_integer(d->vm_id)) ||
+        json_object_set_new(o, "disk_id", json_integer(d->disk_id))) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+static enum tw_err to_array(void *arg, const struct tw_drift *d)
+{
+    json_t *o = tw_drift_to_json(d);
+    return o && json_array_append_new(arg, o) == 0 ? TW_OK : TW_ENOMEM;
+}
+
+enum tw_err tw_svc_drift_json(struct tw_store *st, const struct tw_policy *const *policies,
+                              size_t n, int64_t now_ms, size_t flags, char **out,
+                              size_t *count, struct tw_error *err)
+{
+    *out = NULL;
+    if (count)
+        *count = 0;
+    json_t *arr = json_array();
+    if (!arr)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    struct tw_drift_sink sink = {to_array, arr};
+    size_t k = 0;
+    enum tw_err rc = run(st, policies, n, now_ms, &sink, &k, err);
+    if (rc == TW_ENOMEM && err && !err->code)
+        tw_error_set(err, rc, "out of memory writing the drift");
+    if (rc != TW_OK) {
+        json_decref(arr);
+        return rc;
+    }
+    json_t *doc = json_object();
+    if (!doc) {
+        json_decref(arr);
+        return tw_error_set(err, TW_ENOMEM, "out of memory writing the drift");
+    }
+    if (json_object_set_new(doc, "drift", arr) ||
+        json_object_set_new(doc, "count", json_integer((json_int_t)k)) ||
+        !(*out = json_dumps(doc, flags))) {
+        json_decref(doc);
+        return tw_error_set(err, TW_ENOMEM, "out of memory writing the drift");
+    }
+    json_decref(doc);
+    if (count)
+        *count = k;
+    return TW_OK;
 }

@@ -80,6 +80,18 @@ enum tw_err tw_svc_drift_update(struct tw_store *st, const struct tw_policy *con
                                 size_t n, int64_t now_ms, tw_drift_log_fn log, void *log_arg,
                                 struct tw_drift_update *out, struct tw_error *err);
 
+/* D as the API's object: {"vm", "disk", "sku", "required_sku", "since",
+ * "policy", "vm_id", "disk_id"}; a new reference, NULL out of memory. */
+struct json_t *tw_drift_to_json(const struct tw_drift *d);
+
+/* tw_svc_drift_list as the document GET /api/v1/drift answers and
+ * `tierwise drift --json` prints, {"drift": [...], "count": N}: a new
+ * NUL-terminated text (free()) dumped with jansson's FLAGS; *COUNT (may
+ * be NULL) the drifts. */
+enum tw_err tw_svc_drift_json(struct tw_store *st, const struct tw_policy *const *policies,
+                              size_t n, int64_t now_ms, size_t flags, char **out,
+                              size_t *count, struct tw_error *err);
+
 /* ---- the judgement (pure) ---- */
 
 /* Whether SKU is below REQUIRED: not the same SKU (any case) and not known
