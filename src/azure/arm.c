@@ -337,13 +337,13 @@ static enum tw_err vm_item(void *arg, const struct tw_arm_vm *vm)
 {
     struct vm_list_ctx *c = arg;
     if (vm->power_state[0])
-        return c->fn(c->arg, vm);
+        return c->fn ? c->fn(c->arg, vm) : TW_OK;
     /* The list gave no instance view: ask the VM's own. */
     *c->copy = *vm;
     enum tw_err rc = tw_arm_vm_power(c->a, vm->vm.resource_id, c->copy->power_state,
                                      sizeof(c->copy->power_state), c->err);
     c->per_vm++;
-    return rc == TW_OK ? c->fn(c->arg, c->copy) : rc;
+    return rc == TW_OK && c->fn ? c->fn(c->arg, c->copy) : rc;
 }
 
 enum tw_err tw_arm_vms_list(struct tw_arm *a, const char *sub, const char *rg,
