@@ -44,5 +44,7 @@ int tw_cli_cmd_vm(int argc, char **argv);
 int tw_cli_cmd_actions(int argc, char **argv);
 /* drift: running VMs on disks below what their policy requires (cmd_drift.c). */
 int tw_cli_cmd_drift(int argc, char **argv);
+/* sync: the fleet's VMs and disks from ARM into the store (cmd_sync.c). */
+int tw_cli_cmd_sync(int argc, char **argv);
 
 #endif

@@ -22,6 +22,7 @@ static const struct tw_app_cmd cmds[] = {
     {"vm", tw_cli_cmd_vm, "vm stop|start: deallocate and downgrade, restore and start"},
     {"actions", tw_cli_cmd_actions, "the audit log of tier switches and VM actions"},
     {"drift", tw_cli_cmd_drift, "disks below the SKU their policy requires while the VM runs"},
+    {"sync", tw_cli_cmd_sync, "read the fleet's VMs and disks from Azure Resource Manager"},
 };
 
 int main(int argc, char **argv)
