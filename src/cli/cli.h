@@ -37,6 +37,8 @@ int tw_cli_cmd_savings(int argc, char **argv);
 /* savings --db F --policy FILE --month M: the fleet's opportunities
  * (cmd_savings_fleet.c); ARGV is the savings command's whole. */
 int tw_cli_savings_fleet(int argc, char **argv);
+/* plan: the switches a policy calls for over a period (cmd_plan.c). */
+int tw_cli_cmd_plan(int argc, char **argv);
 /* apply, vm stop|start, actions: the executor's commands (cmd_apply.c,
  * cmd_vm.c, cmd_actions.c). */
 int tw_cli_cmd_apply(int argc, char **argv);

@@ -18,6 +18,7 @@ static const struct tw_app_cmd cmds[] = {
     {"prices", tw_cli_cmd_prices, "refresh, import and show disk prices (Azure Retail Prices)"},
     {"savings", tw_cli_cmd_savings, "what moving disks to a cheaper SKU while deallocated saves"},
     {"policy", tw_cli_cmd_policy, "check policy files and show the windows they give a VM"},
+    {"plan", tw_cli_cmd_plan, "the tier switches a policy calls for over a period (or as a calendar)"},
     {"apply", tw_cli_cmd_apply, "one tick of the scheduler: plan what is due, switch the disks"},
     {"vm", tw_cli_cmd_vm, "vm stop|start: deallocate and downgrade, restore and start"},
     {"actions", tw_cli_cmd_actions, "the audit log of tier switches and VM actions"},

@@ -13,6 +13,7 @@
 #include "core/time.h"
 #include "core/tz.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -284,4 +285,43 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
     free(r.zones);
     free(r.tc);
     return rc;
+}
+
+enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z, int64_t *ns,
+                             struct tw_error *err)
+{
+    *ns = 0;
+    int shown = buf ? (int)(len > 40 ? 40 : len) : 0;
+    bool day = buf && len == 10 && buf[4] == '-' && buf[7] == '-';
+    for (size_t i = 0; day && i < 10; i++)
+        if (i != 4 && i != 7 && !isdigit((unsigned char)buf[i]))
+            day = false;
+    if (day) {
+        struct tw_civil c = {
+            .year = (buf[0] - '0') * 1000 + (buf[1] - '0') * 100 + (buf[2] - '0') * 10 +
+                    (buf[3] - '0'),
+            .month = (buf[5] - '0') * 10 + (buf[6] - '0'),
+            .day = (buf[8] - '0') * 10 + (buf[9] - '0'),
+        };
+        if (!tw_civil_valid(&c))
+            return tw_error_set(err, TW_EPARSE, "the date \"%.10s\" is no day of the calendar "
+                                                "(YYYY-MM-DD, e.g. 2026-12-04)",
+                                buf);
+        if (c.year < 1970)
+            return tw_error_set(err, TW_ERANGE, "the date \"%.10s\" is before 1970", buf);
+        enum tw_err rc = z ? tw_tz_civil_to_ns(z, &c, ns, NULL) : tw_civil_to_ns(&c, ns);
+        if (rc != TW_OK)
+            return tw_error_set(err, TW_ERANGE, "the date \"%.10s\" can't be placed in time",
+                                buf);
+        return TW_OK;
+    }
+    struct tw_error perr = {0};
+    if (!buf || tw_rfc3339_parse(buf, len, ns, &perr) != TW_OK)
+        return tw_error_set(err, perr.code == TW_ERANGE ? TW_ERANGE : TW_EPARSE,
+                            "\"%.*s\" is neither YYYY-MM-DD nor RFC 3339 (e.g. 2026-12-04 or "
+                            "2026-12-04T20:00:00Z)%s%s",
+                            shown, buf ? buf : "", perr.msg[0] ? ": " : "", perr.msg);
+    if (*ns < 0)
+        return tw_error_set(err, TW_ERANGE, "\"%.*s\" is before 1970", shown, buf);
+    return TW_OK;
 }

@@ -97,6 +97,14 @@ enum tw_err tw_svc_plan_json(struct tw_store *st, const struct tw_plan_opts *o,
 enum tw_err tw_svc_plan_ics(struct tw_store *st, const struct tw_plan_opts *o,
                             tw_opp_write_fn write, void *arg, struct tw_error *err);
 
+/* A date of the command line or the query, LEN bytes at BUF: RFC 3339
+ * ("2026-12-04T20:00:00Z", an offset or Z required) or YYYY-MM-DD, which is
+ * that day's midnight in zone Z (the policy's; a midnight the clocks skip
+ * is the first instant after it).  TW_EPARSE saying what is expected and
+ * where, TW_ERANGE for a date outside the years 1970..9999. */
+enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z, int64_t *ns,
+                             struct tw_error *err);
+
 /* A saved plan (tierwise.plan/1 JSON, LEN bytes) back into its actions
  * for `tierwise apply --plan FILE`: each to SINK (names, SKUs, due,
  * reason, key; ids resolved by the caller).  Fuzzed. */
