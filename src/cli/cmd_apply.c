@@ -113,6 +113,30 @@ void tw_cli_exec_summary_text(FILE *f, const struct tw_exec_summary *s, bool dry
     fputc('\n', f);
 }
 
+enum tw_err tw_cli_serve_exec_arm(const struct tw_az_endpoints *ep, struct tw_arm_cred **cred,
+                                  struct tw_arm_pacer **pacer, struct tw_error *err)
+{
+    static char secret[1024];
+    struct tw_arm_cred_opts co;
+    memset(&co, 0, sizeof co);
+    *cred = NULL;
+    *pacer = NULL;
+    enum tw_err rc = tw_arm_cred_from_env(&co, NULL, secret, sizeof secret, err);
+    if (rc != TW_OK)
+        return rc;
+    co.imds_url = ep->url[TW_AZ_EP_IMDS];
+    co.login_url = ep->url[TW_AZ_EP_LOGIN];
+    if ((rc = tw_arm_cred_new(&co, NULL, cred, err)) != TW_OK)
+        return rc;
+    struct tw_arm_pace_opts po;
+    memset(&po, 0, sizeof po);
+    if ((rc = tw_arm_pacer_new(&po, pacer, err)) != TW_OK) {
+        tw_arm_cred_free(*cred);
+        *cred = NULL;
+    }
+    return rc;
+}
+
 static enum tw_err load_zone(void *arg, const char *name, struct tw_tz **out,
                              struct tw_error *err)
 {

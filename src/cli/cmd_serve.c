@@ -23,6 +23,7 @@
 #include "app/app.h"
 #include "app/tzload.h"
 #include "cli/cli.h"
+#include "cli/exec_cli.h"
 #include "core/jsonx.h"
 #include "core/size.h"
 #include "azure/endpoints.h"
@@ -81,6 +82,15 @@ static void usage(FILE *f)
             "                     use them before the bundled caps table\n"
             "  --arm-url URL, --imds-url URL  where ARM and IMDS are (also TIERWISE_ARM_URL,\n"
             "                     TIERWISE_IMDS_URL, \"arm_url\", \"imds_url\"; default Azure's)\n"
+            "  --scheduler        run the tier switches itself: every --scheduler-interval a\n"
+            "                     tick of each policy of --policies (the actions due now\n"
+            "                     planned, recorded and run, as tierwise apply --execute\n"
+            "                     does), on a worker of its own; ARM's credential is the\n"
+            "                     environment's (AZURE_TENANT_ID, AZURE_CLIENT_ID,\n"
+            "                     AZURE_CLIENT_SECRET, else the managed identity), also for\n"
+            "                     POST /api/v1/actions (without it or --vm-sizes-from-arm that\n"
+            "                     route answers 503 no_arm)\n"
+            "  --scheduler-interval D  the scheduler's tick (default 1m, 1s..1d)\n"
             TW_CLI_SAY_HELP
             "                    (-q: no lines on stderr but errors and warnings, not even\n"
             "                    the minute's counts; -v: a line per request, as\n"
@@ -288,6 +298,8 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"arm-url", required_argument, NULL, 1011},
         {"imds-url", required_argument, NULL, 1012},
         {"policies", required_argument, NULL, 1013},
+        {"scheduler", no_argument, NULL, 1030},
+        {"scheduler-interval", required_argument, NULL, 1031},
         {"help", no_argument, NULL, 'h'},
         TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
@@ -295,6 +307,10 @@ int tw_cli_cmd_serve(int argc, char **argv)
     struct serve_opts o = {.log_requests = -1, .vm_sizes = -1};
     const char *config = NULL;
     const char *arm_url = NULL, *imds_url = NULL; /* ARM's VM sizes */
+    bool scheduler = false;                       /* --scheduler */
+    const char *sched_every = NULL;               /* --scheduler-interval */
+    struct tw_arm_cred *exec_cred = NULL;         /* the executor's ARM */
+    struct tw_arm_pacer *exec_pacer = NULL;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
@@ -325,6 +341,8 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1011: arm_url = optarg; break;
         case 1012: imds_url = optarg; break;
         case 1013: o.policies = optarg; break;
+        case 1030: scheduler = true; break;
+        case 1031: sched_every = optarg; break;
         case 'h': usage(stdout); return TW_EXIT_OK;
         default: usage(stderr); return TW_EXIT_USAGE;
         }
@@ -445,13 +463,16 @@ int tw_cli_cmd_serve(int argc, char **argv)
     /* ARM and IMDS only when the VM sizes are asked for: nothing else of
      * the server reaches them. */
     bool vm_sizes = o.vm_sizes > 0;
-    if ((arm_url || imds_url) && !vm_sizes) {
-        rc = tw_error_set(&err, TW_EINVAL, "--arm-url and --imds-url are for --vm-sizes-from-arm");
+    if ((arm_url || imds_url) && !vm_sizes && !scheduler) {
+        rc = tw_error_set(&err, TW_EINVAL, "--arm-url and --imds-url are for --vm-sizes-from-arm "
+                                           "and --scheduler");
         status = TW_EXIT_USAGE;
         goto fail_msg;
     }
-    if (vm_sizes)
+    if (vm_sizes || scheduler)
         ep_args.only |= (1u << TW_AZ_EP_ARM) | (1u << TW_AZ_EP_IMDS);
+    if (vm_sizes || scheduler)
+        ep_args.only |= 1u << TW_AZ_EP_LOGIN;
     ep_args.url[TW_AZ_EP_ARM] = arm_url;
     ep_args.url[TW_AZ_EP_IMDS] = imds_url;
     struct tw_az_endpoints ep;
@@ -466,6 +487,38 @@ int tw_cli_cmd_serve(int argc, char **argv)
         so.imds_url = ep.url[TW_AZ_EP_IMDS];
     }
     so.policies_dir = o.policies;
+    if (sched_every && !scheduler) {
+        rc = tw_error_set(&err, TW_EINVAL, "--scheduler-interval is for --scheduler");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    if (scheduler && !o.policies) {
+        rc = tw_error_set(&err, TW_EINVAL, "--scheduler runs the policies of --policies DIR: "
+                                           "give it");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    if (sched_every) {
+        uint64_t every_ms;
+        if (tw_duration_parse(sched_every, &every_ms, &err) != TW_OK || every_ms < 1000 ||
+            every_ms > 86400000) {
+            rc = tw_error_set(&err, TW_EINVAL, "--scheduler-interval \"%s\" must be a duration "
+                              "from 1s to 1d (e.g. 1m)", sched_every);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.scheduler_interval_s = (unsigned)(every_ms / 1000);
+    }
+    if (vm_sizes || scheduler) {
+        if ((rc = tw_cli_serve_exec_arm(&ep, &exec_cred, &exec_pacer, &err)) != TW_OK) {
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.arm_cred = exec_cred;
+        so.arm_pacer = exec_pacer;
+        so.exec_arm_url = ep.url[TW_AZ_EP_ARM];
+        so.scheduler = scheduler;
+    }
     if (o.web)
         so.web_dir = o.web;
     else if (default_web(web_buf, sizeof(web_buf)))
@@ -552,5 +605,7 @@ out:
         free(o.limit_num[i]);
     wipe_free(cert);
     wipe_free(key);
+    tw_arm_pacer_free(exec_pacer);
+    tw_arm_cred_free(exec_cred);
     return status;
 }

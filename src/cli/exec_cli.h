@@ -27,6 +27,12 @@ void tw_cli_exec_result(void *arg, const struct tw_exec_result *r);
 void tw_cli_exec_opts(struct tw_exec_opts *o, struct tw_exec_arm_real *real,
                       const struct tw_arm_env *env);
 
+/* serve's ARM for the executor: the credential of the environment (client
+ * credentials from AZURE_*, else the managed identity through EP's IMDS)
+ * against EP's login, and a pacer at ARM's limits.  Nothing is sent. */
+enum tw_err tw_cli_serve_exec_arm(const struct tw_az_endpoints *ep, struct tw_arm_cred **cred,
+                                  struct tw_arm_pacer **pacer, struct tw_error *err);
+
 /* "N done, N skipped, ..." for the text output. */
 void tw_cli_exec_summary_text(FILE *f, const struct tw_exec_summary *s, bool dry_run);
 

@@ -101,6 +101,7 @@ static void server_free(struct tw_server *srv)
     tw_srv_health_stop(srv);
     tw_ingest_stop(srv->ingest);
     tw_ingest_free(srv->ingest);
+    tw_srv_scheduler_stop(srv, 10000); /* nothing when it was never started */
     tw_worker_free(srv->worker); /* with the operations table, or left to its thread */
     for (size_t i = 0; i < srv->pool_free; i++)
         tw_store_close(srv->pool[i]);
@@ -245,6 +246,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     if (opt->prices_url)
         snprintf(srv->prices_url, sizeof(srv->prices_url), "%s", opt->prices_url);
     srv->tz_load = opt->tz_load;
+    tw_srv_exec_arm_init(srv, opt->exec_arm_url ? opt->exec_arm_url : opt->arm_url, opt->arm_cred,
+                         opt->arm_pacer);
+    srv->scheduler = opt->scheduler;
+    srv->scheduler_interval_s = opt->scheduler_interval_s;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     srv->threads = opt->threads ? opt->threads : (unsigned)(ncpu > 2 ? ncpu : 2);
     if (srv->threads > TW_SERVER_MAX_THREADS)
@@ -346,6 +351,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         return rc;
     }
     if ((rc = tw_srv_rejudge_start(srv, err)) != TW_OK) {
+        server_free(srv);
+        return rc;
+    }
+    if ((rc = tw_srv_scheduler_start(srv, err)) != TW_OK) {
         server_free(srv);
         return rc;
     }
@@ -473,6 +482,10 @@ void tw_server_stop(struct tw_server *srv, unsigned grace_ms)
      * on the network) gets what is left of the grace, at least 1 s, and is
      * then left to end on its own while the process exits. */
     int64_t left_ms = deadline - tw_srv_mono_ms();
+    /* the executor's runs stop between two steps (what is in flight is
+     * resumed by the next run); the scheduler's worker goes first */
+    srv->exec_stop = 1;
+    tw_srv_scheduler_stop(srv, left_ms > 1000 ? (long)left_ms : 1000);
     tw_worker_stop(srv->worker, TW_WORKER_CANCEL, left_ms > 1000 ? (long)left_ms : 1000);
     while (atomic_load(&srv->active) > 0 && tw_srv_mono_ms() < deadline + 2000) {
         struct timespec ts = {0, 10 * 1000 * 1000};

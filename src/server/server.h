@@ -31,6 +31,9 @@
 #define TW_SERVER_DEFAULT_HEADER_TIMEOUT_MS 10000
 #define TW_SERVER_DEFAULT_BODY_MEMORY (64u << 20)
 
+struct tw_arm_cred;
+struct tw_arm_pacer;
+
 struct tw_server_options {
     const char *db_path;      /* required */
     const char *listen;       /* "HOST:PORT" (IPv4, [IPv6]); NULL: 127.0.0.1:8080 */
@@ -53,6 +56,18 @@ struct tw_server_options {
      * IMDS's (its managed identity's token); NULL: not read. */
     const char *arm_url;
     const char *imds_url;
+    /* The executor (POST /api/v1/actions, --scheduler): ARM's credential
+     * and pacer, shared by every run and borrowed (the caller frees them
+     * after tw_server_stop); NULL cred: executing runs are refused with 503
+     * no_arm.  EXEC_ARM_URL is ARM's base URL for it (NULL: ARM_URL). */
+    struct tw_arm_cred *arm_cred;
+    struct tw_arm_pacer *arm_pacer;
+    const char *exec_arm_url;
+    /* serve --scheduler: a tick of every policy of POLICIES_DIR (the due
+     * actions planned, recorded and run) every SCHEDULER_INTERVAL_S (0: 60)
+     * on a worker of its own. */
+    bool scheduler;
+    unsigned scheduler_interval_s;
     /* Connections: 0 takes the default of each. */
     unsigned max_connections;            /* open at once in all; default 4096, within the fd limit */
     unsigned max_connections_per_client; /* open at once from one address; default 1024 */

@@ -26,6 +26,7 @@
 #include "server/route.h"
 #include "server/server.h"
 #include "server/worker.h"
+#include "service/exec.h"
 #include "service/policies.h"
 #include "service/vmsizes.h"
 #include "store/store.h"
@@ -113,6 +114,16 @@ struct tw_server {
     struct tw_vmcap_table caps;
     uint64_t basis_fixed;     /* tw_svc_compliance_fixed_hash of CAT and CAPS */
     struct tw_svc_vmsizes *vmsizes; /* ARM's VM sizes (vmsizes_job.c); NULL: not read */
+
+    /* the executor (scheduler_job.c, v1_actions.c): ARM's client settings
+     * (cred NULL: no executing runs), the scheduler's own worker, and the
+     * flag that stops runs in flight at a stop */
+    struct tw_exec_arm_real exec_arm;
+    char exec_arm_url[256];
+    bool scheduler;
+    unsigned scheduler_interval_s;
+    struct tw_worker *sched_worker;
+    volatile sig_atomic_t exec_stop;
 
     atomic_bool stopping;
     atomic_long active;             /* requests with a context */
@@ -265,7 +276,20 @@ void tw_v1_policies(struct tw_req *rq);        /* v1_policies.c */
 void tw_v1_policy(struct tw_req *rq);
 void tw_v1_savings_whatif(struct tw_req *rq); /* v1_whatif.c */
 void tw_v1_savings_opportunities(struct tw_req *rq); /* v1_opportunities.c */
+void tw_v1_actions(struct tw_req *rq);      /* v1_actions.c: GET /api/v1/actions */
+void tw_v1_actions_post(struct tw_req *rq); /* v1_actions.c: POST /api/v1/actions */
 void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */
+
+/* The executor in the server (scheduler_job.c): its options over the
+ * server's ARM, a tick of policy P with them, serve --scheduler's start and
+ * its stop (which also stops runs in flight between two steps). */
+void tw_srv_exec_arm_init(struct tw_server *srv, const char *arm_url, struct tw_arm_cred *cred,
+                          struct tw_arm_pacer *pacer);
+void tw_srv_exec_opts(struct tw_server *srv, struct tw_exec_opts *o, bool dry_run);
+void tw_srv_exec_tick(struct tw_server *srv, struct tw_exec_tick *t, const struct tw_policy *p,
+                      const struct tw_exec_opts *o);
+enum tw_err tw_srv_scheduler_start(struct tw_server *srv, struct tw_error *err);
+void tw_srv_scheduler_stop(struct tw_server *srv, long timeout_ms);
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per
  * latest result of VM VM_ID into VERDICTS, one object per result or VM that can't be judged into ERRORS.
