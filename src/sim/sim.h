@@ -4,10 +4,12 @@
  *
  * It serves, in the wire formats of ../shared/azure-api/: IMDS
  * (/metadata/instance, /metadata/identity/oauth2/token), Azure Resource
- * Manager (disks GET/PATCH with long-running operations, VM instance view,
- * start/deallocate/powerOff, Resource SKUs), the Entra ID client-credentials
- * token endpoint, the Retail Prices API, and a small admin surface under
- * /_sim/.  Its ARM state (power states, SKUs, tiers) lives in memory and
+ * Manager (disks GET/PATCH/list with long-running operations, VMs GET/list
+ * with their instance view, start/deallocate/powerOff, Resource SKUs; each
+ * provider's api-versions, ARM's request limits when set), the Entra ID
+ * client-credentials token endpoint, the Retail Prices API, and a small
+ * admin surface under /_sim/ (state, clock, faults, power, requests,
+ * counters).  Its ARM state (power states, SKUs, tiers) lives in memory and
  * starts from a scenario (sim_scenario.h).  Faults (latency, 429, 5xx,
  * truncated bodies, dropped connections) come from the scenario, from
  * tw_sim_add_fault, or from POST /_sim/faults.

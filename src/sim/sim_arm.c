@@ -1,7 +1,14 @@
 /*
  * sim_arm.c - Azure Resource Manager: managed disks (GET, PATCH, list),
- * VM instance view and power actions, long-running operations and
- * Resource SKUs.
+ * VMs (GET, lists, instance view, power actions), long-running operations
+ * and Resource SKUs; the api-versions each provider answers; lists paged
+ * by settings.arm_page_size with nextLink.
+ *
+ * Concurrent writes are refused as Compute refuses them: a PATCH of a disk
+ * while an operation on it or a power action of its VM runs, and a power
+ * action while the VM's own operation or one of its disks' runs, are 409
+ * Conflict "being used by another operation" (busy()).  A hibernated VM's
+ * disks are Frozen and refuse every change.
  *
  * The rules a tier switch must respect are enforced as Azure documents
  * them (arm.md 1): a disk's SKU changes only while its VM is deallocated
