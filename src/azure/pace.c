@@ -168,12 +168,17 @@ static struct vm_budget *vm_of(struct tw_arm_pacer *p, const char *id)
 }
 
 /* GCRA: the wait before a request at NOW from a bucket whose next token
- * is due at *TAT, the token taken. */
+ * is due at *TAT, the token taken.  The bucket is one token shallower than
+ * the server's: its bucket starts when our first request arrives, later
+ * than ours by that request's latency (a new connection's, the longest),
+ * so a schedule exactly at the limit would find the server's bucket a
+ * fraction of a token short whenever a later request travels faster.  One
+ * token is one interval of slack for that. */
 static double gcra(double *tat, double now, double rate, double burst)
 {
     double interval = 1000.0 / rate;
     double depth = burst * rate; /* tokens */
-    double tolerance = (depth > 1 ? depth - 1 : 0) * interval;
+    double tolerance = (depth > 2 ? depth - 2 : 0) * interval;
     if (*tat < now)
         *tat = now;
     double wait = *tat - tolerance - now;
