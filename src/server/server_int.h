@@ -276,6 +276,8 @@ void tw_v1_policies(struct tw_req *rq);        /* v1_policies.c */
 void tw_v1_policy(struct tw_req *rq);
 void tw_v1_savings_whatif(struct tw_req *rq); /* v1_whatif.c */
 void tw_v1_savings_opportunities(struct tw_req *rq); /* v1_opportunities.c */
+void tw_v1_plan(struct tw_req *rq);     /* v1_plan.c: GET /api/v1/plan */
+void tw_v1_plan_ics(struct tw_req *rq); /* v1_plan.c: GET /api/v1/plan.ics */
 void tw_v1_actions(struct tw_req *rq);      /* v1_actions.c: GET /api/v1/actions */
 void tw_v1_actions_post(struct tw_req *rq); /* v1_actions.c: POST /api/v1/actions */
 void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */

@@ -164,6 +164,11 @@ ask 403 GET /api/v1/policies "$agent"
 ask 200 GET '/api/v1/savings/opportunities?policy=dev-weekends&month=2026-12' "$reader"
 ask 400 GET '/api/v1/savings/opportunities?policy=dev-weekends&month=12' "$reader"
 ask 404 GET '/api/v1/savings/opportunities?policy=no-such-policy&month=2026-12' "$reader"
+ask 200 GET '/api/v1/plan?policy=dev-weekends&from=2026-12-01&to=2026-12-08' "$reader"
+ask 400 GET '/api/v1/plan?policy=dev-weekends&from=2026-12-32' "$reader"
+ask 404 GET '/api/v1/plan?policy=no-such-policy' "$reader"
+ask 200 GET '/api/v1/plan.ics?policy=dev-weekends&from=2026-12-01&to=2026-12-08' "$reader"
+ask 403 GET '/api/v1/plan.ics?policy=dev-weekends' "$agent"
 
 healthy && ok || bad "the server stopped answering"
 stop_server TERM
