@@ -770,7 +770,7 @@ static bool http_date(const char *s, int64_t *out)
         if (n > wl && strncmp(s, weekday[w], wl) == 0 && s[wl] == ',') {
             /* obsolete RFC 850: "Sunday, 06-Nov-94 08:49:37 GMT" */
             const char *p = s + wl + 1;
-            int yy;
+            int yy = 0;
             ok = strlen(p) == 23 && p[0] == ' ' && digits(p + 1, 2, &d) && p[3] == '-' &&
                  (mo = month_of(p + 4)) && p[7] == '-' && digits(p + 8, 2, &yy) && p[10] == ' ' &&
                  clock_of(p + 11, &h, &mi, &se) && strcmp(p + 19, " GMT") == 0;
@@ -780,7 +780,7 @@ static bool http_date(const char *s, int64_t *out)
         }
         if (n == 24 && strncmp(s, wkday[w], 3) == 0 && s[3] == ' ') {
             /* asctime: "Sun Nov  6 08:49:37 1994" */
-            int d1;
+            int d1 = 0;
             ok = (mo = month_of(s + 4)) && s[7] == ' ' &&
                  (s[8] == ' ' ? digits(s + 9, 1, &d1) : digits(s + 8, 2, &d1)) && s[10] == ' ' &&
                  clock_of(s + 11, &h, &mi, &se) && s[19] == ' ' && digits(s + 20, 4, &y);
