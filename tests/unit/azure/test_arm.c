@@ -671,6 +671,52 @@ static void test_token_cache(void **state)
     fs_stop(arm);
 }
 
+struct racer {
+    struct tw_arm_cred *cred;
+    char tok[64];
+    enum tw_err rc;
+};
+
+static void *race(void *arg)
+{
+    struct racer *r = arg;
+    struct tw_error err = {0};
+    r->rc = tw_arm_cred_token(r->cred, r->tok, sizeof(r->tok), &err);
+    return NULL;
+}
+
+/* Threads that want a token at once wait for one fetch, not one each. */
+static void test_token_threads(void **state)
+{
+    (void)state;
+    struct fs_reply tok[] = {
+        {200, "{\"access_token\":\"shared\",\"expires_in\":\"3599\"}", NULL, 300, NULL}, {0}};
+    struct fakesrv *imds = fs_start(tok);
+    assert_non_null(imds);
+    struct tw_arm_cred_opts co = {.kind = TW_ARM_CRED_MANAGED_IDENTITY, .imds_url = imds->base};
+    struct tw_az_http_opts h;
+    tw_az_http_opts_default(&h);
+    h.loopback_only = true;
+    struct tw_arm_cred *cred;
+    struct tw_error err = {0};
+    assert_int_equal(tw_arm_cred_new(&co, &h, &cred, &err), TW_OK);
+    struct racer r[6];
+    pthread_t th[6];
+    for (int i = 0; i < 6; i++) {
+        r[i] = (struct racer){.cred = cred};
+        assert_int_equal(pthread_create(&th[i], NULL, race, &r[i]), 0);
+    }
+    for (int i = 0; i < 6; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(r[i].rc, TW_OK);
+        assert_string_equal(r[i].tok, "shared");
+    }
+    assert_int_equal(tw_arm_cred_fetches(cred), 1);
+    assert_int_equal(fs_requests(imds), 1);
+    tw_arm_cred_free(cred);
+    fs_stop(imds);
+}
+
 #define SECRET "s3cr+t/Value=="
 
 static void test_client_credentials(void **state)
@@ -841,6 +887,7 @@ int main(void)
         cmocka_unit_test(test_lro_async),      cmocka_unit_test(test_lro_location),
         cmocka_unit_test(test_storms),         cmocka_unit_test(test_pacing),
         cmocka_unit_test(test_vm_budget),      cmocka_unit_test(test_token_cache),
+        cmocka_unit_test(test_token_threads),
         cmocka_unit_test(test_client_credentials), cmocka_unit_test(test_cred_from_env),
         cmocka_unit_test(test_new_refusals),
     };
