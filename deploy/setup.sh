@@ -23,6 +23,7 @@ packages=(
   groff-base                               # tests/install: the generated man pages render without warnings
   prometheus                               # tests: promtool check metrics of /metrics (its daemon is disabled below)
   python3-jsonschema                       # tests: the API's answers checked against its OpenAPI document
+  faketime                                 # tests/integration/test-switch-*.sh: the scheduler's ticks at chosen wall-clock times
 )
 # Only some Debian releases have these (13 does, 12 does not); the tests that
 # need them exit 77 without.
