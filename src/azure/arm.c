@@ -340,8 +340,9 @@ static enum tw_err vm_item(void *arg, const struct tw_arm_vm *vm)
         return c->fn ? c->fn(c->arg, vm) : TW_OK;
     /* The list gave no instance view: ask the VM's own. */
     *c->copy = *vm;
-    enum tw_err rc = tw_arm_vm_power(c->a, vm->vm.resource_id, c->copy->power_state,
-                                     sizeof(c->copy->power_state), c->err);
+    enum tw_err rc = tw_arm_vm_instance_view(c->a, vm->vm.resource_id, c->copy->power_state,
+                                             sizeof(c->copy->power_state), &c->copy->hibernated,
+                                             c->err);
     c->per_vm++;
     return rc == TW_OK && c->fn ? c->fn(c->arg, c->copy) : rc;
 }
@@ -409,16 +410,24 @@ enum tw_err tw_arm_vm_get(struct tw_arm *a, const char *vm_id, struct tw_arm_vm 
 enum tw_err tw_arm_vm_power(struct tw_arm *a, const char *vm_id, char *power, size_t cap,
                             struct tw_error *err)
 {
+    return tw_arm_vm_instance_view(a, vm_id, power, cap, NULL, err);
+}
+
+enum tw_err tw_arm_vm_instance_view(struct tw_arm *a, const char *vm_id, char *power, size_t cap,
+                                    bool *hibernated, struct tw_error *err)
+{
     if (cap)
         power[0] = '\0';
+    if (hibernated)
+        *hibernated = false;
     enum tw_err rc = check_id(vm_id, "/virtualMachines/", err);
     if (rc != TW_OK)
         return rc;
     struct tw_az_http_resp resp;
     rc = get_one(a, vm_id, "/instanceView", a->compute_api, "", &resp, err);
     if (rc == TW_OK)
-        rc = tw_arm_instance_view_parse(resp.body.data ? resp.body.data : "", resp.body.len,
-                                        power, cap, err);
+        rc = tw_arm_instance_view_parse2(resp.body.data ? resp.body.data : "", resp.body.len,
+                                         power, cap, hibernated, NULL, 0, err);
     tw_az_http_resp_cleanup(&resp);
     return rc;
 }

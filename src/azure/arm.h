@@ -264,6 +264,9 @@ enum tw_err tw_arm_vm_get(struct tw_arm *a, const char *vm_id, struct tw_arm_vm 
                           struct tw_error *err);
 enum tw_err tw_arm_vm_power(struct tw_arm *a, const char *vm_id, char *power, size_t cap,
                             struct tw_error *err);
+/* The same, with *HIBERNATED (may be NULL) from HibernationState/Hibernated. */
+enum tw_err tw_arm_vm_instance_view(struct tw_arm *a, const char *vm_id, char *power, size_t cap,
+                                    bool *hibernated, struct tw_error *err);
 
 /* PATCH {"sku":{"name":SKU}} on DISK_ID: *OP where to poll (OP->url ""
  * when ARM answered 200 at once).  The fault of a refusal is in

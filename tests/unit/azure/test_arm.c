@@ -179,7 +179,7 @@ static enum tw_err keep_vm(void *arg, const struct tw_arm_vm *vm)
     strcat(out, vm->vm.name);
     strcat(out, "=");
     strcat(out, vm->power_state);
-    strcat(out, ",");
+    strcat(out, vm->hibernated ? "(hibernated)," : ",");
     return TW_OK;
 }
 
@@ -214,13 +214,15 @@ static void test_vms_list(void **state)
     /* Without them: the instance view of each VM. */
     struct fs_reply without[] = {
         {200, "{\"value\":[" VM_JSON("vm1", "") "," VM_JSON("vm2", "") "]}", NULL, 0, NULL},
-        {200, "{\"statuses\":[{\"code\":\"PowerState/deallocated\"}]}", NULL, 0, NULL},
+        {200, "{\"statuses\":[{\"code\":\"PowerState/stopped\"},{\"code\":"
+              "\"HibernationState/Hibernated\"}]}",
+         NULL, 0, NULL},
         {200, "{\"statuses\":[{\"code\":\"PowerState/running\"}]}", NULL, 0, NULL},
         {0}};
     fs_script(r.arm, without);
     out[0] = '\0';
     assert_int_equal(tw_arm_vms_list(r.a, SUB, NULL, keep_vm, out, &err), TW_OK);
-    assert_string_equal(out, "vm1=deallocated,vm2=running,");
+    assert_string_equal(out, "vm1=stopped(hibernated),vm2=running,");
     assert_int_equal(fs_requests(r.arm), 3);
     assert_string_equal(r.arm->path, VM2_ID "/instanceView");
 
