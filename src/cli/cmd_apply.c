@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: %s apply --db FILE (--policy FILE | --plan FILE) [--execute] [--json]\n"
-            "                [--parallel N] [--poll-ms MS] [ARM options]\n\n"
+            "                [--currency C] [--parallel N] [--poll-ms MS] [ARM options]\n\n"
             "One tick of the scheduler: plans what the policy needs now (the switches of\n"
             "the last and the next day by its windows), records those due within a minute\n"
             "(a second run records nothing new), then runs the policy's due actions: each\n"
@@ -46,6 +46,8 @@ static void usage(FILE *f)
             "  --policy FILE     a policy (tierwise.policy/1)\n"
             "  --plan FILE       a saved plan (tierwise.plan/1) instead of a policy\n"
             "  --execute         send the changes (else a dry run)\n"
+            "  --currency C      the price books' currency for the policy's savings (default:\n"
+            "                    the only one the database has)\n"
             "  --json            print {\"dry_run\", \"policy\", \"planned\", \"recorded\",\n"
             "                    \"results\": [...], \"summary\": {...}}\n"
             "  --parallel N      VMs worked at once (default 4; disks of one VM one at a time)\n"
@@ -164,12 +166,13 @@ int tw_cli_cmd_apply(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"parallel", required_argument, NULL, 'n'},
         {"poll-ms", required_argument, NULL, 'o'},
+        {"currency", required_argument, NULL, 'c'},
         {"help", no_argument, NULL, 'h'},
         TW_ARM_ARGS_OPTS,
         TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
     };
-    const char *db = NULL, *policy_path = NULL, *plan_path = NULL;
+    const char *db = NULL, *policy_path = NULL, *plan_path = NULL, *currency = NULL;
     bool execute = false, json = false;
     long parallel = 4, poll_ms = 2000;
     struct tw_arm_args aa;
@@ -185,6 +188,7 @@ int tw_cli_cmd_apply(int argc, char **argv)
         case 'P': plan_path = optarg; break;
         case 'x': execute = true; break;
         case 'j': json = true; break;
+        case 'c': currency = optarg; break;
         case 'n':
             if (!parse_int(optarg, 1, 64, &parallel)) {
                 tw_app_error(TW_CLI_PROG, "apply: --parallel %s: give a whole number from 1 to 64",
@@ -294,6 +298,7 @@ int tw_cli_cmd_apply(int argc, char **argv)
         t.plan.caps = &caps;
         t.plan.arm_sizes = arm_sizes;
         t.plan.zone = load_zone;
+        t.plan.currency = currency;
     } else {
         t.plan_json = text.data ? text.data : "";
         t.plan_len = text.len;

@@ -66,6 +66,8 @@ enum tw_err tw_exec_row_from_plan(struct tw_store *st, const char *policy,
     return TW_OK;
 }
 
+struct kept;
+
 /* What the plan's sink collects. */
 struct collect {
     struct tw_store *st;
@@ -78,6 +80,8 @@ struct collect {
     size_t n, cap;
     int64_t *ids;                     /* executing: the ids recorded or found */
     size_t n_ids, cap_ids;
+    struct kept *kept;                /* what the plan handed, due by then */
+    size_t n_kept, cap_kept;
     bool saved;                       /* a saved plan: names to resolve */
     struct tw_error err;              /* the sink's own failure */
 };
@@ -111,50 +115,87 @@ static enum tw_err resolve(struct tw_store *st, struct tw_plan_action *a, struct
     return TW_OK;
 }
 
+/* One action handed by the plan, kept with its names: the plan's run holds
+ * the store in a read transaction, so nothing is written or looked up
+ * until it has ended. */
+struct kept {
+    struct tw_plan_action a;
+    char vm[128], disk[128], rg[128], sub[64];
+};
+
 static enum tw_err on_action(void *arg, const struct tw_plan_action *given)
 {
     struct collect *c = arg;
     if (given->due_ns > c->due_by_ns)
         return TW_OK;
-    struct tw_plan_action a = *given;
+    if (c->n_kept == c->cap_kept) {
+        size_t nc = c->cap_kept ? c->cap_kept * 2 : 16;
+        void *p = realloc(c->kept, nc * sizeof *c->kept);
+        if (!p)
+            return tw_error_set(&c->err, TW_ENOMEM, "out of memory keeping the due actions");
+        c->kept = p;
+        c->cap_kept = nc;
+    }
+    struct kept *k = &c->kept[c->n_kept++];
+    k->a = *given;
+    snprintf(k->vm, sizeof k->vm, "%s", given->vm ? given->vm : "");
+    snprintf(k->disk, sizeof k->disk, "%s", given->disk ? given->disk : "");
+    snprintf(k->rg, sizeof k->rg, "%s", given->resource_group ? given->resource_group : "");
+    snprintf(k->sub, sizeof k->sub, "%s", given->subscription_id ? given->subscription_id : "");
+    return TW_OK;
+}
+
+/* The kept actions, after the plan's run: resolved (a saved plan), then
+ * recorded (executing) or made rows (dry run). */
+static enum tw_err take(struct collect *c)
+{
     struct tw_error *e = &c->err;
-    if (c->saved) {
-        enum tw_err rc = resolve(c->st, &a, e);
+    for (size_t i = 0; i < c->n_kept; i++) {
+        struct kept *k = &c->kept[i];
+        struct tw_plan_action a = k->a;
+        a.vm = k->vm;
+        a.disk = k->disk;
+        a.resource_group = k->rg;
+        a.subscription_id = k->sub;
+        if (c->saved) {
+            enum tw_err rc = resolve(c->st, &a, e);
+            if (rc != TW_OK)
+                return rc;
+        }
+        c->planned++;
+        if (c->t->exec->dry_run) {
+            if (c->n == c->cap) {
+                size_t nc = c->cap ? c->cap * 2 : 16;
+                void *p = realloc(c->rows, nc * sizeof *c->rows);
+                if (!p)
+                    return tw_error_set(e, TW_ENOMEM, "out of memory keeping the due actions");
+                c->rows = p;
+                c->cap = nc;
+            }
+            enum tw_err rc = tw_exec_row_from_plan(c->st, c->policy, &a, &c->rows[c->n], e);
+            if (rc != TW_OK)
+                return rc;
+            c->n++;
+            continue;
+        }
+        bool added = false;
+        int64_t id = 0;
+        enum tw_err rc =
+            tw_svc_plan_record(c->st, c->policy, &a, c->currency, false, &added, &id, e);
         if (rc != TW_OK)
             return rc;
-    }
-    c->planned++;
-    if (c->t->exec->dry_run) {
-        if (c->n == c->cap) {
-            size_t nc = c->cap ? c->cap * 2 : 16;
-            void *p = realloc(c->rows, nc * sizeof *c->rows);
+        if (added)
+            c->recorded++;
+        if (c->n_ids == c->cap_ids) {
+            size_t nc = c->cap_ids ? c->cap_ids * 2 : 16;
+            void *p = realloc(c->ids, nc * sizeof *c->ids);
             if (!p)
                 return tw_error_set(e, TW_ENOMEM, "out of memory keeping the due actions");
-            c->rows = p;
-            c->cap = nc;
+            c->ids = p;
+            c->cap_ids = nc;
         }
-        enum tw_err rc = tw_exec_row_from_plan(c->st, c->policy, &a, &c->rows[c->n], e);
-        if (rc != TW_OK)
-            return rc;
-        c->n++;
-        return TW_OK;
+        c->ids[c->n_ids++] = id;
     }
-    bool added = false;
-    int64_t id = 0;
-    enum tw_err rc = tw_svc_plan_record(c->st, c->policy, &a, c->currency, false, &added, &id, e);
-    if (rc != TW_OK)
-        return rc;
-    if (added)
-        c->recorded++;
-    if (c->n_ids == c->cap_ids) {
-        size_t nc = c->cap_ids ? c->cap_ids * 2 : 16;
-        void *p = realloc(c->ids, nc * sizeof *c->ids);
-        if (!p)
-            return TW_ENOMEM;
-        c->ids = p;
-        c->cap_ids = nc;
-    }
-    c->ids[c->n_ids++] = id;
     return TW_OK;
 }
 
@@ -219,6 +260,8 @@ enum tw_err tw_exec_tick_run(const struct tw_exec_tick *t, struct tw_exec_tick_s
         memset(&ps, 0, sizeof ps);
         rc = tw_svc_plan_run(st, &po, &sink, &ps, err);
     }
+    if (rc == TW_OK)
+        rc = take(&c);
     sum.planned = c.planned;
     sum.recorded = c.recorded;
     if (rc != TW_OK && c.err.code != TW_OK && err)
@@ -259,6 +302,7 @@ enum tw_err tw_exec_tick_run(const struct tw_exec_tick *t, struct tw_exec_tick_s
     tw_store_action_rows_free(rows, got);
 out:
     tw_store_action_rows_free(c.rows, c.n);
+    free(c.kept);
     free(c.ids);
     tw_store_close(st);
     if (out)
