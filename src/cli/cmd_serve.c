@@ -28,6 +28,7 @@
 #include "core/size.h"
 #include "azure/endpoints.h"
 #include "server/server.h"
+#include "service/sync.h"
 
 #define MAX_CONFIG (1u << 20)
 #define MAX_PEM (1u << 20)
@@ -91,6 +92,14 @@ static void usage(FILE *f)
             "                     POST /api/v1/actions (without it or --vm-sizes-from-arm that\n"
             "                     route answers 503 no_arm)\n"
             "  --scheduler-interval D  the scheduler's tick (default 1m, 1s..1d)\n"
+            "  --sync             read the fleet's VMs and disks from ARM into the database at\n"
+            "                     start and every --sync-interval, on the operations worker,\n"
+            "                     as tierwise sync does (a failure is logged and tried again\n"
+            "                     at the next interval; /metrics' tierwise_sync_*); ARM's\n"
+            "                     credential as for --scheduler\n"
+            "  --sync-interval D  how often (default 5m, 1s..1d); implies --sync\n"
+            "  --subscription ID  the subscription --sync reads (repeatable; default: the\n"
+            "                     one IMDS names for this VM)\n"
             TW_CLI_SAY_HELP
             "                    (-q: no lines on stderr but errors and warnings, not even\n"
             "                    the minute's counts; -v: a line per request, as\n"
@@ -300,6 +309,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"policies", required_argument, NULL, 1013},
         {"scheduler", no_argument, NULL, 1030},
         {"scheduler-interval", required_argument, NULL, 1031},
+        {"sync", no_argument, NULL, 1040},
+        {"sync-interval", required_argument, NULL, 1041},
+        {"subscription", required_argument, NULL, 1042},
         {"help", no_argument, NULL, 'h'},
         TW_CLI_SAY_OPTS,
         {NULL, 0, NULL, 0},
@@ -311,6 +323,10 @@ int tw_cli_cmd_serve(int argc, char **argv)
     const char *sched_every = NULL;               /* --scheduler-interval */
     struct tw_arm_cred *exec_cred = NULL;         /* the executor's ARM */
     struct tw_arm_pacer *exec_pacer = NULL;
+    bool sync = false;                            /* --sync (or --sync-interval) */
+    const char *sync_every = NULL;                /* --sync-interval */
+    const char *sync_subs[64];                    /* --subscription, repeatable */
+    size_t n_sync_subs = 0;
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
@@ -343,6 +359,18 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1013: o.policies = optarg; break;
         case 1030: scheduler = true; break;
         case 1031: sched_every = optarg; break;
+        case 1040: sync = true; break;
+        case 1041:
+            sync = true;
+            sync_every = optarg;
+            break;
+        case 1042:
+            if (n_sync_subs == sizeof(sync_subs) / sizeof(sync_subs[0])) {
+                tw_app_error(TW_CLI_PROG, "serve: at most 64 --subscription");
+                return TW_EXIT_USAGE;
+            }
+            sync_subs[n_sync_subs++] = optarg;
+            break;
         case 'h': usage(stdout); return TW_EXIT_OK;
         default: usage(stderr); return TW_EXIT_USAGE;
         }
@@ -463,15 +491,15 @@ int tw_cli_cmd_serve(int argc, char **argv)
     /* ARM and IMDS only when the VM sizes are asked for: nothing else of
      * the server reaches them. */
     bool vm_sizes = o.vm_sizes > 0;
-    if ((arm_url || imds_url) && !vm_sizes && !scheduler) {
-        rc = tw_error_set(&err, TW_EINVAL, "--arm-url and --imds-url are for --vm-sizes-from-arm "
-                                           "and --scheduler");
+    if ((arm_url || imds_url) && !vm_sizes && !scheduler && !sync) {
+        rc = tw_error_set(&err, TW_EINVAL, "--arm-url and --imds-url are for --vm-sizes-from-arm, "
+                                           "--scheduler and --sync");
         status = TW_EXIT_USAGE;
         goto fail_msg;
     }
-    if (vm_sizes || scheduler)
+    if (vm_sizes || scheduler || sync)
         ep_args.only |= (1u << TW_AZ_EP_ARM) | (1u << TW_AZ_EP_IMDS);
-    if (vm_sizes || scheduler)
+    if (vm_sizes || scheduler || sync)
         ep_args.only |= 1u << TW_AZ_EP_LOGIN;
     ep_args.url[TW_AZ_EP_ARM] = arm_url;
     ep_args.url[TW_AZ_EP_IMDS] = imds_url;
@@ -509,7 +537,38 @@ int tw_cli_cmd_serve(int argc, char **argv)
         }
         so.scheduler_interval_s = (unsigned)(every_ms / 1000);
     }
-    if (vm_sizes || scheduler) {
+    if (n_sync_subs && !sync) {
+        rc = tw_error_set(&err, TW_EINVAL, "--subscription is for --sync");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
+    for (size_t i = 0; i < n_sync_subs; i++) {
+        if (!tw_sync_subscription_valid(sync_subs[i])) {
+            rc = tw_error_set(&err, TW_EINVAL, "--subscription %s: not a subscription id; give "
+                              "its GUID (az account show --query id)", sync_subs[i]);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+    }
+    if (sync_every) {
+        uint64_t every_ms;
+        if (tw_duration_parse(sync_every, &every_ms, &err) != TW_OK || every_ms < 1000 ||
+            every_ms > 86400000) {
+            rc = tw_error_set(&err, TW_EINVAL, "--sync-interval \"%s\" must be a duration from "
+                              "1s to 1d (e.g. 5m)", sync_every);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.sync_interval_s = (unsigned)(every_ms / 1000);
+    }
+    if (sync) {
+        so.sync = true;
+        so.sync_arm_url = ep.url[TW_AZ_EP_ARM];
+        so.sync_imds_url = ep.url[TW_AZ_EP_IMDS];
+        so.sync_subscriptions = sync_subs;
+        so.n_sync_subscriptions = n_sync_subs;
+    }
+    if (vm_sizes || scheduler || sync) {
         if ((rc = tw_cli_serve_exec_arm(&ep, &exec_cred, &exec_pacer, &err)) != TW_OK) {
             status = TW_EXIT_USAGE;
             goto fail_msg;

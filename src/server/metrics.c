@@ -570,6 +570,15 @@ enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_stor
                 "# TYPE tierwise_connections_refused_total counter\n"
                 "tierwise_connections_refused_total %lld\n",
                 (long long)st->connections_refused);
+        if (st->sync_known)
+            PUT("# HELP tierwise_sync_last_success_timestamp_seconds When the last sync from ARM "
+                "succeeded (Unix seconds; 0: none yet).\n"
+                "# TYPE tierwise_sync_last_success_timestamp_seconds gauge\n"
+                "tierwise_sync_last_success_timestamp_seconds %lld\n"
+                "# HELP tierwise_sync_errors_total Syncs from ARM that failed (each is tried "
+                "again at the next --sync-interval).\n"
+                "# TYPE tierwise_sync_errors_total counter\ntierwise_sync_errors_total %lld\n",
+                (long long)st->sync_last_success_s, (long long)st->sync_errors);
         const struct {
             const char *name, *help;
             int64_t v;

@@ -54,6 +54,9 @@ struct tw_metrics_store {
     int64_t queue_depth;
     int64_t store_writable; /* 1, 0 (the store is degraded), negative: unknown (left out) */
     int64_t connections_open, connections_refused; /* the gate's; negative: left out */
+    bool sync_known;        /* serve --sync runs: the two below are its */
+    int64_t sync_last_success_s; /* Unix seconds of the last sync that succeeded; 0 none yet */
+    int64_t sync_errors;    /* syncs that failed since the start */
 };
 
 /* Appends the whole exposition to OUT (the fleet's gauges once taken, and

@@ -68,6 +68,20 @@ struct tw_server_options {
      * on a worker of its own. */
     bool scheduler;
     unsigned scheduler_interval_s;
+    /* serve --sync: the fleet from ARM into the store (service/sync.h) at
+     * the start and every SYNC_INTERVAL_S (0: 300) on the operations
+     * worker, with ARM_CRED and ARM_PACER at SYNC_ARM_URL (NULL:
+     * EXEC_ARM_URL, else ARM_URL); of SYNC_SUBSCRIPTIONS (none: the one
+     * IMDS at SYNC_IMDS_URL names) and, when given, only their
+     * SYNC_RESOURCE_GROUPS.  Copied at the start. */
+    bool sync;
+    unsigned sync_interval_s;
+    const char *sync_arm_url;
+    const char *sync_imds_url;
+    const char *const *sync_subscriptions;
+    size_t n_sync_subscriptions;
+    const char *const *sync_resource_groups;
+    size_t n_sync_resource_groups;
     /* Connections: 0 takes the default of each. */
     unsigned max_connections;            /* open at once in all; default 4096, within the fd limit */
     unsigned max_connections_per_client; /* open at once from one address; default 1024 */

@@ -51,6 +51,8 @@ struct auth_entry {
 
 struct tw_gate;
 
+struct tw_sync_summary; /* service/sync.h: serve --sync's hook */
+
 struct tw_server {
     struct MHD_Daemon **daemons; /* one thread each; the gate hands them connections */
     size_t n_daemons;
@@ -124,6 +126,12 @@ struct tw_server {
     unsigned scheduler_interval_s;
     struct tw_worker *sched_worker;
     volatile sig_atomic_t exec_stop;
+    /* serve --sync (sync_job.c): its counters for /metrics (NULL: no sync
+     * job), and a hook run on the worker after each sync that succeeded
+     * (NULL: none; set it before tw_srv_sync_start, which copies it). */
+    struct tw_srv_sync_counts *sync;
+    void (*sync_hook)(void *arg, const struct tw_sync_summary *s);
+    void *sync_hook_arg;
 
     atomic_bool stopping;
     atomic_long active;             /* requests with a context */
@@ -192,6 +200,17 @@ void tw_srv_compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance
 /* Queues the judging again of kept verdicts that no longer stand on the
  * worker, now and every minute (rejudge.c). */
 enum tw_err tw_srv_rejudge_start(struct tw_server *srv, struct tw_error *err);
+
+/* The fleet from ARM (sync_job.c): OPT's sync queued on the worker, now
+ * and every sync_interval_s (0: TW_SRV_SYNC_EVERY_S); nothing without
+ * opt->sync.  tw_srv_sync_stats: when the last sync succeeded (Unix s, 0
+ * none yet) and how many failed; false without a sync job.
+ * tw_srv_sync_release: the server lets go of the counters (server_free). */
+#define TW_SRV_SYNC_EVERY_S 300
+enum tw_err tw_srv_sync_start(struct tw_server *srv, const struct tw_server_options *opt,
+                              struct tw_error *err);
+bool tw_srv_sync_stats(const struct tw_server *srv, int64_t *last_success_s, int64_t *errors);
+void tw_srv_sync_release(struct tw_server *srv);
 
 /* ---- answers (answer.c) ---- */
 

@@ -255,6 +255,11 @@ static void to_store(const struct disk *x, const struct tw_arm_vm *vm,
 static enum tw_err take_vm(void *arg, const struct tw_arm_vm *vm)
 {
     struct scope *sc = arg;
+    if (sc->o->stopping && sc->o->stopping(sc->o->stop_arg)) {
+        sc->put_failed = TW_EIO;
+        tw_error_set(&sc->put_err, TW_EIO, "the sync was stopped before VM %s", vm->vm.name);
+        return TW_EIO;
+    }
     struct tw_store_arm_disk *ds = malloc(TW_INV_MAX_DISKS * sizeof(*ds));
     if (!ds)
         return TW_ENOMEM;

@@ -70,6 +70,10 @@ struct tw_sync_opts {
     /* Each change as it is stored (may be NULL), after the summary counted it. */
     void (*on_change)(void *arg, const struct tw_sync_change *c);
     void *arg;
+    /* Asked before each VM is stored (may be NULL): true stops the sync
+     * with TW_EIO "stopped" (a server stopping); what is stored stays. */
+    bool (*stopping)(void *arg);
+    void *stop_arg;
 };
 
 /*
