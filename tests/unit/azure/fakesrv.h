@@ -31,7 +31,6 @@ struct fs_reply {
     const char *body;        /* copied when sent; NULL = "" */
     const char *retry_after; /* Retry-After header value, or NULL */
     long delay_ms;           /* wait before answering */
-    const char *headers;     /* more headers, "Name: value" lines ("\n" between), or NULL */
 };
 
 struct fakesrv {
@@ -40,6 +39,9 @@ struct fakesrv {
     char base[64]; /* "http://127.0.0.1:PORT" */
     pthread_mutex_t mu;
     struct fs_reply script[FS_MAX_REPLIES];
+    /* More headers of reply N, "Name: value" lines ("\n" between), or
+     * NULL (fs_script_headers; the caller keeps the strings alive). */
+    const char *headers[FS_MAX_REPLIES];
     char *bodies[FS_MAX_REPLIES]; /* owned copies of script bodies */
     size_t n_script;
     volatile int stopping;
@@ -92,6 +94,7 @@ static inline enum MHD_Result fs_handler(void *cls, struct MHD_Connection *c, co
     pthread_mutex_lock(&s->mu);
     size_t i = (size_t)s->requests < s->n_script ? (size_t)s->requests : s->n_script - 1;
     struct fs_reply r = s->script[i];
+    const char *extra = s->headers[i];
     s->requests++;
     fs_copy(s->method, sizeof(s->method), method);
     fs_copy(s->path, sizeof(s->path), url);
@@ -128,7 +131,7 @@ static inline enum MHD_Result fs_handler(void *cls, struct MHD_Connection *c, co
     MHD_add_response_header(resp, "X-Test", "fakesrv");
     if (r.retry_after)
         MHD_add_response_header(resp, "Retry-After", r.retry_after);
-    for (const char *h = r.headers; h && *h;) {
+    for (const char *h = extra; h && *h;) {
         const char *eol = strchr(h, '\n'), *colon = strchr(h, ':');
         size_t n = eol ? (size_t)(eol - h) : strlen(h);
         if (colon && (size_t)(colon - h) < n && n < 4096) {
@@ -175,7 +178,21 @@ static inline void fs_script(struct fakesrv *s, const struct fs_reply *replies)
         }
         s->n_script++;
     }
+    for (size_t i = 0; i < FS_MAX_REPLIES; i++)
+        s->headers[i] = NULL;
     s->requests = 0;
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* fs_script, and HEADERS[N] (NULL-padded to the script's length; the
+ * strings are not copied) as more headers of reply N. */
+static inline void fs_script_headers(struct fakesrv *s, const struct fs_reply *replies,
+                                     const char *const *headers)
+{
+    fs_script(s, replies);
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n_script; i++)
+        s->headers[i] = headers[i];
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -15,6 +15,37 @@
 #include "azure/arm.h"
 #include "fakesrv.h"
 
+/* A reply with more headers: fakesrv's own replies carry none but
+ * Retry-After, so these go through fs_script_headers. */
+struct reply {
+    unsigned status;
+    const char *body, *retry_after;
+    long delay_ms;
+    const char *headers;
+};
+
+static void arm_script(struct fakesrv *s, const struct reply *r)
+{
+    struct fs_reply f[FS_MAX_REPLIES + 1];
+    const char *h[FS_MAX_REPLIES];
+    size_t n = 0;
+    for (; n < FS_MAX_REPLIES && r[n].status; n++) {
+        f[n] = (struct fs_reply){r[n].status, r[n].body, r[n].retry_after, r[n].delay_ms};
+        h[n] = r[n].headers;
+    }
+    f[n] = (struct fs_reply){0, NULL, NULL, 0};
+    fs_script_headers(s, f, h);
+}
+
+static struct fakesrv *start(const struct reply *r)
+{
+    struct fs_reply none[] = {{200, "{}", NULL, 0}, {0, NULL, NULL, 0}};
+    struct fakesrv *s = fs_start(none);
+    if (s)
+        arm_script(s, r);
+    return s;
+}
+
 #define SUB "00000000-1111-2222-3333-444444444444"
 #define DISK_ID "/subscriptions/" SUB "/resourceGroups/rg-a/providers/Microsoft.Compute/disks/d1"
 #define VM_ID                                                                                      \
@@ -70,11 +101,11 @@ struct rig {
 };
 
 /* A client of a fake ARM with a fixed token and PACE (NULL: no pacer). */
-static void rig_up(struct rig *r, const struct fs_reply *script, const struct tw_arm_pace_opts *pace,
+static void rig_up(struct rig *r, const struct reply *script, const struct tw_arm_pace_opts *pace,
                    const char *region)
 {
     memset(r, 0, sizeof(*r));
-    r->arm = fs_start(script);
+    r->arm = start(script);
     assert_non_null(r->arm);
     struct tw_error err = {0};
     struct tw_arm_cred_opts co = {.kind = TW_ARM_CRED_BEARER, .bearer = "tok-fixed"};
@@ -111,7 +142,7 @@ static void test_disks_paging(void **state)
 {
     (void)state;
     struct rig r;
-    struct fs_reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
+    struct reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
     rig_up(&r, none, NULL, NULL);
     char p1[1024];
     snprintf(p1, sizeof(p1),
@@ -120,12 +151,12 @@ static void test_disks_paging(void **state)
                                                     "/providers/Microsoft.Compute/disks?api-"
                                                     "version=2024-03-02&%%24skiptoken=2\"}",
              r.arm->base);
-    struct fs_reply script[] = {
+    struct reply script[] = {
         {200, p1, NULL, 0, NULL},
         {200, "{\"value\":[" DISK_JSON("d3", "Premium_LRS", "Succeeded") "],\"nextLink\":null}",
          NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, script);
+    arm_script(r.arm, script);
     char names[128] = "";
     struct tw_error err = {0};
     assert_int_equal(tw_arm_disks_list(r.a, SUB, NULL, keep_disk, names, &err), TW_OK);
@@ -137,18 +168,18 @@ static void test_disks_paging(void **state)
     assert_string_equal(r.arm->authorization, "Bearer tok-fixed");
 
     /* One group's list. */
-    struct fs_reply one[] = {{200, "{\"value\":[]}", NULL, 0, NULL}, {0}};
-    fs_script(r.arm, one);
+    struct reply one[] = {{200, "{\"value\":[]}", NULL, 0, NULL}, {0}};
+    arm_script(r.arm, one);
     assert_int_equal(tw_arm_disks_list(r.a, SUB, "rg-a", keep_disk, names, &err), TW_OK);
     assert_string_equal(r.arm->path,
                         "/subscriptions/" SUB "/resourceGroups/rg-a/providers/Microsoft.Compute/"
                         "disks");
 
     /* A next link to another host is not followed with the token. */
-    struct fs_reply away[] = {
+    struct reply away[] = {
         {200, "{\"value\":[],\"nextLink\":\"https://elsewhere.example/steal?x=1\"}", NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, away);
+    arm_script(r.arm, away);
     assert_int_equal(tw_arm_disks_list(r.a, SUB, NULL, keep_disk, names, &err), TW_EPERM);
     assert_non_null(strstr(err.msg, "elsewhere.example"));
     assert_int_equal(fs_requests(r.arm), 1);
@@ -159,14 +190,14 @@ static void test_disks_paging(void **state)
              "{\"value\":[],\"nextLink\":\"%s/subscriptions/" SUB
              "/providers/Microsoft.Compute/disks?api-version=" TW_ARM_DISK_API "\"}",
              r.arm->base);
-    struct fs_reply loop[] = {{200, self, NULL, 0, NULL}, {0}};
-    fs_script(r.arm, loop);
+    struct reply loop[] = {{200, self, NULL, 0, NULL}, {0}};
+    arm_script(r.arm, loop);
     assert_int_equal(tw_arm_disks_list(r.a, SUB, NULL, keep_disk, names, &err), TW_EIO);
     assert_non_null(strstr(err.msg, "repeats"));
     assert_int_equal(fs_requests(r.arm), 1); /* the link is the page just read */
 
     /* Bad arguments are refused before anything is sent. */
-    fs_script(r.arm, one);
+    arm_script(r.arm, one);
     assert_int_equal(tw_arm_disks_list(r.a, "a/b", NULL, keep_disk, names, &err), TW_EINVAL);
     assert_int_equal(tw_arm_disks_list(r.a, SUB, "g?x", keep_disk, names, &err), TW_EINVAL);
     assert_int_equal(fs_requests(r.arm), 0);
@@ -193,7 +224,7 @@ static void test_vms_list(void **state)
     (void)state;
     struct rig r;
     /* The list has the instance views: one request. */
-    struct fs_reply with[] = {
+    struct reply with[] = {
         {200,
          "{\"value\":[" VM_JSON("vm1", ",\"instanceView\":{\"statuses\":[{\"code\":"
                                        "\"PowerState/running\"}]}") "]}",
@@ -212,14 +243,14 @@ static void test_vms_list(void **state)
                                      "virtualMachines");
 
     /* Without them: the instance view of each VM. */
-    struct fs_reply without[] = {
+    struct reply without[] = {
         {200, "{\"value\":[" VM_JSON("vm1", "") "," VM_JSON("vm2", "") "]}", NULL, 0, NULL},
         {200, "{\"statuses\":[{\"code\":\"PowerState/stopped\"},{\"code\":"
               "\"HibernationState/Hibernated\"}]}",
          NULL, 0, NULL},
         {200, "{\"statuses\":[{\"code\":\"PowerState/running\"}]}", NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, without);
+    arm_script(r.arm, without);
     out[0] = '\0';
     assert_int_equal(tw_arm_vms_list(r.a, SUB, NULL, keep_vm, out, &err), TW_OK);
     assert_string_equal(out, "vm1=stopped(hibernated),vm2=running,");
@@ -227,12 +258,12 @@ static void test_vms_list(void **state)
     assert_string_equal(r.arm->path, VM2_ID "/instanceView");
 
     /* One VM with its instance view, and the view alone. */
-    struct fs_reply get[] = {
+    struct reply get[] = {
         {200, VM_JSON("vm1", ",\"instanceView\":{\"statuses\":[{\"code\":\"PowerState/stopped\"},"
                              "{\"code\":\"HibernationState/Hibernated\"}]}"),
          NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, get);
+    arm_script(r.arm, get);
     struct tw_arm_vm *vm = malloc(sizeof(*vm));
     assert_int_equal(tw_arm_vm_get(r.a, VM_ID, vm, &err), TW_OK);
     assert_string_equal(r.arm->expand, "instanceView");
@@ -243,18 +274,18 @@ static void test_vms_list(void **state)
     free(vm);
 
     /* 404 is TW_ENOENT with the fault. */
-    struct fs_reply gone[] = {
+    struct reply gone[] = {
         {404, "{\"error\":{\"code\":\"ResourceNotFound\",\"message\":\"The Resource was not "
               "found.\"}}",
          NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, gone);
+    arm_script(r.arm, gone);
     char power[32];
     assert_int_equal(tw_arm_vm_power(r.a, VM_ID, power, sizeof(power), &err), TW_ENOENT);
     assert_int_equal(tw_arm_last_error(r.a)->fault, TW_ARM_FAULT_NOT_FOUND);
     assert_string_equal(tw_arm_last_error(r.a)->code, "ResourceNotFound");
     /* Not a VM's id: nothing sent. */
-    fs_script(r.arm, gone);
+    arm_script(r.arm, gone);
     assert_int_equal(tw_arm_vm_power(r.a, DISK_ID, power, sizeof(power), &err), TW_EINVAL);
     assert_int_equal(fs_requests(r.arm), 0);
     rig_down(&r);
@@ -264,7 +295,7 @@ static void test_lro_async(void **state)
 {
     (void)state;
     struct rig r;
-    struct fs_reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
+    struct reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
     rig_up(&r, none, NULL, NULL);
     char hdr[1024];
     snprintf(hdr, sizeof(hdr),
@@ -273,13 +304,13 @@ static void test_lro_async(void **state)
              "2024-03-02\nLocation: %s/subscriptions/" SUB
              "/providers/Microsoft.Compute/locations/eastus/DiskOperations/op1?monitor=true",
              r.arm->base, r.arm->base);
-    struct fs_reply script[] = {
+    struct reply script[] = {
         {202, DISK_JSON("d1", "Premium_LRS", "Updating"), "1", 0, hdr},
         {200, "{\"status\":\"InProgress\",\"name\":\"op1\"}", "2", 0, NULL},
         {200, "{\"status\":\"Succeeded\",\"name\":\"op1\"}", NULL, 0, NULL},
         {200, DISK_JSON("d1", "StandardSSD_LRS", "Succeeded"), NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, script);
+    arm_script(r.arm, script);
     struct tw_arm_op op;
     struct tw_error err = {0};
     assert_int_equal(tw_arm_disk_set_sku(r.a, DISK_ID, "StandardSSD_LRS", &op, &err), TW_OK);
@@ -307,13 +338,13 @@ static void test_lro_async(void **state)
     assert_string_equal(d.sku, "StandardSSD_LRS");
 
     /* A failed operation: the error, with ARM's code, in last_error. */
-    struct fs_reply failing[] = {
+    struct reply failing[] = {
         {202, "{}", NULL, 0, hdr},
         {200, "{\"status\":\"Failed\",\"error\":{\"code\":\"OperationNotAllowed\",\"message\":"
               "\"The type of disk 'd1' has been changed 2 times in the last 24 hours\"}}",
          NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, failing);
+    arm_script(r.arm, failing);
     assert_int_equal(tw_arm_disk_set_sku(r.a, DISK_ID, "Standard_LRS", &op, &err), TW_OK);
     assert_int_equal(tw_arm_op_wait(r.a, &op, &err), TW_EIO);
     assert_non_null(strstr(err.msg, "failed: OperationNotAllowed"));
@@ -321,28 +352,28 @@ static void test_lro_async(void **state)
     assert_int_equal(tw_arm_last_error(r.a)->fault, TW_ARM_FAULT_NOT_ALLOWED);
 
     /* The disk still moving is not done. */
-    struct fs_reply moving[] = {
+    struct reply moving[] = {
         {200, "{\"name\":\"d1\",\"sku\":{\"name\":\"StandardSSD_LRS\"},\"properties\":{"
               "\"provisioningState\":\"Succeeded\",\"propertyUpdatesInProgress\":{}}}",
          NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, moving);
+    arm_script(r.arm, moving);
     assert_int_equal(tw_arm_disk_verify(r.a, DISK_ID, "StandardSSD_LRS", &ok, NULL, &err), TW_OK);
     assert_false(ok);
-    struct fs_reply updating[] = {{200, DISK_JSON("d1", "StandardSSD_LRS", "Updating"), NULL, 0,
+    struct reply updating[] = {{200, DISK_JSON("d1", "StandardSSD_LRS", "Updating"), NULL, 0,
                                    NULL},
                                   {0}};
-    fs_script(r.arm, updating);
+    arm_script(r.arm, updating);
     assert_int_equal(tw_arm_disk_verify(r.a, DISK_ID, "StandardSSD_LRS", &ok, NULL, &err), TW_OK);
     assert_false(ok);
-    struct fs_reply other[] = {{200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
+    struct reply other[] = {{200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
                                {0}};
-    fs_script(r.arm, other);
+    arm_script(r.arm, other);
     assert_int_equal(tw_arm_disk_verify(r.a, DISK_ID, "StandardSSD_LRS", &ok, NULL, &err), TW_OK);
     assert_false(ok);
 
     /* 200 at once: nothing to poll. */
-    fs_script(r.arm, other);
+    arm_script(r.arm, other);
     assert_int_equal(tw_arm_disk_set_sku(r.a, DISK_ID, "Premium_LRS", &op, &err), TW_OK);
     assert_string_equal(op.url, "");
     assert_int_equal(tw_arm_op_wait(r.a, &op, &err), TW_OK);
@@ -359,19 +390,19 @@ static void test_lro_location(void **state)
 {
     (void)state;
     struct rig r;
-    struct fs_reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
+    struct reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
     rig_up(&r, none, NULL, NULL);
     char hdr[512];
     snprintf(hdr, sizeof(hdr),
              "Location: %s/subscriptions/" SUB
              "/providers/Microsoft.Compute/locations/eastus/operations/op2?api-version=" TW_ARM_COMPUTE_API,
              r.arm->base);
-    struct fs_reply script[] = {{202, "", NULL, 0, hdr},
+    struct reply script[] = {{202, "", NULL, 0, hdr},
                                 {202, "", NULL, 0, NULL},
                                 {202, "", NULL, 0, NULL},
                                 {200, "", NULL, 0, NULL},
                                 {0}};
-    fs_script(r.arm, script);
+    arm_script(r.arm, script);
     struct tw_arm_op op;
     struct tw_error err = {0};
     assert_int_equal(tw_arm_vm_deallocate(r.a, VM_ID, &op, &err), TW_OK);
@@ -387,8 +418,8 @@ static void test_lro_location(void **state)
     assert_int_equal(r.clock.z.ms[0], 250);
 
     /* The start, and an operation that outlives the timeout. */
-    struct fs_reply slow[] = {{202, "", NULL, 0, hdr}, {202, "", "30", 0, NULL}, {0}};
-    fs_script(r.arm, slow);
+    struct reply slow[] = {{202, "", NULL, 0, hdr}, {202, "", "30", 0, NULL}, {0}};
+    arm_script(r.arm, slow);
     assert_int_equal(tw_arm_vm_start(r.a, VM_ID, &op, &err), TW_OK);
     assert_string_equal(r.arm->path, VM_ID "/start");
     assert_int_equal(tw_arm_op_wait(r.a, &op, &err), TW_EIO);
@@ -401,21 +432,21 @@ static void test_lro_location(void **state)
     gmtime_r(&t, &tm);
     strftime(when, sizeof(when), "%a, %d %b %Y %H:%M:%S GMT", &tm);
     snprintf(hdr2, sizeof(hdr2), "%s\nRetry-After: %s", hdr, when);
-    struct fs_reply dated[] = {{202, "", NULL, 0, hdr2}, {0}};
-    fs_script(r.arm, dated);
+    struct reply dated[] = {{202, "", NULL, 0, hdr2}, {0}};
+    arm_script(r.arm, dated);
     assert_int_equal(tw_arm_vm_start(r.a, VM_ID, &op, &err), TW_OK);
     assert_true(op.retry_after_ms >= 3000 && op.retry_after_ms <= 5000);
 
     /* An operation URL on another host is not polled. */
-    struct fs_reply away[] = {
+    struct reply away[] = {
         {202, "", NULL, 0, "Azure-AsyncOperation: https://elsewhere.example/op?x=1"}, {0}};
-    fs_script(r.arm, away);
+    arm_script(r.arm, away);
     assert_int_equal(tw_arm_vm_start(r.a, VM_ID, &op, &err), TW_EPERM);
     assert_non_null(strstr(err.msg, "elsewhere.example"));
     assert_string_equal(op.url, "");
     /* A 202 with nowhere to poll. */
-    struct fs_reply nowhere[] = {{202, "", NULL, 0, NULL}, {0}};
-    fs_script(r.arm, nowhere);
+    struct reply nowhere[] = {{202, "", NULL, 0, NULL}, {0}};
+    arm_script(r.arm, nowhere);
     assert_int_equal(tw_arm_vm_start(r.a, VM_ID, &op, &err), TW_EIO);
     assert_non_null(strstr(err.msg, "without an Azure-AsyncOperation or Location"));
     rig_down(&r);
@@ -426,7 +457,7 @@ static void test_storms(void **state)
     (void)state;
     struct rig r;
     struct tw_arm_pace_opts pace = {.reads_per_s = 1000};
-    struct fs_reply storm[] = {
+    struct reply storm[] = {
         {429, "{\"error\":{\"code\":\"OperationNotAllowed\",\"message\":\"too many\",\"details\":"
               "[{\"code\":\"TooManyRequests\"}]}}",
          "1", 0, NULL},
@@ -449,10 +480,10 @@ static void test_storms(void **state)
     assert_int_equal(tw_arm_last_error(r.a)->fault, TW_ARM_FAULT_NONE);
 
     /* A storm that does not end: given up within the budget, the fault said. */
-    struct fs_reply endless[] = {
+    struct reply endless[] = {
         {503, "{\"error\":{\"code\":\"ServiceUnavailable\",\"message\":\"down\"}}", "5", 0, NULL},
         {0}};
-    fs_script(r.arm, endless);
+    arm_script(r.arm, endless);
     long before = r.clock.total;
     assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_EIO);
     assert_true(fs_requests(r.arm) <= 4);
@@ -462,19 +493,19 @@ static void test_storms(void **state)
     assert_non_null(strstr(err.msg, "ServiceUnavailable"));
 
     /* Throttling left after the retries: throttled. */
-    struct fs_reply throttled[] = {{429, "", "1", 0, NULL}, {0}};
-    fs_script(r.arm, throttled);
+    struct reply throttled[] = {{429, "", "1", 0, NULL}, {0}};
+    arm_script(r.arm, throttled);
     assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_EIO);
     assert_int_equal(tw_arm_last_error(r.a)->fault, TW_ARM_FAULT_THROTTLED);
 
     /* A write's refusals are classified for the executor. */
-    struct fs_reply busy[] = {
+    struct reply busy[] = {
         {409, "{\"error\":{\"code\":\"OperationNotAllowed\",\"target\":\"sku.name\",\"message\":"
               "\"Cannot change the SKU of disk 'd1' while it is attached to running VM 'vm1'. "
               "Deallocate the VM or detach the disk and try again.\"}}",
          NULL, 0, NULL},
         {0}};
-    fs_script(r.arm, busy);
+    arm_script(r.arm, busy);
     struct tw_arm_op op;
     assert_int_equal(tw_arm_disk_set_sku(r.a, DISK_ID, "Standard_LRS", &op, &err), TW_EINVAL);
     assert_int_equal(fs_requests(r.arm), 1); /* a 409 is not retried */
@@ -501,7 +532,7 @@ static void test_pacing(void **state)
     /* 10 reads/s with a second of depth: 9 go at once (a token of margin),
      * then one each 100 ms. */
     struct tw_arm_pace_opts pace = {.reads_per_s = 10, .writes_per_s = 5};
-    struct fs_reply ok[] = {{200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
+    struct reply ok[] = {{200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
                             {0}};
     rig_up(&r, ok, &pace, "eastus");
     struct tw_arm_disk d;
@@ -565,7 +596,7 @@ static void test_vm_budget(void **state)
     struct rig r;
     /* Writes plentiful: only the VM's budget makes anyone wait. */
     struct tw_arm_pace_opts pace = {.writes_per_s = 1000};
-    struct fs_reply ok[] = {{200, "", NULL, 0, NULL}, {0}};
+    struct reply ok[] = {{200, "", NULL, 0, NULL}, {0}};
     rig_up(&r, ok, &pace, NULL);
     struct tw_arm_op op;
     struct tw_error err = {0};
@@ -603,15 +634,15 @@ static void test_token_cache(void **state)
 {
     (void)state;
     struct vclock clock = {0};
-    struct fs_reply tok[] = {
+    struct reply tok[] = {
         {200, "{\"access_token\":\"mi-token\",\"expires_in\":\"3599\",\"expires_on\":\"1\","
               "\"resource\":\"https://management.azure.com/\",\"token_type\":\"Bearer\"}",
          NULL, 0, NULL},
         {0}};
-    struct fakesrv *imds = fs_start(tok);
-    struct fs_reply ok[] = {{200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
+    struct fakesrv *imds = start(tok);
+    struct reply ok[] = {{200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
                             {0}};
-    struct fakesrv *arm = fs_start(ok);
+    struct fakesrv *arm = start(ok);
     assert_non_null(imds);
     assert_non_null(arm);
     struct tw_az_http_opts h;
@@ -636,9 +667,9 @@ static void test_token_cache(void **state)
     tw_arm_cred_free(cred);
 
     /* A token with less to live than the margin is fetched again each time. */
-    struct fs_reply shortlived[] = {
+    struct reply shortlived[] = {
         {200, "{\"access_token\":\"short\",\"expires_in\":\"100\"}", NULL, 0, NULL}, {0}};
-    fs_script(imds, shortlived);
+    arm_script(imds, shortlived);
     assert_int_equal(tw_arm_cred_new(&co, &h, &cred, &err), TW_OK);
     char t[64];
     for (int i = 0; i < 3; i++)
@@ -655,12 +686,12 @@ static void test_token_cache(void **state)
     tw_arm_cred_free(cred);
 
     /* IMDS refusing: TW_EPERM with its words, the ARM call not sent. */
-    struct fs_reply refused[] = {
+    struct reply refused[] = {
         {400, "{\"error\":\"invalid_request\",\"error_description\":\"Identity not found\"}",
          NULL, 0, NULL},
         {0}};
-    fs_script(imds, refused);
-    fs_script(arm, ok);
+    arm_script(imds, refused);
+    arm_script(arm, ok);
     co.refresh_before_s = 0;
     assert_int_equal(tw_arm_cred_new(&co, &h, &cred, &err), TW_OK);
     assert_int_equal(tw_arm_new(&o, cred, NULL, &a, &err), TW_OK);
@@ -691,9 +722,9 @@ static void *race(void *arg)
 static void test_token_threads(void **state)
 {
     (void)state;
-    struct fs_reply tok[] = {
+    struct reply tok[] = {
         {200, "{\"access_token\":\"shared\",\"expires_in\":\"3599\"}", NULL, 300, NULL}, {0}};
-    struct fakesrv *imds = fs_start(tok);
+    struct fakesrv *imds = start(tok);
     assert_non_null(imds);
     struct tw_arm_cred_opts co = {.kind = TW_ARM_CRED_MANAGED_IDENTITY, .imds_url = imds->base};
     struct tw_az_http_opts h;
@@ -725,12 +756,12 @@ static void test_client_credentials(void **state)
 {
     (void)state;
     struct vclock clock = {0};
-    struct fs_reply tok[] = {
+    struct reply tok[] = {
         {200, "{\"token_type\":\"Bearer\",\"expires_in\":3599,\"ext_expires_in\":3599,"
               "\"access_token\":\"sp-token\"}",
          NULL, 0, NULL},
         {0}};
-    struct fakesrv *login = fs_start(tok);
+    struct fakesrv *login = start(tok);
     assert_non_null(login);
     struct tw_az_http_opts h;
     http_opts(&h, &clock);
@@ -757,7 +788,7 @@ static void test_client_credentials(void **state)
     tw_arm_cred_free(cred);
 
     /* Refusals: the secret is in no message, even when the login echoes it. */
-    struct fs_reply refusals[][2] = {
+    struct reply refusals[][2] = {
         {{401, "{\"error\":\"invalid_client\",\"error_description\":\"AADSTS7000215: Invalid "
                "client secret provided: " SECRET "\"}",
           NULL, 0, NULL},
@@ -771,7 +802,7 @@ static void test_client_credentials(void **state)
         {{200, "not json " SECRET, NULL, 0, NULL}, {0}},
     };
     for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
-        fs_script(login, refusals[i]);
+        arm_script(login, refusals[i]);
         assert_int_equal(tw_arm_cred_new(&co, &h, &cred, &err), TW_OK);
         memset(&err, 0, sizeof(err));
         enum tw_err rc = tw_arm_cred_token(cred, t, sizeof(t), &err);

@@ -16,6 +16,37 @@
 #include "azure/skus.h"
 #include "fakesrv.h"
 
+/* A reply with more headers: fakesrv's own replies carry none but
+ * Retry-After, so these go through fs_script_headers. */
+struct reply {
+    unsigned status;
+    const char *body, *retry_after;
+    long delay_ms;
+    const char *headers;
+};
+
+static void arm_script(struct fakesrv *s, const struct reply *r)
+{
+    struct fs_reply f[FS_MAX_REPLIES + 1];
+    const char *h[FS_MAX_REPLIES];
+    size_t n = 0;
+    for (; n < FS_MAX_REPLIES && r[n].status; n++) {
+        f[n] = (struct fs_reply){r[n].status, r[n].body, r[n].retry_after, r[n].delay_ms};
+        h[n] = r[n].headers;
+    }
+    f[n] = (struct fs_reply){0, NULL, NULL, 0};
+    fs_script_headers(s, f, h);
+}
+
+static struct fakesrv *start(const struct reply *r)
+{
+    struct fs_reply none[] = {{200, "{}", NULL, 0}, {0, NULL, NULL, 0}};
+    struct fakesrv *s = fs_start(none);
+    if (s)
+        arm_script(s, r);
+    return s;
+}
+
 #define SUB "00000000-1111-2222-3333-444444444444"
 #define RG "/subscriptions/" SUB "/resourceGroups/rg-a/providers/Microsoft.Compute"
 #define DISK_ID RG "/disks/d1"
@@ -81,8 +112,8 @@ static void seen(struct actions *s, struct fakesrv *f)
 static void test_role_is_the_calls(void **state)
 {
     (void)state;
-    struct fs_reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
-    struct fakesrv *f = fs_start(none);
+    struct reply none[] = {{200, "{}", NULL, 0, NULL}, {0}};
+    struct fakesrv *f = start(none);
     assert_non_null(f);
     struct tw_error err = {0};
     struct tw_arm_cred *cred;
@@ -101,18 +132,18 @@ static void test_role_is_the_calls(void **state)
     bool done, ok;
     char power[32];
 
-    struct fs_reply disks[] = {{200, "{\"value\":[" DISK_JSON "]}", NULL, 0, NULL}, {0}};
-    fs_script(f, disks);
+    struct reply disks[] = {{200, "{\"value\":[" DISK_JSON "]}", NULL, 0, NULL}, {0}};
+    arm_script(f, disks);
     assert_int_equal(tw_arm_disks_list(a, SUB, NULL, NULL, NULL, &err), TW_OK);
     seen(&got, f);
-    fs_script(f, disks);
+    arm_script(f, disks);
     assert_int_equal(tw_arm_disks_list(a, SUB, "rg-a", NULL, NULL, &err), TW_OK);
     seen(&got, f);
-    struct fs_reply disk[] = {{200, DISK_JSON, NULL, 0, NULL}, {0}};
-    fs_script(f, disk);
+    struct reply disk[] = {{200, DISK_JSON, NULL, 0, NULL}, {0}};
+    arm_script(f, disk);
     assert_int_equal(tw_arm_disk_get(a, DISK_ID, &d, &err), TW_OK);
     seen(&got, f);
-    fs_script(f, disk);
+    arm_script(f, disk);
     assert_int_equal(tw_arm_disk_verify(a, DISK_ID, "Premium_LRS", &ok, NULL, &err), TW_OK);
     seen(&got, f);
 
@@ -121,30 +152,30 @@ static void test_role_is_the_calls(void **state)
              "Azure-AsyncOperation: %s/subscriptions/" SUB
              "/providers/Microsoft.Compute/locations/eastus/DiskOperations/op1?api-version=x",
              f->base);
-    struct fs_reply patch[] = {{202, "", NULL, 0, async},
+    struct reply patch[] = {{202, "", NULL, 0, async},
                                {200, "{\"status\":\"Succeeded\"}", NULL, 0, NULL},
                                {0}};
-    fs_script(f, patch);
+    arm_script(f, patch);
     assert_int_equal(tw_arm_disk_set_sku(a, DISK_ID, "Standard_LRS", &op, &err), TW_OK);
     seen(&got, f);
     assert_int_equal(tw_arm_op_poll(a, &op, &done, &err), TW_OK);
     seen(&got, f);
 
     /* A VM list with instance views, then one without (each VM's view). */
-    struct fs_reply vms[] = {
+    struct reply vms[] = {
         {200, "{\"value\":[{\"id\":\"" VM_ID "\",\"name\":\"vm1\",\"properties\":{\"instanceView\""
               ":{\"statuses\":[{\"code\":\"PowerState/running\"}]}}}]}",
          NULL, 0, NULL},
         {0}};
-    fs_script(f, vms);
+    arm_script(f, vms);
     assert_int_equal(tw_arm_vms_list(a, SUB, NULL, NULL, NULL, &err), TW_OK);
     seen(&got, f);
-    struct fs_reply vm_get[] = {{200, VM_JSON, NULL, 0, NULL}, {0}};
-    fs_script(f, vm_get);
+    struct reply vm_get[] = {{200, VM_JSON, NULL, 0, NULL}, {0}};
+    arm_script(f, vm_get);
     assert_int_equal(tw_arm_vm_get(a, VM_ID, vm, &err), TW_OK);
     seen(&got, f);
-    struct fs_reply iv[] = {{200, "{\"statuses\":[]}", NULL, 0, NULL}, {0}};
-    fs_script(f, iv);
+    struct reply iv[] = {{200, "{\"statuses\":[]}", NULL, 0, NULL}, {0}};
+    arm_script(f, iv);
     assert_int_equal(tw_arm_vm_power(a, VM_ID, power, sizeof(power), &err), TW_OK);
     seen(&got, f);
 
@@ -152,21 +183,21 @@ static void test_role_is_the_calls(void **state)
              "Azure-AsyncOperation: %s/subscriptions/" SUB
              "/providers/Microsoft.Compute/locations/eastus/operations/op2?api-version=x",
              f->base);
-    struct fs_reply post[] = {{202, "", NULL, 0, async},
+    struct reply post[] = {{202, "", NULL, 0, async},
                               {200, "{\"status\":\"Succeeded\"}", NULL, 0, NULL},
                               {0}};
-    fs_script(f, post);
+    arm_script(f, post);
     assert_int_equal(tw_arm_vm_deallocate(a, VM_ID, &op, &err), TW_OK);
     seen(&got, f);
     assert_int_equal(tw_arm_op_poll(a, &op, &done, &err), TW_OK);
     seen(&got, f);
-    fs_script(f, post);
+    arm_script(f, post);
     assert_int_equal(tw_arm_vm_start(a, VM_ID, &op, &err), TW_OK);
     seen(&got, f);
 
     /* The VM sizes' Resource SKUs (azure/skus.h). */
-    struct fs_reply skus[] = {{200, "{\"value\":[]}", NULL, 0, NULL}, {0}};
-    fs_script(f, skus);
+    struct reply skus[] = {{200, "{\"value\":[]}", NULL, 0, NULL}, {0}};
+    arm_script(f, skus);
     struct tw_vmcap_table t = {0};
     assert_int_equal(tw_az_skus_fetch(&o.http, f->base, SUB, "eastus", "t", NULL, &t, &err),
                      TW_OK);
