@@ -646,6 +646,7 @@ void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim
         /* CONSTRUCTED: "You can only change disk type twice per day" (arm.md 1). */
         char next[40];
         sim_iso_time(oldest + DAY_MS, next);
+        sim->n_quota++;
         sim_arm_error(rs, 409, "OperationNotAllowed", "sku.name",
                       "The type of disk '%s' has been changed %d times in the last 24 hours; a "
                       "disk's type can be changed at most %d times per day. Try again after %s.",

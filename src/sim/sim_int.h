@@ -141,6 +141,7 @@ struct tw_sim {
     uint64_t n_requests;  /* ARM requests (counters) */
     uint64_t n_throttled; /* ARM answers with 429 */
     uint64_t n_conflicts; /* concurrent-write conflicts answered (409 Conflict) */
+    uint64_t n_quota;     /* type changes refused by sku_changes_per_day */
 };
 
 /* ---- helpers (sim.c) ---- */

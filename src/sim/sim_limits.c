@@ -19,7 +19,8 @@
  * throttling shape (arm.md 4) with a CONSTRUCTED policy name.
  *
  * Counters (GET/DELETE /_sim/counters): ARM requests, 429 answers,
- * concurrent-write conflicts, and per disk the PATCH requests and per VM
+ * concurrent-write conflicts, type changes refused by the daily quota, and
+ * per disk the PATCH requests and per VM
  * the power actions that reached the resource (a request refused by a
  * limit never reached it).
  */
@@ -274,14 +275,15 @@ void sim_admin_counters_get(struct tw_sim *sim, const struct sim_req *rq, struct
         return;
     }
     sim_json(rs, 200,
-             json_pack("{s:I, s:I, s:o, s:o, s:I}", "requests", (json_int_t)sim->n_requests,
+             json_pack("{s:I, s:I, s:o, s:o, s:I, s:I}", "requests", (json_int_t)sim->n_requests,
                        "throttled", (json_int_t)sim->n_throttled, "patches", patches,
-                       "vm_actions", actions, "conflicts", (json_int_t)sim->n_conflicts));
+                       "vm_actions", actions, "conflicts", (json_int_t)sim->n_conflicts,
+                       "quota_refusals", (json_int_t)sim->n_quota));
 }
 
 void sim_admin_counters_delete(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
 {
-    sim->n_requests = sim->n_throttled = sim->n_conflicts = 0;
+    sim->n_requests = sim->n_throttled = sim->n_conflicts = sim->n_quota = 0;
     for (size_t i = 0; i < sim->sc->n_disks; i++)
         sim->disk_rt[i].patches = 0;
     for (size_t i = 0; i < sim->sc->n_vms; i++)

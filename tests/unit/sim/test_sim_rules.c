@@ -304,6 +304,10 @@ static void test_quota_rolling(void **state)
     patch(sim, tok, SPARE, "Premium_LRS", 202, NULL);
     wait_idle(sim);
     patch(sim, tok, SPARE, "Standard_LRS", 409, "OperationNotAllowed");
+    /* Both refusals are counted. */
+    st_request(sim, &r, "GET", "/_sim/counters", NULL, NULL);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "quota_refusals")), 2);
+    st_free(&r);
     free(tok);
     tw_sim_stop(sim);
 }
