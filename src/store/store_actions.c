@@ -52,7 +52,11 @@ enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_n
                              int64_t *id, struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
-    enum tw_err rc = exec_stmt(s, SQ_BEGIN, "starting to store an action", err);
+    /* Inside a transaction the caller holds on this handle (a plan's
+     * actions recorded during its read), a savepoint of it. */
+    bool nested = !sqlite3_get_autocommit(s->db);
+    enum tw_err rc = exec_stmt(s, nested ? SQ_SAVEPOINT_OP : SQ_BEGIN,
+                               "starting to store an action", err);
     if (rc != TW_OK)
         return rc;
     sqlite3_stmt *q = tw_sq_stmt(s, SQ_ACTION_ADD, err);
@@ -109,7 +113,12 @@ enum tw_err tw_sq_action_add(struct tw_store *st, const struct tw_store_action_n
     if (id)
         *id = new_id;
 out:
-    return end_tx(s, rc, "committing a new action", err);
+    if (!nested)
+        return end_tx(s, rc, "committing a new action", err);
+    if (rc != TW_OK)
+        exec_stmt(s, SQ_ROLLBACK_TO_OP, "undoing a new action", NULL);
+    enum tw_err rel = exec_stmt(s, SQ_RELEASE_OP, "keeping a new action", rc == TW_OK ? err : NULL);
+    return rc != TW_OK ? rc : rel;
 }
 
 /* Runs STMT (the compare-and-set, or its line in the audit log) with the

@@ -377,6 +377,28 @@ static void test_originals(void **state)
                      TW_EINVAL);
 }
 
+/* An action added while the handle reads (a plan recorded during its
+ * savings walk) is a savepoint of that transaction, not a second one. */
+static void test_add_during_a_read(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    struct tw_store_sv_cursor *c;
+    assert_int_equal(tw_store_savings_open(f->st, 0, INT64_MAX, &c, &err), TW_OK);
+    struct tw_store_sv_vm vm;
+    bool done = false;
+    assert_int_equal(tw_store_savings_next(c, &vm, &done, &err), TW_OK);
+    int64_t id = add(f->st, "inside", "2026-12-05T20:00:00Z", false);
+    struct tw_store_action_new again = {.disk_id = 2, .kind = "downgrade",
+                                        .idempotency_key = "inside"};
+    assert_int_equal(tw_store_action_add(f->st, &again, NULL, &err), TW_EINVAL);
+    assert_int_equal(tw_store_savings_next(c, &vm, &done, &err), TW_OK);
+    tw_store_savings_close(c);
+    size_t n;
+    assert_int_equal(tw_store_action_log_count(f->st, id, &n, &err), TW_OK);
+    assert_int_equal(n, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +408,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_claims_two_handles, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_due, setup, teardown),
         cmocka_unit_test_setup_teardown(test_originals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_add_during_a_read, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
