@@ -323,6 +323,7 @@ struct fault_plan {
     const struct tw_sim_fault *action; /* throttle, error, truncate or drop; NULL when none */
     struct tw_sim_fault action_copy;
     bool no_next_link;
+    bool fail_op;
 };
 
 static double draw(struct tw_sim_fault *f)
@@ -357,6 +358,9 @@ static void plan_faults(struct tw_sim *sim, const char *method, const char *path
         } else if (f->kind == TW_SIM_FAULT_NO_NEXT_LINK) {
             f->fired++;
             plan->no_next_link = true;
+        } else if (f->kind == TW_SIM_FAULT_FAIL_OPERATION) {
+            f->fired++;
+            plan->fail_op = true;
         } else if (!plan->action) {
             /* The first fault that shapes the answer wins; later ones are
              * left for the next request. */
@@ -514,6 +518,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     sim_settle(sim);
     rq.no_next_link = plan.no_next_link;
+    rq.fail_op = plan.fail_op;
     const char *fault = "";
     if (step == TW_HTTPD_TOO_BIG) {
         char msg[96];
@@ -553,6 +558,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
     }
     if (plan.no_next_link && !fault[0])
         fault = "no-next-link";
+    if (plan.fail_op && !fault[0])
+        fault = "fail-operation";
     log_request(sim, method, url, rs.status, fault);
     pthread_mutex_unlock(&sim->lock);
 

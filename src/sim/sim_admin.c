@@ -85,7 +85,10 @@ void sim_admin_state(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
             op->kind == SIM_OP_DISK_UPDATE ? sc->disks[op->target].name : sc->vms[op->target].name;
         json_array_append_new(ops, json_pack("{s:s, s:s, s:s, s:s, s:s, s:s}", "id", op->id, "kind",
                                              op_kind(op->kind), "target", target, "status",
-                                             op->done ? "Succeeded" : "InProgress", "start", start,
+                                             !op->done  ? "InProgress"
+                                             : op->fail ? "Failed"
+                                                        : "Succeeded",
+                                             "start", start,
                                              "end", end));
     }
     json_t *o = clock_json(sim);

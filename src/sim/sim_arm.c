@@ -321,7 +321,15 @@ void sim_settle(struct tw_sim *sim)
         if (op->done || op->end_ms > now)
             continue;
         op->done = true;
-        if (op->kind == SIM_OP_DISK_UPDATE) {
+        if (op->fail) {
+            /* Nothing applied: the disk keeps its SKU, the VM its state. */
+            if (op->kind == SIM_OP_DISK_UPDATE) {
+                sim->disk_rt[op->target].op = -1;
+            } else if (sim->vm_rt[op->target].op == (long)i) {
+                sim->sc->vms[op->target].power = op->before;
+                sim->vm_rt[op->target].op = -1;
+            }
+        } else if (op->kind == SIM_OP_DISK_UPDATE) {
             struct tw_sim_disk *d = &sim->sc->disks[op->target];
             memcpy(d->sku, op->sku, sizeof(d->sku));
             memcpy(d->tier, op->tier, sizeof(d->tier));
@@ -334,6 +342,8 @@ void sim_settle(struct tw_sim *sim)
             sim->vm_rt[op->target].op = -1;
             if (op->kind == SIM_OP_VM_DEALLOCATE)
                 vm->hibernated = op->hibernate;
+            else if (op->kind == SIM_OP_VM_START)
+                vm->hibernated = false; /* (while starting, its disks are Attached already) */
             if (op->kind == SIM_OP_VM_START || op->kind == SIM_OP_VM_DEALLOCATE)
                 sim_vm_owner_changed(sim, op->target, op->end_ms);
         }
@@ -359,6 +369,25 @@ static void op_headers(struct tw_sim *sim, const struct sim_req *rq, struct sim_
                sim->url, sub, loc, kind, op->id, ver);
     sim_header(rs, "Retry-After", "%ld", sim->sc->settings.retry_after_s);
     sim_header(rs, "x-ms-request-id", "%s", op->id);
+}
+
+/* The error of a failed operation (the shape of arm-errors-samples.json
+ * "lro_failed_status_doc_shape"; code and text CONSTRUCTED). */
+static json_t *op_error(const struct sim_op *op)
+{
+    return json_pack("{s:s, s:s}", "code", "InternalExecutionError", "message",
+                     op->kind == SIM_OP_DISK_UPDATE
+                         ? "The disk update failed and was not applied (a fail-operation fault "
+                           "of the simulator). Retry the operation."
+                         : "The virtual machine operation failed and was not applied (a "
+                           "fail-operation fault of the simulator). Retry the operation.");
+}
+
+/* Location polling of a failed operation: its status with the error. */
+static void op_failed(struct sim_resp *rs, unsigned status, const struct sim_op *op)
+{
+    json_t *e = op_error(op);
+    sim_json(rs, status, e ? json_pack("{s:o}", "error", e) : NULL);
 }
 
 void sim_arm_operation(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)
@@ -388,7 +417,9 @@ void sim_arm_operation(struct tw_sim *sim, const struct sim_req *rq, struct sim_
             rs->status = 202;
             return;
         }
-        if (op->kind == SIM_OP_DISK_UPDATE)
+        if (op->fail)
+            op_failed(rs, 500, op);
+        else if (op->kind == SIM_OP_DISK_UPDATE)
             sim_json(rs, 200, sim_disk_json(sim, (size_t)op->target));
         else
             rs->status = 200;
@@ -404,9 +435,11 @@ void sim_arm_operation(struct tw_sim *sim, const struct sim_req *rq, struct sim_
         return;
     }
     sim_iso_time(op->end_ms, end);
-    sim_json(rs, 200,
-             json_pack("{s:s, s:s, s:s, s:s}", "startTime", start, "endTime", end, "status",
-                       "Succeeded", "name", op->id));
+    json_t *body = json_pack("{s:s, s:s, s:s, s:s}", "startTime", start, "endTime", end,
+                             "status", op->fail ? "Failed" : "Succeeded", "name", op->id);
+    if (body && op->fail)
+        json_object_set_new(body, "error", op_error(op));
+    sim_json(rs, 200, body);
 }
 
 /* ---- disks ---- */
@@ -693,6 +726,7 @@ void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim
                 memcpy(op->sku, sku, sizeof(op->sku));
                 memcpy(op->tier, tier, sizeof(op->tier));
                 op->size_gib = size;
+                op->fail = rq->fail_op;
                 sim->disk_rt[di].op = (long)(op - sim->ops);
                 if (sku_change)
                     record_change(sim, (size_t)di, now);
@@ -971,9 +1005,9 @@ static void vm_action(struct tw_sim *sim, const struct sim_req *rq, struct sim_r
         return;
     }
     op->power = final;
+    op->before = vm->power;
+    op->fail = rq->fail_op;
     op->hibernate = kind == SIM_OP_VM_DEALLOCATE && hibernate;
-    if (kind == SIM_OP_VM_START)
-        vm->hibernated = false; /* its disks come out of Frozen as it starts */
     vm->power = via;
     sim->vm_rt[vi].op = (long)(op - sim->ops);
     op_headers(sim, rq, rs, op);

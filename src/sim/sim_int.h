@@ -53,6 +53,7 @@ struct sim_req {
     size_t n_params;
     char params[SIM_MAX_PARAMS][128]; /* the route's {placeholders}, in order */
     bool no_next_link;                /* a no-next-link fault fired for this request */
+    bool fail_op;                     /* a fail-operation fault fired for this request */
 };
 
 struct tw_sim;
@@ -72,6 +73,8 @@ struct sim_op {
     int64_t start_ms, end_ms; /* sim clock */
     bool done;
     bool hibernate;           /* VM_DEALLOCATE with hibernate=true */
+    bool fail;                /* ends Failed, nothing applied (a fail-operation fault) */
+    enum tw_sim_power before; /* VM operations: the state it returns to when it fails */
     char subscription_id[64]; /* for the operation URL */
     char location[64];
 };

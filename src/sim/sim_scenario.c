@@ -280,7 +280,8 @@ static enum tw_err parse_time(const char *s, int64_t *ms)
 /* ---- faults ---- */
 
 static const char *const fault_kinds[] = {"latency",  "throttle", "error",
-                                          "truncate", "drop",     "no-next-link"};
+                                          "truncate", "drop",     "no-next-link",
+                                          "fail-operation"};
 
 const char *tw_sim_fault_kind_name(enum tw_sim_fault_kind k)
 {
@@ -310,8 +311,8 @@ enum tw_err tw_sim_fault_from_value(const json_t *v, const char *where, struct t
     }
     if (k == sizeof(fault_kinds) / sizeof(fault_kinds[0]))
         return tw_error_set(err, TW_EPARSE,
-                            "%skind \"%s\" is not latency, throttle, error, truncate, drop or "
-                            "no-next-link",
+                            "%skind \"%s\" is not latency, throttle, error, truncate, drop, "
+                            "no-next-link or fail-operation",
                             w, kind);
     f->kind = (enum tw_sim_fault_kind)k;
     strcpy(f->path, "/");

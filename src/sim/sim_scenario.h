@@ -112,7 +112,8 @@ enum tw_sim_fault_kind {
     TW_SIM_FAULT_ERROR,       /* STATUS (default 500) with the surface's own body */
     TW_SIM_FAULT_TRUNCATE,    /* the real answer with its body cut short */
     TW_SIM_FAULT_DROP,        /* close the connection without an answer */
-    TW_SIM_FAULT_NO_NEXT_LINK /* Retail Prices: NextPageLink null on a full page */
+    TW_SIM_FAULT_NO_NEXT_LINK, /* Retail Prices: NextPageLink null on a full page */
+    TW_SIM_FAULT_FAIL_OPERATION /* ARM: the operation the request starts ends Failed */
 };
 
 struct tw_sim_fault {
@@ -169,7 +170,7 @@ void tw_sim_scenario_free(struct tw_sim_scenario *sc);
 /*
  * A fault from a --fault flag: comma-separated key=value pairs, e.g.
  * "kind=error,path=/metadata/instance,status=503,count=2".  Keys: kind
- * (latency|throttle|error|truncate|drop|no-next-link), path, method,
+ * (latency|throttle|error|truncate|drop|no-next-link|fail-operation), path, method,
  * status, retry_after, ms, bytes, skip, count, probability, seed.
  */
 enum tw_err tw_sim_fault_parse(const char *spec, struct tw_sim_fault *f, struct tw_error *err);

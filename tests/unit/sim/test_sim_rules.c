@@ -349,6 +349,87 @@ static void test_conflicts(void **state)
     tw_sim_stop(sim);
 }
 
+/* Polls the operation URL until it is no longer InProgress; its body. */
+static json_t *op_result(struct tw_sim *sim, const char *tok, const char *url)
+{
+    for (int i = 0; i < 200; i++) {
+        struct st_resp r;
+        st_arm(sim, &r, tok, "GET", url, NULL);
+        assert_int_equal(r.status, 200);
+        if (strcmp(json_string_value(json_object_get(r.json, "status")), "InProgress") != 0) {
+            json_t *j = json_incref(r.json);
+            st_free(&r);
+            return j;
+        }
+        st_free(&r);
+        st_sleep_ms(50);
+    }
+    fail_msg("operation %s never ended", url);
+    return NULL;
+}
+
+/* A fail-operation fault: the operation the request starts ends Failed and
+ * nothing is applied; the next one goes through. */
+static void test_failed_operations(void **state)
+{
+    (void)state;
+    struct tw_sim *sim = st_start(FAST, NULL);
+    char *tok = st_token(sim);
+    struct st_resp r;
+    admin(sim, "/_sim/faults",
+          "{\"kind\": \"fail-operation\", \"method\": \"PATCH\", \"path\": \"" ST_DISKS
+          "advisor-vm-02-data0\", \"count\": 1}",
+          200);
+    st_arm(sim, &r, tok, "PATCH", V2DATA, "{\"sku\": {\"name\": \"StandardSSD_LRS\"}}");
+    assert_int_equal(r.status, 202);
+    char *url = strdup(st_hdr(&r, "Azure-AsyncOperation"));
+    char *loc = strdup(st_hdr(&r, "Location"));
+    st_free(&r);
+    json_t *res = op_result(sim, tok, url);
+    assert_string_equal(json_string_value(json_object_get(res, "status")), "Failed");
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(res, "error"), "code")),
+        "InternalExecutionError");
+    json_decref(res);
+    st_arm(sim, &r, tok, "GET", loc, NULL);
+    assert_int_equal(r.status, 500);
+    assert_string_equal(err_code(&r), "InternalExecutionError");
+    st_free(&r);
+    free(url);
+    free(loc);
+    get(sim, tok, V2DATA, &r);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "sku"), "name")),
+                        "Premium_LRS");
+    assert_string_equal(sprop(&r, "provisioningState"), "Succeeded");
+    st_free(&r);
+    patch(sim, tok, V2DATA, "StandardSSD_LRS", 202, NULL);
+    wait_idle(sim);
+    get(sim, tok, V2DATA, &r);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(r.json, "sku"), "name")),
+                        "StandardSSD_LRS");
+    st_free(&r);
+
+    /* A start that fails leaves the VM deallocated. */
+    admin(sim, "/_sim/faults",
+          "{\"kind\": \"fail-operation\", \"path\": \"" VM2 "/start\", \"count\": 1}", 200);
+    st_arm(sim, &r, tok, "POST", VM2 "/start" VC, NULL);
+    assert_int_equal(r.status, 202);
+    url = strdup(st_hdr(&r, "Azure-AsyncOperation"));
+    st_free(&r);
+    res = op_result(sim, tok, url);
+    assert_string_equal(json_string_value(json_object_get(res, "status")), "Failed");
+    json_decref(res);
+    free(url);
+    assert_string_equal(disk_state(sim, tok, V2DATA), "Reserved");
+    st_request(sim, &r, "GET", "/_sim/state", NULL, NULL);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(r.json, "vms"), 1), "power_state")),
+                        "deallocated");
+    st_free(&r);
+    free(tok);
+    tw_sim_stop(sim);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +437,7 @@ int main(void)
         cmocka_unit_test(test_hibernation),
         cmocka_unit_test(test_quota_rolling),
         cmocka_unit_test(test_conflicts),
+        cmocka_unit_test(test_failed_operations),
     };
     return cmocka_run_group_tests(tests, st_setup, st_teardown);
 }
