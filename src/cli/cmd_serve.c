@@ -77,6 +77,9 @@ static void usage(FILE *f)
             "                     machine can't load, refuses the start with its\n"
             "                     FILE:LINE:COLUMN; check them with tierwise policy check)\n"
             "                     and served at /api/v1/policies\n"
+            "  --drift-interval D how often drift is judged when there are --policies\n"
+            "                     (default 1m, 1s..1d): a line is logged when a disk's drift\n"
+            "                     starts or ends; /metrics' tierwise_drift_disks\n"
             "  --vm-sizes-from-arm  read the VM sizes of the fleet's regions from ARM's\n"
             "                     Resource SKUs at start and daily (token from the managed\n"
             "                     identity through IMDS), cached in the database; verdicts\n"
@@ -307,6 +310,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"arm-url", required_argument, NULL, 1011},
         {"imds-url", required_argument, NULL, 1012},
         {"policies", required_argument, NULL, 1013},
+        {"drift-interval", required_argument, NULL, 1020},
         {"scheduler", no_argument, NULL, 1030},
         {"scheduler-interval", required_argument, NULL, 1031},
         {"sync", no_argument, NULL, 1040},
@@ -319,6 +323,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
     struct serve_opts o = {.log_requests = -1, .vm_sizes = -1};
     const char *config = NULL;
     const char *arm_url = NULL, *imds_url = NULL; /* ARM's VM sizes */
+    const char *drift_interval = NULL;            /* --drift-interval */
     bool scheduler = false;                       /* --scheduler */
     const char *sched_every = NULL;               /* --scheduler-interval */
     struct tw_arm_cred *exec_cred = NULL;         /* the executor's ARM */
@@ -357,6 +362,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1011: arm_url = optarg; break;
         case 1012: imds_url = optarg; break;
         case 1013: o.policies = optarg; break;
+        case 1020: drift_interval = optarg; break;
         case 1030: scheduler = true; break;
         case 1031: sched_every = optarg; break;
         case 1040: sync = true; break;
@@ -515,6 +521,17 @@ int tw_cli_cmd_serve(int argc, char **argv)
         so.imds_url = ep.url[TW_AZ_EP_IMDS];
     }
     so.policies_dir = o.policies;
+    if (drift_interval) {
+        uint64_t every_ms;
+        if (tw_duration_parse(drift_interval, &every_ms, &err) != TW_OK || every_ms < 1000 ||
+            every_ms > 86400000) {
+            rc = tw_error_set(&err, TW_EINVAL, "--drift-interval \"%s\" must be a duration from "
+                              "1s to 1d (e.g. 1m)", drift_interval);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.drift_interval_s = (unsigned)(every_ms / 1000);
+    }
     if (sched_every && !scheduler) {
         rc = tw_error_set(&err, TW_EINVAL, "--scheduler-interval is for --scheduler");
         status = TW_EXIT_USAGE;

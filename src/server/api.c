@@ -73,6 +73,7 @@ const struct tw_route tw_api_routes[] = {
     {"GET", "/api/v1/policies", TW_AUTH_READER, tw_v1_policies, false},
     {"GET", "/api/v1/policies/{name}", TW_AUTH_READER, tw_v1_policy, false},
     {"GET", "/api/v1/savings/opportunities", TW_AUTH_READER, tw_v1_savings_opportunities, false},
+    {"GET", "/api/v1/drift", TW_AUTH_READER, tw_v1_drift, false},
     {"GET", "/api/v1/plan", TW_AUTH_READER, tw_v1_plan, false},
     {"GET", "/api/v1/plan.ics", TW_AUTH_READER, tw_v1_plan_ics, false},
     {"GET", "/api/v1/actions", TW_AUTH_READER, tw_v1_actions, false},

@@ -570,6 +570,11 @@ enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_stor
                 "# TYPE tierwise_connections_refused_total counter\n"
                 "tierwise_connections_refused_total %lld\n",
                 (long long)st->connections_refused);
+        if (st->drift_known)
+            PUT("# HELP tierwise_drift_disks Disks below the SKU their policy requires while "
+                "their VM runs, at the drift job's last run.\n"
+                "# TYPE tierwise_drift_disks gauge\ntierwise_drift_disks %lld\n",
+                (long long)st->drift_disks);
         if (st->sync_known)
             PUT("# HELP tierwise_sync_last_success_timestamp_seconds When the last sync from ARM "
                 "succeeded (Unix seconds; 0: none yet).\n"

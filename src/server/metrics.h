@@ -54,6 +54,8 @@ struct tw_metrics_store {
     int64_t queue_depth;
     int64_t store_writable; /* 1, 0 (the store is degraded), negative: unknown (left out) */
     int64_t connections_open, connections_refused; /* the gate's; negative: left out */
+    bool drift_known;       /* the drift job has run: DRIFT_DISKS is its last count */
+    int64_t drift_disks;
     bool sync_known;        /* serve --sync runs: the two below are its */
     int64_t sync_last_success_s; /* Unix seconds of the last sync that succeeded; 0 none yet */
     int64_t sync_errors;    /* syncs that failed since the start */

@@ -111,6 +111,7 @@ static void server_free(struct tw_server *srv)
     tw_tier_catalog_cleanup(&srv->cat);
     tw_vmcap_table_cleanup(&srv->caps);
     tw_svc_vmsizes_unref(srv->vmsizes);
+    tw_srv_drift_release(srv);
     tw_srv_sync_release(srv);
     tw_svc_policies_cleanup(&srv->policies);
     pthread_mutex_destroy(&srv->pool_lock);
@@ -352,6 +353,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         return rc;
     }
     if ((rc = tw_srv_rejudge_start(srv, err)) != TW_OK) {
+        server_free(srv);
+        return rc;
+    }
+    if ((rc = tw_srv_drift_start(srv, opt->drift_interval_s, err)) != TW_OK) {
         server_free(srv);
         return rc;
     }

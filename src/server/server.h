@@ -56,6 +56,9 @@ struct tw_server_options {
      * IMDS's (its managed identity's token); NULL: not read. */
     const char *arm_url;
     const char *imds_url;
+    /* The drift job's period in seconds (drift_job.c; it runs when the
+     * server has policies); 0: 60. */
+    unsigned drift_interval_s;
     /* The executor (POST /api/v1/actions, --scheduler): ARM's credential
      * and pacer, shared by every run and borrowed (the caller frees them
      * after tw_server_stop); NULL cred: executing runs are refused with 503

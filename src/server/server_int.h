@@ -116,6 +116,8 @@ struct tw_server {
     struct tw_vmcap_table caps;
     uint64_t basis_fixed;     /* tw_svc_compliance_fixed_hash of CAT and CAPS */
     struct tw_svc_vmsizes *vmsizes; /* ARM's VM sizes (vmsizes_job.c); NULL: not read */
+    struct tw_srv_drift_gauge *drift; /* the drifting disks for /metrics (drift_job.c); NULL:
+                                       * no drift job */
 
     /* the executor (scheduler_job.c, v1_actions.c): ARM's client settings
      * (cred NULL: no executing runs), the scheduler's own worker, and the
@@ -200,6 +202,17 @@ void tw_srv_compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance
 /* Queues the judging again of kept verdicts that no longer stand on the
  * worker, now and every minute (rejudge.c). */
 enum tw_err tw_srv_rejudge_start(struct tw_server *srv, struct tw_error *err);
+
+/* Drift (drift_job.c): the store's drift rows brought up to date on the
+ * worker, now and every EVERY_S seconds (0: TW_SRV_DRIFT_EVERY_S), a line
+ * logged when a drift starts or ends; nothing when the server has no
+ * policies.  tw_srv_drift_disks: the disks drifting at the last run, -1
+ * before one (or with no drift job); tw_srv_drift_release: the server
+ * lets go of the gauge (server_free). */
+#define TW_SRV_DRIFT_EVERY_S 60
+enum tw_err tw_srv_drift_start(struct tw_server *srv, unsigned every_s, struct tw_error *err);
+int64_t tw_srv_drift_disks(const struct tw_server *srv);
+void tw_srv_drift_release(struct tw_server *srv);
 
 /* The fleet from ARM (sync_job.c): OPT's sync queued on the worker, now
  * and every sync_interval_s (0: TW_SRV_SYNC_EVERY_S); nothing without
@@ -295,6 +308,7 @@ void tw_v1_policies(struct tw_req *rq);        /* v1_policies.c */
 void tw_v1_policy(struct tw_req *rq);
 void tw_v1_savings_whatif(struct tw_req *rq); /* v1_whatif.c */
 void tw_v1_savings_opportunities(struct tw_req *rq); /* v1_opportunities.c */
+void tw_v1_drift(struct tw_req *rq);            /* v1_drift.c */
 void tw_v1_plan(struct tw_req *rq);     /* v1_plan.c: GET /api/v1/plan */
 void tw_v1_plan_ics(struct tw_req *rq); /* v1_plan.c: GET /api/v1/plan.ics */
 void tw_v1_actions(struct tw_req *rq);      /* v1_actions.c: GET /api/v1/actions */
