@@ -2,7 +2,8 @@
  * tests/CMakeLists.txt; exit 77 without it), started on 127.0.0.1 port 0
  * with tests/fixtures/sim/scenario-basic.json: client credentials at its
  * login, the disk and VM lists, a SKU switch there and back verified, the
- * quota's refusal, a running VM's refusal, deallocate and start.  Part
+ * quota's refusal, a running VM's refusal, a write while another runs
+ * (busy), deallocate and start.  Part
  * "limits": the simulator set to ARM's limits (25 reads/s a region) never
  * answers the paced client 429, and does answer an unpaced one.
  * ctest-parts: limits */
@@ -219,7 +220,15 @@ static void test_against_sim(void **state)
     assert_int_equal(tw_arm_op_wait(a, &op, &err), TW_OK);
     assert_int_equal(tw_arm_vm_power(a, VM1, power, sizeof(power), &err), TW_OK);
     assert_string_equal(power, "deallocated");
-    switch_sku(a, VM1_DATA0, "StandardSSD_LRS");
+    /* A second write while the first runs: busy, retry later. */
+    assert_int_equal(tw_arm_disk_set_sku(a, VM1_DATA0, "StandardSSD_LRS", &op, &err), TW_OK);
+    struct tw_arm_op op2;
+    assert_int_not_equal(tw_arm_disk_set_sku(a, VM1_DATA0, "Standard_LRS", &op2, &err), TW_OK);
+    assert_int_equal(tw_arm_last_error(a)->fault, TW_ARM_FAULT_BUSY);
+    assert_int_equal(tw_arm_op_wait(a, &op, &err), TW_OK);
+    bool ok = false;
+    assert_int_equal(tw_arm_disk_verify(a, VM1_DATA0, "StandardSSD_LRS", &ok, NULL, &err), TW_OK);
+    assert_true(ok);
     assert_int_equal(tw_arm_vm_start(a, VM1, &op, &err), TW_OK);
     assert_int_equal(tw_arm_op_wait(a, &op, &err), TW_OK);
     assert_int_equal(tw_arm_vm_power(a, VM1, power, sizeof(power), &err), TW_OK);
