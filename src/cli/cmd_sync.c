@@ -47,7 +47,7 @@ static void usage(FILE *f)
             TW_CLI_SAY_HELP
             "  -h, --help        this text\n\n"
             "ARM needs read access to the VMs and disks: the role of\n"
-            "deploy/azure-role.json (README \"The ARM role\").\n\n"
+            "deploy/azure-role.json (README \"ARM access for tier switches\").\n\n"
             "Exit status: 0 synced; 1 ARM refused or could not be reached, or the\n"
             "database failed (the VMs stored before it stay); 2 bad usage (a subscription\n"
             "id that is no GUID, a bad resource group name).\n",

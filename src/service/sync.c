@@ -329,7 +329,7 @@ static enum tw_err arm_failed(const struct scope *sc, enum tw_err rc, const char
         rc = tw_error_set(&tmp, TW_EPERM,
                           "ARM refused to list the %s of %s (%ld %s)%s; give the identity "
                           "tierwise runs as the role of deploy/azure-role.json on that scope "
-                          "(README \"The ARM role\")",
+                          "(README \"ARM access for tier switches\")",
                           what, where, a->status, a->code[0] ? a->code : "refused", said);
     else if (a && a->fault == TW_ARM_FAULT_NOT_FOUND)
         rc = tw_error_set(&tmp, TW_ENOENT, "ARM does not know %s (%ld %s)%s; check the id",
