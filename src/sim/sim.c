@@ -223,7 +223,8 @@ static const struct route {
      "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/"
      "virtualMachines/{vm}/instanceView",
      sim_arm_vm_instance_view},
-    {"GET", "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachines/{vm}",
+    {"GET",
+     "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachines/{vm}",
      sim_arm_vm_get},
     {"GET", "/subscriptions/{sub}/resourceGroups/{rg}/providers/Microsoft.Compute/virtualMachines",
      sim_arm_vm_list},

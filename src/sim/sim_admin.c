@@ -88,8 +88,7 @@ void sim_admin_state(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
                                              !op->done  ? "InProgress"
                                              : op->fail ? "Failed"
                                                         : "Succeeded",
-                                             "start", start,
-                                             "end", end));
+                                             "start", start, "end", end));
     }
     json_t *o = clock_json(sim);
     if (o) {
@@ -216,8 +215,8 @@ void sim_admin_power(struct tw_sim *sim, const struct sim_req *rq, struct sim_re
         if (owner) /* LastOwnershipUpdateTime: the VM started or was deallocated */
             sim_vm_owner_changed(sim, vi, sim_now_ms(sim));
         sim_json(rs, 200,
-                 json_pack("{s:s, s:s, s:b}", "vm", vm->name, "power_state",
-                           tw_sim_power_name(p), "hibernated", hibernate));
+                 json_pack("{s:s, s:s, s:b}", "vm", vm->name, "power_state", tw_sim_power_name(p),
+                           "hibernated", hibernate));
     }
     json_decref(b);
 }

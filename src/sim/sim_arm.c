@@ -151,8 +151,7 @@ static bool prelude(struct tw_sim *sim, const struct sim_req *rq, struct sim_res
     /* ARM's code; the text is CONSTRUCTED after the one ARM sends for a
      * resource group call with an unknown version. */
     sim_arm_error(rs, 400, "InvalidApiVersionParameter", NULL,
-                  "The api-version '%.64s' is invalid. The supported versions are '%s'.", ver,
-                  all);
+                  "The api-version '%.64s' is invalid. The supported versions are '%s'.", ver, all);
     return false;
 }
 
@@ -209,8 +208,8 @@ void sim_vm_owner_changed(struct tw_sim *sim, long vi, int64_t now)
     }
 }
 
-void sim_resource_id(const char *sub, const char *rg, const char *type, const char *name,
-                     char *out, size_t n)
+void sim_resource_id(const char *sub, const char *rg, const char *type, const char *name, char *out,
+                     size_t n)
 {
     snprintf(out, n, "/subscriptions/%s/resourceGroups/%s/providers/Microsoft.Compute/%s/%s", sub,
              rg, type, name);
@@ -232,7 +231,7 @@ json_t *sim_disk_json(struct tw_sim *sim, size_t di)
         const struct tw_sim_vm *vm = &sim->sc->vms[d->vm];
         char vid[400];
         sim_resource_id(vm->subscription_id, vm->resource_group, "virtualMachines", vm->name, vid,
-                    sizeof(vid));
+                        sizeof(vid));
         json_object_set_new(o, "managedBy", json_string(vid));
     }
     json_object_set_new(o, "sku",
@@ -435,8 +434,8 @@ void sim_arm_operation(struct tw_sim *sim, const struct sim_req *rq, struct sim_
         return;
     }
     sim_iso_time(op->end_ms, end);
-    json_t *body = json_pack("{s:s, s:s, s:s, s:s}", "startTime", start, "endTime", end,
-                             "status", op->fail ? "Failed" : "Succeeded", "name", op->id);
+    json_t *body = json_pack("{s:s, s:s, s:s, s:s}", "startTime", start, "endTime", end, "status",
+                             op->fail ? "Failed" : "Succeeded", "name", op->id);
     if (body && op->fail)
         json_object_set_new(body, "error", op_error(op));
     sim_json(rs, 200, body);
@@ -609,8 +608,8 @@ void sim_arm_disk_patch(struct tw_sim *sim, const struct sim_req *rq, struct sim
     }
     if (sim->disk_rt[di].op >= 0 || (d->vm >= 0 && sim->vm_rt[d->vm].op >= 0)) {
         json_decref(body);
-        busy(sim, rs, sim->disk_rt[di].op >= 0 ? sim->disk_rt[di].op : sim->vm_rt[d->vm].op,
-             "disk", d->name);
+        busy(sim, rs, sim->disk_rt[di].op >= 0 ? sim->disk_rt[di].op : sim->vm_rt[d->vm].op, "disk",
+             d->name);
         return;
     }
 
@@ -771,13 +770,12 @@ static json_t *instance_view_json(struct tw_sim *sim, long vi)
     }
     char code[40];
     snprintf(code, sizeof(code), "PowerState/%s", tw_sim_power_name(vm->power));
-    json_t *o = json_pack("{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]}",
-                          "computerName", vm->computer_name, "hyperVGeneration", "V2", "disks",
-                          disks, "statuses", "code",
-                          busy_vm ? "ProvisioningState/updating" : "ProvisioningState/succeeded",
-                          "level", "Info", "displayStatus",
-                          busy_vm ? "Updating" : "Provisioning succeeded", "time", created, "code",
-                          code, "level", "Info", "displayStatus", power_display(vm->power));
+    json_t *o = json_pack(
+        "{s:s, s:s, s:o, s:[{s:s, s:s, s:s, s:s}, {s:s, s:s, s:s}]}", "computerName",
+        vm->computer_name, "hyperVGeneration", "V2", "disks", disks, "statuses", "code",
+        busy_vm ? "ProvisioningState/updating" : "ProvisioningState/succeeded", "level", "Info",
+        "displayStatus", busy_vm ? "Updating" : "Provisioning succeeded", "time", created, "code",
+        code, "level", "Info", "displayStatus", power_display(vm->power));
     if (o && vm->hibernated && vm->power == TW_SIM_POWER_DEALLOCATED)
         json_array_append_new(json_object_get(o, "statuses"),
                               json_pack("{s:s, s:s, s:s}", "code", "HibernationState/Hibernated",
@@ -833,9 +831,9 @@ static json_t *vm_json(struct tw_sim *sim, long vi, bool expand)
     sim_resource_id(vm->subscription_id, vm->resource_group, "virtualMachines", vm->name, id,
                     sizeof(id));
     sim_iso_time(sim->started_ms, created);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:O}", "name", vm->name, "id", id, "type",
-                          "Microsoft.Compute/virtualMachines", "location", vm->location, "tags",
-                          vm->tags);
+    json_t *o =
+        json_pack("{s:s, s:s, s:s, s:s, s:O}", "name", vm->name, "id", id, "type",
+                  "Microsoft.Compute/virtualMachines", "location", vm->location, "tags", vm->tags);
     if (!o)
         return NULL;
     if (vm->zone[0])
@@ -853,9 +851,9 @@ static json_t *vm_json(struct tw_sim *sim, long vi, bool expand)
         if (sim->sc->disks[i].vm == vi && sim->sc->disks[i].os)
             os = vm_disk_json(sim, i);
     }
-    json_t *storage = json_pack("{s:{s:s, s:s, s:s, s:s}}", "imageReference", "publisher",
-                                vm->image_publisher, "offer", vm->image_offer, "sku",
-                                vm->image_sku, "version", vm->image_version);
+    json_t *storage =
+        json_pack("{s:{s:s, s:s, s:s, s:s}}", "imageReference", "publisher", vm->image_publisher,
+                  "offer", vm->image_offer, "sku", vm->image_sku, "version", vm->image_version);
     if (storage) {
         if (os)
             json_object_set_new(storage, "osDisk", os);
@@ -867,8 +865,8 @@ static json_t *vm_json(struct tw_sim *sim, long vi, bool expand)
         json_decref(os);
         json_decref(data);
     }
-    json_t *p = json_pack("{s:s, s:{s:s}, s:o, s:{s:s, s:s}}", "vmId", vm->vm_id,
-                          "hardwareProfile", "vmSize", vm->vm_size, "storageProfile",
+    json_t *p = json_pack("{s:s, s:{s:s}, s:o, s:{s:s, s:s}}", "vmId", vm->vm_id, "hardwareProfile",
+                          "vmSize", vm->vm_size, "storageProfile",
                           storage ? storage : json_object(), "osProfile", "computerName",
                           vm->computer_name, "adminUsername", vm->admin_username);
     if (p) {

@@ -207,8 +207,8 @@ long sim_vm_action_target(const struct tw_sim *sim, const char *path);
 long sim_find_vm(const struct tw_sim *sim, const char *sub, const char *rg, const char *name);
 long sim_find_disk(const struct tw_sim *sim, const char *sub, const char *rg, const char *name);
 /* ARM's resource id of a VM or disk into OUT. */
-void sim_resource_id(const char *sub, const char *rg, const char *type, const char *name,
-                     char *out, size_t n);
+void sim_resource_id(const char *sub, const char *rg, const char *type, const char *name, char *out,
+                     size_t n);
 /* Stamps LastOwnershipUpdateTime on every disk of VM VI (its VM started or
  * was deallocated). */
 void sim_vm_owner_changed(struct tw_sim *sim, long vi, int64_t ms);

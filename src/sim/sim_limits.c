@@ -74,11 +74,10 @@ static void region_of(const struct tw_sim *sim, const char *path, char *out, siz
         return;
     const char *sub = seg[1];
     if (n >= 8 && strcasecmp(seg[2], "resourceGroups") == 0) {
-        long i = strcasecmp(seg[6], "disks") == 0
-                     ? sim_find_disk(sim, sub, seg[3], seg[7])
-                     : strcasecmp(seg[6], "virtualMachines") == 0
-                           ? sim_find_vm(sim, sub, seg[3], seg[7])
-                           : -1;
+        long i = strcasecmp(seg[6], "disks") == 0 ? sim_find_disk(sim, sub, seg[3], seg[7])
+                 : strcasecmp(seg[6], "virtualMachines") == 0
+                     ? sim_find_vm(sim, sub, seg[3], seg[7])
+                     : -1;
         if (i >= 0) {
             snprintf(out, cap, "%s",
                      strcasecmp(seg[6], "disks") == 0 ? sim->sc->disks[i].location
@@ -276,9 +275,9 @@ void sim_admin_counters_get(struct tw_sim *sim, const struct sim_req *rq, struct
     }
     sim_json(rs, 200,
              json_pack("{s:I, s:I, s:o, s:o, s:I, s:I}", "requests", (json_int_t)sim->n_requests,
-                       "throttled", (json_int_t)sim->n_throttled, "patches", patches,
-                       "vm_actions", actions, "conflicts", (json_int_t)sim->n_conflicts,
-                       "quota_refusals", (json_int_t)sim->n_quota));
+                       "throttled", (json_int_t)sim->n_throttled, "patches", patches, "vm_actions",
+                       actions, "conflicts", (json_int_t)sim->n_conflicts, "quota_refusals",
+                       (json_int_t)sim->n_quota));
 }
 
 void sim_admin_counters_delete(struct tw_sim *sim, const struct sim_req *rq, struct sim_resp *rs)

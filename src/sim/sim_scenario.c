@@ -139,8 +139,12 @@ bool tw_sim_tier_rating(const char *tier, int64_t *iops, int64_t *mbps)
     for (size_t i = 0; gib > 0 && i < N_STEPS; i++) {
         if (steps[i].gib != gib)
             continue;
-        *iops = tier[0] == 'P' ? steps[i].p_iops : tier[0] == 'E' ? steps[i].e_iops : steps[i].s_iops;
-        *mbps = tier[0] == 'P' ? steps[i].p_mbps : tier[0] == 'E' ? steps[i].e_mbps : steps[i].s_mbps;
+        *iops = tier[0] == 'P'   ? steps[i].p_iops
+                : tier[0] == 'E' ? steps[i].e_iops
+                                 : steps[i].s_iops;
+        *mbps = tier[0] == 'P'   ? steps[i].p_mbps
+                : tier[0] == 'E' ? steps[i].e_mbps
+                                 : steps[i].s_mbps;
         return true;
     }
     return false;
@@ -183,7 +187,7 @@ static enum tw_err get_str(const json_t *o, const char *where, const char *key, 
 {
     unsigned opt = TW_JX_NULLABLE | (required ? TW_JX_REQUIRED : 0);
     return tw_jx_str(json_object_get(o, key), where, key, opt, dst, dstlen, err) ? TW_OK
-                                                                                  : TW_EPARSE;
+                                                                                 : TW_EPARSE;
 }
 
 static enum tw_err get_int(const json_t *o, const char *where, const char *key, int64_t min,
@@ -279,9 +283,8 @@ static enum tw_err parse_time(const char *s, int64_t *ms)
 
 /* ---- faults ---- */
 
-static const char *const fault_kinds[] = {"latency",  "throttle", "error",
-                                          "truncate", "drop",     "no-next-link",
-                                          "fail-operation"};
+static const char *const fault_kinds[] = {"latency", "throttle",     "error",         "truncate",
+                                          "drop",    "no-next-link", "fail-operation"};
 
 const char *tw_sim_fault_kind_name(enum tw_sim_fault_kind k)
 {
@@ -451,44 +454,25 @@ json_t *tw_sim_fault_to_value(const struct tw_sim_fault *f)
 static const char *const top_keys[] = {
     "schema", "settings",           "self",   "vms", "disks", "resource_skus",
     "prices", "service_principals", "faults", NULL};
-static const char *const settings_keys[] = {"operation_delay_ms",
-                                            "retry_after_s",
-                                            "sku_changes_per_day",
-                                            "prices_page_size",
-                                            "token_lifetime_s",
-                                            "clock",
-                                            "arm_page_size",
-                                            "arm_limits",
-                                            NULL};
+static const char *const settings_keys[] = {
+    "operation_delay_ms", "retry_after_s",    "sku_changes_per_day",
+    "prices_page_size",   "token_lifetime_s", "clock",
+    "arm_page_size",      "arm_limits",       NULL};
 static const char *const limits_keys[] = {"reads_per_s", "writes_per_s", "burst",
                                           "vm_actions_per_min", NULL};
-static const char *const vm_keys[] = {"subscription_id",
-                                      "resource_group",
-                                      "name",
-                                      "vm_size",
-                                      "location",
-                                      "zone",
-                                      "vm_id",
-                                      "os_type",
-                                      "computer_name",
-                                      "admin_username",
-                                      "image",
-                                      "private_ip",
-                                      "mac",
-                                      "tags",
-                                      "power_state",
-                                      "hibernated",
-                                      "disks",
-                                      NULL};
+static const char *const vm_keys[] = {
+    "subscription_id", "resource_group", "name",           "vm_size", "location",   "zone", "vm_id",
+    "os_type",         "computer_name",  "admin_username", "image",   "private_ip", "mac",  "tags",
+    "power_state",     "hibernated",     "disks",          NULL};
 static const char *const image_keys[] = {"publisher", "offer", "sku", "version", NULL};
 static const char *const vm_disk_keys[] = {
-    "name",          "role",           "lun",     "sku",        "size_gib", "tier",
-    "caching",       "write_accelerator", "create_option", "resource_group", "zone",
-    "max_shares",    "bursting",       "iops",    "mbps",       NULL};
+    "name",          "role",           "lun",     "sku",
+    "size_gib",      "tier",           "caching", "write_accelerator",
+    "create_option", "resource_group", "zone",    "max_shares",
+    "bursting",      "iops",           "mbps",    NULL};
 static const char *const free_disk_keys[] = {
-    "subscription_id", "resource_group", "name",       "location", "zone", "sku",
-    "size_gib",        "tier",           "create_option", "max_shares", "bursting",
-    "iops",            "mbps",           NULL};
+    "subscription_id", "resource_group", "name",     "location", "zone", "sku", "size_gib", "tier",
+    "create_option",   "max_shares",     "bursting", "iops",     "mbps", NULL};
 static const char *const principal_keys[] = {"tenant_id", "client_id", "client_secret", NULL};
 
 static enum tw_err parse_settings(const json_t *s, struct tw_sim_settings *st, struct tw_error *err)
@@ -1010,8 +994,8 @@ static enum tw_err fill_prices(json_t *items, size_t from, struct tw_error *err)
             continue;
         char arm[128] = "";
         if (product && skuname && strcmp(product, "Premium SSD Managed Disks") == 0) {
-            snprintf(arm, sizeof(arm), "Premium_SSD_Managed_Disk_%.*s",
-                     (int)strcspn(skuname, " "), skuname);
+            snprintf(arm, sizeof(arm), "Premium_SSD_Managed_Disk_%.*s", (int)strcspn(skuname, " "),
+                     skuname);
         } else if (service && skuname && strcmp(service, "Virtual Machines") == 0 && *skuname) {
             size_t n = strlen(skuname);
             static const char *const variants[] = {" Spot", " Low Priority"};

@@ -96,23 +96,23 @@ struct tw_sim_arm_limits {
 };
 
 struct tw_sim_settings {
-    long operation_delay_ms; /* how long a PATCH/start/deallocate stays InProgress */
-    long retry_after_s;      /* Retry-After on 202 answers */
-    int sku_changes_per_day; /* SKU changes allowed per disk in any 24 h */
-    long prices_page_size;   /* Retail Prices items per page */
-    long token_lifetime_s;   /* managed-identity and login tokens */
-    int64_t clock_start_ms;  /* the sim clock's start (Unix ms); 0 = the real time */
-    long arm_page_size;      /* VMs and disks per ARM list page (nextLink beyond) */
+    long operation_delay_ms;             /* how long a PATCH/start/deallocate stays InProgress */
+    long retry_after_s;                  /* Retry-After on 202 answers */
+    int sku_changes_per_day;             /* SKU changes allowed per disk in any 24 h */
+    long prices_page_size;               /* Retail Prices items per page */
+    long token_lifetime_s;               /* managed-identity and login tokens */
+    int64_t clock_start_ms;              /* the sim clock's start (Unix ms); 0 = the real time */
+    long arm_page_size;                  /* VMs and disks per ARM list page (nextLink beyond) */
     struct tw_sim_arm_limits arm_limits; /* all 0: no limits */
 };
 
 enum tw_sim_fault_kind {
-    TW_SIM_FAULT_LATENCY,     /* wait MS before answering (combines with the others) */
-    TW_SIM_FAULT_THROTTLE,    /* 429 with Retry-After, the surface's own body */
-    TW_SIM_FAULT_ERROR,       /* STATUS (default 500) with the surface's own body */
-    TW_SIM_FAULT_TRUNCATE,    /* the real answer with its body cut short */
-    TW_SIM_FAULT_DROP,        /* close the connection without an answer */
-    TW_SIM_FAULT_NO_NEXT_LINK, /* Retail Prices: NextPageLink null on a full page */
+    TW_SIM_FAULT_LATENCY,       /* wait MS before answering (combines with the others) */
+    TW_SIM_FAULT_THROTTLE,      /* 429 with Retry-After, the surface's own body */
+    TW_SIM_FAULT_ERROR,         /* STATUS (default 500) with the surface's own body */
+    TW_SIM_FAULT_TRUNCATE,      /* the real answer with its body cut short */
+    TW_SIM_FAULT_DROP,          /* close the connection without an answer */
+    TW_SIM_FAULT_NO_NEXT_LINK,  /* Retail Prices: NextPageLink null on a full page */
     TW_SIM_FAULT_FAIL_OPERATION /* ARM: the operation the request starts ends Failed */
 };
 

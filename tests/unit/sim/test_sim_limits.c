@@ -103,8 +103,8 @@ static void wait_idle(struct tw_sim *sim)
         bool busy = false;
         json_t *vms = json_object_get(r.json, "vms");
         for (size_t k = 0; k < json_array_size(vms); k++)
-            busy = busy || !json_is_null(json_object_get(json_array_get(vms, k),
-                                                         "pending_operation"));
+            busy =
+                busy || !json_is_null(json_object_get(json_array_get(vms, k), "pending_operation"));
         st_free(&r);
         if (!busy)
             return;
@@ -177,8 +177,8 @@ static void test_limits_parse(void **state)
     assert_true(l.burst == 2 && l.vm_actions_per_min == 4);
     assert_int_equal(tw_sim_arm_limits_parse("off", &l, &err), TW_OK);
     assert_true(l.reads_per_s == 0 && l.writes_per_s == 0);
-    static const char *const bad[] = {"25", "25,", "a,b", "25,10,0", "25,10,1,2.5",
-                                      "25,10,1,4,5", "-1,10", "25,10,1,65", ""};
+    static const char *const bad[] = {
+        "25", "25,", "a,b", "25,10,0", "25,10,1,2.5", "25,10,1,4,5", "-1,10", "25,10,1,65", ""};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         if (tw_sim_arm_limits_parse(bad[i], &l, &err) != TW_EPARSE)
             fail_msg("--arm-limits \"%s\" was taken", bad[i]);

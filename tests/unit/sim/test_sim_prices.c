@@ -263,9 +263,12 @@ static void test_primary_and_arm_sku(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_walk),         cmocka_unit_test(test_filters),
-        cmocka_unit_test(test_errors),       cmocka_unit_test(test_currency),
-        cmocka_unit_test(test_savings_plan), cmocka_unit_test(test_no_next_link),
+        cmocka_unit_test(test_walk),
+        cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_currency),
+        cmocka_unit_test(test_savings_plan),
+        cmocka_unit_test(test_no_next_link),
         cmocka_unit_test(test_primary_and_arm_sku),
     };
     return cmocka_run_group_tests(tests, st_setup, st_teardown);

@@ -58,9 +58,9 @@ static void wait_idle(struct tw_sim *sim)
         bool busy = false;
         json_t *ops = json_object_get(r.json, "operations");
         for (size_t k = 0; k < json_array_size(ops); k++)
-            busy = busy || strcmp(json_string_value(json_object_get(json_array_get(ops, k),
-                                                                    "status")),
-                                  "InProgress") == 0;
+            busy =
+                busy || strcmp(json_string_value(json_object_get(json_array_get(ops, k), "status")),
+                               "InProgress") == 0;
         st_free(&r);
         if (!busy)
             return;
@@ -78,8 +78,8 @@ static void post(struct tw_sim *sim, const char *tok, const char *path, long wan
     st_free(&r);
 }
 
-static void patch(struct tw_sim *sim, const char *tok, const char *path, const char *sku,
-                  long want, const char *code)
+static void patch(struct tw_sim *sim, const char *tok, const char *path, const char *sku, long want,
+                  const char *code)
 {
     char body[128];
     snprintf(body, sizeof(body), "{\"sku\": {\"name\": \"%s\"}}", sku);
@@ -103,9 +103,8 @@ static void admin(struct tw_sim *sim, const char *path, const char *body, long w
 
 static void edit_disks(json_t *root)
 {
-    json_t *d0 = json_array_get(json_object_get(json_array_get(json_object_get(root, "vms"), 0),
-                                                "disks"),
-                                1);
+    json_t *d0 = json_array_get(
+        json_object_get(json_array_get(json_object_get(root, "vms"), 0), "disks"), 1);
     json_object_set_new(d0, "max_shares", json_integer(2));
     json_object_set_new(d0, "bursting", json_true());
     json_t *free_disks = json_object_get(root, "disks");
@@ -114,11 +113,10 @@ static void edit_disks(json_t *root)
                                     ST_SUB, "resource_group", "rg-advisor-test", "name", "ultra",
                                     "location", "eastus", "sku", "UltraSSD_LRS", "size_gib", 1024,
                                     "iops", 20000, "mbps", 500));
-    json_array_append_new(free_disks,
-                          json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b}", "subscription_id",
-                                    ST_SUB, "resource_group", "rg-advisor-test", "name", "v2",
-                                    "location", "eastus", "sku", "PremiumV2_LRS", "size_gib", 100,
-                                    "bursting", 0));
+    json_array_append_new(
+        free_disks, json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:b}", "subscription_id", ST_SUB,
+                              "resource_group", "rg-advisor-test", "name", "v2", "location",
+                              "eastus", "sku", "PremiumV2_LRS", "size_gib", 100, "bursting", 0));
 }
 
 static void test_disk_properties(void **state)
@@ -238,8 +236,8 @@ static void test_hibernation(void **state)
     assert_string_equal(disk_state(sim, tok, V2DATA), "Frozen");
     assert_string_equal(hibernation(sim, tok, VM2), "HibernationState/Hibernated");
     st_arm(sim, &r, tok, "GET", VM2 VC "&$expand=instanceView", NULL);
-    assert_true(json_is_true(json_object_get(
-        json_object_get(props(&r), "additionalCapabilities"), "hibernationEnabled")));
+    assert_true(json_is_true(json_object_get(json_object_get(props(&r), "additionalCapabilities"),
+                                             "hibernationEnabled")));
     st_free(&r);
     patch(sim, tok, V2DATA, "StandardSSD_LRS", 409, "OperationNotAllowed");
     st_arm(sim, &r, tok, "PATCH", V2DATA, "{\"sku\": {\"name\": \"StandardSSD_LRS\"}}");
@@ -387,9 +385,8 @@ static void test_failed_operations(void **state)
     st_free(&r);
     json_t *res = op_result(sim, tok, url);
     assert_string_equal(json_string_value(json_object_get(res, "status")), "Failed");
-    assert_string_equal(
-        json_string_value(json_object_get(json_object_get(res, "error"), "code")),
-        "InternalExecutionError");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(res, "error"), "code")),
+                        "InternalExecutionError");
     json_decref(res);
     st_arm(sim, &r, tok, "GET", loc, NULL);
     assert_int_equal(r.status, 500);
@@ -433,10 +430,8 @@ static void test_failed_operations(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_disk_properties),
-        cmocka_unit_test(test_hibernation),
-        cmocka_unit_test(test_quota_rolling),
-        cmocka_unit_test(test_conflicts),
+        cmocka_unit_test(test_disk_properties),   cmocka_unit_test(test_hibernation),
+        cmocka_unit_test(test_quota_rolling),     cmocka_unit_test(test_conflicts),
         cmocka_unit_test(test_failed_operations),
     };
     return cmocka_run_group_tests(tests, st_setup, st_teardown);

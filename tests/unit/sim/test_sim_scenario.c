@@ -108,14 +108,16 @@ static void test_minimal_defaults(void **state)
     assert_int_equal(sc->settings.clock_start_ms, 1736150400000LL);
     /* No ARM limits unless asked for; lists page by 50. */
     assert_int_equal(sc->settings.arm_page_size, 50);
-    assert_true(sc->settings.arm_limits.reads_per_s == 0 && sc->settings.arm_limits.writes_per_s == 0 &&
+    assert_true(sc->settings.arm_limits.reads_per_s == 0 &&
+                sc->settings.arm_limits.writes_per_s == 0 &&
                 sc->settings.arm_limits.vm_actions_per_min == 0);
     tw_sim_scenario_free(sc);
     sc = parse_ok("{\"settings\": {\"arm_page_size\": 3, \"arm_limits\": {\"reads_per_s\": 25, "
                   "\"writes_per_s\": 10, \"vm_actions_per_min\": 4}}}");
     assert_int_equal(sc->settings.arm_page_size, 3);
-    assert_true(sc->settings.arm_limits.reads_per_s == 25 && sc->settings.arm_limits.writes_per_s == 10 &&
-                sc->settings.arm_limits.burst == 1 && sc->settings.arm_limits.vm_actions_per_min == 4);
+    assert_true(sc->settings.arm_limits.reads_per_s == 25 &&
+                sc->settings.arm_limits.writes_per_s == 10 && sc->settings.arm_limits.burst == 1 &&
+                sc->settings.arm_limits.vm_actions_per_min == 4);
     tw_sim_scenario_free(sc);
 }
 
@@ -155,12 +157,15 @@ static void test_prices_filled(void **state)
     struct tw_sim_scenario *sc = parse_ok("{}");
     static const char items[] =
         "[{\"productName\": \"Premium SSD Managed Disks\", \"serviceName\": \"Storage\", "
-        "\"skuName\": \"P10 LRS\", \"meterName\": \"P10 LRS Disk\", \"unitOfMeasure\": \"1/Month\"},"
+        "\"skuName\": \"P10 LRS\", \"meterName\": \"P10 LRS Disk\", \"unitOfMeasure\": "
+        "\"1/Month\"},"
         "{\"productName\": \"Standard SSD Managed Disks\", \"serviceName\": \"Storage\", "
         "\"skuName\": \"E10 LRS\", \"meterName\": \"E10 LRS Disk Operations\", "
         "\"unitOfMeasure\": \"10K\"},"
-        "{\"productName\": \"Virtual Machines Dsv3 Series\", \"serviceName\": \"Virtual Machines\", "
-        "\"skuName\": \"D2s v3 Spot\", \"meterName\": \"D2s v3 Spot\", \"unitOfMeasure\": \"1 Hour\"},"
+        "{\"productName\": \"Virtual Machines Dsv3 Series\", \"serviceName\": \"Virtual "
+        "Machines\", "
+        "\"skuName\": \"D2s v3 Spot\", \"meterName\": \"D2s v3 Spot\", \"unitOfMeasure\": \"1 "
+        "Hour\"},"
         "{\"productName\": \"Premium SSD Managed Disks\", \"skuName\": \"P6 LRS\", "
         "\"isPrimaryMeterRegion\": false, \"armSkuName\": \"kept\"}]";
     struct tw_error err = {0};
@@ -175,7 +180,8 @@ static void test_prices_filled(void **state)
     for (size_t i = 0; i < 4; i++) {
         json_t *it = json_array_get(sc->prices, i);
         assert_true(json_is_boolean(json_object_get(it, "isPrimaryMeterRegion")));
-        assert_int_equal(json_is_true(json_object_get(it, "isPrimaryMeterRegion")), want[i].primary);
+        assert_int_equal(json_is_true(json_object_get(it, "isPrimaryMeterRegion")),
+                         want[i].primary);
         assert_string_equal(json_string_value(json_object_get(it, "armSkuName")), want[i].arm);
     }
     tw_sim_scenario_free(sc);
@@ -459,7 +465,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example),
         cmocka_unit_test(test_demo),
-        cmocka_unit_test(test_minimal_defaults), cmocka_unit_test(test_new_fields),
+        cmocka_unit_test(test_minimal_defaults),
+        cmocka_unit_test(test_new_fields),
         cmocka_unit_test(test_prices_filled),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_tiers),

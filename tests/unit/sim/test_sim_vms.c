@@ -194,7 +194,10 @@ static void test_api_versions(void **state)
     char *tok = st_token(sim);
     struct st_resp r;
     static const char *const missing[] = {
-        VM1, VM1 "/instanceView", SUBVMS, ST_DISKS "spare-disk",
+        VM1,
+        VM1 "/instanceView",
+        SUBVMS,
+        ST_DISKS "spare-disk",
         "/subscriptions/" ST_SUB "/providers/Microsoft.Compute/skus",
         "/subscriptions/" ST_SUB "/providers/Microsoft.Compute/locations/eastus/operations/x"};
     for (size_t i = 0; i < sizeof(missing) / sizeof(missing[0]); i++) {
