@@ -144,11 +144,60 @@ const struct tw_arm_error *tw_arm_last_error(const struct tw_arm *a)
     return &a->last;
 }
 
-/* Whether LINK is on BASE's origin (same scheme, host and port). */
-static bool same_origin(const char *link, const char *base)
+/* URL's scheme, host and port (the scheme's default when none); the rest
+ * in *REST.  False when it is not an http(s) URL with a host. */
+static bool origin_of(const char *url, char *scheme, size_t scap, char *host, size_t hcap,
+                      long *port, const char **rest)
 {
-    size_t n = strlen(base);
-    return strncasecmp(link, base, n) == 0 && (link[n] == '/' || link[n] == '?');
+    const char *p = strstr(url, "://");
+    if (!p || (size_t)(p - url) >= scap)
+        return false;
+    memcpy(scheme, url, (size_t)(p - url));
+    scheme[p - url] = '\0';
+    bool https = strcasecmp(scheme, "https") == 0;
+    if (!https && strcasecmp(scheme, "http") != 0)
+        return false;
+    p += 3;
+    const char *h = p, *e;
+    if (*p == '[') {
+        e = strchr(p, ']');
+        if (!e)
+            return false;
+        e++;
+    } else {
+        e = p + strcspn(p, ":/?#@");
+    }
+    if (*e == '@' || e == h || (size_t)(e - h) >= hcap)
+        return false; /* no user names in a followed link */
+    memcpy(host, h, (size_t)(e - h));
+    host[e - h] = '\0';
+    *port = https ? 443 : 80;
+    if (*e == ':') {
+        char *end;
+        long v = strtol(e + 1, &end, 10);
+        if (end == e + 1 || v < 1 || v > 65535)
+            return false;
+        *port = v;
+        e = end;
+    }
+    if (*e && *e != '/' && *e != '?')
+        return false;
+    *rest = e;
+    return true;
+}
+
+/* Whether LINK is on BASE's origin: the same scheme, host and port, an
+ * explicit default port the same as none (ARM's nextLinks often say
+ * "https://management.azure.com:443/..."). */
+bool tw_arm_url_same_origin(const char *link, const char *base)
+{
+    char s1[8], s2[8], h1[256], h2[256];
+    long p1, p2;
+    const char *r1, *r2;
+    return origin_of(link, s1, sizeof(s1), h1, sizeof(h1), &p1, &r1) &&
+           origin_of(base, s2, sizeof(s2), h2, sizeof(h2), &p2, &r2) &&
+           strcasecmp(s1, s2) == 0 && strcasecmp(h1, h2) == 0 && p1 == p2 &&
+           (*r1 == '/' || *r1 == '?');
 }
 
 /*
@@ -266,7 +315,7 @@ static enum tw_err list(struct tw_arm *a, char *first, const char *what, page_fn
         tw_az_http_resp_cleanup(&resp);
         if (rc != TW_OK || !next[0])
             break;
-        if (!same_origin(next, a->base)) {
+        if (!tw_arm_url_same_origin(next, a->base)) {
             rc = tw_error_set(err, TW_EPERM,
                               "%s page %d links to %.200s, outside %s: not following it with "
                               "the token",
@@ -454,7 +503,7 @@ static enum tw_err op_from(struct tw_arm *a, const char *what, const struct tw_a
                             "%s: ARM answered HTTP %ld without an Azure-AsyncOperation or "
                             "Location header to follow",
                             what, resp->status);
-    if (!same_origin(op->url, a->base)) {
+    if (!tw_arm_url_same_origin(op->url, a->base)) {
         char u[200];
         snprintf(u, sizeof(u), "%.199s", op->url);
         op->url[0] = '\0';
@@ -547,7 +596,7 @@ enum tw_err tw_arm_op_poll(struct tw_arm *a, struct tw_arm_op *op, bool *done,
         memset(&a->last, 0, sizeof(a->last));
         return TW_OK;
     }
-    if (!same_origin(op->url, a->base))
+    if (!tw_arm_url_same_origin(op->url, a->base))
         return tw_error_set(err, TW_EPERM, "the operation's URL %.200s is outside %s", op->url,
                             a->base);
     struct tw_az_http_resp resp;

@@ -301,5 +301,10 @@ bool tw_arm_id_split(const char *id, char *sub, size_t sub_cap, char *rg, size_t
                      char *name, size_t name_cap);
 /* Whether two resource ids name one resource (case-insensitive). */
 bool tw_arm_id_equal(const char *a, const char *b);
+/* Whether LINK (a nextLink, an operation URL) is on BASE's origin: scheme,
+ * host (any case) and port the same, a default port written or not
+ * ("https://management.azure.com:443/..." is ARM's own), no user name.
+ * Only such links are followed with the token. */
+bool tw_arm_url_same_origin(const char *link, const char *base);
 
 #endif

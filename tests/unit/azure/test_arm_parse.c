@@ -590,6 +590,36 @@ static void test_ids(void **state)
     assert_false(tw_arm_id_equal(NULL, VM_ID));
 }
 
+static void test_same_origin(void **state)
+{
+    (void)state;
+    const char *base = "https://management.azure.com";
+    assert_true(tw_arm_url_same_origin("https://management.azure.com/subscriptions/s?x=1", base));
+    assert_true(tw_arm_url_same_origin("https://management.azure.com:443/subscriptions/s", base));
+    assert_true(tw_arm_url_same_origin("HTTPS://Management.Azure.com/x", base));
+    assert_true(tw_arm_url_same_origin("https://management.azure.com?x", base));
+    assert_true(tw_arm_url_same_origin("http://127.0.0.1:8080/a", "http://127.0.0.1:8080"));
+    assert_true(tw_arm_url_same_origin("http://127.0.0.1/a", "http://127.0.0.1:80"));
+    assert_true(tw_arm_url_same_origin("http://[::1]:9/a", "http://[::1]:9"));
+    static const char *const bad[] = {
+        "https://management.azure.com.evil.example/x",
+        "https://management.azure.com:444/x",
+        "http://management.azure.com/x",
+        "https://evil.example/https://management.azure.com/x",
+        "https://user@management.azure.com/x",
+        "https://management.azure.com:0/x",
+        "https://management.azure.com:x/x",
+        "https://management.azure.com",
+        "management.azure.com/x",
+        "ftp://management.azure.com/x",
+        "",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        if (tw_arm_url_same_origin(bad[i], base))
+            fail_msg("%s was taken for %s", bad[i], base);
+    assert_false(tw_arm_url_same_origin("http://127.0.0.1:8081/a", "http://127.0.0.1:8080"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -598,7 +628,7 @@ int main(void)
         cmocka_unit_test(test_vm_page),       cmocka_unit_test(test_instance_view),
         cmocka_unit_test(test_error_samples), cmocka_unit_test(test_op_status),
         cmocka_unit_test(test_retry_after),   cmocka_unit_test(test_login),
-        cmocka_unit_test(test_ids),
+        cmocka_unit_test(test_ids),           cmocka_unit_test(test_same_origin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
