@@ -94,6 +94,28 @@ static void test_demo(void **state)
     tw_sim_scenario_free(sc);
 }
 
+/* The tier switches' scenario: one VM of each case, ARM's limits on. */
+static void test_switches(void **state)
+{
+    (void)state;
+    size_t len;
+    char *text = th_fixture("sim/scenario-switches.json", &len);
+    struct tw_sim_scenario *sc = parse_ok(text);
+    free(text);
+    assert_int_equal(sc->n_vms, 5);
+    assert_int_equal(sc->vms[0].power, TW_SIM_POWER_DEALLOCATED);
+    assert_int_equal(sc->vms[1].power, TW_SIM_POWER_RUNNING);
+    assert_true(sc->vms[2].hibernated);
+    assert_int_equal(disk(sc, "shared-vm-data0")->max_shares, 2);
+    assert_int_equal(disk(sc, "burst-vm-data0")->bursting, 1);
+    assert_int_equal(disk(sc, "weekend-vm-data0")->bursting, -1);
+    assert_string_equal(disk(sc, "weekend-vm-data0")->tier, "P30");
+    assert_true(sc->settings.arm_limits.reads_per_s == 25 &&
+                sc->settings.arm_limits.writes_per_s == 10 &&
+                sc->settings.arm_limits.vm_actions_per_min == 4);
+    tw_sim_scenario_free(sc);
+}
+
 static void test_minimal_defaults(void **state)
 {
     (void)state;
@@ -465,6 +487,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_example),
         cmocka_unit_test(test_demo),
+        cmocka_unit_test(test_switches),
         cmocka_unit_test(test_minimal_defaults),
         cmocka_unit_test(test_new_fields),
         cmocka_unit_test(test_prices_filled),
