@@ -47,7 +47,8 @@ json_t *tw_shape_vm(const struct tw_store_vm_row *r)
     put(o, "tags", tags, &ok);
     put(o, "power_state", text(r->power_state, true), &ok);
     put(o, "power_state_at", text(r->power_state_at, true), &ok);
-    put(o, "last_report_at", text(r->last_report_at, false), &ok);
+    /* null: no agent reported it (a VM the sync from ARM stored) */
+    put(o, "last_report_at", text(r->last_report_at, true), &ok);
     put(o, "disks", json_integer(r->n_disks), &ok);
     return done(o, ok);
 }

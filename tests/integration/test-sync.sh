@@ -132,6 +132,8 @@ code=$(req GET "/api/v1/vms/$vm01" "$reader")
 code=$(req GET /api/v1/vms "$reader")
 [ "$code" = 200 ] && jq -e '[.vms[].name] | sort == ["advisor-vm-01", "advisor-vm-02", "quiet-vm"]' \
   "$scratch/body" >/dev/null && ok || bad "GET /vms: $(cat "$scratch/body")"
+jq -e '.vms[] | select(.name == "quiet-vm") | .last_report_at == null and .power_state == "running"' \
+  "$scratch/body" >/dev/null && ok || bad "a VM no agent reported: last_report_at null"
 stop_server TERM
 
 # 5. serve --sync-interval: the same sync on the worker, its metrics.
