@@ -134,6 +134,15 @@ code=$(req GET /api/v1/vms "$reader")
   "$scratch/body" >/dev/null && ok || bad "GET /vms: $(cat "$scratch/body")"
 jq -e '.vms[] | select(.name == "quiet-vm") | .last_report_at == null and .power_state == "running"' \
   "$scratch/body" >/dev/null && ok || bad "a VM no agent reported: last_report_at null"
+# The fleet's reads with VMs no agent reported: compliance (the VMs
+# without results judged as having none), its summary, the disks' page.
+for path in /api/v1/compliance /api/v1/compliance/summary /api/v1/disks "/api/v1/vms?limit=1"; do
+  code=$(req GET "$path" "$reader")
+  [ "$code" = 200 ] && ok || bad "GET $path with ARM's VMs: $code $(head -c 300 "$scratch/body")"
+done
+code=$(req GET /api/v1/disks "$reader")
+jq -e '[.disks[] | select(.vm_name == "quiet-vm")] | length == 1 and .[0].last_seen_at != null' \
+  "$scratch/body" >/dev/null && ok || bad "quiet-vm's disk on the disks page: $(head -c 300 "$scratch/body")"
 stop_server TERM
 
 # 5. serve --sync-interval: the same sync on the worker, its metrics.
