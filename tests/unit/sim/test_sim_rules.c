@@ -287,6 +287,17 @@ static void test_quota_rolling(void **state)
     tok = st_token(sim);
     patch(sim, tok, SPARE, "StandardSSD_LRS", 202, NULL);
     wait_idle(sim);
+    /* Whoever asks: a service principal's token is refused the same. */
+    static const char *const form[] = {"Content-Type: application/x-www-form-urlencoded", NULL};
+    st_request(sim, &r, "POST", "/99999999-8888-7777-6666-555555555555/oauth2/v2.0/token", form,
+               "grant_type=client_credentials&client_id=11111111-2222-3333-4444-555555555555&"
+               "client_secret=constructed-test-secret&"
+               "scope=https%3A%2F%2Fmanagement.azure.com%2F.default");
+    assert_int_equal(r.status, 200);
+    char *other = strdup(json_string_value(json_object_get(r.json, "access_token")));
+    st_free(&r);
+    patch(sim, other, SPARE, "Premium_LRS", 409, "OperationNotAllowed");
+    free(other);
     st_arm(sim, &r, tok, "PATCH", SPARE, "{\"sku\": {\"name\": \"Premium_LRS\"}}");
     assert_int_equal(r.status, 409);
     assert_string_equal(err_code(&r), "OperationNotAllowed");
@@ -302,9 +313,9 @@ static void test_quota_rolling(void **state)
     patch(sim, tok, SPARE, "Premium_LRS", 202, NULL);
     wait_idle(sim);
     patch(sim, tok, SPARE, "Standard_LRS", 409, "OperationNotAllowed");
-    /* Both refusals are counted. */
+    /* Every refusal is counted. */
     st_request(sim, &r, "GET", "/_sim/counters", NULL, NULL);
-    assert_int_equal(json_integer_value(json_object_get(r.json, "quota_refusals")), 2);
+    assert_int_equal(json_integer_value(json_object_get(r.json, "quota_refusals")), 3);
     st_free(&r);
     free(tok);
     tw_sim_stop(sim);
