@@ -30,11 +30,32 @@ struct zslot {
 
 /* Formatted instants: disks alike switch at the same instants, and the
  * texts cost more than the plan. */
-#define TCACHE_SLOTS 4096 /* a power of two */
+#define TCACHE_SLOTS 65536 /* a power of two: a year of a fleet's distinct instants */
 struct tslot {
     bool used;
     int64_t ns;
     char at[40], local[48];
+};
+
+/* Reasons: a window's text, the same for every disk of a schedule. */
+#define RCACHE_SLOTS 8192 /* a power of two */
+#define NAMES_MAX 64      /* zones and sources a reason is kept for */
+struct rslot {
+    bool used;
+    int64_t open_ns, close_ns;
+    int tz, source;              /* in the run's NAMES */
+    char text[256];
+};
+
+/* The downgrades' savings by value, summed once each at the end: a
+ * fleet's windows save a few distinct amounts many times, and the exact
+ * sum of fractions costs a gcd an add. */
+#define BAG_SLOTS 4096 /* a power of two */
+struct bag_slot {
+    bool used;
+    tw_i128 num;
+    int64_t den;
+    int64_t count;
 };
 
 struct prun {
@@ -46,6 +67,13 @@ struct prun {
     struct zslot *zones;
     size_t n_zones;
     struct tslot *tc;
+    struct rslot *rc;
+    struct bag_slot *bag;
+    size_t n_bag;
+    char *names[NAMES_MAX];      /* the windows' zones and sources seen */
+    size_t n_names;
+    char key_prefix[TW_POLICY_NAME_MAX + 2]; /* "policy/" */
+    size_t key_prefix_len;
     struct tw_error err;         /* what a sink's error was (the opportunities' sink has
                                   * no error of its own) */
 };
@@ -79,7 +107,8 @@ static struct tw_tz *zone_of(struct prun *r, const char *name, struct tw_error *
 static enum tw_err times_of(struct prun *r, int64_t ns, const char **at, const char **local,
                             struct tw_error *err)
 {
-    size_t j = (size_t)((uint64_t)ns / TW_NS_PER_MIN) & (TCACHE_SLOTS - 1);
+    uint64_t h = (uint64_t)(ns / TW_NS_PER_S) * 0x9e3779b97f4a7c15u;
+    size_t j = (size_t)(h >> 48) & (TCACHE_SLOTS - 1);
     struct tslot *t = &r->tc[j];
     if (!t->used || t->ns != ns) {
         struct tw_tz_info info = {0};
@@ -113,6 +142,131 @@ static void wday_time(const struct tw_tz *z, int64_t ns, char *buf, size_t cap)
     snprintf(buf, cap, "%s %02d:%02d", wdays[wd % 7], c.hour % 100, c.minute % 100);
 }
 
+/* V's decimal digits at P (room for 20); returns the end. */
+static char *put_i64(char *p, int64_t v)
+{
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    if (v < 0)
+        *p++ = '-';
+    while (n)
+        *p++ = tmp[--n];
+    return p;
+}
+
+/* The idempotency key "policy/disk id/kind/due ms" (the policy's name is
+ * 1..64 of [A-Za-z0-9._-]: no separator in it). */
+static void key_of(const struct prun *r, const struct tw_plan_action *a, char *out)
+{
+    char *p = out;
+    memcpy(p, r->key_prefix, r->key_prefix_len);
+    p += r->key_prefix_len;
+    p = put_i64(p, a->disk_id);
+    *p++ = '/';
+    const char *k = tw_plan_kind_name(a->kind);
+    size_t kl = strlen(k);
+    memcpy(p, k, kl);
+    p += kl;
+    *p++ = '/';
+    p = put_i64(p, tw_floor_div(a->due_ns, TW_NS_PER_MS));
+    *p = '\0';
+}
+
+/* Adds COUNT times A to the summary's saving. */
+static enum tw_err sum_add(struct prun *r, struct tw_amount a, int64_t count, struct tw_error *err)
+{
+    struct tw_amount t;
+    enum tw_err rc = count == 1 ? (t = a, TW_OK) : tw_amount_scale(a, count, 1, &t, err);
+    return rc == TW_OK ? tw_amount_add(r->sum->saving, t, &r->sum->saving, err) : rc;
+}
+
+/* A saving into the bag (summed at once when the bag is full). */
+static enum tw_err bag_add(struct prun *r, struct tw_amount a, struct tw_error *err)
+{
+    uint64_t h = ((uint64_t)a.num ^ (uint64_t)(a.num >> 64) ^ (uint64_t)a.den * 0x9e3779b97f4a7c15u) *
+                 0xff51afd7ed558ccdu;
+    for (size_t k = 0, j = (size_t)(h >> 40) & (BAG_SLOTS - 1); k < BAG_SLOTS;
+         k++, j = (j + 1) & (BAG_SLOTS - 1)) {
+        struct bag_slot *b = &r->bag[j];
+        if (!b->used) {
+            if (r->n_bag * 2 >= BAG_SLOTS)
+                break;
+            *b = (struct bag_slot){true, a.num, a.den, 1};
+            r->n_bag++;
+            return TW_OK;
+        }
+        if (b->num == a.num && b->den == a.den) {
+            b->count++;
+            return TW_OK;
+        }
+    }
+    return sum_add(r, a, 1, err);
+}
+
+static enum tw_err bag_flush(struct prun *r, struct tw_error *err)
+{
+    enum tw_err rc = TW_OK;
+    for (size_t j = 0; rc == TW_OK && r->bag && j < BAG_SLOTS; j++)
+        if (r->bag[j].used)
+            rc = sum_add(r, (struct tw_amount){r->bag[j].num, r->bag[j].den}, r->bag[j].count,
+                         err);
+    return rc;
+}
+
+static void sku_copy(char dst[32], const char *src)
+{
+    size_t n = strlen(src);
+    if (n > 31)
+        n = 31;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* TEXT's index in the run's names (added when new); -1 when the table is
+ * full or out of memory (the reason is then not kept). */
+static int name_id(struct prun *r, const char *text)
+{
+    for (size_t i = 0; i < r->n_names; i++)
+        if (strcmp(r->names[i], text) == 0)
+            return (int)i;
+    if (r->n_names == NAMES_MAX || !(r->names[r->n_names] = strdup(text)))
+        return -1;
+    return (int)r->n_names++;
+}
+
+/* The reason of a window of disk D: "window Fri 20:00-Mon 06:00
+ * (Europe/London, list) of POLICY", in the windows' zone WZ. */
+static void reason_of(struct prun *r, const struct tw_opp_disk *d, const struct tw_tz *wz,
+                      int64_t open_ns, int64_t close_ns, char *out, size_t cap)
+{
+    uint64_t h = (uint64_t)open_ns * 0x9e3779b97f4a7c15u ^ (uint64_t)close_ns;
+    h ^= h >> 29;
+    struct rslot *s = &r->rc[(h >> 40) & (RCACHE_SLOTS - 1)];
+    int tz = name_id(r, d->windows_tz), src = name_id(r, d->windows_source);
+    if (s->used && s->open_ns == open_ns && s->close_ns == close_ns && s->tz == tz &&
+        s->source == src) {
+        memcpy(out, s->text, cap < sizeof(s->text) ? cap : sizeof(s->text));
+        out[cap - 1] = '\0';
+        return;
+    }
+    char o1[16], o2[16];
+    wday_time(wz ? wz : r->pz, open_ns, o1, sizeof(o1));
+    wday_time(wz ? wz : r->pz, close_ns, o2, sizeof(o2));
+    snprintf(s->text, sizeof(s->text), "window %s-%s (%.60s%s, %.40s) of %s", o1, o2,
+             d->windows_tz, wz ? "" : " not loaded: UTC", d->windows_source, r->sum->policy);
+    s->used = tz >= 0 && src >= 0;
+    s->tz = tz;
+    s->source = src;
+    s->open_ns = open_ns;
+    s->close_ns = close_ns;
+    memcpy(out, s->text, cap < sizeof(s->text) ? cap : sizeof(s->text));
+    out[cap - 1] = '\0';
+}
+
 static enum tw_err emit(struct prun *r, struct tw_plan_action *a, enum tw_plan_kind kind,
                         int64_t due, int64_t pair, struct tw_amount saving, struct tw_error *err)
 {
@@ -120,19 +274,17 @@ static enum tw_err emit(struct prun *r, struct tw_plan_action *a, enum tw_plan_k
     a->due_ns = due;
     a->pair_due_ns = pair;
     a->saving = saving;
-    const char *at, *local;
+    const char *at = NULL, *local = NULL;
     enum tw_err rc = times_of(r, due, &at, &local, err);
     if (rc != TW_OK)
         return rc;
     memcpy(a->due_at, at, sizeof(a->due_at));
     memcpy(a->due_local, local, sizeof(a->due_local));
-    snprintf(a->idempotency_key, sizeof(a->idempotency_key), "%s/%lld/%s/%lld", r->sum->policy,
-             (long long)a->disk_id, tw_plan_kind_name(kind),
-             (long long)tw_floor_div(due, TW_NS_PER_MS));
+    key_of(r, a, a->idempotency_key);
     r->sum->actions++;
     if (kind == TW_PLAN_DOWNGRADE) {
         r->sum->downgrades++;
-        if ((rc = tw_amount_add(r->sum->saving, saving, &r->sum->saving, err)) != TW_OK)
+        if ((rc = bag_add(r, saving, err)) != TW_OK)
             return rc;
     } else {
         r->sum->upgrades++;
@@ -178,22 +330,18 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
             continue;
         a.window_open_ns = w->open_ns;
         a.window_close_ns = w->close_ns;
-        char o1[16], o2[16];
-        wday_time(wz ? wz : r->pz, w->open_ns, o1, sizeof(o1));
-        wday_time(wz ? wz : r->pz, w->close_ns, o2, sizeof(o2));
-        snprintf(a.reason, sizeof(a.reason), "window %s-%s (%.60s%s, %.40s) of %s", o1, o2,
-                 d->windows_tz, wz ? "" : " not loaded: UTC", d->windows_source, r->sum->policy);
+        reason_of(r, d, wz, w->open_ns, w->close_ns, a.reason, sizeof(a.reason));
         any = true;
         if (down) {
-            snprintf(a.from_sku, sizeof(a.from_sku), "%s", own);
-            snprintf(a.to_sku, sizeof(a.to_sku), "%s", d->target.sku);
+            sku_copy(a.from_sku, own);
+            sku_copy(a.to_sku, d->target.sku);
             if ((rc = emit(r, &a, TW_PLAN_DOWNGRADE, w->down_ns, w->up_ns, w->whole_saving,
                            err)) != TW_OK)
                 return rc;
         }
         if (up) {
-            snprintf(a.from_sku, sizeof(a.from_sku), "%s", d->target.sku);
-            snprintf(a.to_sku, sizeof(a.to_sku), "%s", own);
+            sku_copy(a.from_sku, d->target.sku);
+            sku_copy(a.to_sku, own);
             if ((rc = emit(r, &a, TW_PLAN_UPGRADE, w->up_ns, w->down_ns, zero, err)) != TW_OK)
                 return rc;
         }
@@ -222,8 +370,11 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
     out->to_ns = o->to_ns;
     struct prun r = {.o = o, .sink = sink, .sum = out};
     enum tw_err rc = TW_OK;
-    if (!(r.tc = calloc(TCACHE_SLOTS, sizeof(*r.tc))))
+    if (!(r.tc = calloc(TCACHE_SLOTS, sizeof(*r.tc))) ||
+        !(r.rc = calloc(RCACHE_SLOTS, sizeof(*r.rc))) ||
+        !(r.bag = calloc(BAG_SLOTS, sizeof(*r.bag))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+    r.key_prefix_len = (size_t)snprintf(r.key_prefix, sizeof(r.key_prefix), "%s/", p->name);
     /* The policy's zone for the local times (the run checks that it loads
      * and says so when it does not). */
     struct tw_error zerr = {0};
@@ -271,6 +422,8 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
         r.res = &res;
         struct tw_opp_sink os = {.disk = on_disk, .arg = &r};
         rc = tw_opp_run(st, &oo, &os, &res, err);
+        if (rc == TW_OK)
+            rc = bag_flush(&r, err);
         /* A sink's error (the opportunities' run passes only its code). */
         if (rc != TW_OK && r.err.msg[0])
             *err = r.err;
@@ -284,6 +437,10 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
         tw_tz_free(r.zones[i].z);
     free(r.zones);
     free(r.tc);
+    free(r.rc);
+    free(r.bag);
+    for (size_t i = 0; i < r.n_names; i++)
+        free(r.names[i]);
     return rc;
 }
 

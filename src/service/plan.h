@@ -112,7 +112,9 @@ enum tw_err tw_svc_plan_parse(const char *buf, size_t len, const struct tw_plan_
                               struct tw_error *err);
 
 /* Records A in the store as a planned action (policy POLICY, idempotency
- * key A->idempotency_key): *ADDED false when it was recorded before. */
+ * key A->idempotency_key): *ADDED false when it was recorded before.  Not
+ * from inside a run's sink on the same store handle (the run holds a read
+ * transaction): keep the actions, record them after. */
 enum tw_err tw_svc_plan_record(struct tw_store *st, const char *policy,
                                const struct tw_plan_action *a, const char *currency,
                                bool dry_run, bool *added, int64_t *id, struct tw_error *err);

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# plan-scale.sh - the planner at scale: the fleet of savings-scale.sh
+# (20,000 VMs with 100,000 disks: an OS disk and four data disks each, a
+# month of nightly power-state history; its generator, run through
+# savings-scale.sh --keep, which also times `tierwise savings --month
+# 2026-12` per policy as the reference) planned over a year (2026-12-01 to
+# 2027-12-01 in the policy's zone) by each kind of policy (a list of
+# windows, each VM's schedule tag, windows learned from the history):
+# `tierwise plan --totals` (every action planned, timed, keyed and
+# counted; none printed) timed with its peak RSS (/usr/bin/time -v) and
+# printed beside the targets (under 2 s, under 500 MiB) and beside the
+# month's savings run on the same data (the ratio); then one week's
+# `tierwise plan --json`, checked: its actions are the totals' for that
+# week and every key is unique (exit 1 when not).
+#
+#   tests/perf/plan-scale.sh [--vms N] [--runs N] [--keep DIR] [--cli FILE]
+#
+# --runs: runs per policy (the best and the worst are printed; default 3);
+# --keep DIR: leave the database and the outputs there; --cli FILE: time
+# that tierwise instead of building one.  A Release build in
+# build/perf-plan.  Needs cmake, python3 and /usr/bin/time.  No network.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+src=$PWD
+vms=20000
+runs=3
+keep=""
+cli=""
+while [ $# -gt 0 ]; do
+  case $1 in
+    --vms) vms=$2; shift 2 ;;
+    --runs) runs=$2; shift 2 ;;
+    --keep) keep=$2; shift 2 ;;
+    --cli) cli=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "plan-scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+for t in cmake python3 /usr/bin/time; do
+  command -v "$t" >/dev/null || { echo "plan-scale.sh: needs $t" >&2; exit 2; }
+done
+export TIERWISE_LOOPBACK_ONLY=1
+if [ -n "$keep" ]; then out=$keep; mkdir -p "$out"; else out=$(mktemp -d "${TMPDIR:-/tmp}/tw-plan-scale-XXXXXX"); fi
+cleanup() { [ -n "$keep" ] || rm -rf "$out"; }
+trap cleanup EXIT
+
+if [ -z "$cli" ]; then
+  echo "building (Release) ..." >&2
+  bd="$src/build/perf-plan"
+  cmake -S "$src" -B "$bd" -DCMAKE_BUILD_TYPE=Release -DTW_TESTS=OFF >"$out/cmake.log" 2>&1 &&
+    cmake --build "$bd" -j2 --target tierwise >>"$out/cmake.log" 2>&1 ||
+    { echo "plan-scale.sh: the build failed:" >&2; tail -20 "$out/cmake.log" >&2; exit 1; }
+  cli="$bd/src/tierwise"
+fi
+[ -x "$cli" ] || { echo "plan-scale.sh: $cli is not a program" >&2; exit 2; }
+
+# The fleet, its policies and the month's savings runs (the reference).
+"$src/tests/perf/savings-scale.sh" --vms "$vms" --runs "$runs" --keep "$out/fleet" --cli "$cli" \
+  >"$out/savings.txt" 2>"$out/savings.err" ||
+  { echo "plan-scale.sh: savings-scale.sh failed: $(tail -5 "$out/savings.err")" >&2; exit 1; }
+db="$out/fleet/fleet.db"
+
+secs() { # a /usr/bin/time -v file: its wall clock in seconds
+  awk -F': ' '/Elapsed \(wall clock\)/ {n = split($2, a, ":"); t = 0; for (i = 1; i <= n; i++) t = t * 60 + a[i]; print t}' "$1"
+}
+
+printf '\nfleet: %s VMs; a year (2026-12-01 to 2027-12-01); targets: under 2 s, under 500 MiB (2 cores)\n' "$vms"
+printf '%-9s %9s %9s %7s %8s %8s %9s %7s %8s %9s  %s\n' policy actions skipped disks best_s worst_s \
+  peak_MiB "s/2s" "MiB/500" "x savings" "year's saving"
+status=0
+for p in list tag observed; do
+  best="" worst="" peak=0
+  for r in $(seq "$runs"); do
+    /usr/bin/time -v "$cli" plan --db "$db" --policy "$out/fleet/$p.json" --from 2026-12-01 \
+      --to 2027-12-01 --currency USD --totals >"$out/$p.year" 2>"$out/$p.time"
+    st=$?
+    if [ $st != 0 ]; then
+      echo "plan-scale.sh: $p: exit $st: $(grep -v '^\s' "$out/$p.time" | head -3)" >&2
+      status=1
+      continue 2
+    fi
+    s=$(secs "$out/$p.time")
+    kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out/$p.time")
+    [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN {exit !(a < b)}' && best=$s
+    [ -z "$worst" ] || awk -v a="$s" -v b="$worst" 'BEGIN {exit !(a > b)}' && worst=$s
+    [ "$kib" -gt "$peak" ] && peak=$kib
+  done
+  # "... N actions (D downgrades, U upgrades) on K disks; W windows skipped ...; expected saving S C"
+  read -r actions disks skipped saving < <(sed -E 's/.*: ([0-9]+) actions? .* on ([0-9]+) disks?; ([0-9]+) windows? skipped.*expected saving ([^ ]+ [A-Z]+)$/\1 \2 \3 \4/' "$out/$p.year")
+  ref=$(awk -v p="$p" '$1 == p {print $4}' "$out/savings.txt")
+  awk -v p="$p" -v a="$actions" -v sk="$skipped" -v d="$disks" -v b="$best" -v w="$worst" -v k="$peak" \
+      -v r="$ref" -v s="$saving" 'BEGIN {
+    printf "%-9s %9d %9d %7d %8.3f %8.3f %9.1f %7.2f %8.2f %9s  %s\n", p, a, sk, d, b, w, k / 1024,
+      w / 2, k / 1024 / 500, (r > 0 ? sprintf("%.1f", b / r) : "-"), s }'
+  # One week as JSON: its actions are the week's totals, each key once.
+  "$cli" plan --db "$db" --policy "$out/fleet/$p.json" --from 2026-12-07 --to 2026-12-14 \
+    --currency USD --json >"$out/$p.week.json" 2>"$out/$p.week.err" ||
+    { echo "plan-scale.sh: $p: the week's JSON failed: $(cat "$out/$p.week.err")" >&2; status=1; continue; }
+  verdict=$(python3 -c '
+import json, sys
+doc = json.load(open(sys.argv[1]))
+a = doc["actions"]
+keys = set(x["idempotency_key"] for x in a)
+t = doc["totals"]
+ok = len(a) == t["actions"] and len(keys) == len(a) and t["downgrades"] + t["upgrades"] == len(a)
+print("ok" if ok else "actions-%d-totals-%d-keys-%d" % (len(a), t["actions"], len(keys)))' "$out/$p.week.json")
+  [ "$verdict" = ok ] || { echo "plan-scale.sh: $p: the week's document: $verdict" >&2; status=1; }
+done
+printf '\nthe month'"'"'s savings runs on the same data (the reference):\n'
+sed -n '/^policy/,$p' "$out/savings.txt"
+exit $status
