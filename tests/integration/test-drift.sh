@@ -11,8 +11,11 @@
 # time; --fail-on-drift exits 1; a policy without
 # require_original_before_start gives none.  The disk restored: the job logs
 # "drift ended: ..." once, the gauge is 0, the route and the command give
-# none.  Bad input: a missing database and a policy that does not parse
-# exit 2.  Needs curl, jq and sqlite3.
+# none.  From ARM's observations alone (tierwise sync against the
+# simulator): a VM started in the portal while its disk was downgraded
+# drifts, since the sync that saw it running.  Bad input: a missing
+# database and a policy that does not parse exit 2.  Needs curl, jq and
+# sqlite3.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-drift-XXXXXX")
 . "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
@@ -128,6 +131,59 @@ rows=$(sqlite3 "$db" "SELECT since, ended_at IS NOT NULL FROM drift")
 [ "$rows" = "$started|1" ] && ok || bad "the store's drift rows: $rows"
 stop_server TERM
 [ "$stop_status" = 0 ] && ok || bad "serve stopped with $stop_status"
+
+# From ARM's observations alone (no agent): a sync finds advisor-vm-02,
+# deallocated, on Premium; tierwise downgrades its data disk (ARM's PATCH,
+# the original recorded); someone starts the VM in the portal (the
+# simulator's power switch); the next sync sees it running on Standard SSD:
+# drift, since that sync's observation.
+if [ -n "${TW_AZSIM:-}" ]; then
+  unset AZURE_TENANT_ID AZURE_CLIENT_ID AZURE_CLIENT_SECRET
+  adb="$scratch/arm.db"
+  "$TW_AZSIM" --scenario "$fixtures/sim/scenario-basic.json" --port-file "$scratch/sim.port" \
+    >/dev/null 2>"$scratch/azsim.err" &
+  sim_pid=$!
+  server_pids+=("$sim_pid")
+  for _ in $(seq 100); do [ -s "$scratch/sim.port" ] && break; sleep 0.1; done
+  sim="http://127.0.0.1:$(cat "$scratch/sim.port" 2>/dev/null)"
+  arm=(--arm-url "$sim" --imds-url "$sim")
+  "$cli" sync --db "$adb" "${arm[@]}" >/dev/null 2>"$scratch/sync1.err" && ok ||
+    bad "the first sync: $(cat "$scratch/sync1.err")"
+  sub=00000000-1111-2222-3333-444444444444
+  tok=$(curl -s -H 'Metadata: true' \
+    "$sim/metadata/identity/oauth2/token?api-version=2018-02-01&resource=https://management.azure.com/" |
+    jq -r .access_token)
+  disk="$sim/subscriptions/$sub/resourceGroups/rg-advisor-test/providers/Microsoft.Compute/disks/advisor-vm-02-data0?api-version=2024-03-02"
+  code=$(curl -s -o "$scratch/patch.json" -w '%{http_code}' -X PATCH -H "Authorization: Bearer $tok" \
+    -H 'Content-Type: application/json' -d '{"sku":{"name":"StandardSSD_LRS"}}' "$disk")
+  case $code in 200|202) ok ;; *) bad "PATCH answered $code: $(cat "$scratch/patch.json")" ;; esac
+  for _ in $(seq 50); do
+    [ "$(curl -s -H "Authorization: Bearer $tok" "$disk" | jq -r '.sku.name + " " + .properties.provisioningState')" = \
+      "StandardSSD_LRS Succeeded" ] && break
+    sleep 0.1
+  done
+  sqlite3 "$adb" "INSERT INTO disk_originals(disk_id, sku, tier, set_at) SELECT id, 'Premium_LRS', '', '2026-12-01T00:00:00Z' FROM disks WHERE name = 'advisor-vm-02-data0'" &&
+    ok || bad "recording the original SKU"
+  cat >"$scratch/advisor.json" <<'EOF2'
+{"schema_version": "tierwise.policy/1", "name": "advisor-nights",
+ "match": {"skus": ["Premium_LRS"], "resource_groups": ["rg-advisor-test"]},
+ "target": "StandardSSD_LRS", "windows": ["Mon 20:00-Tue 06:00"]}
+EOF2
+  out=$("$cli" drift --db "$adb" --policy "$scratch/advisor.json" --json)
+  check "deallocated, as ARM saw it" "$out" '.count == 0'
+  code=$(curl -s -o "$scratch/power.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+    -d '{"vm": "advisor-vm-02", "state": "running"}' "$sim/_sim/power")
+  [ "$code" = 200 ] && ok || bad "the simulator's power switch answered $code: $(cat "$scratch/power.json")"
+  "$cli" sync --db "$adb" "${arm[@]}" >/dev/null 2>"$scratch/sync2.err" && ok ||
+    bad "the second sync: $(cat "$scratch/sync2.err")"
+  seen=$(sqlite3 "$adb" "SELECT p.observed_at FROM power_states p JOIN vms v ON v.id = p.vm_id WHERE v.name = 'advisor-vm-02' AND p.state = 'running' AND p.source = 'arm' ORDER BY p.observed_ms LIMIT 1")
+  since=$(sed -E 's/\.[0-9]+Z$/Z/' <<<"$seen")
+  out=$("$cli" drift --db "$adb" --policy "$scratch/advisor.json" --json)
+  check "started in the portal, seen by ARM (running since $seen)" "$out" \
+    ".count == 1 and (.drift[0] | .vm == \"advisor-vm-02\" and .disk == \"advisor-vm-02-data0\" and
+     .sku == \"StandardSSD_LRS\" and .required_sku == \"Premium_LRS\" and .policy == \"advisor-nights\" and
+     .since == \"$since\")"
+fi
 
 # Bad input.
 expect 2 "no such database" -- "$cli" drift --db "$scratch/nope.db"
