@@ -81,6 +81,12 @@ jq -c --arg id "$(uuid 1)" --arg at "$started" '.id = $id | .created_at = $at | 
 st=$(post_report "$scratch/running.json" "$agent")
 [ "$st" = 201 ] && ok || bad "POST the running VM's report: $st $(cat "$scratch/body")"
 wait_for "the gauge at 1" gauge_is 1
+if command -v promtool >/dev/null; then
+  curl -s --noproxy '*' -m 5 "$base/metrics" >"$scratch/metrics.txt"
+  promtool check metrics <"$scratch/metrics.txt" >"$scratch/promtool.out" 2>&1 && ok ||
+    bad "promtool on /metrics: $(cat "$scratch/promtool.out")"
+  grep -qx '# TYPE tierwise_drift_disks gauge' "$scratch/metrics.txt" && ok || bad "the gauge's type"
+fi
 line="tierwise serve: drift started: VM sap-db-01 disk sap-db-01-data1 runs on StandardSSD_LRS, its policy sap-premium requires Premium_LRS (since $started)"
 wait_for "the start logged" grep -qxF "$line" "$scratch/main.err"
 sleep 2 # two more runs: still one drift, logged once
