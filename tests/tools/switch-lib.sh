@@ -18,7 +18,8 @@
 #   at TIME CMD...      CMD with the system clock at TIME (faketime, which
 #                       must be installed: need_faketime exits 77 without it);
 #                       `at TIME apply ARGS...` is apply's command line
-#   fresh_db            a new database ($db) with the bundled price books and
+#   faked TIME CMD...   CMD under libfaketime from TIME on (its pid is $!)
+#   fresh_db            a new database ($db) with the bundled USD price books and
 #                       the fleet synced from the simulator
 #
 # Every address is 127.0.0.1 (TIERWISE_LOOPBACK_ONLY=1).
@@ -96,24 +97,46 @@ sim_power() {
   sim GET /_sim/state | jq -r --arg n "$1" '.vms[] | select(.name == $n) | .power_state'
 }
 
+# libfaketime itself, preloaded (not the faketime wrapper, which forks: a
+# signal to $! must reach the command).
+faketime_lib=""
 need_faketime() {
-  command -v faketime >/dev/null || { echo "SKIP: faketime is not installed (deploy/setup.sh)"; exit 77; }
+  local d
+  for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/aarch64-linux-gnu/faketime /usr/lib/faketime; do
+    [ -e "$d/libfaketimeMT.so.1" ] && { faketime_lib="$d/libfaketimeMT.so.1"; return; }
+  done
+  echo "SKIP: libfaketime is not installed (deploy/setup.sh installs faketime)"
+  exit 77
+}
+
+# faked TIME CMD...: CMD with the clock starting at TIME ("YYYY-MM-DD hh:mm:ss"
+# or "@EPOCH" seconds) and running on from there.
+faked() {
+  local when=$1; shift
+  case "$when" in
+    @*) when=$(date -u -d "$when" '+%Y-%m-%d %H:%M:%S') ;;
+  esac
+  LD_PRELOAD="$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" FAKETIME="@$when" TZ=UTC \
+    FAKETIME_DONT_RESET=1 "$@"
 }
 
 at() {
   local when=$1; shift
   if [ "$1" = apply ]; then
     shift
-    faketime "$when" "$cli" apply --db "$db" --policy "$scratch/policy.json" --currency USD \
+    faked "$when" "$cli" apply --db "$db" --policy "$scratch/policy.json" --currency USD \
       --poll-ms 50 "${ARM[@]}" "$@"
   else
-    faketime "$when" "$@"
+    faked "$when" "$@"
   fi
 }
 
 fresh_db() {
   rm -f "$db" "$db-wal" "$db-shm"
-  "$cli" prices import --db "$db" "$TW_SOURCE_DIR/pricing/azure-disk-prices.json" >/dev/null 2>&1 ||
+  # the bundled books in USD only: one currency, as the scheduler needs
+  jq '.Items |= map(select(.currencyCode == "USD"))' "$TW_SOURCE_DIR/pricing/azure-disk-prices.json" \
+    >"$scratch/prices-usd.json"
+  "$cli" prices import --db "$db" "$scratch/prices-usd.json" >/dev/null 2>&1 ||
     { echo "FAIL: importing the bundled prices"; exit 1; }
   "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}" >/dev/null 2>"$scratch/sync.err" ||
     { echo "FAIL: tierwise sync: $(cat "$scratch/sync.err")"; exit 1; }
