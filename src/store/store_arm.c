@@ -73,6 +73,9 @@ struct put {
     int64_t prev_seen_ms;
     struct change *ch;
     size_t n_ch, cap_ch;
+    bool inv_changed;           /* the VM's disks as compliance reads them changed */
+    int64_t moved_from[TW_INV_MAX_DISKS]; /* VMs a disk moved away from */
+    size_t n_moved;
 };
 
 static enum tw_err note(struct put *p, enum tw_store_arm_what what, int64_t disk_id,
@@ -421,6 +424,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         tw_sq_text(ins, 15, lou, true);
         if ((e = run(s, ins, "storing a disk from ARM", err)) != TW_OK)
             return e;
+        p->inv_changed = true;
         struct row fresh = {.id = sqlite3_last_insert_rowid(s->db), .vm_id = p->vm_id};
         bool newest;
         if ((e = put_history(p, &fresh, d, &newest, err)) != TW_OK)
@@ -439,14 +443,21 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
     const char *sku = newest ? d->sku : r->sku;
     const char *tier = newest ? (d->tier[0] ? d->tier : r->tier) : r->tier;
     int64_t size = newest ? d->size_gib : r->size_gib;
-    bool same = r->vm_id == p->vm_id && r->attached && strcmp(r->identity, identity) == 0 &&
-                strcmp(r->name, d->name) == 0 && strcmp(r->role, role) == 0 &&
-                (d->lun < 0 ? r->lun_null : !r->lun_null && r->lun == d->lun) &&
-                strcmp(r->sku, sku) == 0 && strcmp(r->tier, tier) == 0 && r->size_gib == size &&
-                strcmp(r->caching, tw_caching_name(d->caching)) == 0 &&
-                strcmp(r->managed_disk_id, d->managed_disk_id) == 0 &&
-                r->wa == d->write_accelerator && strcmp(r->lou, lou) == 0;
+    /* What compliance reads of the disk (its inventory), then the rest. */
+    bool inv_same = r->vm_id == p->vm_id && r->attached && strcmp(r->name, d->name) == 0 &&
+                    strcmp(r->role, role) == 0 &&
+                    (d->lun < 0 ? r->lun_null : !r->lun_null && r->lun == d->lun) &&
+                    strcmp(r->sku, sku) == 0 && strcmp(r->tier, tier) == 0 &&
+                    r->size_gib == size &&
+                    strcmp(r->caching, tw_caching_name(d->caching)) == 0 &&
+                    r->wa == d->write_accelerator;
+    bool same = inv_same && strcmp(r->identity, identity) == 0 &&
+                strcmp(r->managed_disk_id, d->managed_disk_id) == 0 && strcmp(r->lou, lou) == 0;
     if (!same) {
+        if (!inv_same)
+            p->inv_changed = true;
+        if (r->vm_id != p->vm_id && r->attached && p->n_moved < TW_INV_MAX_DISKS)
+            p->moved_from[p->n_moved++] = r->vm_id;
         STMT(up, s, SQ_ARM_DISK_UPDATE, err);
         sqlite3_bind_int64(up, 1, r->id);
         tw_sq_text(up, 2, identity, false);
@@ -558,6 +569,7 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
         tw_sq_text(det, 4, p->prev_seen_at[0] ? p->prev_seen_at : p->at, false);
         sqlite3_bind_int64(det, 5, p->prev_seen_at[0] ? p->prev_seen_ms : p->ms);
         e = run(s, det, "detaching a disk ARM no longer lists", err);
+        p->inv_changed = true;
         if (e == TW_OK)
             e = note(p, TW_ARM_CH_DETACHED, rows[k].id, rows[k].name, rows[k].sku, "", err);
     }
@@ -582,6 +594,18 @@ enum tw_err tw_sq_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *
         e = put_disks(&p, err);
     if (e == TW_OK)
         e = put_power(&p, err);
+    /* Verdicts kept against the inventory the VM had (and that of a VM a
+     * disk moved away from) no longer stand: they are judged again. */
+    for (size_t i = 0; e == TW_OK && p.inv_changed && i <= p.n_moved; i++) {
+        sqlite3_stmt *u = tw_sq_stmt(s, SQ_LATEST_UNKEEP, err);
+        if (!u) {
+            e = err && err->code ? err->code : TW_EIO;
+            break;
+        }
+        sqlite3_bind_int64(u, 1, p.vm_id);
+        sqlite3_bind_int64(u, 2, i < p.n_moved ? p.moved_from[i] : p.vm_id);
+        e = run(s, u, "setting kept verdicts aside", err);
+    }
     if (e == TW_OK) {
         sqlite3_stmt *c = tw_sq_stmt(s, SQ_COMMIT, err);
         e = c ? run(s, c, "committing a VM from ARM", err) : TW_EIO;

@@ -373,6 +373,34 @@ static void test_arm_after_report(void **state)
     tw_report_free(r);
 }
 
+/* Verdicts kept against a VM's inventory stand through a sync that
+ * changes nothing, and are set aside (judged again) when ARM shows its
+ * disks changed. */
+static void test_kept_verdicts(void **state)
+{
+    struct fx *f = *state;
+    f->disks[0].disk.caching = TW_CACHE_READWRITE; /* as the agent reports its OS disk */
+    put(f, "2026-11-29T09:00:00Z");
+    struct tw_report *r = load("sap-db-01.json");
+    r->inv.n_disks = 3; /* the three ARM lists */
+    put_report(f, r);
+    long long kept = count(f, "SELECT count(*) FROM result_latest WHERE verdict_report IS NOT NULL");
+    assert_true(kept > 0);
+    put(f, "2026-12-08T09:00:00Z");
+    /* The report said running; ARM, later, deallocated: that alone. */
+    assert_int_equal(f->n[TW_ARM_CH_POWER], 1);
+    assert_int_equal(total(f), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict_report IS NOT NULL"),
+                     kept);
+    snprintf(f->disks[1].disk.sku, sizeof(f->disks[1].disk.sku), "StandardSSD_LRS");
+    snprintf(f->disks[1].disk.tier, sizeof(f->disks[1].disk.tier), "E40");
+    put(f, "2026-12-08T10:00:00Z");
+    assert_int_equal(f->n[TW_ARM_CH_SKU], 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM result_latest WHERE verdict_report IS NOT NULL"),
+                     0);
+    tw_report_free(r);
+}
+
 static void test_same_name_twice(void **state)
 {
     struct fx *f = *state;
@@ -405,6 +433,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_after_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_without_ids_after_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_after_report, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kept_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_name_twice, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
