@@ -250,10 +250,12 @@ static enum tw_err put_vm(struct ingest *in, struct tw_error *err)
     STMT(find, s, SQ_VM_FIND, err);
     tw_sq_text(find, 1, identity, false);
     int rc = sqlite3_step(find);
+    bool by_place = false;
     if (rc == SQLITE_DONE) {
         /* Not by its identity: a VM stored by ARM (or by a report that knew
          * its id) has the same name, group and subscription, and no other
          * resource id. */
+        by_place = true;
         sqlite3_reset(find);
         const struct tw_vm *vm = &in->r->inv.vm;
         find = tw_sq_stmt(s, SQ_VM_FIND_PLACE, err);
@@ -276,6 +278,16 @@ static enum tw_err put_vm(struct ingest *in, struct tw_error *err)
         return tw_sq_fail(s, find, err, "finding the report's VM");
     }
     sqlite3_reset(find);
+    if (in->vm_existed && by_place && in->r->inv.vm.resource_id[0]) {
+        /* Found by its place, and the report knows its id: the id is its
+         * identity from now on (what a lookup by resource id finds). */
+        STMT(idq, s, SQ_VM_SET_IDENTITY, err);
+        sqlite3_bind_int64(idq, 1, in->vm_id);
+        tw_sq_text(idq, 2, identity, false);
+        enum tw_err ie = run(s, idq, "giving the VM its resource id", err);
+        if (ie != TW_OK)
+            return ie;
+    }
     if (in->vm_existed && !in->newest)
         return TW_OK;
     in->newest = true;

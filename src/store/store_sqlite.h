@@ -357,6 +357,7 @@
                           "position = CASE WHEN vm_id = ?3 THEN coalesce(position, ?16) ELSE " \
                           "?16 END, detached_at = NULL, detached_ms = NULL WHERE id = ?1")     \
     X(SQ_VM_BY_IDENTITY, "SELECT id FROM vms WHERE identity = ?1")                           \
+    X(SQ_VM_SET_IDENTITY, "UPDATE vms SET identity = ?2 WHERE id = ?1")                      \
     X(SQ_VM_BY_NAME, "SELECT id, resource_group, subscription_id FROM vms WHERE name = ?1 "  \
                      "COLLATE NOCASE ORDER BY id")                                           \
     X(SQ_VM_FIND_PLACE, "SELECT id, last_report_ms, last_report_at FROM vms WHERE "          \

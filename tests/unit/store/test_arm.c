@@ -373,6 +373,29 @@ static void test_arm_after_report(void **state)
     tw_report_free(r);
 }
 
+/* An agent that did not know its VM's id, then does (an upgraded agent):
+ * one VM, found by the id from then on. */
+static void test_report_learns_its_id(void **state)
+{
+    struct fx *f = *state;
+    struct tw_report *r = load("sap-db-01.json");
+    char rid[sizeof(r->inv.vm.resource_id)];
+    snprintf(rid, sizeof(rid), "%s", r->inv.vm.resource_id);
+    r->inv.vm.resource_id[0] = '\0';
+    put_report(f, r);
+    snprintf(r->inv.vm.resource_id, sizeof(r->inv.vm.resource_id), "%s", rid);
+    snprintf(r->id, sizeof(r->id), "6f1c2a3b-0000-4000-8000-0000000000bb");
+    snprintf(r->created_at, sizeof(r->created_at), "2026-12-08T10:00:00Z");
+    r->n_results = 0;
+    put_report(f, r);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms"), 1);
+    int64_t got = 0;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_vm_by_resource_id(f->st, rid, &got, &err), TW_OK);
+    assert_int_equal(got, 1);
+    tw_report_free(r);
+}
+
 /* Verdicts kept against a VM's inventory stand through a sync that
  * changes nothing, and are set aside (judged again) when ARM shows its
  * disks changed. */
@@ -434,6 +457,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_report_without_ids_after_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_after_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_verdicts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_report_learns_its_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_name_twice, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
