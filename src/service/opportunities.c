@@ -971,6 +971,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
     if (found) {
         d->saving = m->saving;
         d->wins = m->wins;
+        d->wins_kept = m->wins != NULL;
     } else {
         struct tw_window_saving *wins = NULL;
         if (r->o->with_windows && niv) {
@@ -1002,6 +1003,10 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
             m->saving = d->saving;
             m->wins = kept;
             r->n_memo++;
+            if (kept) {
+                d->wins = kept;
+                d->wins_kept = true;
+            }
         }
     }
     d->n_wins = d->wins ? niv : 0;

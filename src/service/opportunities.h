@@ -136,6 +136,9 @@ struct tw_opp_disk {
      * valid during the sink's call only.  NULL and 0 otherwise. */
     const struct tw_window_saving *wins;
     size_t n_wins;
+    bool wins_kept;                  /* WINS is the run's memo: until the run ends, the
+                                      * same address holds the same windows (disks alike
+                                      * share it) */
     size_t n_caveats;
     char caveats[TW_OPP_CAVEATS_MAX][330];
 };

@@ -30,7 +30,7 @@ struct zslot {
 
 /* Formatted instants: disks alike switch at the same instants, and the
  * texts cost more than the plan. */
-#define TCACHE_SLOTS 65536 /* a power of two: a year of a fleet's distinct instants */
+#define TCACHE_SLOTS 16384 /* a power of two */
 struct tslot {
     bool used;
     int64_t ns;
@@ -58,6 +58,25 @@ struct bag_slot {
     int64_t count;
 };
 
+/* The texts of shared windows (tw_opp_disk.wins_kept): per window its
+ * switches' times and its reason, made at the first disk that has them,
+ * read by every disk alike after; at most FMT_BUDGET bytes in all (past
+ * it, the texts are made per action). */
+#define FMT_SLOTS 8192 /* a power of two */
+#define FMT_BUDGET ((size_t)128 << 20)
+struct wtxt {
+    char down_at[24], down_local[32], up_at[24], up_local[32];
+    char down_key[40], up_key[40]; /* the keys' ends: "/downgrade/<due ms>" */
+    uint32_t reason;             /* offset in the entry's arena */
+};
+struct fmt_entry {
+    const struct tw_window_saving *wins; /* NULL: empty slot */
+    size_t n;
+    struct wtxt *t;              /* NULL: seen once (made at the second disk: windows
+                                  * no other disk shares are not worth it) */
+    char *arena;
+};
+
 struct prun {
     const struct tw_plan_opts *o;
     const struct tw_plan_sink *sink;
@@ -70,6 +89,8 @@ struct prun {
     struct rslot *rc;
     struct bag_slot *bag;
     size_t n_bag;
+    struct fmt_entry *fmt;       /* FMT_SLOTS */
+    size_t fmt_bytes, n_fmt;
     char *names[NAMES_MAX];      /* the windows' zones and sources seen */
     size_t n_names;
     char key_prefix[TW_POLICY_NAME_MAX + 2]; /* "policy/" */
@@ -108,7 +129,7 @@ static enum tw_err times_of(struct prun *r, int64_t ns, const char **at, const c
                             struct tw_error *err)
 {
     uint64_t h = (uint64_t)(ns / TW_NS_PER_S) * 0x9e3779b97f4a7c15u;
-    size_t j = (size_t)(h >> 48) & (TCACHE_SLOTS - 1);
+    size_t j = (size_t)(h >> 50) & (TCACHE_SLOTS - 1);
     struct tslot *t = &r->tc[j];
     if (!t->used || t->ns != ns) {
         struct tw_tz_info info = {0};
@@ -160,12 +181,30 @@ static char *put_i64(char *p, int64_t v)
 
 /* The idempotency key "policy/disk id/kind/due ms" (the policy's name is
  * 1..64 of [A-Za-z0-9._-]: no separator in it). */
-static void key_of(const struct prun *r, const struct tw_plan_action *a, char *out)
+static void key_end(enum tw_plan_kind kind, int64_t due_ns, char *p)
+{
+    *p++ = '/';
+    const char *k = tw_plan_kind_name(kind);
+    size_t kl = strlen(k);
+    memcpy(p, k, kl);
+    p += kl;
+    *p++ = '/';
+    p = put_i64(p, tw_floor_div(due_ns, TW_NS_PER_MS));
+    *p = '\0';
+}
+
+/* END: the key's end made already (key_end), NULL: made here. */
+static void key_of(const struct prun *r, const struct tw_plan_action *a, const char *end,
+                   char *out)
 {
     char *p = out;
     memcpy(p, r->key_prefix, r->key_prefix_len);
     p += r->key_prefix_len;
     p = put_i64(p, a->disk_id);
+    if (end) {
+        memcpy(p, end, strlen(end) + 1);
+        return;
+    }
     *p++ = '/';
     const char *k = tw_plan_kind_name(a->kind);
     size_t kl = strlen(k);
@@ -267,20 +306,23 @@ static void reason_of(struct prun *r, const struct tw_opp_disk *d, const struct 
     out[cap - 1] = '\0';
 }
 
+/* AT and LOCAL: the due time's texts when made already (NULL: made here). */
 static enum tw_err emit(struct prun *r, struct tw_plan_action *a, enum tw_plan_kind kind,
-                        int64_t due, int64_t pair, struct tw_amount saving, struct tw_error *err)
+                        int64_t due, int64_t pair, struct tw_amount saving, const char *at,
+                        const char *local, const char *key_tail, struct tw_error *err)
 {
     a->kind = kind;
     a->due_ns = due;
     a->pair_due_ns = pair;
     a->saving = saving;
-    const char *at = NULL, *local = NULL;
-    enum tw_err rc = times_of(r, due, &at, &local, err);
-    if (rc != TW_OK)
+    enum tw_err rc = TW_OK;
+    if (!at && (rc = times_of(r, due, &at, &local, err)) != TW_OK)
         return rc;
-    memcpy(a->due_at, at, sizeof(a->due_at));
-    memcpy(a->due_local, local, sizeof(a->due_local));
-    key_of(r, a, a->idempotency_key);
+    size_t la = strlen(at), ll = strlen(local);
+    memcpy(a->due_at, at, la + 1 < sizeof(a->due_at) ? la + 1 : sizeof(a->due_at));
+    memcpy(a->due_local, local, ll + 1 < sizeof(a->due_local) ? ll + 1 : sizeof(a->due_local));
+    a->due_at[sizeof(a->due_at) - 1] = a->due_local[sizeof(a->due_local) - 1] = '\0';
+    key_of(r, a, key_tail, a->idempotency_key);
     r->sum->actions++;
     if (kind == TW_PLAN_DOWNGRADE) {
         r->sum->downgrades++;
@@ -293,6 +335,76 @@ static enum tw_err emit(struct prun *r, struct tw_plan_action *a, enum tw_plan_k
         !err->msg[0])
         tw_error_set(err, rc, "taking the plan's actions failed (%s)", tw_strerror(rc));
     return rc;
+}
+
+/* The texts of D's shared windows (NULL when not shared, or past the
+ * budget, or out of memory: the caller makes them per action). */
+static const struct fmt_entry *fmt_of(struct prun *r, const struct tw_opp_disk *d,
+                                      const struct tw_tz *wz, struct tw_error *err,
+                                      enum tw_err *rc)
+{
+    *rc = TW_OK;
+    if (!d->wins_kept || !d->n_wins)
+        return NULL;
+    if (!r->fmt && !(r->fmt = calloc(FMT_SLOTS, sizeof(*r->fmt))))
+        return NULL;
+    uint64_t h = (uint64_t)(uintptr_t)d->wins * 0x9e3779b97f4a7c15u;
+    size_t j = (size_t)(h >> 40) & (FMT_SLOTS - 1);
+    for (size_t k = 0; k < FMT_SLOTS; k++, j = (j + 1) & (FMT_SLOTS - 1)) {
+        struct fmt_entry *e = &r->fmt[j];
+        if (e->wins == d->wins && e->n == d->n_wins && e->t)
+            return e;
+        if (e->wins && (e->wins != d->wins || e->n != d->n_wins))
+            continue;
+        if (!e->wins) {
+            if (r->n_fmt * 2 >= FMT_SLOTS)
+                return NULL;
+            e->wins = d->wins;
+            e->n = d->n_wins;
+            r->n_fmt++;
+            return NULL;
+        }
+        size_t need = d->n_wins * (sizeof(struct wtxt) + 256);
+        if (r->fmt_bytes + need > FMT_BUDGET)
+            return NULL;
+        struct wtxt *t = calloc(d->n_wins, sizeof(*t));
+        char *arena = malloc(d->n_wins * 256);
+        if (!t || !arena) {
+            free(t);
+            free(arena);
+            return NULL;
+        }
+        size_t used = 0;
+        for (size_t i = 0; i < d->n_wins; i++) {
+            const struct tw_window_saving *w = &d->wins[i];
+            if (w->skip != TW_WINDOW_TAKEN)
+                continue;
+            const char *at = NULL, *local = NULL;
+            if ((*rc = times_of(r, w->down_ns, &at, &local, err)) != TW_OK)
+                break;
+            snprintf(t[i].down_at, sizeof(t[i].down_at), "%s", at);
+            snprintf(t[i].down_local, sizeof(t[i].down_local), "%s", local);
+            if ((*rc = times_of(r, w->up_ns, &at, &local, err)) != TW_OK)
+                break;
+            snprintf(t[i].up_at, sizeof(t[i].up_at), "%s", at);
+            snprintf(t[i].up_local, sizeof(t[i].up_local), "%s", local);
+            key_end(TW_PLAN_DOWNGRADE, w->down_ns, t[i].down_key);
+            key_end(TW_PLAN_UPGRADE, w->up_ns, t[i].up_key);
+            t[i].reason = (uint32_t)used;
+            reason_of(r, d, wz, w->open_ns, w->close_ns, arena + used, 256);
+            used += strlen(arena + used) + 1;
+        }
+        if (*rc != TW_OK) {
+            free(t);
+            free(arena);
+            return NULL;
+        }
+        e->t = t;
+        e->arena = arena;
+        r->fmt_bytes += need;
+        return e;
+    }
+    return NULL;
 }
 
 static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct tw_opp_disk *d)
@@ -318,6 +430,9 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
     struct tw_tz *wz = zone_of(r, d->windows_tz, err, &rc);
     if (rc != TW_OK)
         return rc;
+    const struct fmt_entry *fe = fmt_of(r, d, wz, err, &rc);
+    if (rc != TW_OK)
+        return rc;
     bool any = false;
     struct tw_amount zero = tw_amount_of(tw_money_micros(0));
     for (size_t i = 0; i < d->n_wins; i++) {
@@ -330,19 +445,30 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
             continue;
         a.window_open_ns = w->open_ns;
         a.window_close_ns = w->close_ns;
-        reason_of(r, d, wz, w->open_ns, w->close_ns, a.reason, sizeof(a.reason));
+        const struct wtxt *t = fe ? &fe->t[i] : NULL;
+        if (t) {
+            const char *rs = fe->arena + t->reason;
+            size_t l = strlen(rs);
+            memcpy(a.reason, rs, l + 1 < sizeof(a.reason) ? l + 1 : sizeof(a.reason));
+            a.reason[sizeof(a.reason) - 1] = '\0';
+        } else {
+            reason_of(r, d, wz, w->open_ns, w->close_ns, a.reason, sizeof(a.reason));
+        }
         any = true;
         if (down) {
             sku_copy(a.from_sku, own);
             sku_copy(a.to_sku, d->target.sku);
             if ((rc = emit(r, &a, TW_PLAN_DOWNGRADE, w->down_ns, w->up_ns, w->whole_saving,
-                           err)) != TW_OK)
+                           t ? t->down_at : NULL, t ? t->down_local : NULL,
+                           t ? t->down_key : NULL, err)) != TW_OK)
                 return rc;
         }
         if (up) {
             sku_copy(a.from_sku, d->target.sku);
             sku_copy(a.to_sku, own);
-            if ((rc = emit(r, &a, TW_PLAN_UPGRADE, w->up_ns, w->down_ns, zero, err)) != TW_OK)
+            if ((rc = emit(r, &a, TW_PLAN_UPGRADE, w->up_ns, w->down_ns, zero,
+                           t ? t->up_at : NULL, t ? t->up_local : NULL,
+                           t ? t->up_key : NULL, err)) != TW_OK)
                 return rc;
         }
     }
@@ -439,6 +565,11 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
     free(r.tc);
     free(r.rc);
     free(r.bag);
+    for (size_t i = 0; r.fmt && i < FMT_SLOTS; i++) {
+        free(r.fmt[i].t);
+        free(r.fmt[i].arena);
+    }
+    free(r.fmt);
     for (size_t i = 0; i < r.n_names; i++)
         free(r.names[i]);
     return rc;

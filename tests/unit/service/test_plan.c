@@ -694,6 +694,48 @@ static void test_ics_folding(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* Disks alike (the same windows and prices) share their windows' texts:
+ * each still gets its own key, and the same times and reason. */
+static void test_disks_alike(void **state)
+{
+    struct fx *f = *state;
+    for (int v = 1; v <= 4; v++) {
+        char name[16];
+        snprintf(name, sizeof(name), "dev-%d", v);
+        vm(f, v, name);
+        disk(f, 10 * v + 1, v, "data-1", "Premium_LRS", "P10", 128);
+    }
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-15T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 16);
+    for (size_t i = 0; i < s.n; i++) {
+        size_t k = i % 4;
+        assert_int_equal(s.a[i].disk_id, 10 * (int64_t)(i / 4 + 1) + 1);
+        assert_string_equal(s.a[i].at, s.a[k].at);
+        assert_string_equal(s.a[i].local, s.a[k].local);
+        assert_string_equal(s.a[i].reason, s.a[k].reason);
+        assert_int_equal(s.a[i].kind, s.a[k].kind);
+        char key[160];
+        snprintf(key, sizeof(key), "dev-weekends/%lld/%s/%lld", (long long)s.a[i].disk_id,
+                 s.a[i].kind == TW_PLAN_DOWNGRADE ? "downgrade" : "upgrade",
+                 (long long)(s.a[i].due_ns / 1000000));
+        assert_string_equal(s.a[i].key, key);
+    }
+    assert_string_equal(s.a[0].at, "2026-12-04T20:10:00Z");
+    assert_string_equal(s.a[3].at, "2026-12-14T05:30:00Z");
+    assert_non_null(strstr(s.a[2].reason, "window Fri 20:00-Mon 06:00 (Europe/London, list)"));
+    assert_int_equal(sum.disks, 4);
+    char total[64];
+    assert_true(tw_amount_decimal(sum.saving, 6, total, sizeof(total)));
+    assert_string_equal(total, "5.654795"); /* 8 x 9.00 x 57 h 20 min / 730 h */
+    tw_policy_cleanup(&p);
+}
+
 static enum tw_err no_zone(void *arg, const char *name, struct tw_tz **out,
                            struct tw_error *err)
 {
@@ -738,6 +780,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_record, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ics_folding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disks_alike, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
