@@ -373,6 +373,21 @@ static void test_arm_after_report(void **state)
     tw_report_free(r);
 }
 
+/* The agent first, with its VM's id in its own case; ARM's look in ARM's
+ * case finds that VM and its disks (ids in any case). */
+static void test_arm_after_report_with_id(void **state)
+{
+    struct fx *f = *state;
+    struct tw_report *r = load("sap-db-01.json");
+    put_report(f, r);
+    assert_int_equal(put(f, "2026-12-08T09:00:00Z"), 1);
+    assert_int_equal(f->n[TW_ARM_CH_VM_NEW], 0);
+    assert_int_equal(f->n[TW_ARM_CH_DISK_NEW], 0);
+    assert_int_equal(count(f, "SELECT count(*) FROM vms"), 1);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks"), r->inv.n_disks);
+    tw_report_free(r);
+}
+
 /* An agent that did not know its VM's id, then does (an upgraded agent):
  * one VM, found by the id from then on. */
 static void test_report_learns_its_id(void **state)
@@ -458,6 +473,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_arm_after_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_verdicts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_learns_its_id, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_arm_after_report_with_id, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_name_twice, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
