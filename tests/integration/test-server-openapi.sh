@@ -60,7 +60,9 @@ simurl="http://127.0.0.1:$(cat "$scratch/sim.port")"
 agent=$(make_token agent)
 reader=$(make_token reader)
 admin=$(make_token admin)
-start_server main --prices-url "$simurl" --body-max 16KiB --policies "$srcdir/policies"
+# (--sync gives the server ARM's credential, which POST /api/v1/actions needs)
+start_server main --prices-url "$simurl" --body-max 16KiB --policies "$srcdir/policies" \
+  --sync --sync-interval 1h --arm-url "$simurl" --imds-url "$simurl"
 [ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
 
 # ask WANT METHOD PATH TOKEN [CURL ARGS...]: a request whose answer is kept
@@ -166,6 +168,16 @@ ask 400 GET '/api/v1/savings/opportunities?policy=dev-weekends&month=12' "$reade
 ask 404 GET '/api/v1/savings/opportunities?policy=no-such-policy&month=2026-12' "$reader"
 ask 200 GET /api/v1/drift "$reader"
 ask 403 GET /api/v1/drift "$agent"
+ask 200 GET '/api/v1/plan?policy=dev-weekends&from=2026-12-01&to=2026-12-08' "$reader"
+cp "$scratch/body" "$scratch/plan.json"
+ask 200 POST /api/v1/actions "$admin" "${json[@]}" --data-binary "{\"plan\": $(cat "$scratch/plan.json")}"
+ask 400 POST /api/v1/actions "$admin" "${json[@]}" --data-binary '{"policy": 3}'
+ask 404 POST /api/v1/actions "$admin" "${json[@]}" --data-binary '{"policy": "no-such-policy"}'
+ask 403 POST /api/v1/actions "$reader" "${json[@]}" --data-binary '{"policy": "dev-weekends"}'
+ask 200 GET /api/v1/actions "$reader"
+ask 200 GET '/api/v1/actions?state=done&limit=1' "$reader"
+ask 400 GET '/api/v1/actions?state=bogus' "$reader"
+ask 403 GET /api/v1/actions "$agent"
 ask 200 GET '/api/v1/plan?policy=dev-weekends&from=2026-12-01&to=2026-12-08' "$reader"
 ask 400 GET '/api/v1/plan?policy=dev-weekends&from=2026-12-32' "$reader"
 ask 404 GET '/api/v1/plan?policy=no-such-policy' "$reader"
