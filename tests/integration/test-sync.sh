@@ -100,6 +100,13 @@ jq -e '.sku_changes == 1 and .vms_new == 0 and ([.changes[] | select(.what == "s
 [ "$(q "SELECT sku FROM disks WHERE name = 'advisor-vm-02-data0'")" = StandardSSD_LRS ] &&
   ok || bad "the disk's current SKU"
 
+# One resource group only: its VM and disk, nothing of the others touched.
+"$cli" sync --db "$db" "${arm[@]}" --resource-group rg-other --json >"$scratch/rg.json" 2>"$scratch/rg.err" &&
+  ok || bad "sync of one group: $(cat "$scratch/rg.err")"
+jq -e '.vms == 1 and .disks == 1 and .unattached_disks == 0 and .changes == []' "$scratch/rg.json" \
+  >/dev/null && ok || bad "one group's counts: $(cat "$scratch/rg.json")"
+expect 2 "is not a resource group name" -- "$cli" sync --db "$db" "${arm[@]}" --resource-group "rg other"
+
 # 4. advisor-vm-01's agent reports afterwards (its ids in another case):
 # it joins ARM's VM and disks.
 vm01=$(q "SELECT id FROM vms WHERE name = 'advisor-vm-01'")
