@@ -110,6 +110,7 @@ struct scope {
     const char *at;
     enum tw_err put_failed;    /* a store error inside a callback */
     struct tw_error put_err;   /* its words */
+    size_t *cap_changes;       /* room in OUT->changes, kept across scopes by the run */
 };
 
 static char *dup(const char *s)
@@ -197,12 +198,16 @@ static void count_change(void *arg, const struct tw_store_arm_change *c)
     case TW_ARM_CH_DETACHED: s->detached++; break;
     default: break;
     }
-    struct tw_sync_change *p = realloc(s->changes, (s->n_changes + 1) * sizeof(*p));
-    if (!p) {
-        sc->put_failed = TW_ENOMEM;
-        return;
+    if (s->n_changes == *sc->cap_changes) {
+        size_t ncap = *sc->cap_changes ? *sc->cap_changes * 2 : 64;
+        struct tw_sync_change *p = realloc(s->changes, ncap * sizeof(*p));
+        if (!p) {
+            sc->put_failed = TW_ENOMEM;
+            return;
+        }
+        s->changes = p;
+        *sc->cap_changes = ncap;
     }
-    s->changes = p;
     struct tw_sync_change *x = &s->changes[s->n_changes++];
     snprintf(x->what, sizeof(x->what), "%s", tw_store_arm_what_name(c->what));
     snprintf(x->vm, sizeof(x->vm), "%s", c->vm ? c->vm : "");
@@ -350,9 +355,11 @@ static enum tw_err arm_failed(const struct scope *sc, enum tw_err rc, const char
 }
 
 static enum tw_err sync_scope(const struct tw_sync_opts *o, const char *sub, const char *rg,
-                              const char *at, struct tw_sync_summary *out, struct tw_error *err)
+                              const char *at, struct tw_sync_summary *out, size_t *cap_changes,
+                              struct tw_error *err)
 {
-    struct scope sc = {.o = o, .out = out, .sub = sub, .rg = rg, .at = at};
+    struct scope sc = {.o = o, .out = out, .sub = sub, .rg = rg, .at = at,
+                       .cap_changes = cap_changes};
     enum tw_err rc = o->arm.disks_list(o->arm.ctx, sub, rg, take_disk, &sc, err);
     if (rc != TW_OK)
         rc = arm_failed(&sc, rc, "disks", err);
@@ -420,12 +427,13 @@ enum tw_err tw_sync_run(const struct tw_sync_opts *o, struct tw_sync_summary *ou
             return tw_error_set(err, TW_ERANGE, "the system clock reads no time");
         at = now;
     }
+    size_t cap_changes = 0;
     for (size_t i = 0; i < o->n_subscriptions; i++) {
         size_t groups = o->n_resource_groups ? o->n_resource_groups : 1;
         for (size_t g = 0; g < groups; g++) {
             enum tw_err rc = sync_scope(o, o->subscriptions[i],
                                         o->n_resource_groups ? o->resource_groups[g] : NULL, at,
-                                        out, err);
+                                        out, &cap_changes, err);
             if (rc != TW_OK)
                 return rc;
         }

@@ -25,6 +25,8 @@ struct fake {
     struct tw_arm_error last;
     enum tw_err fail;          /* answer the lists with this (and LAST) */
     int lists;
+    int vm_lists;
+    int stop_on_list;          /* the VM list of this call sees dev-01 stopped (0: never) */
 };
 
 static struct fake *fk;       /* the fixture's, large: on the heap */
@@ -55,6 +57,8 @@ static enum tw_err f_vms(void *ctx, const char *sub, const char *rg,
     (void)sub;
     (void)rg;
     (void)err;
+    if (++f->vm_lists == f->stop_on_list)
+        snprintf(f->vms[0].power_state, sizeof(f->vms[0].power_state), "deallocated");
     for (size_t i = 0; i < f->n_vms; i++) {
         enum tw_err rc = fn(arg, &f->vms[i]);
         if (rc != TW_OK)
@@ -291,11 +295,40 @@ static void test_refusals(void **state)
     tw_store_vm_rows_free(rows, n);
 }
 
+/* Two resource groups (the fake lists the same VMs for each): the second
+ * scope's change lands in the same summary after the first's. */
+static void test_two_scopes(void **state)
+{
+    struct fx *f = *state;
+    static const char *const subs[] = {SUB}, *const groups[] = {"rg-a", "rg-b"};
+    fk->stop_on_list = 2;
+    struct tw_sync_opts o = {.st = f->st,
+                             .arm = {.disks_list = f_disks, .vms_list = f_vms,
+                                     .last_error = f_last, .ctx = fk},
+                             .subscriptions = subs, .n_subscriptions = 1,
+                             .resource_groups = groups, .n_resource_groups = 2,
+                             .observed_at = "2026-12-05T20:00:00Z"};
+    struct tw_sync_summary s;
+    struct tw_error err = {0};
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_OK);
+    assert_int_equal(fk->lists, 2);
+    assert_int_equal(s.vms, 4);
+    assert_int_equal(s.vms_new, 2);
+    assert_int_equal(s.power_changes, 3);
+    const struct tw_sync_change *last = &s.changes[s.n_changes - 1];
+    assert_string_equal(last->what, "power");
+    assert_string_equal(last->vm, "dev-01");
+    assert_string_equal(last->from, "running");
+    assert_string_equal(last->to, "deallocated");
+    tw_sync_summary_free(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_first_and_second, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_scopes, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
