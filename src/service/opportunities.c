@@ -138,8 +138,11 @@ struct group_map {
     size_t n, cap;
 };
 
-#define WCACHE_MAX 512
-#define MEMO_SLOTS 8192 /* a power of two */
+#define WCACHE_MAX 2048
+#define MEMO_SLOTS 16384 /* a power of two */
+/* The windows a memo keeps (with_windows) in all, at most: a year of one
+ * disk's windows is some 50 KiB. */
+#define MEMO_WINS_BUDGET ((size_t)256 << 20)
 
 /* A disk's saving by its windows (their instants, shared through the
  * window cache or the policy's list) and its two prices, when nothing else
@@ -201,6 +204,7 @@ struct run {
     size_t n_wc;
     struct memo_slot *memo;      /* MEMO_SLOTS, allocated on first use */
     size_t n_memo;
+    size_t memo_wins_bytes;      /* the windows the memo keeps */
     /* with_windows: one disk's windows as planned, when not memoised. */
     struct tw_window_saving *wins;
     size_t cap_wins;
@@ -993,8 +997,11 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         /* A memo keeps the windows too when they are asked for (a copy:
          * the buffer is the next disk's); out of memory, it keeps none. */
         struct tw_window_saving *kept = NULL;
-        if (m && wins && (kept = malloc(niv * sizeof(*kept))))
+        if (m && wins && r->memo_wins_bytes + niv * sizeof(*kept) <= MEMO_WINS_BUDGET &&
+            (kept = malloc(niv * sizeof(*kept)))) {
             memcpy(kept, wins, niv * sizeof(*kept));
+            r->memo_wins_bytes += niv * sizeof(*kept);
+        }
         if (m && (!wins || kept)) {
             m->iv = iv;
             m->n = niv;

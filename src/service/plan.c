@@ -63,7 +63,7 @@ struct bag_slot {
  * read by every disk alike after; at most FMT_BUDGET bytes in all (past
  * it, the texts are made per action). */
 #define FMT_SLOTS 8192 /* a power of two */
-#define FMT_BUDGET ((size_t)128 << 20)
+#define FMT_BUDGET ((size_t)160 << 20)
 struct wtxt {
     char down_at[24], down_local[32], up_at[24], up_local[32];
     char down_key[40], up_key[40]; /* the keys' ends: "/downgrade/<due ms>" */
@@ -95,6 +95,8 @@ struct prun {
     size_t n_names;
     char key_prefix[TW_POLICY_NAME_MAX + 2]; /* "policy/" */
     size_t key_prefix_len;
+    char key_head[TW_POLICY_NAME_MAX + 24];  /* "policy/<disk id>", the disk's */
+    size_t key_head_len;
     struct tw_error err;         /* what a sink's error was (the opportunities' sink has
                                   * no error of its own) */
 };
@@ -198,13 +200,14 @@ static void key_of(const struct prun *r, const struct tw_plan_action *a, const c
                    char *out)
 {
     char *p = out;
+    if (end) {
+        memcpy(p, r->key_head, r->key_head_len);
+        memcpy(p + r->key_head_len, end, strlen(end) + 1);
+        return;
+    }
     memcpy(p, r->key_prefix, r->key_prefix_len);
     p += r->key_prefix_len;
     p = put_i64(p, a->disk_id);
-    if (end) {
-        memcpy(p, end, strlen(end) + 1);
-        return;
-    }
     *p++ = '/';
     const char *k = tw_plan_kind_name(a->kind);
     size_t kl = strlen(k);
@@ -318,10 +321,10 @@ static enum tw_err emit(struct prun *r, struct tw_plan_action *a, enum tw_plan_k
     enum tw_err rc = TW_OK;
     if (!at && (rc = times_of(r, due, &at, &local, err)) != TW_OK)
         return rc;
-    size_t la = strlen(at), ll = strlen(local);
-    memcpy(a->due_at, at, la + 1 < sizeof(a->due_at) ? la + 1 : sizeof(a->due_at));
-    memcpy(a->due_local, local, ll + 1 < sizeof(a->due_local) ? ll + 1 : sizeof(a->due_local));
-    a->due_at[sizeof(a->due_at) - 1] = a->due_local[sizeof(a->due_local) - 1] = '\0';
+    /* Both sources are arrays of at least 24 and 32 bytes (tslot, wtxt). */
+    memcpy(a->due_at, at, 24);
+    memcpy(a->due_local, local, 32);
+    a->due_at[23] = a->due_local[31] = '\0';
     key_of(r, a, key_tail, a->idempotency_key);
     r->sum->actions++;
     if (kind == TW_PLAN_DOWNGRADE) {
@@ -364,8 +367,7 @@ static const struct fmt_entry *fmt_of(struct prun *r, const struct tw_opp_disk *
             r->n_fmt++;
             return NULL;
         }
-        size_t need = d->n_wins * (sizeof(struct wtxt) + 256);
-        if (r->fmt_bytes + need > FMT_BUDGET)
+        if (r->fmt_bytes + d->n_wins * sizeof(struct wtxt) > FMT_BUDGET)
             return NULL;
         struct wtxt *t = calloc(d->n_wins, sizeof(*t));
         char *arena = malloc(d->n_wins * 256);
@@ -374,7 +376,8 @@ static const struct fmt_entry *fmt_of(struct prun *r, const struct tw_opp_disk *
             free(arena);
             return NULL;
         }
-        size_t used = 0;
+        size_t used = 0, n_distinct = 0;
+        uint32_t distinct[32];
         for (size_t i = 0; i < d->n_wins; i++) {
             const struct tw_window_saving *w = &d->wins[i];
             if (w->skip != TW_WINDOW_TAKEN)
@@ -390,18 +393,30 @@ static const struct fmt_entry *fmt_of(struct prun *r, const struct tw_opp_disk *
             snprintf(t[i].up_local, sizeof(t[i].up_local), "%s", local);
             key_end(TW_PLAN_DOWNGRADE, w->down_ns, t[i].down_key);
             key_end(TW_PLAN_UPGRADE, w->up_ns, t[i].up_key);
-            t[i].reason = (uint32_t)used;
+            /* The same text (a week's windows recur) at one offset, so
+             * that a disk's walk copies a reason only when it changes. */
             reason_of(r, d, wz, w->open_ns, w->close_ns, arena + used, 256);
-            used += strlen(arena + used) + 1;
+            t[i].reason = (uint32_t)used;
+            for (size_t q = 0; q < n_distinct; q++)
+                if (strcmp(arena + distinct[q], arena + used) == 0) {
+                    t[i].reason = distinct[q];
+                    break;
+                }
+            if (t[i].reason == used) {
+                if (n_distinct < sizeof(distinct) / sizeof(distinct[0]))
+                    distinct[n_distinct++] = (uint32_t)used;
+                used += strlen(arena + used) + 1;
+            }
         }
         if (*rc != TW_OK) {
             free(t);
             free(arena);
             return NULL;
         }
+        char *small = realloc(arena, used ? used : 1); /* the reasons are few */
         e->t = t;
-        e->arena = arena;
-        r->fmt_bytes += need;
+        e->arena = small ? small : arena;
+        r->fmt_bytes += d->n_wins * sizeof(struct wtxt) + used;
         return e;
     }
     return NULL;
@@ -433,6 +448,12 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
     const struct fmt_entry *fe = fmt_of(r, d, wz, err, &rc);
     if (rc != TW_OK)
         return rc;
+    memcpy(r->key_head, r->key_prefix, r->key_prefix_len);
+    r->key_head_len = (size_t)(put_i64(r->key_head + r->key_prefix_len, d->id) - r->key_head);
+    char own_s[32], tgt_s[32];
+    sku_copy(own_s, own);
+    sku_copy(tgt_s, d->target.sku);
+    const char *last_reason = NULL;
     bool any = false;
     struct tw_amount zero = tw_amount_of(tw_money_micros(0));
     for (size_t i = 0; i < d->n_wins; i++) {
@@ -448,24 +469,28 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
         const struct wtxt *t = fe ? &fe->t[i] : NULL;
         if (t) {
             const char *rs = fe->arena + t->reason;
-            size_t l = strlen(rs);
-            memcpy(a.reason, rs, l + 1 < sizeof(a.reason) ? l + 1 : sizeof(a.reason));
-            a.reason[sizeof(a.reason) - 1] = '\0';
+            if (rs != last_reason) {
+                size_t l = strlen(rs);
+                memcpy(a.reason, rs, l + 1 < sizeof(a.reason) ? l + 1 : sizeof(a.reason));
+                a.reason[sizeof(a.reason) - 1] = '\0';
+                last_reason = rs;
+            }
         } else {
             reason_of(r, d, wz, w->open_ns, w->close_ns, a.reason, sizeof(a.reason));
+            last_reason = NULL;
         }
         any = true;
         if (down) {
-            sku_copy(a.from_sku, own);
-            sku_copy(a.to_sku, d->target.sku);
+            memcpy(a.from_sku, own_s, sizeof(a.from_sku));
+            memcpy(a.to_sku, tgt_s, sizeof(a.to_sku));
             if ((rc = emit(r, &a, TW_PLAN_DOWNGRADE, w->down_ns, w->up_ns, w->whole_saving,
                            t ? t->down_at : NULL, t ? t->down_local : NULL,
                            t ? t->down_key : NULL, err)) != TW_OK)
                 return rc;
         }
         if (up) {
-            sku_copy(a.from_sku, d->target.sku);
-            sku_copy(a.to_sku, own);
+            memcpy(a.from_sku, tgt_s, sizeof(a.from_sku));
+            memcpy(a.to_sku, own_s, sizeof(a.to_sku));
             if ((rc = emit(r, &a, TW_PLAN_UPGRADE, w->up_ns, w->down_ns, zero,
                            t ? t->up_at : NULL, t ? t->up_local : NULL,
                            t ? t->up_key : NULL, err)) != TW_OK)
