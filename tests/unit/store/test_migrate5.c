@@ -192,10 +192,55 @@ static void test_from_version_4(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM vms"), 3);
 }
 
+static void sql(const struct fx *f, const char *text)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, text, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", text, msg);
+    sqlite3_close(db);
+}
+
+/* An action a version-4 store holds comes out with its disk's VM and the
+ * time of its last logged move (or its request, never moved). */
+static void test_actions_of_version_4(void **state)
+{
+    struct fx *f = *state;
+    sql(f, "INSERT INTO actions(id, disk_id, kind, from_sku, to_sku, state, requested_at, "
+           "dry_run) VALUES (1, 3, 'downgrade', 'Premium_LRS', 'StandardSSD_LRS', 'checked', "
+           "'2026-12-05T19:00:00.000Z', 0), (2, NULL, 'deallocate', NULL, NULL, 'planned', "
+           "'2026-12-05T19:01:00.000Z', 1);"
+           "INSERT INTO action_transitions(action_id, from_state, to_state, at, owner) VALUES "
+           "(1, 'planned', 'checked', '2026-12-05T19:05:00.000Z', 'exec');");
+    open_ok(f);
+    struct tw_error err = {0};
+    struct tw_store_action_row r;
+    assert_int_equal(tw_store_action_get(f->st, 1, &r, &err), TW_OK);
+    assert_int_equal(r.vm_id, 1); /* disk 3 is sap-db-01's */
+    assert_string_equal(r.vm, "sap-db-01");
+    assert_string_equal(r.updated_at, "2026-12-05T19:05:00.000Z");
+    assert_string_equal(r.state, "checked");
+    free(r.operation_url);
+    assert_int_equal(tw_store_action_get(f->st, 2, &r, &err), TW_OK);
+    assert_int_equal(r.vm_id, 0);
+    assert_string_equal(r.updated_at, "2026-12-05T19:01:00.000Z");
+    free(r.operation_url);
+    struct tw_store_action_move_row *m;
+    size_t n;
+    assert_int_equal(tw_store_action_moves(f->st, 1, &m, &n, &err), TW_OK);
+    assert_int_equal(n, 1);
+    free(m);
+    assert_int_equal(tw_store_action_moves(f->st, 2, &m, &n, &err), TW_OK);
+    assert_int_equal(n, 0);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_from_version_4, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_actions_of_version_4, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
