@@ -152,6 +152,21 @@ int tw_cli_cmd_drift(int argc, char **argv)
     }
     enum tw_err rc = tw_store_open(db, &st, &err);
     size_t found = 0;
+    if (rc == TW_OK && n_pols == 0) {
+        /* No policy at all requires anything: say so rather than let "no
+         * drift" pass for a judgement. */
+        char **names = NULL;
+        size_t n_names = 0;
+        rc = tw_store_policy_names(st, &names, &n_names, &err);
+        for (size_t i = 0; i < n_names; i++)
+            free(names[i]);
+        free(names);
+        if (rc == TW_OK && n_names == 0)
+            tw_app_note(TW_CLI_PROG, "drift: no --policy given and the database holds no "
+                                     "policies, so no disk is required to be on any SKU; give "
+                                     "--policy FILE (or start the backend with --policies DIR, "
+                                     "which stores them)");
+    }
     if (rc == TW_OK && json) {
         rc = tw_svc_drift_json(st, ptrs, n_pols, now_ms(), JSON_INDENT(2), &doc, &found, &err);
         if (rc == TW_OK)

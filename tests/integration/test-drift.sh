@@ -63,6 +63,12 @@ EOF
 # Nothing recorded yet (and the database migrated to this build's schema).
 out=$("$cli" drift --db "$db" --policy "$pol/sap-premium.json" --json)
 check "no original recorded" "$out" '. == {"drift": [], "count": 0}'
+# No policy given, none stored: said, not passed off as a judgement.
+"$cli" drift --db "$db" >"$scratch/np.out" 2>"$scratch/np.err"
+st=$?
+[ "$st" = 0 ] && grep -q 'the database holds no policies, so no disk is required' "$scratch/np.err" &&
+  grep -q '^No disk drifts' "$scratch/np.out" && ok ||
+  bad "no policies: exit $st, $(cat "$scratch/np.out" "$scratch/np.err")"
 # The first downgrade's record: the disk's original SKU (tw_store_disk_original_set's row).
 sqlite3 "$db" "INSERT INTO disk_originals(disk_id, sku, tier, set_at) VALUES (3, 'Premium_LRS', 'P40', '2026-11-30T20:10:00Z')" &&
   ok || bad "recording the original SKU"
