@@ -186,5 +186,8 @@ jq '.faults = [{"kind": "error", "path": "/subscriptions/'$sub'/providers/Micros
 start_sim "$scratch/refuse.json"
 expect 1 "deploy/azure-role.json" -- "$cli" sync --db "$db" --arm-url "$sim" --imds-url "$sim"
 expect 2 "give --db" -- "$cli" sync "${arm[@]}"
+expect 2 "--subscription is for --sync" -- "$cli" serve --db "$db" --subscription "$sub"
+expect 2 "not a subscription id" -- "$cli" serve --db "$db" --sync --subscription nope
+expect 2 "--sync-interval \"0s\" must be a duration" -- "$cli" serve --db "$db" --sync-interval 0s
 
 finish sync
