@@ -125,6 +125,10 @@ static char *dup(const char *s)
 static enum tw_err take_disk(void *arg, const struct tw_arm_disk *d)
 {
     struct scope *sc = arg;
+    /* A stop is asked about every 256 disks too: a subscription's list
+     * may be long. */
+    if (sc->n % 256 == 255 && sc->o->stopping && sc->o->stopping(sc->o->stop_arg))
+        return TW_EIO;
     if (sc->n == sc->cap) {
         size_t ncap = sc->cap ? sc->cap * 2 : 256;
         struct disk *p = realloc(sc->disks, ncap * sizeof(*p));
