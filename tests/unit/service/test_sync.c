@@ -27,6 +27,8 @@ struct fake {
     int lists;
     int vm_lists;
     int stop_on_list;          /* the VM list of this call sees dev-01 stopped (0: never) */
+    int repeat;                /* the disk list gives its first disk this many times more */
+    int disks_given;
 };
 
 static struct fake *fk;       /* the fixture's, large: on the heap */
@@ -41,8 +43,9 @@ static enum tw_err f_disks(void *ctx, const char *sub, const char *rg,
     assert_string_equal(sub, SUB);
     if (f->fail)
         return tw_error_set(err, f->fail, "ARM answered %ld", f->last.status);
-    for (size_t i = 0; i < f->n_disks; i++) {
-        enum tw_err rc = fn(arg, &f->disks[i]);
+    for (size_t i = 0; i < f->n_disks + (size_t)f->repeat; i++) {
+        f->disks_given++;
+        enum tw_err rc = fn(arg, &f->disks[i < f->n_disks ? i : 0]);
         if (rc != TW_OK)
             return rc;
     }
@@ -323,12 +326,47 @@ static void test_two_scopes(void **state)
     tw_sync_summary_free(&s);
 }
 
+static bool always(void *arg)
+{
+    (void)arg;
+    return true;
+}
+
+/* A stop asked for (a server stopping): no VM is stored, and a long disk
+ * list is left early. */
+static void test_stop(void **state)
+{
+    struct fx *f = *state;
+    static const char *const subs[] = {SUB};
+    struct tw_sync_opts o = {.st = f->st,
+                             .arm = {.disks_list = f_disks, .vms_list = f_vms,
+                                     .last_error = f_last, .ctx = fk},
+                             .subscriptions = subs, .n_subscriptions = 1, .stopping = always};
+    struct tw_sync_summary s;
+    struct tw_error err = {0};
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "stopped"));
+    assert_int_equal(s.vms, 0);
+    tw_sync_summary_free(&s);
+    fk->repeat = 1000;
+    fk->disks_given = 0;
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_EIO);
+    assert_int_equal(fk->disks_given, 256);
+    tw_sync_summary_free(&s);
+    struct tw_store_vm_row *rows;
+    size_t n;
+    assert_int_equal(tw_store_vms(f->st, &rows, &n, &err), TW_OK);
+    assert_int_equal(n, 0);
+    tw_store_vm_rows_free(rows, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_first_and_second, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_scopes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
