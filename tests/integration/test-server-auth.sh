@@ -44,6 +44,8 @@ GET    /api/v1/operations/00000000-0000-4000-8000-000000000000  401  401  403  4
 GET    /api/v1/policies        401  401  403   200    200
 GET    /api/v1/policies/any    401  401  403   404    404
 GET    /api/v1/savings/opportunities?policy=any&month=2026-12  401  401  403  404  404
+GET    /api/v1/plan?policy=any  401  401  403  404  404
+GET    /api/v1/plan.ics?policy=any  401  401  403  404  404
 GET    /                       200  200  200   200    200
 GET    /app.js                 200  200  200   200    200
 GET    /api/v1/nothing         404  404  404   404    404
