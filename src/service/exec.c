@@ -18,6 +18,12 @@
 #include "core/time.h"
 
 #define EXEC_REASON_MAX 512
+#define TW_EXEC_QUOTA_CHANGES 2                 /* ARM: type changes per disk ... */
+#define TW_EXEC_QUOTA_MS (24LL * 3600 * 1000)    /* ... in any 24 hours */
+/* ARM counts a change when it takes it, by its clock; ours saw it a little
+ * later (when verified) and may be off by a skew: a change is counted this
+ * much longer. */
+#define TW_EXEC_QUOTA_MARGIN_MS (5LL * 60 * 1000)
 
 /* ---- the clock and small helpers ---- */
 
@@ -28,10 +34,13 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The system clock's now, to the millisecond (the quota's check compares
+ * the SKU history's instants with now: a second's rounding would lose a
+ * change made 24 hours ago less a fraction). */
 static void now_text(char *out, size_t cap)
 {
     int64_t ms = now_ms();
-    if (!tw_rfc3339_format(ms / 1000, out, cap) && cap)
+    if (!tw_rfc3339_format_ns(ms * 1000000, 0, 3, out, cap) && cap)
         out[0] = '\0';
 }
 
@@ -185,7 +194,7 @@ static bool fault_transient(enum tw_arm_fault f)
 
 /* ---- the checks before a send ---- */
 
-enum verdict { V_OK, V_ALREADY, V_SKIP, V_WAIT, V_RETRY, V_FAIL };
+enum verdict { V_OK, V_ALREADY, V_SKIP, V_WAIT, V_QUOTA_WAIT, V_RETRY, V_FAIL };
 
 /* The due time (ms) of the next upgrade of A's disk after A's own due,
  * from the store; 0 when none is known. */
@@ -208,6 +217,80 @@ static int64_t pair_due(struct worker *w, const struct tw_store_action_row *a)
             best = rows[i].due_ms;
     tw_store_action_rows_free(rows, n);
     return best;
+}
+
+/* ARM's quota of type changes: at most TW_EXEC_QUOTA_CHANGES in any
+ * TW_EXEC_QUOTA_MS, counting everyone's changes.  The store's SKU history
+ * (tierwise's own, recorded when verified, and others' seen by sync) gives
+ * the instants of the disk's changes; *N_IN how many fall in (AT - span -
+ * margin, AT], *OLDEST_IN the oldest of them. */
+static enum tw_err changes_before(struct worker *w, int64_t disk_id, int64_t at_ms, int *n_in,
+                                  int64_t *oldest_in, struct tw_error *err)
+{
+    struct tw_store_sku_hist_row *h = NULL;
+    size_t n = 0;
+    *n_in = 0;
+    *oldest_in = 0;
+    enum tw_err rc = tw_store_disk_history(w->st, disk_id, &h, &n, err);
+    if (rc != TW_OK)
+        return rc;
+    for (size_t i = 1; i < n; i++) {
+        if (!strcasecmp(h[i].sku, h[i - 1].sku))
+            continue; /* a tier or size change alone is no type change */
+        int64_t t = 0;
+        if (!tw_rfc3339_ms(h[i].observed_at, &t))
+            continue;
+        if (t > at_ms - TW_EXEC_QUOTA_MS - TW_EXEC_QUOTA_MARGIN_MS && t <= at_ms) {
+            if (!*n_in || t < *oldest_in)
+                *oldest_in = t;
+            (*n_in)++;
+        }
+    }
+    free(h);
+    return TW_OK;
+}
+
+/* Whether A's change now keeps the quota: a downgrade also needs room for
+ * its upgrade back (at its due time); else a downgrade is skipped and an
+ * upgrade waits for the quota to free (re-checked each tick: the disk must
+ * get back). */
+static enum verdict check_quota(struct worker *w, const struct tw_store_action_row *a, char *why,
+                                size_t cap)
+{
+    if (!w->st || !a->disk_id)
+        return V_OK;
+    struct tw_error e = {0};
+    int64_t t = now_ms();
+    int n = 0;
+    int64_t oldest = 0;
+    if (changes_before(w, a->disk_id, t, &n, &oldest, &e) != TW_OK)
+        return V_OK; /* no history to go by: ARM's refusal will say */
+    if (n >= TW_EXEC_QUOTA_CHANGES) {
+        char next[40];
+        ms_text(oldest + TW_EXEC_QUOTA_MS + TW_EXEC_QUOTA_MARGIN_MS + 1000, next, sizeof next);
+        if (!strcmp(a->kind, "downgrade")) {
+            snprintf(why, cap, "quota: the disk's type changed %d times in the last 24 hours "
+                     "(at most %d)", n, TW_EXEC_QUOTA_CHANGES);
+            return V_SKIP;
+        }
+        snprintf(why, cap, "quota: the disk's type changed %d times in the last 24 hours (at "
+                 "most %d); the next change is allowed after %s", n, TW_EXEC_QUOTA_CHANGES, next);
+        return V_QUOTA_WAIT;
+    }
+    if (!strcmp(a->kind, "downgrade")) {
+        int64_t back = pair_due(w, a);
+        if (back > t) {
+            int m = 0;
+            int64_t o2 = 0;
+            if (changes_before(w, a->disk_id, back, &m, &o2, &e) == TW_OK &&
+                m + 2 > TW_EXEC_QUOTA_CHANGES) {
+                snprintf(why, cap, "quota: the upgrade back would be the disk's change %d in 24 "
+                         "hours (at most %d)", m + 2, TW_EXEC_QUOTA_CHANGES);
+                return V_SKIP;
+            }
+        }
+    }
+    return V_OK;
 }
 
 /* Checks a disk switch against ARM: *D the disk as read. */
@@ -303,6 +386,12 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
             }
             free(vm);
         }
+    }
+    char qwhy[EXEC_REASON_MAX];
+    enum verdict q = check_quota(w, a, qwhy, sizeof qwhy);
+    if (q != V_OK) {
+        snprintf(why, cap, "%s", qwhy);
+        return q;
     }
     return V_OK;
 }
@@ -579,6 +668,9 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
         case V_RETRY:
             report(w, shown, tw_action_state_name(state), "retry", why, NULL, NULL, NULL, false);
             goto out;
+        case V_QUOTA_WAIT:
+            report(w, shown, tw_action_state_name(state), "waiting", why, NULL, NULL, NULL, false);
+            goto out;
         case V_WAIT: {
             int64_t t = now_ms();
             int64_t pair = pair_due(w, &a);
@@ -779,6 +871,7 @@ static void dry_action(struct worker *w, const struct tw_store_action_row *a)
         report(w, a, "skipped", "skipped", why, NULL, NULL, NULL, false);
         break;
     case V_WAIT:
+    case V_QUOTA_WAIT:
         report(w, a, a->state, "waiting", why, NULL, NULL, NULL, false);
         break;
     case V_RETRY:

@@ -20,7 +20,7 @@
 #                       `at TIME apply ARGS...` is apply's command line
 #   faked TIME CMD...   CMD under libfaketime from TIME on (its pid is $!)
 #   fresh_db            a new database ($db) with the bundled USD price books and
-#                       the fleet synced from the simulator
+#                       the fleet synced from the simulator (at $sync_at when set)
 #
 # Every address is 127.0.0.1 (TIERWISE_LOOPBACK_ONLY=1).
 
@@ -138,7 +138,9 @@ fresh_db() {
     >"$scratch/prices-usd.json"
   "$cli" prices import --db "$db" "$scratch/prices-usd.json" >/dev/null 2>&1 ||
     { echo "FAIL: importing the bundled prices"; exit 1; }
-  "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}" >/dev/null 2>"$scratch/sync.err" ||
+  local pre=()
+  [ -n "${sync_at:-}" ] && pre=(faked "$sync_at") # the first sync at a chosen time
+  "${pre[@]}" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}" >/dev/null 2>"$scratch/sync.err" ||
     { echo "FAIL: tierwise sync: $(cat "$scratch/sync.err")"; exit 1; }
 }
 

@@ -709,6 +709,51 @@ static void test_vm_stop_start(void **state)
     tw_store_action_rows_free(rows, n);
 }
 
+/* ARM's quota (2 type changes in any 24 h, anyone's, from the SKU history):
+ * a downgrade that would be the third is skipped, an upgrade waits. */
+static void observe(struct fx *f, int64_t disk, const char *sku, int64_t ago_s)
+{
+    char at[40];
+    assert_true(tw_rfc3339_format(now_ms() / 1000 - ago_s, at, sizeof at));
+    struct tw_error err = {0};
+    if (tw_store_sku_observe(f->st, disk, sku, "", 128, at, TW_OBS_ARM, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+}
+
+static void test_quota(void **state)
+{
+    struct fx *f = *state;
+    /* someone changed data1 twice this morning */
+    observe(f, f->d1, "StandardSSD_LRS", 7200);
+    observe(f, f->d1, "Premium_LRS", 3600);
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    run(f, &id, 1, false);
+    assert_state(f, id, "skipped", 0);
+    assert_non_null(strstr(f->reason[0], "quota"));
+    /* on Standard (another change), an upgrade back waits for the quota */
+    observe(f, f->d2, "StandardSSD_LRS", 7200);
+    observe(f, f->d2, "Standard_LRS", 3600);
+    snprintf(f->arm.d[1].sku, 32, "Standard_LRS");
+    int64_t up = add(f, f->d2, "upgrade", "Standard_LRS", "Premium_LRS", -5);
+    struct tw_exec_summary s = run(f, &up, 1, false);
+    assert_int_equal(s.waiting, 1);
+    assert_state(f, up, "planned", 0);
+    assert_non_null(strstr(f->reason[0], "the next change is allowed after"));
+    assert_int_equal(f->arm.d[0].patches + f->arm.d[1].patches, 0);
+}
+
+/* Changes older than a day and the margin do not count. */
+static void test_quota_old(void **state)
+{
+    struct fx *f = *state;
+    observe(f, f->d1, "StandardSSD_LRS", 2 * 86400);
+    observe(f, f->d1, "Premium_LRS", 86400 + 600);
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    struct tw_exec_summary s = run(f, &id, 1, false);
+    assert_int_equal(s.done, 1);
+    assert_int_equal(f->arm.d[0].patches, 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -722,6 +767,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_held, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_run, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vm_stop_start, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_old, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
