@@ -1017,6 +1017,7 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
         }
     }
     d->n_wins = d->wins ? niv : 0;
+    d->windows_key = d->wins && !x->win.owned ? (const void *)iv : NULL;
     d->windows_source = x->win.source;
     snprintf(d->windows, sizeof(d->windows), "%s", x->win.text);
     snprintf(d->windows_tz, sizeof(d->windows_tz), "%s", x->win.tz);

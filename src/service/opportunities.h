@@ -139,6 +139,12 @@ struct tw_opp_disk {
     bool wins_kept;                  /* WINS is the run's memo: until the run ends, the
                                       * same address holds the same windows (disks alike
                                       * share it) */
+    const void *windows_key;         /* non-NULL: the instants WINS were planned from are
+                                      * the run's own (the list's, a schedule's, learned
+                                      * ones it keeps): until the run ends, disks with the
+                                      * same key and N_WINS have windows that open, close
+                                      * and switch at the same instants (what each takes
+                                      * may differ) */
     size_t n_caveats;
     char caveats[TW_OPP_CAVEATS_MAX][330];
 };

@@ -58,10 +58,11 @@ struct bag_slot {
     int64_t count;
 };
 
-/* The texts of shared windows (tw_opp_disk.wins_kept): per window its
- * switches' times and its reason, made at the first disk that has them,
- * read by every disk alike after; at most FMT_BUDGET bytes in all (past
- * it, the texts are made per action). */
+/* The texts of shared windows (tw_opp_disk.windows_key: the same instants
+ * whatever the disk's prices): per window its switches' times and its
+ * reason, made at the second disk that has them, read by every disk alike
+ * after; at most FMT_BUDGET bytes in all (past it, the texts are made per
+ * action). */
 #define FMT_SLOTS 8192 /* a power of two */
 #define FMT_BUDGET ((size_t)160 << 20)
 struct wtxt {
@@ -70,7 +71,7 @@ struct wtxt {
     uint32_t reason;             /* offset in the entry's arena */
 };
 struct fmt_entry {
-    const struct tw_window_saving *wins; /* NULL: empty slot */
+    const void *wins;            /* the windows' key; NULL: empty slot */
     size_t n;
     struct wtxt *t;              /* NULL: seen once (made at the second disk: windows
                                   * no other disk shares are not worth it) */
@@ -347,22 +348,22 @@ static const struct fmt_entry *fmt_of(struct prun *r, const struct tw_opp_disk *
                                       enum tw_err *rc)
 {
     *rc = TW_OK;
-    if (!d->wins_kept || !d->n_wins)
+    if (!d->windows_key || !d->n_wins)
         return NULL;
     if (!r->fmt && !(r->fmt = calloc(FMT_SLOTS, sizeof(*r->fmt))))
         return NULL;
-    uint64_t h = (uint64_t)(uintptr_t)d->wins * 0x9e3779b97f4a7c15u;
+    uint64_t h = (uint64_t)(uintptr_t)d->windows_key * 0x9e3779b97f4a7c15u;
     size_t j = (size_t)(h >> 40) & (FMT_SLOTS - 1);
     for (size_t k = 0; k < FMT_SLOTS; k++, j = (j + 1) & (FMT_SLOTS - 1)) {
         struct fmt_entry *e = &r->fmt[j];
-        if (e->wins == d->wins && e->n == d->n_wins && e->t)
+        if (e->wins == d->windows_key && e->n == d->n_wins && e->t)
             return e;
-        if (e->wins && (e->wins != d->wins || e->n != d->n_wins))
+        if (e->wins && (e->wins != d->windows_key || e->n != d->n_wins))
             continue;
         if (!e->wins) {
             if (r->n_fmt * 2 >= FMT_SLOTS)
                 return NULL;
-            e->wins = d->wins;
+            e->wins = d->windows_key;
             e->n = d->n_wins;
             r->n_fmt++;
             return NULL;
@@ -379,9 +380,8 @@ static const struct fmt_entry *fmt_of(struct prun *r, const struct tw_opp_disk *
         size_t used = 0, n_distinct = 0;
         uint32_t distinct[32];
         for (size_t i = 0; i < d->n_wins; i++) {
+            /* Every window: another disk may take one this one skips. */
             const struct tw_window_saving *w = &d->wins[i];
-            if (w->skip != TW_WINDOW_TAKEN)
-                continue;
             const char *at = NULL, *local = NULL;
             if ((*rc = times_of(r, w->down_ns, &at, &local, err)) != TW_OK)
                 break;
