@@ -78,7 +78,7 @@ static void usage(FILE *f)
             "                     FILE:LINE:COLUMN; check them with tierwise policy check)\n"
             "                     and served at /api/v1/policies\n"
             "  --drift-interval D how often drift is judged when there are --policies\n"
-            "                     (default 1m, 1s..1d): a line is logged when a disk's drift\n"
+            "                     (default 1m, 1s..24h): a line is logged when a disk's drift\n"
             "                     starts or ends; /metrics' tierwise_drift_disks\n"
             "  --vm-sizes-from-arm  read the VM sizes of the fleet's regions from ARM's\n"
             "                     Resource SKUs at start and daily (token from the managed\n"
@@ -526,7 +526,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         if (tw_duration_parse(drift_interval, &every_ms, &err) != TW_OK || every_ms < 1000 ||
             every_ms > 86400000) {
             rc = tw_error_set(&err, TW_EINVAL, "--drift-interval \"%s\" must be a duration from "
-                              "1s to 1d (e.g. 1m)", drift_interval);
+                              "1s to 24h (e.g. 1m)", drift_interval);
             status = TW_EXIT_USAGE;
             goto fail_msg;
         }

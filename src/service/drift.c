@@ -416,48 +416,47 @@ enum tw_err tw_svc_drift_update(struct tw_store *st, const struct tw_policy *con
     if (rc == TW_ENOMEM && err && !err->code)
         tw_error_set(err, rc, "out of memory judging drift");
     struct tw_drift_update u = {0};
+    struct tw_store_drift_row *rows = NULL, *ended = NULL;
+    bool *started = NULL;
+    size_t n_ended = 0;
+    char at[40] = "";
+    if (rc == TW_OK && !tw_rfc3339_format(tw_floor_div(now_ms, 1000), at, sizeof(at)))
+        rc = tw_error_set(err, TW_ERANGE, "the time %lld ms can't be written", (long long)now_ms);
+    if (rc == TW_OK && cur.n &&
+        (!(rows = calloc(cur.n, sizeof(*rows))) || !(started = calloc(cur.n, sizeof(*started)))))
+        rc = tw_error_set(err, TW_ENOMEM, "out of memory recording drift");
     for (size_t i = 0; rc == TW_OK && i < cur.n; i++) {
         const struct tw_drift *d = &cur.v[i];
-        struct tw_store_drift_row r = {.disk_id = d->disk_id, .vm_id = d->vm_id};
-        snprintf(r.vm, sizeof(r.vm), "%s", d->vm);
-        snprintf(r.disk, sizeof(r.disk), "%s", d->disk);
-        snprintf(r.sku, sizeof(r.sku), "%s", d->sku);
-        snprintf(r.required_sku, sizeof(r.required_sku), "%s", d->required_sku);
-        snprintf(r.policy, sizeof(r.policy), "%s", d->policy);
-        snprintf(r.since, sizeof(r.since), "%s", d->since);
-        bool started;
-        rc = tw_store_drift_open(st, &r, &started, err);
-        if (rc != TW_OK)
-            break;
+        struct tw_store_drift_row *r = &rows[i];
+        r->disk_id = d->disk_id;
+        r->vm_id = d->vm_id;
+        snprintf(r->vm, sizeof(r->vm), "%s", d->vm);
+        snprintf(r->disk, sizeof(r->disk), "%s", d->disk);
+        snprintf(r->sku, sizeof(r->sku), "%s", d->sku);
+        snprintf(r->required_sku, sizeof(r->required_sku), "%s", d->required_sku);
+        snprintf(r->policy, sizeof(r->policy), "%s", d->policy);
+        snprintf(r->since, sizeof(r->since), "%s", d->since);
+    }
+    /* One transaction for the whole update; the lines once it holds. */
+    if (rc == TW_OK)
+        rc = tw_store_drift_sync(st, rows, cur.n, at, started, &ended, &n_ended, err);
+    for (size_t i = 0; rc == TW_OK && i < cur.n; i++) {
+        const struct tw_drift *d = &cur.v[i];
         u.open++;
-        if (started) {
+        if (started[i]) {
             u.started++;
             say(log, log_arg, "drift started: VM %s disk %s runs on %s, its policy %s requires "
                 "%s (since %s)", d->vm, d->disk, d->sku, d->policy, d->required_sku, d->since);
         }
     }
-    struct tw_store_drift_row *rows = NULL;
-    size_t nr = 0;
-    if (rc == TW_OK)
-        rc = tw_store_drift_list(st, true, &rows, &nr, err);
-    char at[40] = "";
-    if (rc == TW_OK && nr && !tw_rfc3339_format(tw_floor_div(now_ms, 1000), at, sizeof(at)))
-        rc = tw_error_set(err, TW_ERANGE, "the time %lld ms can't be written", (long long)now_ms);
-    for (size_t i = 0; rc == TW_OK && i < nr; i++) {
-        bool still = false;
-        for (size_t j = 0; j < cur.n && !still; j++)
-            still = cur.v[j].disk_id == rows[i].disk_id;
-        if (still)
-            continue;
-        bool ended;
-        rc = tw_store_drift_close(st, rows[i].disk_id, at, &ended, err);
-        if (rc == TW_OK && ended) {
-            u.ended++;
-            say(log, log_arg, "drift ended: VM %s disk %s is no longer below %s while running "
-                "(drift since %s, ended %s)", rows[i].vm, rows[i].disk, rows[i].required_sku,
-                rows[i].since, at);
-        }
+    for (size_t i = 0; rc == TW_OK && i < n_ended; i++) {
+        u.ended++;
+        say(log, log_arg, "drift ended: VM %s disk %s is no longer below %s while running "
+            "(drift since %s, ended %s)", ended[i].vm, ended[i].disk, ended[i].required_sku,
+            ended[i].since, at);
     }
+    free(ended);
+    free(started);
     free(rows);
     free(cur.v);
     if (rc == TW_OK && out)

@@ -804,6 +804,42 @@ enum tw_err tw_store_drift_list(struct tw_store *st, bool open_only,
     return st->ops->drift_list(st, open_only, rows, n, err);
 }
 
+enum tw_err tw_store_drift_sync(struct tw_store *st, const struct tw_store_drift_row *rows,
+                                size_t n, const char *at, bool *started,
+                                struct tw_store_drift_row **ended, size_t *n_ended,
+                                struct tw_error *err)
+{
+    *ended = NULL;
+    *n_ended = 0;
+    if (started)
+        for (size_t i = 0; i < n; i++)
+            started[i] = false;
+    CHECK_ST(st, err);
+    int64_t at_ms;
+    if (!at || !tw_rfc3339_ms(at, &at_ms))
+        return tw_error_set(err, TW_EPARSE, "a drift's end \"%.40s\" is not an RFC 3339 time",
+                            at ? at : "");
+    if (n && !rows)
+        return tw_error_set(err, TW_EINVAL, "drifts are synced from their rows");
+    int64_t *since = malloc((n ? n : 1) * sizeof(*since));
+    if (!since)
+        return tw_error_set(err, TW_ENOMEM, "out of memory recording drifts");
+    enum tw_err rc = TW_OK;
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        const struct tw_store_drift_row *d = &rows[i];
+        if (d->disk_id <= 0 || d->vm_id <= 0 || !d->sku[0] || !d->required_sku[0])
+            rc = tw_error_set(err, TW_EINVAL, "drift %zu does not name its disk, its VM, the "
+                              "disk's SKU and the SKU required", i);
+        else if (!tw_rfc3339_ms(d->since, &since[i]))
+            rc = tw_error_set(err, TW_EPARSE, "drift %zu's since \"%.40s\" is not an RFC 3339 "
+                              "time", i, d->since);
+    }
+    if (rc == TW_OK)
+        rc = st->ops->drift_sync(st, rows, since, n, at, at_ms, started, ended, n_ended, err);
+    free(since);
+    return rc;
+}
+
 enum tw_err tw_store_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t before_ms,
                                      size_t max, struct tw_store_sv_power **out, size_t *n,
                                      struct tw_error *err)

@@ -795,6 +795,15 @@ enum tw_err tw_store_drift_close(struct tw_store *st, int64_t disk_id, const cha
 enum tw_err tw_store_drift_list(struct tw_store *st, bool open_only,
                                 struct tw_store_drift_row **rows, size_t *n,
                                 struct tw_error *err);
+/* Brings the open drifts to ROWS[0..N) in one transaction: each is opened
+ * or goes on (its first since kept; STARTED[i], may be NULL, true when it
+ * is new), and every other open drift ends at AT, into *ENDED (malloc'd,
+ * free(); the rows as they were, ENDED_AT set) and *N_ENDED.  Nothing is
+ * written when it fails (STARTED all false then). */
+enum tw_err tw_store_drift_sync(struct tw_store *st, const struct tw_store_drift_row *rows,
+                                size_t n, const char *at, bool *started,
+                                struct tw_store_drift_row **ended, size_t *n_ended,
+                                struct tw_error *err);
 
 /* VM VM_ID's power states observed at or before BEFORE_MS, newest first
  * (by time, then the later stored first), at most MAX (1 ..

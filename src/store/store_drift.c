@@ -49,30 +49,51 @@ static const char *const open_update_sql =
     "UPDATE drift SET vm_id = ?2, sku = ?3, required_sku = ?4, policy = ?5, "
     "seen_at = strftime('%Y-%m-%dT%H:%M:%SZ', 'now') WHERE id = ?1";
 
-static enum tw_err open_in_tx(struct tw_sqlite *s, const struct tw_store_drift_row *d,
-                              int64_t since_ms, bool *started, struct tw_error *err)
+/* The statements of an open, prepared once for a batch. */
+struct open_stmts {
+    sqlite3_stmt *find, *ins, *upd;
+};
+
+static void open_stmts_free(struct open_stmts *o)
 {
-    sqlite3_stmt *find = NULL, *w = NULL;
-    enum tw_err rc = prep(s, open_find_sql, &find, "preparing to record a drift", err);
+    sqlite3_finalize(o->find);
+    sqlite3_finalize(o->ins);
+    sqlite3_finalize(o->upd);
+    memset(o, 0, sizeof(*o));
+}
+
+static enum tw_err open_stmts_prep(struct tw_sqlite *s, struct open_stmts *o,
+                                   struct tw_error *err)
+{
+    memset(o, 0, sizeof(*o));
+    enum tw_err rc = prep(s, open_find_sql, &o->find, "preparing to record a drift", err);
+    if (rc == TW_OK)
+        rc = prep(s, open_insert_sql, &o->ins, "preparing to record a drift", err);
+    if (rc == TW_OK)
+        rc = prep(s, open_update_sql, &o->upd, "preparing to record a drift", err);
     if (rc != TW_OK)
-        return rc;
-    sqlite3_bind_int64(find, 1, d->disk_id);
-    int step = sqlite3_step(find);
-    int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(find, 0) : 0;
+        open_stmts_free(o);
+    return rc;
+}
+
+static enum tw_err open_one(struct tw_sqlite *s, struct open_stmts *o,
+                            const struct tw_store_drift_row *d, int64_t since_ms, bool *started,
+                            struct tw_error *err)
+{
+    enum tw_err rc = TW_OK;
+    sqlite3_bind_int64(o->find, 1, d->disk_id);
+    int step = sqlite3_step(o->find);
+    int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(o->find, 0) : 0;
     if (step != SQLITE_ROW && step != SQLITE_DONE)
         rc = tw_sq_fail(s, NULL, err, "looking up a disk's open drift");
-    sqlite3_finalize(find);
+    sqlite3_reset(o->find);
+    sqlite3_clear_bindings(o->find);
     if (rc != TW_OK)
         return rc;
+    sqlite3_stmt *w = id ? o->upd : o->ins;
     if (id) {
-        rc = prep(s, open_update_sql, &w, "preparing to record a drift", err);
-        if (rc != TW_OK)
-            return rc;
         sqlite3_bind_int64(w, 1, id);
     } else {
-        rc = prep(s, open_insert_sql, &w, "preparing to record a drift", err);
-        if (rc != TW_OK)
-            return rc;
         sqlite3_bind_int64(w, 1, d->disk_id);
         tw_sq_text(w, 6, d->since, false);
         sqlite3_bind_int64(w, 7, since_ms);
@@ -89,36 +110,73 @@ static enum tw_err open_in_tx(struct tw_sqlite *s, const struct tw_store_drift_r
         else
             rc = tw_sq_fail(s, NULL, err, "recording a drift");
     }
-    sqlite3_finalize(w);
+    sqlite3_reset(w);
+    sqlite3_clear_bindings(w);
     if (rc == TW_OK && started)
         *started = id == 0;
     return rc;
 }
 
-/* Runs the open in a savepoint: a transaction of its own, or a part of the
- * caller's; undone as a whole when it fails. */
+static enum tw_err open_in_tx(struct tw_sqlite *s, const struct tw_store_drift_row *d,
+                              int64_t since_ms, bool *started, struct tw_error *err)
+{
+    struct open_stmts o;
+    enum tw_err rc = open_stmts_prep(s, &o, err);
+    if (rc != TW_OK)
+        return rc;
+    rc = open_one(s, &o, d, since_ms, started, err);
+    open_stmts_free(&o);
+    return rc;
+}
+
+/* A transaction of its own (BEGIN IMMEDIATE: the write lock first, so a
+ * read that comes before a write can't find its snapshot stale), or a
+ * savepoint in the caller's. */
+static enum tw_err tx_begin(struct tw_sqlite *s, bool *own, const char *what,
+                            struct tw_error *err)
+{
+    *own = sqlite3_get_autocommit(s->db) != 0;
+    sqlite3_stmt *q = tw_sq_stmt(s, *own ? SQ_BEGIN : SQ_SAVEPOINT_OP, err);
+    if (!q)
+        return err && err->code ? err->code : TW_EIO;
+    return step_done(s, q, what, err);
+}
+
+/* Commits (RC TW_OK) or undoes the whole of it. */
+static enum tw_err tx_end(struct tw_sqlite *s, bool own, enum tw_err rc, struct tw_error *err)
+{
+    if (rc == TW_OK) {
+        sqlite3_stmt *q = tw_sq_stmt(s, own ? SQ_COMMIT : SQ_RELEASE_OP, err);
+        rc = q ? step_done(s, q, "committing the drifts", err)
+               : (err && err->code ? err->code : TW_EIO);
+        if (rc == TW_OK)
+            return TW_OK;
+    }
+    if (!sqlite3_get_autocommit(s->db)) {
+        sqlite3_stmt *back = tw_sq_stmt(s, own ? SQ_ROLLBACK : SQ_ROLLBACK_TO_OP, NULL);
+        if (back) {
+            sqlite3_step(back);
+            sqlite3_reset(back);
+        }
+        sqlite3_stmt *rel = own ? NULL : tw_sq_stmt(s, SQ_RELEASE_OP, NULL);
+        if (rel) {
+            sqlite3_step(rel);
+            sqlite3_reset(rel);
+        }
+    }
+    return rc;
+}
+
 enum tw_err tw_sq_drift_open(struct tw_store *st, const struct tw_store_drift_row *d,
                              int64_t since_ms, bool *started, struct tw_error *err)
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
-    sqlite3_stmt *sp = tw_sq_stmt(s, SQ_SAVEPOINT_OP, err);
-    sqlite3_stmt *rel = sp ? tw_sq_stmt(s, SQ_RELEASE_OP, err) : NULL;
-    sqlite3_stmt *back = rel ? tw_sq_stmt(s, SQ_ROLLBACK_TO_OP, err) : NULL;
-    if (!back)
-        return err && err->code ? err->code : TW_EIO;
-    enum tw_err rc = step_done(s, sp, "starting to record a drift", err);
+    bool own;
+    enum tw_err rc = tx_begin(s, &own, "starting to record a drift", err);
     if (rc != TW_OK)
         return rc;
-    rc = open_in_tx(s, d, since_ms, started, err);
-    if (rc == TW_OK && (rc = step_done(s, rel, "finishing a drift", err)) == TW_OK)
-        return TW_OK;
-    if (!sqlite3_get_autocommit(s->db)) {
-        sqlite3_step(back);
-        sqlite3_reset(back);
-        sqlite3_step(rel);
-        sqlite3_reset(rel);
-    }
-    if (started)
+    rc = tx_end(s, own, open_in_tx(s, d, since_ms, started, err), err);
+    if (rc != TW_OK && started)
         *started = false;
     return rc;
 }
@@ -292,4 +350,86 @@ enum tw_err tw_sq_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t be
         *n_out = n;
     }
     return rc;
+}
+
+/* ---- a whole update in one transaction ---- */
+
+static int cmp_id(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static enum tw_err sync_in_tx(struct tw_sqlite *s, const struct tw_store_drift_row *rows,
+                              const int64_t *since_ms, size_t n, const char *at, int64_t at_ms,
+                              bool *started, struct tw_store_drift_row **ended, size_t *n_ended,
+                              struct tw_error *err)
+{
+    struct open_stmts o;
+    enum tw_err rc = open_stmts_prep(s, &o, err);
+    for (size_t i = 0; rc == TW_OK && i < n; i++)
+        rc = open_one(s, &o, &rows[i], since_ms[i], started ? &started[i] : NULL, err);
+    open_stmts_free(&o);
+    if (rc != TW_OK)
+        return rc;
+    /* Every open drift not among ROWS ends now. */
+    int64_t *ids = malloc((n ? n : 1) * sizeof(*ids));
+    if (!ids)
+        return tw_error_set(err, TW_ENOMEM, "out of memory ending drifts");
+    for (size_t i = 0; i < n; i++)
+        ids[i] = rows[i].disk_id;
+    qsort(ids, n, sizeof(*ids), cmp_id);
+    struct tw_store_drift_row *open_rows = NULL;
+    size_t n_open = 0, k = 0;
+    rc = tw_sq_drift_list(&s->base, true, &open_rows, &n_open, err);
+    sqlite3_stmt *q = NULL;
+    if (rc == TW_OK)
+        rc = prep(s, close_sql, &q, "preparing to end a drift", err);
+    for (size_t i = 0; rc == TW_OK && i < n_open; i++) {
+        if (bsearch(&open_rows[i].disk_id, ids, n, sizeof(*ids), cmp_id))
+            continue;
+        sqlite3_bind_int64(q, 1, open_rows[i].disk_id);
+        tw_sq_text(q, 2, at, false);
+        sqlite3_bind_int64(q, 3, at_ms);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            rc = tw_sq_fail(s, NULL, err, "ending a drift");
+        sqlite3_reset(q);
+        sqlite3_clear_bindings(q);
+        open_rows[k] = open_rows[i];
+        snprintf(open_rows[k].ended_at, sizeof(open_rows[k].ended_at), "%s", at);
+        k++;
+    }
+    sqlite3_finalize(q);
+    free(ids);
+    if (rc != TW_OK) {
+        free(open_rows);
+        return rc;
+    }
+    *ended = open_rows;
+    *n_ended = k;
+    return TW_OK;
+}
+
+enum tw_err tw_sq_drift_sync(struct tw_store *st, const struct tw_store_drift_row *rows,
+                             const int64_t *since_ms, size_t n, const char *at, int64_t at_ms,
+                             bool *started, struct tw_store_drift_row **ended, size_t *n_ended,
+                             struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    struct tw_store_drift_row *e = NULL;
+    size_t ne = 0;
+    bool own;
+    enum tw_err rc = tx_begin(s, &own, "starting to record the drifts", err);
+    if (rc != TW_OK)
+        return rc;
+    rc = tx_end(s, own, sync_in_tx(s, rows, since_ms, n, at, at_ms, started, &e, &ne, err), err);
+    if (rc != TW_OK) {
+        free(e);
+        if (started)
+            memset(started, 0, n * sizeof(*started));
+        return rc;
+    }
+    *ended = e;
+    *n_ended = ne;
+    return TW_OK;
 }

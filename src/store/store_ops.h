@@ -198,6 +198,10 @@ struct tw_store_ops {
                                    struct tw_error *err);
     enum tw_err (*policy_names)(struct tw_store *st, char ***names, size_t *n,
                                 struct tw_error *err);
+    enum tw_err (*drift_sync)(struct tw_store *st, const struct tw_store_drift_row *rows,
+                              const int64_t *since_ms, size_t n, const char *at, int64_t at_ms,
+                              bool *started, struct tw_store_drift_row **ended, size_t *n_ended,
+                              struct tw_error *err);
 };
 
 struct tw_store {

@@ -1112,4 +1112,5 @@ static const struct tw_store_ops sqlite_ops = {
     .drift_list = tw_sq_drift_list,
     .vm_power_before = tw_sq_vm_power_before,
     .policy_names = tw_sq_policy_names,
+    .drift_sync = tw_sq_drift_sync,
 };

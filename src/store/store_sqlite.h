@@ -556,5 +556,9 @@ enum tw_err tw_sq_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t be
                                   struct tw_error *err);
 enum tw_err tw_sq_policy_names(struct tw_store *st, char ***names, size_t *n,
                                struct tw_error *err);
+enum tw_err tw_sq_drift_sync(struct tw_store *st, const struct tw_store_drift_row *rows,
+                             const int64_t *since_ms, size_t n, const char *at, int64_t at_ms,
+                             bool *started, struct tw_store_drift_row **ended, size_t *n_ended,
+                             struct tw_error *err);
 
 #endif

@@ -3,6 +3,8 @@
  * a VM's power states read back newest first, on a copy of a real
  * version-4 database migrated to this binary's schema.
  *
+ * tw_store_drift_sync does a whole update in one transaction.
+ *
  * The fixture: VM 1 sap-db-01 (disks 1-7), VM 2 sap-app-02 (8-12), VM 3
  * web-03 (13-16). */
 #include "testhelp.h"
@@ -177,6 +179,62 @@ static void test_refusals(void **state)
     free(rows);
 }
 
+static void test_sync(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    struct tw_store_drift_row rows[2] = {row(3, 1, "StandardSSD_LRS", "2026-12-05T08:02:11Z"),
+                                         row(14, 3, "StandardSSD_LRS", "2026-12-05T08:10:00Z")};
+    bool started[2] = {false, false};
+    struct tw_store_drift_row *ended;
+    size_t n_ended = 9;
+    assert_int_equal(tw_store_drift_sync(f->st, rows, 2, "2026-12-05T09:00:00Z", started, &ended,
+                                         &n_ended, &err),
+                     TW_OK);
+    assert_true(started[0] && started[1]);
+    assert_int_equal(n_ended, 0);
+    free(ended);
+    /* Later: disk 3 still drifts (its since kept), disk 14 no longer. */
+    rows[0] = row(3, 1, "Standard_LRS", "2026-12-05T09:30:00Z");
+    assert_int_equal(tw_store_drift_sync(f->st, rows, 1, "2026-12-05T10:00:00Z", started, &ended,
+                                         &n_ended, &err),
+                     TW_OK);
+    assert_false(started[0]);
+    assert_int_equal(n_ended, 1);
+    assert_int_equal(ended[0].disk_id, 14);
+    assert_string_equal(ended[0].disk, "web-03-data0");
+    assert_string_equal(ended[0].since, "2026-12-05T08:10:00Z");
+    assert_string_equal(ended[0].ended_at, "2026-12-05T10:00:00Z");
+    free(ended);
+    struct tw_store_drift_row *list;
+    size_t n;
+    assert_int_equal(tw_store_drift_list(f->st, true, &list, &n, &err), TW_OK);
+    assert_int_equal(n, 1);
+    assert_string_equal(list[0].since, "2026-12-05T08:02:11Z");
+    assert_string_equal(list[0].sku, "Standard_LRS");
+    free(list);
+    /* Nothing drifts: all end; a bad row writes nothing. */
+    rows[1] = row(999, 1, "StandardSSD_LRS", "2026-12-05T11:00:00Z");
+    assert_int_equal(tw_store_drift_sync(f->st, rows + 1, 1, "2026-12-05T11:00:00Z", started,
+                                         &ended, &n_ended, &err),
+                     TW_ENOENT);
+    assert_null(ended);
+    assert_false(started[0]);
+    assert_int_equal(tw_store_drift_list(f->st, true, &list, &n, &err), TW_OK);
+    assert_int_equal(n, 1); /* disk 3's, untouched */
+    free(list);
+    assert_int_equal(tw_store_drift_sync(f->st, NULL, 0, "2026-12-05T12:00:00Z", NULL, &ended,
+                                         &n_ended, &err),
+                     TW_OK);
+    assert_int_equal(n_ended, 1);
+    free(ended);
+    assert_int_equal(tw_store_drift_list(f->st, true, &list, &n, &err), TW_OK);
+    assert_int_equal(n, 0);
+    free(list);
+    assert_int_equal(tw_store_drift_sync(f->st, NULL, 0, "noon", NULL, &ended, &n_ended, &err),
+                     TW_EPARSE);
+}
+
 static void test_policy_names(void **state)
 {
     struct fx *f = *state;
@@ -247,6 +305,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_close, setup, teardown),
         cmocka_unit_test_setup_teardown(test_unique_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sync, setup, teardown),
         cmocka_unit_test_setup_teardown(test_policy_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_before, setup, teardown),
     };
