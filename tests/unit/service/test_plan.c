@@ -736,6 +736,46 @@ static void test_disks_alike(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* Disks of other prices share the windows' instants: a P10 whose windows
+ * save under min_saving plans nothing, the P30s of the same windows plan
+ * theirs with the right times and reason (the texts made for every window
+ * at the second disk, read by the third). */
+static void test_disks_alike_prices(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "small", "Premium_LRS", "P10", 128);
+    vm(f, 2, "dev-2");
+    disk(f, 21, 2, "big", "Premium_LRS", "P30", 1024);
+    vm(f, 3, "dev-3");
+    disk(f, 31, 3, "big", "Premium_LRS", "P30", 1024);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "1.00");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-15T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 8);
+    assert_int_equal(sum.windows_skipped, 2);
+    for (size_t i = 0; i < s.n; i++) {
+        assert_int_equal(s.a[i].disk_id, i < 4 ? 21 : 31);
+        assert_string_equal(s.a[i].at, s.a[i % 4].at);
+        assert_string_equal(s.a[i].local, s.a[i % 4].local);
+        assert_string_equal(s.a[i].reason, "window Fri 20:00-Mon 06:00 (Europe/London, list) of "
+                                           "dev-weekends");
+    }
+    assert_string_equal(s.a[4].at, "2026-12-04T20:10:00Z");
+    assert_string_equal(s.a[5].at, "2026-12-07T05:30:00Z");
+    assert_string_equal(s.a[6].at, "2026-12-11T20:10:00Z");
+    assert_string_equal(s.a[7].local, "2026-12-14T05:30:00+00:00");
+    char key[160];
+    snprintf(key, sizeof(key), "dev-weekends/31/upgrade/%lld",
+             (long long)(at("2026-12-14T05:30:00Z") / 1000000));
+    assert_string_equal(s.a[7].key, key);
+    tw_policy_cleanup(&p);
+}
+
 static enum tw_err no_zone(void *arg, const char *name, struct tw_tz **out,
                            struct tw_error *err)
 {
@@ -781,6 +821,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ics_folding, setup, teardown),
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disks_alike, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_disks_alike_prices, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
