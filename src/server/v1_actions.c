@@ -8,7 +8,8 @@
  *
  *   POST /api/v1/actions (admin): {"policy": NAME} (one of the server's
  *   policies) or {"plan": <a tierwise.plan/1 document>}, with "execute":
- *   true to run it.  Without it a dry run answered at once (200): what would
+ *   true to run it and "currency" for the policy's savings when the store's
+ *   books are in several.  Without it a dry run answered at once (200): what would
  *   be sent, the checks' outcome, nothing written to ARM or the store.  An
  *   executing run goes on the operations worker: 202 with the operation
  *   (GET /api/v1/operations/{id} follows it; its result is the run's).
@@ -119,6 +120,7 @@ struct run_job {
     const struct tw_policy *policy; /* the server's, read-only; NULL: PLAN */
     char *plan;                     /* the plan's text (malloc'd) */
     size_t plan_len;
+    char currency[4];               /* "" none */
 };
 
 static void run_free(struct run_job *j)
@@ -138,6 +140,7 @@ static void run_run(struct tw_worker_job *wj)
     o.sink = &sink;
     struct tw_exec_tick t;
     tw_srv_exec_tick(j->srv, &t, j->policy, &o);
+    t.plan.currency = j->currency[0] ? j->currency : NULL;
     if (!j->policy) {
         t.plan_json = j->plan;
         t.plan_len = j->plan_len;
@@ -174,15 +177,21 @@ void tw_v1_actions_post(struct tw_req *rq)
     }
     json_t *jp = json_object_get(body, "policy"), *jplan = json_object_get(body, "plan");
     json_t *jx = json_object_get(body, "execute");
+    json_t *jc = json_object_get(body, "currency");
     if (!json_is_object(body) || (!jp == !jplan) || (jp && !json_is_string(jp)) ||
-        (jplan && !json_is_object(jplan)) || (jx && !json_is_boolean(jx))) {
+        (jplan && !json_is_object(jplan)) || (jx && !json_is_boolean(jx)) ||
+        (jc && (!json_is_string(jc) || json_string_length(jc) != 3))) {
         json_decref(body);
         tw_req_error(rq, 400, "bad_request",
                      "the body must be {\"policy\": NAME} or {\"plan\": <a tierwise.plan/1 "
-                     "document>}, with \"execute\": true to run it (else a dry run)");
+                     "document>}, with \"execute\": true to run it (else a dry run) and "
+                     "\"currency\": \"USD\" (a code of 3 letters) to choose the books'");
         return;
     }
     bool execute = jx && json_is_true(jx);
+    char currency[4] = "";
+    if (jc)
+        snprintf(currency, sizeof currency, "%s", json_string_value(jc));
     const struct tw_policy *pol = NULL;
     char *plan = NULL;
     size_t plan_len = 0;
@@ -220,6 +229,7 @@ void tw_v1_actions_post(struct tw_req *rq)
         o.sink = &sink;
         struct tw_exec_tick t;
         tw_srv_exec_tick(srv, &t, pol, &o);
+        t.plan.currency = currency[0] ? currency : NULL;
         if (!pol) {
             t.plan_json = plan;
             t.plan_len = plan_len;
@@ -268,6 +278,7 @@ void tw_v1_actions_post(struct tw_req *rq)
         j->policy = pol;
         j->plan = plan;
         j->plan_len = plan_len;
+        memcpy(j->currency, currency, sizeof j->currency);
         plan = NULL;
         rc = tw_worker_submit(srv->worker, &j->wj);
         if (rc != TW_OK) {

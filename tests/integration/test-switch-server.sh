@@ -65,6 +65,10 @@ st=$(call POST /api/v1/actions "$admin" '{"policy": "dev-weekends", "execute": "
 [ "$st" = 400 ] && ok || bad "a bad execute: $st"
 st=$(call POST /api/v1/actions "$admin" '{"policy": "dev-weekends"')
 [ "$st" = 400 ] && ok || bad "broken JSON: $st"
+st=$(call POST /api/v1/actions "$admin" '{"policy": "dev-weekends", "currency": "EURO"}')
+[ "$st" = 400 ] && ok || bad "a currency of 4 letters: $st"
+st=$(call POST /api/v1/actions "$admin" '{"policy": "dev-weekends", "currency": "USD"}')
+[ "$st" = 200 ] && ok || bad "the dry run in USD: $st $(cat "$scratch/body")"
 
 st=$(call POST /api/v1/actions "$admin" '{"policy": "dev-weekends", "execute": true}')
 [ "$st" = 202 ] && ok || bad "the executing run answered $st: $(cat "$scratch/body")"
