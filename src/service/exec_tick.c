@@ -287,8 +287,11 @@ enum tw_err tw_exec_tick_run(const struct tw_exec_tick *t, struct tw_exec_tick_s
         rc = tw_store_action_get(st, ids[i], &rows[got], err);
         if (rc != TW_OK)
             break;
-        bool mine = c.saved ? has_id(c.ids, c.n_ids, rows[got].id)
-                            : !strcmp(rows[got].policy, sum.policy);
+        /* this policy's (or plan's), and any left in flight by a crash
+         * (a vm stop's or another policy's: the claim keeps it single) */
+        bool in_flight = !strcmp(rows[got].state, "sent") || !strcmp(rows[got].state, "verified");
+        bool mine = in_flight || (c.saved ? has_id(c.ids, c.n_ids, rows[got].id)
+                                          : !strcmp(rows[got].policy, sum.policy));
         if (mine)
             got++;
         else

@@ -8,7 +8,9 @@
 #    back and finishes: every action done, the simulator's PATCH counter of
 #    each disk 1 (nothing sent twice);
 #  - two `apply --execute` at once over four disks: every action done once
-#    (one "sent" move each in the audit log, one PATCH per disk).
+#    (one "sent" move each in the audit log, one PATCH per disk);
+#  - a `vm stop` killed while its deallocation is in flight: the next apply
+#    tick resumes it (one deallocate call).
 # Needs jq, curl, sqlite3 and faketime.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-switch-kill-XXXXXX")
@@ -86,5 +88,34 @@ p=$(for d in d0 d1 d2 d3; do patches app-02-$d; done | tr '\n' ' ')
 done_a=$(jq '.summary.done' "$scratch/a.json") done_b=$(jq '.summary.done' "$scratch/b.json")
 [ $((done_a + done_b + $(jq '.summary.done' <<<"$out"))) = 4 ] && ok ||
   bad "the executors say they did $done_a and $done_b (and $(jq '.summary.done' <<<"$out") later)"
+
+stop_sim
+
+# ---- a vm stop killed while its deallocation is in flight: the next apply
+# tick resumes it (in flight, whatever planned it), not sent again ----
+switch_scenario app-03 running
+start_sim
+fresh_db
+sim POST /_sim/faults "{\"kind\": \"latency\", \"ms\": 60000, \"path\": \"/subscriptions/$sub/providers/Microsoft.Compute/locations\"}" >/dev/null
+faked '2026-12-04 20:00:00' "$cli" vm stop --db "$db" --vm app-03 --to Standard_LRS --execute \
+  --poll-ms 50 "${ARM[@]}" >"$scratch/stop.out" 2>&1 &
+apid=$!
+sent=0
+for _ in $(seq 300); do
+  sent=$(sqlite3 "$db" "SELECT count(*) FROM actions WHERE kind = 'deallocate' AND state = 'sent' AND arm_operation_url != ''" 2>/dev/null || echo 0)
+  [ "$sent" = 1 ] && break
+  sleep 0.05
+done
+kill -9 "$apid"
+wait "$apid" 2>/dev/null
+apid=""
+[ "$sent" = 1 ] && ok || bad "the deallocation was not in flight before the kill: $(cat "$scratch/stop.out")"
+sim DELETE /_sim/faults >/dev/null
+out=$(at '2026-12-04 20:10:00' apply --execute --json)
+state=$(sqlite3 "$db" "SELECT state FROM actions WHERE kind = 'deallocate'")
+[ "$state" = done ] && ok || bad "the killed vm stop's deallocation is $state after a tick: $out"
+va=$(sim GET /_sim/counters | jq '[.vm_actions[]] | add // 0')
+[ "$va" = 1 ] && ok || bad "the VM got $va start/deallocate calls (one was sent)"
+[ "$(sim_power app-03)" = deallocated ] && ok || bad "app-03 is $(sim_power app-03)"
 
 finish test-switch-kill
