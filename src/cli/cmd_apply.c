@@ -84,7 +84,8 @@ void tw_cli_exec_result(void *arg, const struct tw_exec_result *r)
         fprintf(o->f, " (%s)", r->reason);
     fputc('\n', o->f);
     if (r->method && !strcmp(r->outcome, "would_send"))
-        fprintf(o->f, "  would send: %s %s %s\n", r->method, r->url, r->body ? r->body : "");
+        fprintf(o->f, "  would send: %s %s%s%s\n", r->method, r->url,
+                r->body && r->body[0] ? " " : "", r->body ? r->body : "");
 }
 
 void tw_cli_exec_opts(struct tw_exec_opts *o, struct tw_exec_arm_real *real,

@@ -718,7 +718,8 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
         if (already)
             snprintf(detail, sizeof detail, "%s; nothing sent", why);
         else
-            snprintf(detail, sizeof detail, "%s %.400s %s", si.method, si.url, si.body);
+            snprintf(detail, sizeof detail, "%s %.400s%s%s", si.method, si.url,
+                     si.body[0] ? " " : "", si.body);
         if (!move(w, &a, &state, TW_ACT_SENT, detail, note, sizeof note)) {
             report(w, shown, a.state, "held", note, NULL, NULL, NULL, false);
             goto out;
