@@ -117,6 +117,21 @@ static enum tw_err open_vm(const struct tw_exec_opts *o, int64_t vm_id, struct t
     return rc;
 }
 
+/* The disk's SKU as last seen: the newest row of its SKU history (ARM's
+ * observations, the executor's own among them, go there; the disk's row
+ * follows the agents' reports), else the row's. */
+static void current_sku(struct tw_store *st, const struct tw_store_disk_row *d, char *out,
+                        size_t cap)
+{
+    struct tw_store_sku_hist_row *h = NULL;
+    size_t n = 0;
+    struct tw_error e = {0};
+    snprintf(out, cap, "%s", d->disk.sku);
+    if (tw_store_disk_history(st, d->id, &h, &n, &e) == TW_OK && n > 0 && h[n - 1].sku[0])
+        snprintf(out, cap, "%s", h[n - 1].sku);
+    free(h);
+}
+
 enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
                             const struct tw_exec_stop_disk *disks, size_t n,
                             struct tw_exec_summary *out, struct tw_error *err)
@@ -173,7 +188,7 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
             goto out;
         }
         char from[32];
-        snprintf(from, sizeof from, "%s", d->disk.sku);
+        current_sku(st, d, from, sizeof from);
         if (!strcasecmp(from, disks[i].to_sku))
             continue;
         rc = make_row(st, o->dry_run, &vm, d, "downgrade", from, disks[i].to_sku,

@@ -102,6 +102,32 @@ order=$(sqlite3 "$db" "SELECT a.kind || ':' || t.to_state FROM action_transition
 out=$("$cli" actions --db "$db" --vm APP-01 --state done)
 [ "$(grep -c ' done ' <<<"$out")" = 5 ] && ok || bad "actions --vm --state: $out"
 
+# A runbook's steps a few days later: vm stop by the policy (data disks to
+# the policy's target, the OS disk too with --os-disk), then vm start.
+sim POST /_sim/clock '{"advance_s": 864000}' >/dev/null # past ARM's quota day
+out=$(faked '2026-12-09 20:00:00' "$cli" vm stop --db "$db" --vm app-01 --policy "$scratch/policy.json" \
+  --execute --poll-ms 50 "${ARM[@]}" --json)
+jq -e '[.results[] | [.kind, .disk, .to_sku, .outcome]] ==
+  [["deallocate", null, null, "done"], ["downgrade", "app-01-data0", "Standard_LRS", "done"],
+   ["downgrade", "app-01-data1", "Standard_LRS", "done"]]' <<<"$out" >/dev/null &&
+  ok || bad "vm stop --policy: $out"
+[ "$(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0)" = "deallocated Premium_LRS Standard_LRS" ] &&
+  ok || bad "after vm stop: $(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0)"
+# the data disks are there already: only the OS disk moves
+out=$(faked '2026-12-09 20:05:00' "$cli" vm stop --db "$db" --vm app-01 --to Standard_LRS --os-disk \
+  --execute --poll-ms 50 "${ARM[@]}" --json)
+jq -e '.summary.done == 2 and ([.results[] | [.kind, .disk, .to_sku]] ==
+  [["deallocate", null, null], ["downgrade", "app-01-os", "Standard_LRS"]])' \
+  <<<"$out" >/dev/null && ok || bad "vm stop --to --os-disk: $out"
+[ "$(sim_sku app-01-os)" = Standard_LRS ] && ok || bad "the OS disk is $(sim_sku app-01-os)"
+out=$(faked '2026-12-10 06:00:00' "$cli" vm start --db "$db" --vm app-01 --execute --poll-ms 50 "${ARM[@]}" --json)
+jq -e '[.results[] | [.kind, .disk, .to_sku, .outcome]] ==
+  [["upgrade", "app-01-os", "Premium_LRS", "done"], ["upgrade", "app-01-data0", "Premium_LRS", "done"],
+   ["upgrade", "app-01-data1", "Premium_LRS", "done"], ["start", null, null, "done"]]' <<<"$out" >/dev/null &&
+  ok || bad "vm start restores the originals (not the SKUs before the second stop): $out"
+[ "$(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0) $(sim_sku $d1)" = "running Premium_LRS Premium_LRS Premium_LRS" ] &&
+  ok || bad "after vm start: $(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0) $(sim_sku $d1)"
+
 # Bad usage.
 expect 2 "one of --policy FILE or --plan FILE" -- "$cli" apply --db "$db"
 expect 2 "one of --policy FILE or --plan FILE" -- "$cli" apply --db "$db" --policy "$scratch/policy.json" --plan x
