@@ -509,7 +509,7 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
     memset(out, 0, sizeof(*out));
     tw_error_clear(err);
     out->saving = tw_amount_of(tw_money_micros(0));
-    if (!st || !o || !o->policy || !o->cat || o->to_ns <= o->from_ns) {
+    if (!st || !o || !o->policy || !o->cat || o->to_ns <= o->from_ns || o->from_ns == INT64_MIN) {
         out->fail = TW_OPP_FAIL_OTHER;
         return tw_error_set(err, TW_EINVAL, "a plan needs a store, a policy, the tier catalog "
                                             "and a period that ends after it starts");
@@ -566,7 +566,11 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
             .arm_sizes = o->arm_sizes,
             .zone = o->zone,
             .zone_arg = o->zone_arg,
-            .from_ns = o->from_ns,
+            /* A nanosecond early: an upgrade due at FROM itself closes a span
+             * [down, from) the period would not touch, so the window would
+             * be "outside" and its upgrade in neither this plan nor the one
+             * before it (which ends at FROM). */
+            .from_ns = o->from_ns - 1,
             .to_ns = o->to_ns,
             .with_windows = true,
         };

@@ -776,6 +776,43 @@ static void test_disks_alike_prices(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* Consecutive periods split at a switch's due time (an upgrade's, a
+ * downgrade's, or inside a window) plan together exactly what the whole
+ * period plans: nothing lost at the seam, nothing twice. */
+static void test_seams(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts whole, a, b;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-22T00:00:00Z");
+    plan(f, &o, &whole, &sum);
+    assert_int_equal(whole.n, 6);
+    static const char *const seams[] = {"2026-12-07T05:30:00Z", "2026-12-11T20:10:00Z",
+                                        "2026-12-12T00:00:00Z", "2026-12-07T05:30:00.000000001Z",
+                                        "2026-12-11T20:09:59.999999999Z"};
+    for (size_t k = 0; k < sizeof(seams) / sizeof(seams[0]); k++) {
+        opts(f, &o, &p, "2026-12-01T00:00:00Z", seams[k]);
+        plan(f, &o, &a, &sum);
+        opts(f, &o, &p, seams[k], "2026-12-22T00:00:00Z");
+        plan(f, &o, &b, &sum);
+        if (a.n + b.n != whole.n)
+            fail_msg("split at %s: %zu + %zu actions, the whole %zu", seams[k], a.n, b.n,
+                     whole.n);
+        for (size_t i = 0; i < whole.n; i++) {
+            const char *got = i < a.n ? a.a[i].key : b.a[i - a.n].key;
+            if (strcmp(got, whole.a[i].key) != 0)
+                fail_msg("split at %s: action %zu is %s, not %s", seams[k], i, got,
+                         whole.a[i].key);
+        }
+    }
+    tw_policy_cleanup(&p);
+}
+
 static enum tw_err no_zone(void *arg, const char *name, struct tw_tz **out,
                            struct tw_error *err)
 {
@@ -822,6 +859,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disks_alike, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disks_alike_prices, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seams, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
