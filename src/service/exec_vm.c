@@ -212,28 +212,6 @@ out:
     return rc;
 }
 
-/* The SKU tierwise left the disk on: the last done downgrade's target,
- * else the store's SKU. */
-static void downgraded_sku(struct tw_store *st, const struct tw_store_disk_row *d, char *out,
-                           size_t cap)
-{
-    snprintf(out, cap, "%s", d->disk.sku);
-    struct tw_store_action_filter f = {0};
-    f.disk_id = d->id;
-    f.state = "done";
-    struct tw_store_action_row *rows = NULL;
-    size_t n = 0;
-    struct tw_error e = {0};
-    if (tw_store_actions_list(st, &f, &rows, &n, NULL, &e) != TW_OK)
-        return;
-    for (size_t i = n; i-- > 0;)
-        if (!strcmp(rows[i].kind, "downgrade")) {
-            snprintf(out, cap, "%s", rows[i].to_sku);
-            break;
-        }
-    tw_store_action_rows_free(rows, n);
-}
-
 enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
                              struct tw_exec_summary *out, struct tw_error *err)
 {
@@ -264,7 +242,7 @@ enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool r
         if (!found)
             continue;
         char from[32];
-        downgraded_sku(st, &drows[i], from, sizeof from);
+        current_sku(st, &drows[i], from, sizeof from);
         rc = make_row(st, o->dry_run, &vm, &drows[i], "upgrade", from, sku,
                       "vm start: restore the original SKU before the start", &rows[nr], err);
         if (rc != TW_OK)
