@@ -450,17 +450,24 @@ static bool move(struct worker *w, const struct tw_store_action_row *a, enum tw_
     return true;
 }
 
-/* Renews the claim when half the lease has gone. */
-static void renew(struct worker *w, const struct tw_store_action_row *a, int64_t *until)
+/* Renews the claim when half the lease has gone; false when it could not
+ * be (another executor took the action over): the caller stops at once. */
+static bool renew(struct worker *w, const struct tw_store_action_row *a, int64_t *until)
 {
     int64_t lease = w->run->o->lease_ms > 0 ? w->run->o->lease_ms : 300000;
     int64_t t = now_ms();
     if (*until - t < lease / 2) {
         struct tw_error e = {0};
-        if (tw_store_action_claim(w->st, a->id, w->owner, t, lease, until, &e) != TW_OK)
+        if (tw_store_action_claim(w->st, a->id, w->owner, t, lease, until, &e) != TW_OK) {
             *until = 0;
+            return false;
+        }
     }
+    return true;
 }
+
+#define LOST_CLAIM "the claim could not be renewed (another executor holds the action now)"
+
 
 /* The operation of a send, polled until done or the run's deadline:
  * V_OK done, V_RETRY still running (or a transient answer), V_FAIL failed. */
@@ -497,7 +504,10 @@ static enum verdict wait_op(struct worker *w, const struct tw_store_action_row *
         if (sleep_ms > 60000)
             sleep_ms = 60000;
         nap(o, sleep_ms);
-        renew(w, a, until);
+        if (!renew(w, a, until)) {
+            snprintf(why, cap, LOST_CLAIM);
+            return V_RETRY;
+        }
     }
 }
 
@@ -530,7 +540,10 @@ static enum verdict verify_disk(struct worker *w, const struct tw_store_action_r
             return V_RETRY;
         }
         nap(o, poll);
-        renew(w, a, until);
+        if (!renew(w, a, until)) {
+            snprintf(why, cap, LOST_CLAIM);
+            return V_RETRY;
+        }
     }
 }
 
@@ -567,7 +580,11 @@ static enum verdict verify_vm(struct worker *w, const struct tw_store_action_row
             break;
         }
         nap(o, poll);
-        renew(w, a, until);
+        if (!renew(w, a, until)) {
+            snprintf(why, cap, LOST_CLAIM);
+            v = V_RETRY;
+            break;
+        }
     }
     free(vm);
     return v;

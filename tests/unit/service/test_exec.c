@@ -48,6 +48,8 @@ struct fake {
     char pending[32];
     struct fdisk *pending_disk;
     struct tw_arm_error last;
+    struct tw_store *steal_st;  /* another executor takes STEAL_ID over at the first poll */
+    int64_t steal_id;
 };
 
 static struct fdisk *find(struct fake *f, const char *id)
@@ -183,12 +185,23 @@ static enum tw_err f_start(void *ctx, const char *id, struct tw_arm_op *op, stru
     return f_vm_action(ctx, "running", op);
 }
 
+static int64_t now_ms(void);
+
 static enum tw_err f_poll(void *ctx, struct tw_arm_op *op, bool *done, struct tw_error *err)
 {
     struct fake *f = ctx;
     (void)op;
     (void)err;
     ok(f);
+    if (f->steal_st) {
+        struct timespec ts = {0, 150 * 1000000L}; /* past the executor's lease */
+        nanosleep(&ts, NULL);
+        struct tw_error e = {0};
+        if (tw_store_action_claim(f->steal_st, f->steal_id, "thief", now_ms(), 600000, NULL, &e) !=
+            TW_OK)
+            fail_msg("the thief's claim: %s", e.msg);
+        f->steal_st = NULL;
+    }
     if (f->polls_left > 0) {
         f->polls_left--;
         *done = false;
@@ -234,6 +247,7 @@ struct fx {
     int64_t vm_id, d1, d2;
     struct tw_vmcap_table caps;
     struct tw_vmcap cap[2];
+    int64_t lease_ms;     /* the runs' lease; 0: the default */
     /* what the sink saw */
     int n_results;
     char outcome[8][16];
@@ -375,6 +389,7 @@ static struct tw_exec_summary run(struct fx *f, const int64_t *ids, size_t n, bo
     o.poll_ms = 1;
     o.op_timeout_ms = 2000;
     o.tick_ms = 60000;
+    o.lease_ms = f->lease_ms;
     o.dry_run = dry;
     o.caps = &f->caps;
     o.sink = &s;
@@ -754,6 +769,27 @@ static void test_quota_old(void **state)
     assert_int_equal(f->arm.d[0].patches, 1);
 }
 
+/* A claim lost while an operation is waited on (the lease ran out and
+ * another executor took the action): the run stops touching it. */
+static void test_lost_claim(void **state)
+{
+    struct fx *f = *state;
+    f->arm.polls = 50;
+    f->lease_ms = 100;
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    f->arm.steal_st = f->st;
+    f->arm.steal_id = id;
+    struct tw_exec_summary s = run(f, &id, 1, false);
+    assert_int_equal(s.retry, 1);
+    assert_non_null(strstr(f->reason[0], "claim could not be renewed"));
+    assert_state(f, id, "sent", 1);
+    struct tw_store_action_row row;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_action_get(f->st, id, &row, &err), TW_OK);
+    assert_string_equal(row.claim_owner, "thief");
+    free(row.operation_url);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -769,6 +805,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vm_stop_start, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_old, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lost_claim, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
