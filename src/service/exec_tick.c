@@ -86,9 +86,15 @@ struct collect {
     struct tw_error err;              /* the sink's own failure */
 };
 
-/* A saved plan names its VM and disk: their ids from the store. */
+/* A saved plan names its VM and disk: their ids from the store, by those
+ * names (a plan's own ids may be another database's; they are used only
+ * when it gives no names). */
 static enum tw_err resolve(struct tw_store *st, struct tw_plan_action *a, struct tw_error *err)
 {
+    if (a->vm && a->vm[0])
+        a->vm_id = 0;
+    if (a->disk && a->disk[0])
+        a->disk_id = 0;
     if (!a->vm_id) {
         if (!a->vm || !a->vm[0])
             return tw_error_set(err, TW_EINVAL, "an action of the plan names no VM");

@@ -6,7 +6,9 @@
 #    skipped "vm_not_deallocated"; the upgrades find the disks on their SKU
 #    (done, nothing sent);
 #  - hibernated (its disks Frozen): the downgrades are skipped "hibernated",
-#    nothing sent.
+#    nothing sent;
+#  - a saved plan run by `apply --plan` (dry, executing, again: nothing new),
+#    and plans that name an unknown disk or do not parse refused.
 # Needs jq, curl, sqlite3 and faketime.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-switch-oob-XXXXXX")
@@ -58,5 +60,35 @@ jq -e '.summary.skipped == 2 and all(.results[]; .reason | startswith("hibernate
   <<<"$out" >/dev/null && ok || bad "hibernated: $out"
 [ "$(patches app-02-data0) $(patches app-02-data1)" = "0 0" ] && ok || bad "a PATCH was sent to a Frozen disk"
 [ "$(sim_sku app-02-data0)" = Premium_LRS ] && ok || bad "the Frozen disk changed"
+
+stop_sim
+
+# ---- a saved plan (tierwise plan --json) run by apply --plan ----
+switch_scenario app-03 deallocated
+start_sim
+fresh_db
+sed -i 's/"name": "dev-hib"/"name": "dev-weekends"/' "$scratch/policy.json"
+faked '2026-12-04 12:00:00' "$cli" plan --db "$db" --policy "$scratch/policy.json" --currency USD \
+  --from 2026-12-04 --to 2026-12-08 --json >"$scratch/plan.json" || bad "tierwise plan failed"
+planrun() {
+  faked "$1" "$cli" apply --db "$db" --plan "$scratch/plan.json" --poll-ms 50 "${ARM[@]}" --json "${@:2}"
+}
+out=$(planrun '2026-12-04 20:15:00')
+jq -e '.dry_run and .planned == 2 and .summary.would_send == 2 and .policy == "dev-weekends"' \
+  <<<"$out" >/dev/null && ok || bad "apply --plan, dry: $out"
+out=$(planrun '2026-12-04 20:15:00' --execute)
+jq -e '.recorded == 2 and .summary.done == 2' <<<"$out" >/dev/null && ok || bad "apply --plan --execute: $out"
+out=$(planrun '2026-12-04 20:20:00' --execute)
+jq -e '.recorded == 0 and .summary.actions == 0' <<<"$out" >/dev/null && ok || bad "apply --plan again: $out"
+[ "$(sim_sku app-03-data0) $(patches app-03-data0)" = "Standard_LRS 1" ] && ok ||
+  bad "the plan's downgrade: $(sim_sku app-03-data0), $(patches app-03-data0) PATCHes"
+jq '.actions[0].disk = "no-such-disk"' "$scratch/plan.json" >"$scratch/bad-plan.json"
+faked '2026-12-07 05:35:00' "$cli" apply --db "$db" --plan "$scratch/bad-plan.json" "${ARM[@]}" \
+  >"$scratch/bad.out" 2>"$scratch/bad.err"
+st=$?
+[ "$st" != 0 ] && grep -q "no-such-disk" "$scratch/bad.err" && ok ||
+  bad "a plan naming an unknown disk: exit $st, $(cat "$scratch/bad.err")"
+echo '{"schema_version": "tierwise.plan/1", "actions": [' >"$scratch/broken-plan.json"
+expect 2 "apply:" -- "$cli" apply --db "$db" --plan "$scratch/broken-plan.json" "${ARM[@]}"
 
 finish test-switch-outofband
