@@ -95,6 +95,8 @@ static void usage(FILE *f)
             "                     POST /api/v1/actions (without it or --vm-sizes-from-arm that\n"
             "                     route answers 503 no_arm)\n"
             "  --scheduler-interval D  the scheduler's tick (default 1m, 1s..1d)\n"
+            "  --scheduler-currency C  the price books' currency of its plans (default: the\n"
+            "                     database's only one)\n"
             "  --sync             read the fleet's VMs and disks from ARM into the database at\n"
             "                     start and every --sync-interval, on the operations worker,\n"
             "                     as tierwise sync does (a failure is logged and tried again\n"
@@ -313,6 +315,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"drift-interval", required_argument, NULL, 1020},
         {"scheduler", no_argument, NULL, 1030},
         {"scheduler-interval", required_argument, NULL, 1031},
+        {"scheduler-currency", required_argument, NULL, 1032},
         {"sync", no_argument, NULL, 1040},
         {"sync-interval", required_argument, NULL, 1041},
         {"subscription", required_argument, NULL, 1042},
@@ -326,6 +329,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
     const char *drift_interval = NULL;            /* --drift-interval */
     bool scheduler = false;                       /* --scheduler */
     const char *sched_every = NULL;               /* --scheduler-interval */
+    const char *sched_currency = NULL;            /* --scheduler-currency */
     struct tw_arm_cred *exec_cred = NULL;         /* the executor's ARM */
     struct tw_arm_pacer *exec_pacer = NULL;
     bool sync = false;                            /* --sync (or --sync-interval) */
@@ -365,6 +369,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1020: drift_interval = optarg; break;
         case 1030: scheduler = true; break;
         case 1031: sched_every = optarg; break;
+        case 1032: sched_currency = optarg; break;
         case 1040: sync = true; break;
         case 1041:
             sync = true;
@@ -532,6 +537,12 @@ int tw_cli_cmd_serve(int argc, char **argv)
         }
         so.drift_interval_s = (unsigned)(every_ms / 1000);
     }
+    if (sched_currency && (!scheduler || strlen(sched_currency) != 3)) {
+        rc = tw_error_set(&err, TW_EINVAL, "--scheduler-currency \"%s\" is for --scheduler and a "
+                                           "code of 3 letters (e.g. USD)", sched_currency);
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
     if (sched_every && !scheduler) {
         rc = tw_error_set(&err, TW_EINVAL, "--scheduler-interval is for --scheduler");
         status = TW_EXIT_USAGE;
@@ -594,6 +605,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         so.arm_pacer = exec_pacer;
         so.exec_arm_url = ep.url[TW_AZ_EP_ARM];
         so.scheduler = scheduler;
+        so.scheduler_currency = sched_currency;
     }
     if (o.web)
         so.web_dir = o.web;

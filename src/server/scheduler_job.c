@@ -92,6 +92,7 @@ static void sched_run(struct tw_worker_job *job)
             continue;
         struct tw_exec_tick t;
         tw_srv_exec_tick(srv, &t, p, &o);
+        t.plan.currency = srv->scheduler_currency[0] ? srv->scheduler_currency : NULL;
         struct tw_exec_tick_summary sum;
         struct tw_error err = {0};
         enum tw_err rc = tw_exec_tick_run(&t, &sum, &err);

@@ -252,6 +252,9 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
                          opt->arm_pacer);
     srv->scheduler = opt->scheduler;
     srv->scheduler_interval_s = opt->scheduler_interval_s;
+    if (opt->scheduler_currency)
+        snprintf(srv->scheduler_currency, sizeof(srv->scheduler_currency), "%s",
+                 opt->scheduler_currency);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     srv->threads = opt->threads ? opt->threads : (unsigned)(ncpu > 2 ? ncpu : 2);
     if (srv->threads > TW_SERVER_MAX_THREADS)

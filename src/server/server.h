@@ -71,6 +71,9 @@ struct tw_server_options {
      * on a worker of its own. */
     bool scheduler;
     unsigned scheduler_interval_s;
+    /* the price books' currency of the scheduler's plans (3 letters); NULL: the
+     * store's only one */
+    const char *scheduler_currency;
     /* serve --sync: the fleet from ARM into the store (service/sync.h) at
      * the start and every SYNC_INTERVAL_S (0: 300) on the operations
      * worker, with ARM_CRED and ARM_PACER at SYNC_ARM_URL (NULL:

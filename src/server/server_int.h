@@ -126,6 +126,7 @@ struct tw_server {
     char exec_arm_url[256];
     bool scheduler;
     unsigned scheduler_interval_s;
+    char scheduler_currency[4];     /* "" the store's only one */
     struct tw_worker *sched_worker;
     volatile sig_atomic_t exec_stop;
     /* serve --sync (sync_job.c): its counters for /metrics (NULL: no sync

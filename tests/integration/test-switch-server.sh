@@ -101,8 +101,11 @@ st=$(call GET /api/v1/actions -)
 [ "$st" = 401 ] && ok || bad "no token read the actions: $st"
 stop_srv # (under libfaketime its exit status is the preload's business, not checked)
 
-# The scheduler: Monday 05:35, the upgrades by itself.
-serve_at '2026-12-07 05:35:00' --scheduler --scheduler-interval 1s
+# The scheduler: Monday 05:35, the upgrades by itself (the books now in two
+# currencies: --scheduler-currency chooses).
+"$cli" prices import --db "$db" "$TW_SOURCE_DIR/pricing/azure-disk-prices.json" >/dev/null 2>&1 ||
+  bad "importing the bundled books"
+serve_at '2026-12-07 05:35:00' --scheduler --scheduler-interval 1s --scheduler-currency USD
 for _ in $(seq 150); do
   [ "$(sqlite3 "$db" "SELECT count(*) FROM actions WHERE kind = 'upgrade' AND state = 'done'" 2>/dev/null)" = 2 ] && break
   sleep 0.1
@@ -122,6 +125,8 @@ n=$(sqlite3 "$db" "SELECT count(*) FROM actions WHERE state NOT IN ('done', 'ski
 
 expect 2 "--scheduler runs the policies of --policies DIR" -- "$cli" serve --db "$db" --scheduler
 expect 2 "--scheduler-interval is for --scheduler" -- "$cli" serve --db "$db" --scheduler-interval 1m
+expect 2 "--scheduler-currency \"EURO\"" -- "$cli" serve --db "$db" --policies "$scratch/policies" --scheduler --scheduler-currency EURO
+expect 2 "--scheduler-currency \"USD\" is for --scheduler" -- "$cli" serve --db "$db" --scheduler-currency USD
 expect 2 "--scheduler-interval" -- "$cli" serve --db "$db" --policies "$scratch/policies" --scheduler --scheduler-interval 0s
 
 finish test-switch-server
