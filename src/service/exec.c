@@ -632,6 +632,21 @@ static bool url_is_async(const char *url)
     return false;
 }
 
+/* A send refused as busy or throttled (or cut by a crash) leaves the action
+ * sent without an operation: the next attempt waits a tick after the first,
+ * two after the second, ... (at most 16 ticks) from the last update. */
+static int64_t backoff_left(const struct tw_exec_opts *o, const struct tw_store_action_row *a)
+{
+    int64_t tick = o->tick_ms > 0 ? o->tick_ms : 60000;
+    int64_t last = 0;
+    if (a->attempts < 1 || !tw_rfc3339_ms(a->updated_at, &last))
+        return 0;
+    int shift = a->attempts - 1 > 4 ? 4 : a->attempts - 1;
+    int64_t wait = tick * ((int64_t)1 << shift) - tick / 2; /* half a tick of slack */
+    int64_t left = last + wait - now_ms();
+    return left > 0 ? left : 0;
+}
+
 /* ---- one action, executing ---- */
 
 static void exec_action(struct worker *w, const struct tw_store_action_row *given)
@@ -759,6 +774,9 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
         }
     } else if (state == TW_ACT_SENT) {
         /* resumed: never send again unless the resource shows it never went */
+        int64_t wait_ms = backoff_left(o, &a);
+        char when[40];
+        ms_text(now_ms() + wait_ms, when, sizeof when);
         if (a.operation_url && a.operation_url[0]) {
             snprintf(op.url, sizeof op.url, "%s", a.operation_url);
             op.async_operation = url_is_async(op.url);
@@ -770,6 +788,13 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
                 goto out;
             }
             if (!strcasecmp(d.sku, a.from_sku) && !d.update_in_progress) {
+                if (wait_ms > 0) { /* it never went: sent again, after the backoff */
+                    snprintf(why, sizeof why,
+                             "backing off after %d attempts: the next one after %s", a.attempts,
+                             when);
+                    report(w, shown, "sent", "retry", why, NULL, NULL, NULL, false);
+                    goto out;
+                }
                 if (tw_store_action_count_attempt(w->st, a.id, w->owner, &e) != TW_OK) {
                     report(w, shown, "sent", "retry", e.msg, NULL, NULL, NULL, false);
                     goto out;
@@ -800,6 +825,12 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
             /* a VM action without an operation: the power state decides */
             char vwhy[EXEC_REASON_MAX];
             enum verdict v = check_vm(w, &a, vwhy, sizeof vwhy);
+            if (v == V_OK && wait_ms > 0) {
+                snprintf(why, sizeof why, "backing off after %d attempts: the next one after %s",
+                         a.attempts, when);
+                report(w, shown, "sent", "retry", why, NULL, NULL, NULL, false);
+                goto out;
+            }
             if (v == V_OK) {
                 if (tw_store_action_count_attempt(w->st, a.id, w->owner, &e) != TW_OK ||
                     send_req(w, &a, &op, &e) != TW_OK) {

@@ -248,6 +248,7 @@ struct fx {
     struct tw_vmcap_table caps;
     struct tw_vmcap cap[2];
     int64_t lease_ms;     /* the runs' lease; 0: the default */
+    int64_t tick_ms;      /* the runs' tick; 0: 60 s */
     /* what the sink saw */
     int n_results;
     char outcome[8][16];
@@ -388,7 +389,7 @@ static struct tw_exec_summary run(struct fx *f, const int64_t *ids, size_t n, bo
     o.parallel = 1;
     o.poll_ms = 1;
     o.op_timeout_ms = 2000;
-    o.tick_ms = 60000;
+    o.tick_ms = f->tick_ms ? f->tick_ms : 60000;
     o.lease_ms = f->lease_ms;
     o.dry_run = dry;
     o.caps = &f->caps;
@@ -583,9 +584,11 @@ static void test_resume_sent(void **state)
     assert_int_equal(s.done, 1);
     assert_int_equal(f->arm.d[0].patches, 0);
     assert_state(f, id, "done", 1);
-    /* the crash came before the PATCH left: sent once, counted */
+    /* the crash came before the PATCH left: sent once, counted (once the
+     * backoff has passed: at once with a tick of 1 ms) */
     int64_t id2 = add(f, f->d2, "downgrade", "Premium_LRS", "Standard_LRS", -5);
     leave_sent(f, id2);
+    f->tick_ms = 1;
     s = run(f, &id2, 1, false);
     assert_int_equal(s.done, 1);
     assert_int_equal(f->arm.d[1].patches, 1);
@@ -619,6 +622,12 @@ static void test_refusals(void **state)
     struct tw_exec_summary s = run(f, &id, 1, false);
     assert_int_equal(s.retry, 1);
     assert_state(f, id, "sent", 1);
+    /* within the backoff (half a tick after one attempt): not yet */
+    s = run(f, &id, 1, false);
+    assert_int_equal(s.retry, 1);
+    assert_non_null(strstr(f->reason[0], "backing off after 1 attempts"));
+    assert_int_equal(f->arm.d[0].patches, 0);
+    f->tick_ms = 1;
     s = run(f, &id, 1, false);
     assert_int_equal(s.done, 1);
     assert_int_equal(f->arm.d[0].patches, 1);
