@@ -28,7 +28,9 @@ fresh_db
 
 # ---- kill -9 between sent and verified ----
 sim POST /_sim/faults "{\"kind\": \"latency\", \"ms\": 60000, \"path\": \"/subscriptions/$sub/providers/Microsoft.Compute/locations\"}" >/dev/null
-at '2026-12-04 20:15:00' apply --execute >"$scratch/apply1.out" 2>&1 &
+faked_env '2026-12-04 20:15:00'
+"${FAKED[@]}" "$cli" apply --db "$db" --policy "$scratch/policy.json" --currency USD --poll-ms 50 \
+  "${ARM[@]}" --execute >"$scratch/apply1.out" 2>&1 &
 apid=$!
 sent=0
 for _ in $(seq 300); do
@@ -38,6 +40,7 @@ for _ in $(seq 300); do
 done
 kill -9 "$apid"
 wait "$apid" 2>/dev/null
+kill -0 "$apid" 2>/dev/null && bad "the executor survived kill -9" || ok
 apid=""
 [ "$sent" = 1 ] && ok || bad "no action reached sent before the kill: $(cat "$scratch/apply1.out")"
 url=$(sqlite3 "$db" "SELECT arm_operation_url FROM actions WHERE state = 'sent'")
@@ -97,7 +100,8 @@ switch_scenario app-03 running
 start_sim
 fresh_db
 sim POST /_sim/faults "{\"kind\": \"latency\", \"ms\": 60000, \"path\": \"/subscriptions/$sub/providers/Microsoft.Compute/locations\"}" >/dev/null
-faked '2026-12-04 20:00:00' "$cli" vm stop --db "$db" --vm app-03 --to Standard_LRS --execute \
+faked_env '2026-12-04 20:00:00'
+"${FAKED[@]}" "$cli" vm stop --db "$db" --vm app-03 --to Standard_LRS --execute \
   --poll-ms 50 "${ARM[@]}" >"$scratch/stop.out" 2>&1 &
 apid=$!
 sent=0

@@ -18,7 +18,8 @@
 #   at TIME CMD...      CMD with the system clock at TIME (faketime, which
 #                       must be installed: need_faketime exits 77 without it);
 #                       `at TIME apply ARGS...` is apply's command line
-#   faked TIME CMD...   CMD under libfaketime from TIME on (its pid is $!)
+#   faked TIME CMD...   CMD under libfaketime from TIME on (faked_env TIME sets
+#                       FAKED, the same as a command prefix, for `&`)
 #   fresh_db            a new database ($db) with the bundled USD price books and
 #                       the fleet synced from the simulator (at $sync_at when set)
 #
@@ -109,15 +110,23 @@ need_faketime() {
   exit 77
 }
 
-# faked TIME CMD...: CMD with the clock starting at TIME ("YYYY-MM-DD hh:mm:ss"
-# or "@EPOCH" seconds) and running on from there.
-faked() {
-  local when=$1; shift
+# faked_env TIME: FAKED, the env(1) command line that runs a command with the
+# clock starting at TIME ("YYYY-MM-DD hh:mm:ss" or "@EPOCH" seconds) and
+# running on from there.  For a command in the background use
+# `"${FAKED[@]}" CMD... &`: env execs CMD, so $! is CMD's pid (a function
+# in the background would be a subshell's, and a kill would miss CMD).
+faked_env() {
+  local when=$1
   case "$when" in
     @*) when=$(date -u -d "$when" '+%Y-%m-%d %H:%M:%S') ;;
   esac
-  LD_PRELOAD="$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" FAKETIME="@$when" TZ=UTC \
-    FAKETIME_DONT_RESET=1 "$@"
+  FAKED=(env "LD_PRELOAD=$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" "FAKETIME=@$when" TZ=UTC
+         FAKETIME_DONT_RESET=1)
+}
+# faked TIME CMD...: CMD under that clock, in the foreground.
+faked() {
+  faked_env "$1"; shift
+  "${FAKED[@]}" "$@"
 }
 
 at() {
