@@ -99,7 +99,7 @@ struct sim_vm_rt {
 
 /* One region's token buckets (settings.arm_limits). */
 struct sim_bucket {
-    char region[64];
+    char region[128]; /* as long as a path segment (region_of) */
     double reads, writes; /* tokens left */
     int64_t at_ms;        /* when they were last refilled */
 };

@@ -25,7 +25,11 @@ static long call(struct tw_sim *sim, const char *tok, const char *method, const 
     long status = r.status;
     if (hdr) {
         const char *v = st_hdr(&r, name);
-        snprintf(hdr, cap, "%s", v ? v : "(none)");
+        if (!v)
+            v = "(none)";
+        size_t n = strnlen(v, cap - 1);
+        memcpy(hdr, v, n);
+        hdr[n] = '\0';
     }
     st_free(&r);
     return status;
