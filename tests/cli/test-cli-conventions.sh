@@ -181,15 +181,19 @@ timeout 10 "$cli" compliance --server http://127.0.0.1:9 --token-file /dev/null 
   >"$scratch/out" 2>"$scratch/err"; st=$?
 [ "$st" = 2 ] && grep -q "is not a regular file" "$scratch/err" && ok || bad "/dev/null token file: $st"
 
-# ---- --login-url: no command signs in to Entra ID yet, so none takes it,
-# and README does not offer it (it returns with ARM credentials) ----
-for args in "compliance" "prices refresh" "serve"; do
+# ---- --login-url: the commands that call ARM sign in with client
+# credentials there and offer it; the others refuse it as any unknown option ----
+for args in "compliance" "prices refresh"; do
   # shellcheck disable=SC2086
   "$cli" $args --login-url http://127.0.0.1:9 >/dev/null 2>&1; st=$?
   [ "$st" = 2 ] && ok || bad "$args --login-url: exit $st"
   # shellcheck disable=SC2086
   "$cli" $args --help | grep -q -- "--login-url" && bad "$args --help offers --login-url" || ok
 done
-if grep -q -- '`--login-url`' "$src/README.md"; then bad "README documents --login-url"; else ok; fi
+for args in "sync" "apply" "vm stop" "vm start"; do
+  # shellcheck disable=SC2086
+  "$cli" $args --help | grep -q -- "--login-url" && ok || bad "$args --help does not offer --login-url"
+done
+grep -q -- '`--login-url`' "$src/README.md" && ok || bad "README does not document --login-url"
 
 finish cli-conventions
