@@ -16,7 +16,10 @@
 #     API through the backend, and show what the disks cost;
 #  7. model what moving the P10 to Standard SSD every weekend saves, and the
 #     fleet's opportunities this month under deploy/demo-policies/;
-#  8. judge a constructed field example (an LVM stripe over three P40s).
+#  8. read the fleet from ARM (tierwise sync), plan the policy's tier
+#     switches for two weeks (and as a calendar), run a weekend by hand
+#     (vm stop, vm start) against the simulator, and show the audit log;
+#  9. judge a constructed field example (an LVM stripe over three P40s).
 #
 #   ./deploy/demo.sh
 #   TW_DEMO_DIR=/mnt/data TW_DEMO_SECONDS=30 ./deploy/demo.sh
@@ -156,6 +159,28 @@ month=$(date -u +%Y-%m)
 step "savings opportunities of the fleet this month ($month) under the policy"
 echo "   deploy/demo-policies/weekend-downgrade.json (GET /api/v1/savings/opportunities)"
 "$tierwise" savings --db "$db" --policy deploy/demo-policies/weekend-downgrade.json --month "$month"
+
+pol=deploy/demo-policies/weekend-downgrade.json
+step "the fleet from ARM (tierwise sync): every VM and disk of the subscription IMDS names,"
+echo "   agent or not, with its SKU, disk state and power state, into the database"
+"$tierwise" sync --db "$db"
+
+from=$(date -u +%F) to=$(date -u -d '+14 days' +%F)
+step "the tier switches the policy plans from $from to $to (tierwise plan, GET /api/v1/plan):"
+echo "   down 10 minutes into each window, back up 30 minutes before it closes"
+"$tierwise" plan --db "$db" --policy "$pol" --from "$from" --to "$to"
+"$tierwise" plan --db "$db" --policy "$pol" --from "$from" --to "$to" --ics >"$out/plan.ics"
+echo "   the same as a calendar to subscribe to: $out/plan.ics (GET /api/v1/plan.ics)"
+
+step "a weekend by hand, the runbook way, against the simulator: tierwise vm stop deallocates"
+echo "   the VM, waits for it, then moves its Premium data disks to Standard SSD and verifies"
+"$tierwise" vm stop --db "$db" --vm tw-demo-vm --policy "$pol" --execute
+step "tierwise vm start puts every disk back on its original SKU, verifies, then starts the VM"
+"$tierwise" vm start --db "$db" --vm tw-demo-vm --execute
+step "the audit log of those switches (tierwise actions, GET /api/v1/actions), and drift:"
+echo "   a running VM on a disk below the SKU its policy requires (none now)"
+"$tierwise" actions --db "$db" --vm tw-demo-vm
+"$tierwise" drift --db "$db" --policy "$pol"
 
 step "compliance on a constructed field example: an SAP database VM (Standard_E16ds_v5)"
 echo "   with an LVM stripe over three P40s (3 x 7,500 IOPS, 3 x 250 MB/s), see"

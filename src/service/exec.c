@@ -717,7 +717,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
             ms_text(t + tick, due, sizeof due);
             if (tw_store_action_set_due(w->st, a.id, due, &e) != TW_OK)
                 snprintf(note, sizeof note, "; its due could not be moved: %.400s", e.msg);
-            char msg[EXEC_REASON_MAX + 64];
+            char msg[EXEC_REASON_MAX + sizeof note + 64];
             snprintf(msg, sizeof msg, "%s; re-checked at %s%s", why, due, note);
             report(w, shown, tw_action_state_name(state), "waiting", msg, NULL, NULL, NULL, false);
             goto out;
