@@ -50,7 +50,8 @@ static void usage(FILE *f)
             "deploy/azure-role.json (README \"ARM access for tier switches\").\n\n"
             "Exit status: 0 synced; 1 ARM refused or could not be reached, or the\n"
             "database failed (the VMs stored before it stay); 2 bad usage (a subscription\n"
-            "id that is no GUID, a bad resource group name).\n",
+            "id that is no GUID, a bad resource group name, a --db that is not a\n"
+            "tierwise database).\n",
             TW_CLI_PROG);
 }
 
@@ -71,8 +72,8 @@ static void say_change(const struct tw_sync_change *c)
     else if (!strcmp(w, "attrs"))
         printf("  %s/%s: disk state %s -> %s\n", c->vm, c->disk,
                c->from[0] ? c->from : "(unknown)", c->to[0] ? c->to : "(unknown)");
-    else
-        printf("  %s: size %s -> %s\n", c->vm, c->from, c->to);
+    else /* vm_fields: FROM and TO name the fields ("size A; location B") */
+        printf("  %s: %s -> %s\n", c->vm, c->from, c->to);
 }
 
 static const char *plural(size_t n, const char *one, const char *many)
@@ -131,6 +132,12 @@ int tw_cli_cmd_sync(int argc, char **argv)
             subs[n_subs++] = optarg;
             break;
         case 'g':
+            if (!tw_sync_resource_group_valid(optarg)) {
+                tw_app_error(TW_CLI_PROG, "sync: --resource-group \"%.100s\" is not a resource "
+                             "group name (1 to 90 letters, digits, _ - . ( ), not ending in .)",
+                             optarg);
+                return TW_EXIT_USAGE;
+            }
             if (n_groups == SYNC_MAX_ARGS) {
                 tw_app_error(TW_CLI_PROG, "sync: at most %d --resource-group", SYNC_MAX_ARGS);
                 return TW_EXIT_USAGE;
@@ -187,8 +194,9 @@ int tw_cli_cmd_sync(int argc, char **argv)
         goto out;
     }
     if ((rc = tw_store_open(db, &st, &err)) != TW_OK) {
+        /* A file that is no tierwise database is the command line's. */
         tw_app_error(TW_CLI_PROG, "sync: %s", err.msg);
-        status = TW_EXIT_FAIL;
+        status = tw_app_exit_code(rc);
         goto out;
     }
     char words[512];

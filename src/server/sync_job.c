@@ -197,10 +197,12 @@ enum tw_err tw_srv_sync_start(struct tw_server *srv, const struct tw_server_opti
         snprintf(j->subs[i], sizeof j->subs[i], "%s", opt->sync_subscriptions[i]);
     }
     for (size_t i = 0; i < opt->n_sync_resource_groups; i++) {
-        if (strlen(opt->sync_resource_groups[i]) >= sizeof j->groups[i]) {
+        if (strlen(opt->sync_resource_groups[i]) >= sizeof j->groups[i] ||
+            !tw_sync_resource_group_valid(opt->sync_resource_groups[i])) {
             job_free(j);
-            return tw_error_set(err, TW_EINVAL, "--resource-group \"%.100s\" is too long",
-                                opt->sync_resource_groups[i]);
+            return tw_error_set(err, TW_EINVAL, "--resource-group \"%.100s\" is not a "
+                                "resource group name (1 to 90 letters, digits, _ - . ( ), not "
+                                "ending in .)", opt->sync_resource_groups[i]);
         }
         snprintf(j->groups[i], sizeof j->groups[i], "%s", opt->sync_resource_groups[i]);
     }

@@ -62,7 +62,7 @@ bool tw_sync_subscription_valid(const char *s)
 
 /* Azure's rule for a resource group's name: 1 to 90 letters, digits,
  * underscores, hyphens, periods and parentheses, not ending in a period. */
-static bool group_valid(const char *g)
+bool tw_sync_resource_group_valid(const char *g)
 {
     size_t n = g ? strlen(g) : 0;
     if (n < 1 || n > 90 || g[n - 1] == '.')
@@ -416,7 +416,7 @@ enum tw_err tw_sync_run(const struct tw_sync_opts *o, struct tw_sync_summary *ou
                                 "3f2b8c1e-7d4a-4e5b-9c6d-0a1b2c3d4e5f)",
                                 o->subscriptions[i] ? o->subscriptions[i] : "");
     for (size_t i = 0; i < o->n_resource_groups; i++)
-        if (!group_valid(o->resource_groups[i]))
+        if (!tw_sync_resource_group_valid(o->resource_groups[i]))
             return tw_error_set(err, TW_EINVAL,
                                 "\"%.100s\" is not a resource group name (1 to 90 letters, "
                                 "digits, _ - . ( ), not ending in .)",

@@ -92,6 +92,9 @@ enum tw_err tw_sync_run(const struct tw_sync_opts *o, struct tw_sync_summary *ou
 
 /* Whether S is a subscription id (a GUID, any case). */
 bool tw_sync_subscription_valid(const char *s);
+/* Whether G is a resource group name by Azure's rule (1 to 90 letters,
+ * digits, _ - . ( ), not ending in a period). */
+bool tw_sync_resource_group_valid(const char *g);
 
 /* The subscription of the VM this runs on, as IMDS (at IMDS_URL) says it,
  * into OUT (64 bytes).  TW_EIO when IMDS can't be reached (not on Azure:

@@ -186,6 +186,14 @@ jq '.faults = [{"kind": "error", "path": "/subscriptions/'$sub'/providers/Micros
 start_sim "$scratch/refuse.json"
 expect 1 "deploy/azure-role.json" -- "$cli" sync --db "$db" --arm-url "$sim" --imds-url "$sim"
 expect 2 "give --db" -- "$cli" sync "${arm[@]}"
+# A file that is no tierwise database is usage too; a bad group name is
+# refused while the options are read: no database made, IMDS not asked.
+printf 'not a database at all, just text\n%.0s' $(seq 200) >"$scratch/text.db"
+expect 2 "is not a tierwise database" -- "$cli" sync --db "$scratch/text.db" \
+  --arm-url "$sim" --imds-url "$sim" --subscription "$sub"
+expect 2 "is not a resource group name" -- "$cli" sync --db "$scratch/new.db" \
+  --arm-url http://127.0.0.1:1 --imds-url http://127.0.0.1:1 --resource-group "bad group."
+[ ! -e "$scratch/new.db" ] && ok || bad "a refused group name made the database"
 expect 2 "--subscription is for --sync" -- "$cli" serve --db "$db" --subscription "$sub"
 expect 2 "not a subscription id" -- "$cli" serve --db "$db" --sync --subscription nope
 expect 2 "--sync-interval \"0s\" must be a duration" -- "$cli" serve --db "$db" --sync-interval 0s
