@@ -115,6 +115,26 @@ static char *tags_json(const struct tw_vm *vm)
     return t;
 }
 
+/* Appends "WHAT OLD" to FROM and "WHAT NEW" to TO ("; " between fields)
+ * when OLD and NEW differ; cut with "..." where they do not fit. */
+static void fields_said(char *from, size_t fcap, char *to, size_t tcap, const char *what,
+                        const char *old, const char *new_)
+{
+    if (strcmp(old ? old : "", new_ ? new_ : "") == 0)
+        return;
+    char *out[2] = {from, to};
+    size_t cap[2] = {fcap, tcap};
+    const char *val[2] = {old && old[0] ? old : "(none)", new_ && new_[0] ? new_ : "(none)"};
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(out[k]);
+        int w = snprintf(out[k] + n, cap[k] - n, "%s%s %s", n ? "; " : "", what, val[k]);
+        if (w < 0 || (size_t)w >= cap[k] - n) {
+            if (cap[k] > 4)
+                memcpy(out[k] + cap[k] - 4, "...", 4);
+        }
+    }
+}
+
 /* Finds the VM (by identity, else by its place), creating it when new, and
  * brings its fields to ARM's when ARM's look is newer than its report. */
 static enum tw_err put_vm(struct put *p, struct tw_error *err)
@@ -198,11 +218,18 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
                                  strcmp(old_loc, vm->location) != 0 ||
                                  strcmp(old_tags ? old_tags : "{}", tags) != 0);
     char *keep_tags = NULL;
+    char *old_tags_copy = differs ? strdup(old_tags ? old_tags : "{}") : NULL;
+    if (differs && !old_tags_copy) {
+        sqlite3_reset(q);
+        free(tags);
+        return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
+    }
     if (!arm_newer) {
         keep_tags = strdup(old_tags ? old_tags : "{}");
         if (!keep_tags) {
             sqlite3_reset(q);
             free(tags);
+            free(old_tags_copy);
             return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
         }
     }
@@ -212,6 +239,7 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     if (!up) {
         free(tags);
         free(keep_tags);
+        free(old_tags_copy);
         return err && err->code ? err->code : TW_EIO;
     }
     sqlite3_bind_int64(up, 1, p->vm_id);
@@ -224,10 +252,18 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     tw_sq_text(up, 8, p->at, false);
     sqlite3_bind_int64(up, 9, p->ms);
     e = run(s, up, "updating a VM from ARM", err);
+    if (e == TW_OK && differs) {
+        /* What changed, each field named: "size A; location B; tags {..}". */
+        char from[64] = "", to[64] = "";
+        fields_said(from, sizeof(from), to, sizeof(to), "size", old_size, vm->vm_size);
+        fields_said(from, sizeof(from), to, sizeof(to), "name", old_name, vm->name);
+        fields_said(from, sizeof(from), to, sizeof(to), "location", old_loc, vm->location);
+        fields_said(from, sizeof(from), to, sizeof(to), "tags", old_tags_copy, tags);
+        e = note(p, TW_ARM_CH_VM_FIELDS, 0, NULL, from, to, err);
+    }
     free(tags);
     free(keep_tags);
-    if (e == TW_OK && differs)
-        e = note(p, TW_ARM_CH_VM_FIELDS, 0, NULL, old_size, vm->vm_size, err);
+    free(old_tags_copy);
     return e;
 }
 

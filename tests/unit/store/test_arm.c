@@ -282,8 +282,15 @@ static void test_changes(void **state)
     snprintf(f->vm.vm_size, sizeof(f->vm.vm_size), "Standard_E32ds_v5");
     put(f, "2026-12-06T10:00:00Z");
     assert_int_equal(f->n[TW_ARM_CH_VM_FIELDS], 1);
-    assert_string_equal(f->last_from, "Standard_E16ds_v5");
-    assert_string_equal(f->last_to, "Standard_E32ds_v5");
+    assert_string_equal(f->last_from, "size Standard_E16ds_v5");
+    assert_string_equal(f->last_to, "size Standard_E32ds_v5");
+    /* A change of location (or tags) alone names what changed. */
+    snprintf(f->vm.location, sizeof(f->vm.location), "northeurope");
+    put(f, "2026-12-06T10:30:00Z");
+    assert_int_equal(f->n[TW_ARM_CH_VM_FIELDS], 1);
+    assert_non_null(strstr(f->last_from, "location "));
+    assert_string_equal(f->last_to, "location northeurope");
+    assert_null(strstr(f->last_to, "size"));
     /* Bad input is refused before anything is written. */
     f->disks[0].disk.managed_disk_id[0] = '\0';
     assert_int_equal(tw_store_arm_vm_put(f->st, &f->v, "2026-12-06T11:00:00Z", NULL, NULL, NULL,
