@@ -49,7 +49,7 @@ static void usage(FILE *f)
             "  --currency C      the price books' currency for the policy's savings (default:\n"
             "                    the only one the database has)\n"
             "  --json            print {\"dry_run\", \"policy\", \"planned\", \"recorded\",\n"
-            "                    \"results\": [...], \"summary\": {...}}\n"
+            "                    \"expired\", \"results\": [...], \"summary\": {...}}\n"
             "  --parallel N      VMs worked at once (default 4; disks of one VM one at a time)\n"
             "  --poll-ms MS      between polls of an ARM operation (default 2000)\n"
             TW_ARM_ARGS_HELP
@@ -312,6 +312,8 @@ int tw_cli_cmd_apply(int argc, char **argv)
                                 sum.policy, "planned", (json_int_t)sum.planned, "recorded",
                                 (json_int_t)sum.recorded, "results", out.results, "summary",
                                 tw_exec_summary_json(&sum.run));
+        if (doc)
+            json_object_set_new(doc, "expired", json_integer((json_int_t)sum.expired));
         if (rc != TW_OK && doc)
             json_object_set_new(doc, "error", json_string(err.msg));
         if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
@@ -321,6 +323,10 @@ int tw_cli_cmd_apply(int argc, char **argv)
     } else if (rc == TW_OK) {
         printf("policy %s: %lld due by now, %lld newly recorded\n", sum.policy,
                (long long)sum.planned, (long long)sum.recorded);
+        if (sum.expired)
+            printf("%lld %s of the saved plan expired (due more than a day ago): not run; "
+                   "make a new plan (tierwise plan)\n", (long long)sum.expired,
+                   sum.expired == 1 ? "action" : "actions");
         tw_cli_exec_summary_text(stdout, &sum.run, !execute);
     }
     if (rc != TW_OK) {

@@ -18,6 +18,7 @@
 #include "core/policy.h"
 #include "core/pricebook.h"
 #include "core/savings.h"
+#include "core/sku.h"
 #include "core/tier.h"
 #include "core/vmcap.h"
 #include "service/exec.h"
@@ -58,6 +59,46 @@ static void usage(FILE *f)
             TW_CLI_PROG, TW_CLI_PROG);
 }
 
+/* How dear a family is, for "a downgrade goes to a cheaper one"; 0 for
+ * the families a SKU PATCH does not switch to (v2, Ultra). */
+static int family_rank(enum tw_sku_family f)
+{
+    switch (f) {
+    case TW_SKU_PREMIUM_SSD: return 3;
+    case TW_SKU_STANDARD_SSD: return 2;
+    case TW_SKU_STANDARD_HDD: return 1;
+    default: return 0;
+    }
+}
+
+/* --to SKU checked before anything is sent: a SKU Azure knows, of a family
+ * a disk switches to, and no dearer than any disk it would move (a
+ * "downgrade" to Premium is refused).  TW_EINVAL with why. */
+static enum tw_err check_to(const char *to, const struct tw_store_disk_row *d, size_t n,
+                            bool os_disk, struct tw_error *err)
+{
+    struct tw_sku t;
+    if (!tw_sku_parse(to, &t))
+        return tw_error_set(err, TW_EINVAL, "--to %s: not a disk SKU; give one of Standard_LRS, "
+                            "StandardSSD_LRS, StandardSSD_ZRS, Premium_LRS, Premium_ZRS", to);
+    if (!family_rank(t.family))
+        return tw_error_set(err, TW_EINVAL, "--to %s: a disk does not switch to %s by its SKU; "
+                            "give a Standard HDD, Standard SSD or Premium SSD SKU", to,
+                            tw_sku_family_name(t.family));
+    for (size_t i = 0; i < n; i++) {
+        if (d[i].disk.role == TW_DISK_OS && !os_disk)
+            continue;
+        struct tw_sku f;
+        if (!tw_sku_parse(d[i].disk.sku, &f) || !family_rank(f.family))
+            continue; /* the executor's checks say why it can't move */
+        if (family_rank(t.family) > family_rank(f.family))
+            return tw_error_set(err, TW_EINVAL, "--to %s: disk %s is on %s, a cheaper family; "
+                                "vm stop only moves disks down (vm start restores them)", to,
+                                d[i].disk.name, d[i].disk.sku);
+    }
+    return TW_OK;
+}
+
 /* Each disk's target under POL (or TO) into T[0..N). */
 static enum tw_err targets(struct tw_store *st, const struct tw_store_vm_row *vm,
                            const struct tw_store_disk_row *d, size_t n, const struct tw_policy *pol,
@@ -68,6 +109,8 @@ static enum tw_err targets(struct tw_store *st, const struct tw_store_vm_row *vm
     struct tw_pricebook *book = NULL;
     char currency[4] = "";
     enum tw_err rc = TW_OK;
+    if (to && (rc = check_to(to, d, n, os_disk, err)) != TW_OK)
+        return rc;
     if (pol) {
         if ((rc = tw_tier_catalog_builtin(&cat, err)) != TW_OK)
             return rc;
@@ -80,6 +123,7 @@ static enum tw_err targets(struct tw_store *st, const struct tw_store_vm_row *vm
     for (size_t i = 0; i < n; i++) {
         t[i].disk_id = d[i].id;
         t[i].to_sku = NULL;
+        t[i].policy = pol ? pol->name : NULL;
         bool os = d[i].disk.role == TW_DISK_OS;
         if (os && !os_disk)
             continue;
@@ -112,42 +156,6 @@ static enum tw_err targets(struct tw_store *st, const struct tw_store_vm_row *vm
     tw_pricebook_free(book);
     tw_tier_catalog_cleanup(&cat);
     return rc;
-}
-
-/* require_original_before_start of the policy that last downgraded a disk
- * of VM (stored policies); true when none says otherwise. */
-static bool require_original(struct tw_store *st, int64_t vm_id)
-{
-    struct tw_store_action_filter f = {0};
-    struct tw_store_vm_row vm;
-    struct tw_error e = {0};
-    memset(&vm, 0, sizeof vm);
-    if (tw_store_vm(st, vm_id, &vm, &e) != TW_OK)
-        return true;
-    f.vm = vm.name;
-    f.state = "done";
-    free(vm.tags);
-    struct tw_store_action_row *rows = NULL;
-    size_t n = 0;
-    bool req = true;
-    if (tw_store_actions_list(st, &f, &rows, &n, NULL, &e) != TW_OK)
-        return true;
-    for (size_t i = n; i-- > 0;) {
-        if (strcmp(rows[i].kind, "downgrade") || !rows[i].policy[0])
-            continue;
-        char *body = NULL;
-        if (tw_store_policy_get(st, rows[i].policy, &body, &e) == TW_OK) {
-            struct tw_policy p;
-            memset(&p, 0, sizeof p);
-            if (tw_policy_parse(body, strlen(body), &p, NULL, &e) == TW_OK)
-                req = p.require_original_before_start;
-            tw_policy_cleanup(&p);
-        }
-        free(body);
-        break;
-    }
-    tw_store_action_rows_free(rows, n);
-    return req;
 }
 
 static bool parse_ms(const char *s, long *out)
@@ -305,11 +313,10 @@ int tw_cli_cmd_vm(int argc, char **argv)
         if ((rc = targets(st, &vrow, drows, nd, policy_path ? &pol : NULL, to, os_disk, t, skus,
                           &err)) != TW_OK) {
             tw_app_error(TW_CLI_PROG, "vm stop: %s", err.msg);
-            status = tw_app_exit_code(rc);
+            status = rc == TW_EINVAL ? TW_EXIT_USAGE : tw_app_exit_code(rc);
             goto out;
         }
     }
-    bool req = stop ? true : require_original(st, vm_id);
     tw_store_close(st);
     st = NULL;
     if ((rc = tw_vmcap_table_builtin(&caps, &err)) != TW_OK ||
@@ -335,20 +342,34 @@ int tw_cli_cmd_vm(int argc, char **argv)
     tw_cli_exec_opts(&eo, &real, &env);
     struct tw_exec_summary sum;
     memset(&sum, 0, sizeof sum);
+    struct tw_exec_start_info si;
+    memset(&si, 0, sizeof si);
+    /* vm start: each disk not restored is judged by the policy that
+     * downgraded it (true when none is stored: the default) */
     rc = stop ? tw_exec_vm_stop(&eo, vm_id, t, nd, &sum, &err)
-              : tw_exec_vm_start(&eo, vm_id, req, &sum, &err);
+              : tw_exec_vm_start(&eo, vm_id, true, &sum, &si, &err);
     if (json) {
         json_t *doc = json_pack("{s:b, s:s, s:s, s:O, s:o}", "dry_run", !execute, "vm", vrow.name,
                                 "command", sub, "results", out.results, "summary",
                                 tw_exec_summary_json(&sum));
         if (rc != TW_OK && doc)
             json_object_set_new(doc, "error", json_string(err.msg));
+        if (!stop && execute && doc) {
+            json_object_set_new(doc, "started", json_boolean(si.started));
+            json_object_set_new(doc, "why", json_string(si.why));
+        }
         if (!doc || json_dumpf(doc, stdout, JSON_INDENT(2)) != 0)
             status = TW_EXIT_FAIL;
         fputc('\n', stdout);
         json_decref(doc);
     } else {
         tw_cli_exec_summary_text(stdout, &sum, !execute);
+        /* runbooks read this line: whether the VM runs now, and why not */
+        if (!stop && execute && si.started)
+            printf("VM %s started%s%s\n", vrow.name, si.why[0] ? ": " : "", si.why);
+        else if (!stop && execute)
+            printf("VM %s NOT started: %s\n", vrow.name,
+                   si.why[0] ? si.why : (rc != TW_OK ? err.msg : "the start did not complete"));
     }
     if (rc != TW_OK) {
         tw_app_error(TW_CLI_PROG, "vm %s: %s", sub, err.msg);

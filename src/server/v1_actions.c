@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fnv.h"
 #include "core/jsonx.h"
 #include "service/exec.h"
 
@@ -106,8 +107,9 @@ static void collect(void *arg, const struct tw_exec_result *r)
 
 static json_t *tick_doc(const struct tw_exec_tick_summary *s, bool dry_run, json_t *results)
 {
-    return json_pack("{s:b, s:s, s:I, s:I, s:o, s:o}", "dry_run", dry_run, "policy", s->policy,
-                     "planned", (json_int_t)s->planned, "recorded", (json_int_t)s->recorded,
+    return json_pack("{s:b, s:s, s:I, s:I, s:I, s:o, s:o}", "dry_run", dry_run, "policy",
+                     s->policy, "planned", (json_int_t)s->planned, "recorded",
+                     (json_int_t)s->recorded, "expired", (json_int_t)s->expired,
                      "results", results ? results : json_array(), "summary",
                      tw_exec_summary_json(&s->run));
 }
@@ -251,7 +253,13 @@ void tw_v1_actions_post(struct tw_req *rq)
         return;
     }
     char key[200], id[TW_UUID_STRLEN + 1];
-    snprintf(key, sizeof key, "%s", pol ? pol->name : "plan");
+    /* a run joins one of the same policy (or of the same plan: its text's
+     * fingerprint and length; a different plan is a run of its own) */
+    if (pol)
+        snprintf(key, sizeof key, "%s", pol->name);
+    else
+        snprintf(key, sizeof key, "plan:%016llx:%zu",
+                 (unsigned long long)tw_fnv_bytes(TW_FNV_START, plan, plan_len), plan_len);
     bool joined = false;
     enum tw_err rc = tw_ops_create(srv->ops, "actions.run", key,
                                    json_pack("{s:s, s:b}", "policy", pol ? pol->name : "(plan)",

@@ -18,6 +18,17 @@
 #include "core/time.h"
 
 #define EXEC_REASON_MAX 512
+/*
+ * A claim's default lease.  One ARM call of the client may take its whole
+ * retry budget (90 s of 429/5xx retries and Retry-After waits) and a poll
+ * loop sleeps at most 60 s between polls, so the claim is checked (and
+ * renewed when less than half of it is left) at least every 150 s while
+ * an operation is waited on; before a send it is renewed too, and the
+ * checks before it (disk, VM, at most 2 x 90 s) come right after the
+ * claim.  10 minutes leaves 300 s at every check: no executor's lease
+ * runs out inside a call of its own.
+ */
+#define EXEC_LEASE_MS (600LL * 1000)
 #define TW_EXEC_QUOTA_CHANGES 2                 /* ARM: type changes per disk ... */
 #define TW_EXEC_QUOTA_MS (24LL * 3600 * 1000)    /* ... in any 24 hours */
 /* ARM counts a change when it takes it, by its clock; ours saw it a little
@@ -185,6 +196,20 @@ static enum tw_arm_fault arm_fault(struct worker *w)
     return ae ? ae->fault : TW_ARM_FAULT_OTHER;
 }
 
+/* A failed operation's error in one sentence: "operation failed: CODE:
+ * MESSAGE" (the poll's HTTP status, 200, says nothing of the failure). */
+static void op_why(struct worker *w, const struct tw_error *e, char *out, size_t cap)
+{
+    const struct tw_arm_error *ae =
+        w->run->o->arm->last_error ? w->run->o->arm->last_error(w->arm) : NULL;
+    if (ae && (ae->code[0] || ae->message[0]))
+        snprintf(out, cap, "operation failed: %s: %.400s", ae->code[0] ? ae->code : "error",
+                 ae->message[0] ? ae->message : "(no message)");
+    else
+        snprintf(out, cap, "operation failed: %.400s",
+                 e && e->msg[0] ? e->msg : "ARM gave no reason");
+}
+
 /* Whether a fault is worth another try next tick. */
 static bool fault_transient(enum tw_arm_fault f)
 {
@@ -343,7 +368,12 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
         return V_SKIP;
     }
     bool free_to_change =
-        !strcasecmp(d->disk_state, "Reserved") || !strcasecmp(d->disk_state, "Unattached");
+        !strcasecmp(d->disk_state, "Reserved") || !strcasecmp(d->disk_state, "Unattached") ||
+        (o->dry_run && o->dry_after_deallocate && !strcmp(a->kind, "downgrade"));
+    if (free_to_change && strcasecmp(d->disk_state, "Reserved") &&
+        strcasecmp(d->disk_state, "Unattached"))
+        snprintf(why, cap, "after the deallocation that comes first (the disk is %s now)",
+                 d->disk_state[0] ? d->disk_state : "in an unknown state");
     if (!free_to_change) {
         if (!strcmp(a->kind, "downgrade")) {
             snprintf(why, cap, "vm_not_deallocated: the disk is %s, its VM is not deallocated",
@@ -354,8 +384,13 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
                  d->disk_state[0] ? d->disk_state : "in an unknown state");
         return V_SKIP;
     }
-    /* an upgrade to Premium: the VM size must take Premium storage */
-    if (is_premium(a->to_sku) && !is_premium(a->from_sku)) {
+    /* an upgrade to Premium: the VM size must take Premium storage; and a
+     * downgrade from Premium only when that way back exists (checked
+     * before the PATCH, or the disk could not be restored) */
+    bool up_premium = is_premium(a->to_sku) && !is_premium(a->from_sku);
+    bool down_premium = !strcmp(a->kind, "downgrade") && is_premium(a->from_sku) &&
+                        !is_premium(a->to_sku);
+    if (up_premium || down_premium) {
         const char *vm_id = d->managed_by[0] ? d->managed_by : a->vm_resource_id;
         if (vm_id[0]) {
             struct tw_arm_vm *vm = calloc(1, sizeof *vm);
@@ -371,8 +406,13 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
                     tw_svc_vmcap_pick(o->arm_sizes, o->caps, vm->vm.location, vm->vm.vm_size,
                                       &buf, cwhy, sizeof cwhy);
                 if (c && c->premium == TW_VMCAP_PREMIUM_NO) {
-                    snprintf(why, cap, "no_premium: VM size %s does not take Premium storage",
-                             vm->vm.vm_size);
+                    if (down_premium)
+                        snprintf(why, cap, "no_premium: VM size %s does not take Premium "
+                                 "storage, so the disk could not be moved back to %s",
+                                 vm->vm.vm_size, a->from_sku);
+                    else
+                        snprintf(why, cap, "no_premium: VM size %s does not take Premium "
+                                 "storage", vm->vm.vm_size);
                     free(vm);
                     return V_SKIP;
                 }
@@ -398,7 +438,7 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
 
 /* Checks a VM action (deallocate, start) against ARM. */
 static enum verdict check_vm(struct worker *w, const struct tw_store_action_row *a, char *why,
-                             size_t cap)
+                             size_t cap, char *power, size_t pcap)
 {
     const struct tw_exec_opts *o = w->run->o;
     struct tw_error e = {0};
@@ -422,6 +462,8 @@ static enum verdict check_vm(struct worker *w, const struct tw_store_action_row 
         v = fault_transient(arm_fault(w)) ? V_RETRY : V_FAIL;
     } else {
         const char *want = !strcmp(a->kind, "start") ? "running" : "deallocated";
+        if (power && pcap)
+            snprintf(power, pcap, "%s", vm->power_state);
         if (!strcasecmp(vm->power_state, want)) {
             snprintf(why, cap, "already on the target: the VM is %s", vm->power_state);
             v = V_ALREADY;
@@ -454,7 +496,7 @@ static bool move(struct worker *w, const struct tw_store_action_row *a, enum tw_
  * be (another executor took the action over): the caller stops at once. */
 static bool renew(struct worker *w, const struct tw_store_action_row *a, int64_t *until)
 {
-    int64_t lease = w->run->o->lease_ms > 0 ? w->run->o->lease_ms : 300000;
+    int64_t lease = w->run->o->lease_ms > 0 ? w->run->o->lease_ms : EXEC_LEASE_MS;
     int64_t t = now_ms();
     if (*until - t < lease / 2) {
         struct tw_error e = {0};
@@ -484,7 +526,7 @@ static enum verdict wait_op(struct worker *w, const struct tw_store_action_row *
         struct tw_error e = {0};
         enum tw_err rc = o->arm->op_poll(w->arm, op, &done, &e);
         if (rc != TW_OK && done) {
-            arm_why(w, &e, why, cap);
+            op_why(w, &e, why, cap);
             return V_FAIL;
         }
         if (rc != TW_OK && !fault_transient(arm_fault(w)) && arm_fault(w) != TW_ARM_FAULT_NONE &&
@@ -598,10 +640,28 @@ static void after_verified(struct worker *w, const struct tw_store_action_row *a
     struct tw_error e = {0};
     char at[40];
     now_text(at, sizeof at);
-    if (!is_disk_kind(a->kind) || !a->disk_id)
+    if (!is_disk_kind(a->kind)) {
+        /* the VM's power state as ARM read it back: the store's (from the
+         * last sync) would make drift see a VM "running" that is not */
+        if (a->vm_id)
+            tw_store_power_observe(w->st, a->vm_id,
+                                   !strcmp(a->kind, "start") ? "running" : "deallocated", at,
+                                   TW_OBS_ARM, &e);
+        return;
+    }
+    if (!a->disk_id)
         return;
     tw_store_sku_observe(w->st, a->disk_id, a->to_sku, d ? d->tier : "", d ? d->size_gib : 0, at,
                          TW_OBS_ARM, NULL, &e);
+    if (d && d->sku[0]) {
+        struct tw_store_disk_attrs at_arm;
+        memset(&at_arm, 0, sizeof at_arm);
+        at_arm.max_shares = d->max_shares > 0 ? d->max_shares : 0;
+        at_arm.bursting = d->bursting == 1 ? TW_TRI_YES : d->bursting == 0 ? TW_TRI_NO
+                                                                           : TW_TRI_UNKNOWN;
+        snprintf(at_arm.disk_state, sizeof at_arm.disk_state, "%s", d->disk_state);
+        tw_store_disk_attrs_observe(w->st, a->disk_id, &at_arm, at, TW_OBS_ARM, NULL, &e);
+    }
     if (!strcmp(a->kind, "upgrade")) {
         char sku[32] = "", tier[16] = "";
         bool found = false;
@@ -647,6 +707,59 @@ static int64_t backoff_left(const struct tw_exec_opts *o, const struct tw_store_
     return left > 0 ? left : 0;
 }
 
+/* A downgrade that failed before its PATCH took effect: the original SKU
+ * recorded at its move to sent is forgotten when the disk reads back on
+ * it (nothing to restore).  Recorded before the send and cleared here, not
+ * recorded after ARM accepted the PATCH: a crash between the accepted
+ * PATCH and that record would lose the way back; one between the record
+ * and a refusal leaves an original equal to the disk's SKU, which an
+ * upgrade finds "already on the target" and clears. */
+static void forget_unmoved(struct worker *w, const struct tw_store_action_row *a)
+{
+    if (strcmp(a->kind, "downgrade") || !a->disk_id || !w->st)
+        return;
+    struct tw_error e = {0};
+    char sku[32] = "", tier[16] = "";
+    bool found = false;
+    if (tw_store_disk_original_get(w->st, a->disk_id, sku, tier, &found, &e) != TW_OK || !found ||
+        strcasecmp(sku, a->from_sku))
+        return;
+    struct tw_arm_disk d;
+    memset(&d, 0, sizeof d);
+    if (w->run->o->arm->disk_get(w->arm, a->disk_resource_id, &d, &e) != TW_OK)
+        return;
+    if (!strcasecmp(d.sku, a->from_sku) && !d.update_in_progress)
+        tw_store_disk_original_clear(w->st, a->disk_id, &e);
+}
+
+/* An upgrade goes back to the disk's recorded original SKU, whatever the
+ * plan said (a saved plan's SKU may be stale): A->to_sku is replaced and
+ * NOTE says so; "" when nothing changed. */
+static void upgrade_to_original(struct worker *w, struct tw_store_action_row *a, char *note,
+                                size_t cap)
+{
+    note[0] = '\0';
+    if (strcmp(a->kind, "upgrade") || !a->disk_id || !w->st)
+        return;
+    struct tw_error e = {0};
+    char sku[32] = "", tier[16] = "";
+    bool found = false;
+    if (tw_store_disk_original_get(w->st, a->disk_id, sku, tier, &found, &e) != TW_OK || !found ||
+        !sku[0] || !strcasecmp(sku, a->to_sku))
+        return;
+    snprintf(note, cap, "to the original SKU %s recorded at the downgrade, not the plan's %s",
+             sku, a->to_sku[0] ? a->to_sku : "(none)");
+    snprintf(a->to_sku, sizeof a->to_sku, "%s", sku);
+}
+
+/* Whether the VM is on its way to A's power state (a resumed send). */
+static bool vm_moving(const char *kind, const char *power)
+{
+    if (!strcmp(kind, "start"))
+        return !strcasecmp(power, "starting");
+    return !strcasecmp(power, "deallocating") || !strcasecmp(power, "stopping");
+}
+
 /* ---- one action, executing ---- */
 
 static void exec_action(struct worker *w, const struct tw_store_action_row *given)
@@ -655,7 +768,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
     struct sendinfo si;
     char why[EXEC_REASON_MAX] = "";
     struct tw_error e = {0};
-    int64_t lease = o->lease_ms > 0 ? o->lease_ms : 300000;
+    int64_t lease = o->lease_ms > 0 ? o->lease_ms : EXEC_LEASE_MS;
     int64_t until = 0;
     const struct tw_store_action_row *shown = given;
 
@@ -671,6 +784,8 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
         return;
     }
     shown = &a;
+    char back[200];
+    upgrade_to_original(w, &a, back, sizeof back);
     send_info(o, &a, &si);
     enum tw_action_state state;
     int attempts = 0;
@@ -687,7 +802,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
     char note[EXEC_REASON_MAX] = "";
 
     if (state == TW_ACT_PLANNED || state == TW_ACT_CHECKED) {
-        enum verdict v = disk ? check_disk(w, &a, &d, why, sizeof why) : check_vm(w, &a, why, sizeof why);
+        enum verdict v = disk ? check_disk(w, &a, &d, why, sizeof why) : check_vm(w, &a, why, sizeof why, NULL, 0);
         switch (v) {
         case V_SKIP:
             move(w, &a, &state, TW_ACT_SKIPPED, why, note, sizeof note);
@@ -728,6 +843,11 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
         case V_OK:
             break;
         }
+        if (back[0]) {
+            char tmp[EXEC_REASON_MAX];
+            snprintf(tmp, sizeof tmp, "%.200s%s%.280s", back, why[0] ? "; " : "", why);
+            snprintf(why, sizeof why, "%s", tmp);
+        }
         if (state == TW_ACT_PLANNED &&
             !move(w, &a, &state, TW_ACT_CHECKED, why[0] ? why : "checks passed", note, sizeof note)) {
             report(w, shown, a.state, "held", note, NULL, NULL, NULL, false);
@@ -757,6 +877,10 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
             goto out;
         }
         if (!already) {
+            if (!renew(w, &a, &until)) {
+                report(w, shown, "sent", "retry", LOST_CLAIM, NULL, NULL, NULL, false);
+                goto out;
+            }
             enum tw_err rc = send_req(w, &a, &op, &e);
             if (rc != TW_OK) {
                 arm_why(w, &e, why, sizeof why);
@@ -764,6 +888,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
                     report(w, shown, "sent", "retry", why, si.method, si.url, si.body, false);
                 } else {
                     move(w, &a, &state, TW_ACT_FAILED, why, note, sizeof note);
+                    forget_unmoved(w, &a);
                     report(w, shown, tw_action_state_name(state), "failed", why, si.method,
                            si.url, si.body, false);
                 }
@@ -806,6 +931,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
                         report(w, shown, "sent", "retry", why, si.method, si.url, si.body, false);
                     } else {
                         move(w, &a, &state, TW_ACT_FAILED, why, note, sizeof note);
+                        forget_unmoved(w, &a);
                         report(w, shown, "failed", "failed", why, si.method, si.url, si.body,
                                false);
                     }
@@ -822,9 +948,23 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
                 goto out;
             }
         } else {
-            /* a VM action without an operation: the power state decides */
+            /* a VM action without an operation: the power state decides; a
+             * VM on its way (starting, deallocating, stopping) took the
+             * first send: verified without another */
             char vwhy[EXEC_REASON_MAX];
-            enum verdict v = check_vm(w, &a, vwhy, sizeof vwhy);
+            char power[32] = "";
+            enum verdict v = check_vm(w, &a, vwhy, sizeof vwhy, power, sizeof power);
+            if (v == V_FAIL) {
+                move(w, &a, &state, TW_ACT_FAILED, vwhy, note, sizeof note);
+                report(w, shown, "failed", "failed", vwhy, NULL, NULL, NULL, false);
+                goto out;
+            }
+            if (v == V_RETRY) {
+                report(w, shown, "sent", "retry", vwhy, NULL, NULL, NULL, false);
+                goto out;
+            }
+            if (v == V_OK && vm_moving(a.kind, power))
+                v = V_ALREADY; /* moving to the target: on to verify */
             if (v == V_OK && wait_ms > 0) {
                 snprintf(why, sizeof why, "backing off after %d attempts: the next one after %s",
                          a.attempts, when);
@@ -832,12 +972,23 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
                 goto out;
             }
             if (v == V_OK) {
-                if (tw_store_action_count_attempt(w->st, a.id, w->owner, &e) != TW_OK ||
-                    send_req(w, &a, &op, &e) != TW_OK) {
-                    arm_why(w, &e, why, sizeof why);
-                    report(w, shown, "sent", "retry", why, si.method, si.url, si.body, false);
+                if (tw_store_action_count_attempt(w->st, a.id, w->owner, &e) != TW_OK) {
+                    report(w, shown, "sent", "retry", e.msg, NULL, NULL, NULL, false);
                     goto out;
                 }
+                if (send_req(w, &a, &op, &e) != TW_OK) {
+                    arm_why(w, &e, why, sizeof why);
+                    if (fault_transient(arm_fault(w))) {
+                        report(w, shown, "sent", "retry", why, si.method, si.url, si.body, false);
+                    } else {
+                        move(w, &a, &state, TW_ACT_FAILED, why, note, sizeof note);
+                        report(w, shown, "failed", "failed", why, si.method, si.url, si.body,
+                               false);
+                    }
+                    goto out;
+                }
+                if (op.url[0])
+                    tw_store_action_set_operation(w->st, a.id, w->owner, op.url, &e);
             }
         }
     }
@@ -853,6 +1004,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
         }
         if (v == V_FAIL) {
             move(w, &a, &state, TW_ACT_FAILED, why, note, sizeof note);
+            forget_unmoved(w, &a);
             report(w, shown, tw_action_state_name(state), "failed", why, si.method, si.url,
                    si.body, false);
             goto out;
@@ -895,6 +1047,10 @@ static void dry_action(struct worker *w, const struct tw_store_action_row *a)
     const struct tw_exec_opts *o = w->run->o;
     struct sendinfo si;
     char why[EXEC_REASON_MAX] = "";
+    struct tw_store_action_row copy = *a; /* an upgrade's to_sku may go to the original */
+    char back[200];
+    upgrade_to_original(w, &copy, back, sizeof back);
+    a = &copy;
     send_info(o, a, &si);
     if (!strcmp(a->state, "done") || !strcmp(a->state, "skipped") || !strcmp(a->state, "failed")) {
         report(w, a, a->state, "held", "finished already", NULL, NULL, NULL, false);
@@ -908,7 +1064,12 @@ static void dry_action(struct worker *w, const struct tw_store_action_row *a)
     struct tw_arm_disk d;
     memset(&d, 0, sizeof d);
     enum verdict v = is_disk_kind(a->kind) ? check_disk(w, a, &d, why, sizeof why)
-                                           : check_vm(w, a, why, sizeof why);
+                                           : check_vm(w, a, why, sizeof why, NULL, 0);
+    if (back[0] && (v == V_OK || v == V_ALREADY)) {
+        char tmp[EXEC_REASON_MAX];
+        snprintf(tmp, sizeof tmp, "%.200s%s%.280s", back, why[0] ? "; " : "", why);
+        snprintf(why, sizeof why, "%s", tmp);
+    }
     switch (v) {
     case V_OK:
         report(w, a, "sent", "would_send", why, si.method, si.url, si.body, false);
@@ -1048,10 +1209,17 @@ enum tw_err tw_exec_run(const struct tw_exec_opts *o, const struct tw_store_acti
     r.rows = rows;
     r.n = n;
     r.sum.actions = (int64_t)n;
+    /* every run its own owner: two runs of one process (the scheduler and
+     * POST /api/v1/actions) must not share a claim, or both would take the
+     * same action and both resend it */
+    char prefix[64];
     if (o->owner && o->owner[0])
-        snprintf(r.owner, sizeof r.owner, "%s", o->owner);
+        snprintf(prefix, sizeof prefix, "%s", o->owner);
     else
-        tw_exec_owner_default(r.owner, sizeof r.owner);
+        tw_exec_owner_default(prefix, sizeof prefix);
+    static unsigned long run_counter;
+    unsigned long run_no = __atomic_add_fetch(&run_counter, 1, __ATOMIC_RELAXED);
+    snprintf(r.owner, sizeof r.owner, "%.60s:%lu", prefix, run_no);
     enum tw_err rc = group_rows(&r, err);
     if (rc != TW_OK) {
         free(r.order);

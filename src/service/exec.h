@@ -114,15 +114,22 @@ struct tw_exec_opts {
     const struct tw_exec_arm_ops *arm;
     void *arm_arg;                 /* to ARM->open */
     const char *arm_url;           /* for the URLs shown (dry run and results) */
-    const char *owner;             /* claim owner prefix; NULL or "": "HOST:PID" */
+    const char *owner;             /* claim owner prefix; NULL or "": "HOST:PID"; each run
+                                    * adds ":N" (a counter of the process's runs) so two
+                                    * runs of one process never share a claim */
     int parallel;                  /* VMs at once; 0: 4 */
-    int64_t lease_ms;              /* a claim's length (renewed while waiting); 0: 5 min */
+    int64_t lease_ms;              /* a claim's length (renewed while waiting); 0: 10 min
+                                    * (outlives one ARM call's 90 s retry budget plus a
+                                    * poll's wait, see exec.c) */
     int64_t tick_ms;               /* the scheduler's period: a waiting downgrade's due is
                                     * moved this much later; 0: 60 s */
     long poll_ms;                  /* between polls of an operation; 0: 2000 */
     long op_timeout_ms;            /* waiting on one operation in one run; 0: 10 min (the
                                     * action stays sent and is resumed next run) */
     bool dry_run;                  /* nothing written to ARM or the store */
+    bool dry_after_deallocate;     /* dry run: a deallocation of the VM comes first in
+                                    * this run, so a downgrade whose disk is still
+                                    * attached would be sent (after it), not wait */
     const struct tw_vmcap_table *caps;  /* bundled VM caps (Premium support); NULL none */
     struct tw_svc_vmsizes *arm_sizes;   /* ARM's sizes; NULL none */
     const struct tw_exec_sink *sink;    /* NULL: none */
@@ -158,6 +165,8 @@ enum tw_err tw_exec_run_due(const struct tw_exec_opts *o, size_t max,
 struct tw_exec_stop_disk {
     int64_t disk_id;
     const char *to_sku;            /* NULL: leave the disk as it is */
+    const char *policy;            /* the policy that chose it (recorded on the actions;
+                                    * disks[0]'s on the deallocation); NULL none */
 };
 
 /*
@@ -172,12 +181,21 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
                             struct tw_exec_summary *out, struct tw_error *err);
 /*
  * vm start: an "upgrade" of every disk of VM_ID with an original SKU
- * recorded back to it, each verified, then a "start" of the VM.  When a
- * disk could not be restored and REQUIRE_ORIGINAL (the policy's, default
- * true), the VM is not started: TW_EPERM with the disks and why.
+ * recorded back to it, each verified, then a "start" of the VM.  For each
+ * disk that could not be restored, the policy of the downgrade that
+ * recorded its original (a stored policy's require_original_before_start;
+ * REQUIRE_ORIGINAL when that action has none or it is not stored) decides:
+ * when one requires it, the VM is not started: TW_EPERM with the disks and
+ * why.  *INFO (may be NULL): whether the VM was started and why not (or
+ * what it was started without).
  */
+struct tw_exec_start_info {
+    bool started;                  /* executing: the start was verified */
+    char why[600];                 /* not started: why; started: the disks left, "" none */
+};
 enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
-                             struct tw_exec_summary *out, struct tw_error *err);
+                             struct tw_exec_summary *out, struct tw_exec_start_info *info,
+                             struct tw_error *err);
 
 /* ---- one tick of the scheduler (exec_tick.c) -------------------------- */
 
@@ -188,8 +206,9 @@ enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool r
  * recorded (tw_svc_plan_record: idempotent, a second tick records nothing
  * new), then the policy's due actions run (tw_exec_run; in flight ones
  * resumed).  With PLAN_JSON a saved plan (tierwise.plan/1) stands for the
- * policy: its actions due by then are resolved by name in the store,
- * recorded and run.  In a dry run nothing is recorded: the due actions
+ * policy: its actions due in [now - 1 day, now + one tick] are resolved
+ * by name in the store, recorded and run (older ones are counted expired,
+ * as the policy's path plans from now - 1 day).  In a dry run nothing is recorded: the due actions
  * are rows in memory (not stored) checked against ARM.
  */
 struct tw_exec_tick {
@@ -201,6 +220,8 @@ struct tw_exec_tick {
 struct tw_exec_tick_summary {
     int64_t planned;                   /* actions of the plan due by now + one tick */
     int64_t recorded;                  /* of which new in the store (0 in a dry run) */
+    int64_t expired;                   /* a saved plan's actions due more than a day ago:
+                                        * not recorded, not run */
     struct tw_exec_summary run;
     char policy[TW_POLICY_NAME_MAX];
 };

@@ -75,7 +75,8 @@ struct collect {
     const char *policy;
     const char *currency;
     int64_t due_by_ns;
-    int64_t planned, recorded;
+    int64_t due_from_ns;              /* a saved plan's actions due before: expired */
+    int64_t planned, recorded, expired;
     struct tw_store_action_row *rows; /* dry run: the due actions as rows */
     size_t n, cap;
     int64_t *ids;                     /* executing: the ids recorded or found */
@@ -134,6 +135,12 @@ static enum tw_err on_action(void *arg, const struct tw_plan_action *given)
     struct collect *c = arg;
     if (given->due_ns > c->due_by_ns)
         return TW_OK;
+    /* a saved plan's action more than a day past its due: expired, not
+     * run (the policy's path plans from now - 1 day too) */
+    if (c->saved && given->due_ns < c->due_from_ns) {
+        c->expired++;
+        return TW_OK;
+    }
     if (c->n_kept == c->cap_kept) {
         size_t nc = c->cap_kept ? c->cap_kept * 2 : 16;
         void *p = realloc(c->kept, nc * sizeof *c->kept);
@@ -244,6 +251,7 @@ enum tw_err tw_exec_tick_run(const struct tw_exec_tick *t, struct tw_exec_tick_s
     c.st = st;
     c.t = t;
     c.due_by_ns = now + tick_ms * NS_PER_MS;
+    c.due_from_ns = now - DAY_NS;
     char currency[4] = "";
     if (t->plan_json) {
         plan_policy(t->plan_json, t->plan_len, sum.policy, sizeof sum.policy);
@@ -270,6 +278,7 @@ enum tw_err tw_exec_tick_run(const struct tw_exec_tick *t, struct tw_exec_tick_s
         rc = take(&c);
     sum.planned = c.planned;
     sum.recorded = c.recorded;
+    sum.expired = c.expired;
     if (rc != TW_OK && c.err.code != TW_OK && err)
         *err = c.err;
     if (rc != TW_OK)

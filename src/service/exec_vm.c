@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "core/policy.h"
 #include "core/time.h"
 #include "service/exec.h"
 
@@ -25,7 +26,8 @@ static void now_text(char *out, size_t cap)
 static enum tw_err make_row(struct tw_store *st, bool dry_run, const struct tw_store_vm_row *vm,
                             const struct tw_store_disk_row *disk, const char *kind,
                             const char *from, const char *to, const char *reason,
-                            struct tw_store_action_row *row, struct tw_error *err)
+                            const char *policy, struct tw_store_action_row *row,
+                            struct tw_error *err)
 {
     char now[40];
     now_text(now, sizeof now);
@@ -40,6 +42,7 @@ static enum tw_err make_row(struct tw_store *st, bool dry_run, const struct tw_s
         a.to_sku = to;
         a.due_at = now;
         a.reason = reason;
+        a.policy = policy && policy[0] ? policy : NULL;
         int64_t id = 0;
         enum tw_err rc = tw_store_action_add(st, &a, &id, err);
         if (rc != TW_OK)
@@ -62,6 +65,7 @@ static enum tw_err make_row(struct tw_store *st, bool dry_run, const struct tw_s
     row->due_ms = (int64_t)time(NULL) * 1000;
     snprintf(row->state, sizeof row->state, "planned");
     snprintf(row->reason, sizeof row->reason, "%s", reason);
+    snprintf(row->policy, sizeof row->policy, "%s", policy ? policy : "");
     row->dry_run = true;
     return TW_OK;
 }
@@ -150,7 +154,8 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
         goto out;
     /* the deallocation first, alone: the disks wait for it */
     rc = make_row(st, o->dry_run, &vm, NULL, "deallocate", NULL, NULL,
-                  "vm stop: deallocate before the disks are switched", &rows[0], err);
+                  "vm stop: deallocate before the disks are switched",
+                  n ? disks[0].policy : NULL, &rows[0], err);
     if (rc != TW_OK)
         goto out;
     nr = 1;
@@ -159,6 +164,10 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
     sum_add(&total, &s);
     if (rc != TW_OK)
         goto out;
+    /* a dry run: the deallocation would be sent (or is not needed), so the
+     * disks' PATCHes come after it, not "waiting" for it */
+    struct tw_exec_opts dry = *o;
+    dry.dry_after_deallocate = o->dry_run && (s.would_send == 1 || s.done == 1);
     if (!o->dry_run) {
         char state[16];
         state_of(st, rows[0].id, state, sizeof state);
@@ -192,14 +201,14 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
         if (!strcasecmp(from, disks[i].to_sku))
             continue;
         rc = make_row(st, o->dry_run, &vm, d, "downgrade", from, disks[i].to_sku,
-                      "vm stop: downgrade while deallocated", &rows[nr], err);
+                      "vm stop: downgrade while deallocated", disks[i].policy, &rows[nr], err);
         if (rc != TW_OK)
             goto out;
         nr++;
     }
     if (nr > first) {
         memset(&s, 0, sizeof s);
-        rc = tw_exec_run(o, rows + first, nr - first, &s, err);
+        rc = tw_exec_run(&dry, rows + first, nr - first, &s, err);
         sum_add(&total, &s);
     }
 out:
@@ -212,9 +221,56 @@ out:
     return rc;
 }
 
-enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
-                             struct tw_exec_summary *out, struct tw_error *err)
+/*
+ * Whether disk DISK_ID's original SKU must be back before its VM starts:
+ * require_original_before_start of the policy of the downgrade that
+ * recorded the original (the first one sent since the disk was last
+ * restored: the original is recorded at the move to sent and kept by the
+ * first), read from the stored policies; DEFAULT when that action has no
+ * policy or the policy is not stored.  *POLICY (65 bytes) its name, "".
+ */
+static bool disk_requires_original(struct tw_store *st, int64_t disk_id, bool def, char *policy)
 {
+    struct tw_store_action_filter f = {0};
+    f.disk_id = disk_id;
+    struct tw_store_action_row *rows = NULL;
+    size_t n = 0;
+    struct tw_error e = {0};
+    policy[0] = '\0';
+    if (tw_store_actions_list(st, &f, &rows, &n, NULL, &e) != TW_OK)
+        return def;
+    const struct tw_store_action_row *rec = NULL;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(rows[i].kind, "upgrade") && !strcmp(rows[i].state, "done"))
+            rec = NULL; /* restored: the original was cleared */
+        else if (!strcmp(rows[i].kind, "downgrade") && rows[i].attempts > 0 && !rec)
+            rec = &rows[i];
+    }
+    bool req = def;
+    if (rec && rec->policy[0]) {
+        snprintf(policy, 65, "%s", rec->policy);
+        char *body = NULL;
+        if (tw_store_policy_get(st, rec->policy, &body, &e) == TW_OK && body) {
+            struct tw_policy p;
+            memset(&p, 0, sizeof p);
+            if (tw_policy_parse(body, strlen(body), &p, NULL, &e) == TW_OK)
+                req = p.require_original_before_start;
+            tw_policy_cleanup(&p);
+        }
+        free(body);
+    }
+    tw_store_action_rows_free(rows, n);
+    return req;
+}
+
+enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool require_original,
+                             struct tw_exec_summary *out, struct tw_exec_start_info *info,
+                             struct tw_error *err)
+{
+    struct tw_exec_start_info dummy;
+    if (!info)
+        info = &dummy;
+    memset(info, 0, sizeof *info);
     struct tw_store *st = NULL;
     struct tw_store_vm_row vm;
     struct tw_exec_summary total, s;
@@ -244,7 +300,8 @@ enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool r
         char from[32];
         current_sku(st, &drows[i], from, sizeof from);
         rc = make_row(st, o->dry_run, &vm, &drows[i], "upgrade", from, sku,
-                      "vm start: restore the original SKU before the start", &rows[nr], err);
+                      "vm start: restore the original SKU before the start", NULL, &rows[nr],
+                      err);
         if (rc != TW_OK)
             goto out;
         nr++;
@@ -257,28 +314,39 @@ enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool r
             goto out;
     }
     if (!o->dry_run) {
-        char bad[400] = "";
-        size_t used = 0;
+        /* each disk not restored by the policy that downgraded it */
+        char bad[400] = "", allowed[400] = "";
+        size_t used = 0, aused = 0;
         for (size_t i = 0; i < nr; i++) {
             char state[16];
             state_of(st, rows[i].id, state, sizeof state);
             if (!strcmp(state, "done"))
                 continue;
-            int k = snprintf(bad + used, sizeof bad - used, "%s%s (%s)", used ? ", " : "",
-                             rows[i].disk, state);
-            if (k > 0 && (size_t)k < sizeof bad - used)
-                used += (size_t)k;
+            char pol[65];
+            bool req = disk_requires_original(st, rows[i].disk_id, require_original, pol);
+            char *buf = req ? bad : allowed;
+            size_t *u = req ? &used : &aused;
+            int k = snprintf(buf + *u, sizeof bad - *u, "%s%s (%s; policy %s %s)",
+                             *u ? ", " : "", rows[i].disk, state, pol[0] ? pol : "(none)",
+                             req ? "requires the original SKU before a start"
+                                 : "allows a start without it");
+            if (k > 0 && (size_t)k < sizeof bad - *u)
+                *u += (size_t)k;
         }
-        if (used && require_original) {
+        if (used) {
+            snprintf(info->why, sizeof info->why, "%s could not be restored to the original SKU",
+                     bad);
             rc = tw_error_set(err, TW_EPERM, "VM %s was not started: %s could not be restored "
-                              "to the original SKU and the policy requires it before a start "
-                              "(tierwise actions --db ... --vm %s says why)", vm.name, bad,
-                              vm.name);
+                              "to the original SKU (tierwise actions --db ... --vm %s says why)",
+                              vm.name, bad, vm.name);
             goto out;
         }
+        if (aused)
+            snprintf(info->why, sizeof info->why, "started although %s is not restored",
+                     allowed);
     }
     rc = make_row(st, o->dry_run, &vm, NULL, "start", NULL, NULL,
-                  "vm start: start after the disks are restored", &rows[nr], err);
+                  "vm start: start after the disks are restored", NULL, &rows[nr], err);
     if (rc != TW_OK)
         goto out;
     nr++;
@@ -293,6 +361,9 @@ enum tw_err tw_exec_vm_start(const struct tw_exec_opts *o, int64_t vm_id, bool r
             reason_of(st, rows[nr - 1].id, why, sizeof why);
             rc = tw_error_set(err, TW_EIO, "VM %s was not started (action %lld is %s: %.300s)",
                               vm.name, (long long)rows[nr - 1].id, state, why);
+            snprintf(info->why, sizeof info->why, "the start is %s: %.300s", state, why);
+        } else {
+            info->started = true;
         }
     }
 out:

@@ -698,7 +698,7 @@ static void test_vm_stop_start(void **state)
     o.op_timeout_ms = 2000;
     o.caps = &f->caps;
     o.sink = &s;
-    struct tw_exec_stop_disk t[2] = {{f->d1, "Standard_LRS"}, {f->d2, NULL}};
+    struct tw_exec_stop_disk t[2] = {{f->d1, "Standard_LRS", NULL}, {f->d2, NULL, NULL}};
     struct tw_exec_summary sum;
     struct tw_error err = {0};
     if (tw_exec_vm_stop(&o, f->vm_id, t, 2, &sum, &err) != TW_OK)
@@ -709,11 +709,11 @@ static void test_vm_stop_start(void **state)
     assert_int_equal(sum.done, 2);
     /* a start refused: the restore fails, the VM stays deallocated */
     f->arm.conflict = 1;
-    assert_int_equal(tw_exec_vm_start(&o, f->vm_id, true, &sum, &err), TW_EPERM);
+    assert_int_equal(tw_exec_vm_start(&o, f->vm_id, true, &sum, NULL, &err), TW_EPERM);
     assert_non_null(strstr(err.msg, "data1"));
     assert_string_equal(f->arm.power, "deallocated");
     /* then the start that works */
-    if (tw_exec_vm_start(&o, f->vm_id, true, &sum, &err) != TW_OK)
+    if (tw_exec_vm_start(&o, f->vm_id, true, &sum, NULL, &err) != TW_OK)
         fail_msg("%s", err.msg);
     assert_string_equal(f->arm.d[0].sku, "Premium_LRS");
     assert_string_equal(f->arm.power, "running");
