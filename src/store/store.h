@@ -335,8 +335,11 @@ enum tw_err tw_store_action_add(struct tw_store *st, const struct tw_store_actio
                                 int64_t *id, struct tw_error *err);
 /* Moves action ID from FROM to TO if it is still in FROM (OWNER, who
  * moves it, and DETAIL, e.g. the error of a failure, go to the log).
- * TW_EPERM when it is no longer in FROM (another worker moved it) or the
- * machine forbids the move; TW_ENOENT when there is no such action. */
+ * Only OWNER's claim, or none (unclaimed, or its lease ended by the system
+ * clock), lets it move.  TW_EPERM when it is no longer in FROM (another
+ * worker moved it), another owner's live claim holds it (the message names
+ * the holder) or the machine forbids the move; TW_ENOENT when there is no
+ * such action. */
 enum tw_err tw_store_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
                                  enum tw_action_state to, const char *owner, const char *detail,
                                  struct tw_error *err);

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define STMT(q, s, id, err)                                  \
     sqlite3_stmt *q = tw_sq_stmt((s), (id), (err));          \
@@ -137,10 +138,44 @@ static enum tw_err move_step(struct tw_sqlite *s, enum tw_sq_id stmt, int64_t id
     tw_sq_text(q, 3, tw_action_state_name(to), false);
     tw_sq_text(q, 4, owner, false);
     tw_sq_text(q, 5, detail, detail_null);
+    if (stmt == SQ_ACTION_CAS) {
+        /* A claim held by another owner blocks the move until its lease
+         * ends (the system clock, as the claimers' own). */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        sqlite3_bind_int64(q, 6, (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+    }
     if (sqlite3_step(q) != SQLITE_DONE)
         return tw_sq_fail(s, q, err, what);
     sqlite3_reset(q);
     return TW_OK;
+}
+
+/* A move refused while the action is still in FROM: another owner's live
+ * claim holds it (the message names the holder and the lease's end). */
+static enum tw_err move_refused_claim(struct tw_sqlite *s, int64_t id, enum tw_action_state from,
+                                      enum tw_action_state to, const char *owner,
+                                      struct tw_error *err)
+{
+    STMT(q, s, SQ_ACTION_CLAIMED, err);
+    sqlite3_bind_int64(q, 1, id);
+    int rc = sqlite3_step(q);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+        return tw_sq_fail(s, q, err, "reading an action's claim");
+    char holder[256] = "";
+    long long until = 0;
+    if (rc == SQLITE_ROW) {
+        tw_sq_copy(q, 1, holder, sizeof(holder));
+        until = (long long)sqlite3_column_int64(q, 2);
+    }
+    sqlite3_reset(q);
+    return tw_error_set(err, TW_EPERM,
+                        "action %lld is claimed by %s until %lld ms (epoch): %s may not move it "
+                        "from %s to %s without holding the claim (claim it once that lease "
+                        "has expired)",
+                        (long long)id, holder[0] ? holder : "another owner", until,
+                        owner && owner[0] ? owner : "a mover without a name",
+                        tw_action_state_name(from), tw_action_state_name(to));
 }
 
 enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_state from,
@@ -160,7 +195,9 @@ enum tw_err tw_sq_action_move(struct tw_store *st, int64_t id, enum tw_action_st
         enum tw_action_state now;
         int attempts;
         rc = tw_sq_action_state(st, id, &now, &attempts, err);
-        if (rc == TW_OK)
+        if (rc == TW_OK && now == from)
+            rc = move_refused_claim(s, id, from, to, owner, err);
+        else if (rc == TW_OK)
             rc = tw_error_set(err, TW_EPERM,
                               "action %lld is %s, not %s: another worker moved it; it was "
                               "not moved to %s",

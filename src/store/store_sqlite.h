@@ -228,7 +228,8 @@
                      "updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'), "                   \
                      "finished_at = CASE WHEN ?3 IN ('done', 'skipped', 'failed') "           \
                      "THEN strftime('%Y-%m-%dT%H:%M:%fZ', 'now') ELSE finished_at END "       \
-                     "WHERE id = ?1 AND state = ?2")                                          \
+                     "WHERE id = ?1 AND state = ?2 AND (claim_owner IS NULL OR "              \
+                     "claim_owner = ?4 OR claim_until_ms IS NULL OR claim_until_ms <= ?6)")    \
     X(SQ_ACTION_CLAIM, "UPDATE actions SET claim_owner = ?2, claim_until_ms = ?3 + ?4, "      \
                        "version = version + 1 WHERE id = ?1 AND state NOT IN ('done', "      \
                        "'skipped', 'failed') AND (claim_owner IS NULL OR claim_owner = ?2 OR "   \

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/time.h"
@@ -298,6 +299,46 @@ static void test_claims_two_handles(void **state)
     tw_store_close(other);
 }
 
+/* A move needs the mover's claim, or none live: another owner's lease
+ * (by the system clock) refuses it and names the holder. */
+static void test_move_needs_the_claim(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    int64_t id = add(f->st, "m", "2026-12-05T20:00:00Z", false);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    const int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    assert_int_equal(tw_store_action_claim(f->st, id, "exec-b", now, 600000, NULL, &err), TW_OK);
+    assert_int_equal(tw_store_action_move(f->st, id, TW_ACT_PLANNED, TW_ACT_CHECKED, "exec-a",
+                                          NULL, &err),
+                     TW_EPERM);
+    assert_non_null(strstr(err.msg, "claimed by exec-b"));
+    struct tw_store_action_row r;
+    assert_int_equal(tw_store_action_get(f->st, id, &r, &err), TW_OK);
+    assert_string_equal(r.state, "planned");
+    assert_string_equal(r.claim_owner, "exec-b");
+    free(r.operation_url);
+    /* The holder moves it; its claim stays its own. */
+    assert_int_equal(tw_store_action_move(f->st, id, TW_ACT_PLANNED, TW_ACT_CHECKED, "exec-b",
+                                          NULL, &err),
+                     TW_OK);
+    assert_int_equal(tw_store_action_set_operation(f->st, id, "exec-b", "https://127.0.0.1/o",
+                                                   &err),
+                     TW_OK);
+    /* A lease that ended lets another move it (and take it over). */
+    assert_int_equal(tw_store_action_claim(f->st, id, "exec-b", now - 20000, 10000, NULL, &err),
+                     TW_OK);
+    assert_int_equal(tw_store_action_move(f->st, id, TW_ACT_CHECKED, TW_ACT_SENT, "exec-a",
+                                          NULL, &err),
+                     TW_OK);
+    /* An unclaimed action moves for anyone. */
+    int64_t id2 = add(f->st, "m2", "2026-12-05T20:00:00Z", false);
+    assert_int_equal(tw_store_action_move(f->st, id2, TW_ACT_PLANNED, TW_ACT_CHECKED, "exec-c",
+                                          NULL, &err),
+                     TW_OK);
+}
+
 static void test_set_due(void **state)
 {
     struct fx *f = *state;
@@ -406,6 +447,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_filter, setup, teardown),
         cmocka_unit_test_setup_teardown(test_due_resumes_in_flight, setup, teardown),
         cmocka_unit_test_setup_teardown(test_claims_two_handles, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_move_needs_the_claim, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_due, setup, teardown),
         cmocka_unit_test_setup_teardown(test_originals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_add_during_a_read, setup, teardown),
