@@ -436,6 +436,8 @@ struct disk_state {
     bool newer;      /* the report is newer than what the row shows */
     bool same;       /* the row, attached to this VM, says what the report says */
     bool same_sku;   /* (sku, tier, size) as in the row */
+    char sku[32], tier[16]; /* the row's */
+    int64_t size_gib;
 };
 
 /* Judges row Q (SQ_DISK_FIND's columns) against disk D of the report. */
@@ -458,6 +460,10 @@ static void judge(const struct ingest *in, sqlite3_stmt *q, const struct tw_disk
     ds->same = attached && vm_id == in->vm_id && disk_same(q, d, (size_t)(d - in->r->inv.disks));
     /* As same_obs: a tier filled in where the row has none is no change. */
     const char *tier = (const char *)sqlite3_column_text(q, 9);
+    const char *rsku = (const char *)sqlite3_column_text(q, 7);
+    snprintf(ds->sku, sizeof(ds->sku), "%s", rsku ? rsku : "");
+    snprintf(ds->tier, sizeof(ds->tier), "%s", tier ? tier : "");
+    ds->size_gib = sqlite3_column_int64(q, 8);
     ds->same_sku = text_is(q, 7, d->sku) &&
                    (!tier || !tier[0] || !d->tier[0] || text_is(q, 9, d->tier)) &&
                    sqlite3_column_int64(q, 8) == d->size_gib;
@@ -513,6 +519,21 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
             in->inv_partial = true;
         return hist_late(in, ds->id, &obs, err);
     }
+    /* The report is the VM's newest, but a later look at the disk's SKU
+     * (ARM's, after the report was made) may be known: the SKU, tier and
+     * size then stay what that later observation says, and the report's
+     * goes into the history where it belongs in time. */
+    bool sku_newest = true;
+    {
+        STMT(next, s, SQ_HIST_NEXT, err);
+        sqlite3_bind_int64(next, 1, ds->id);
+        sqlite3_bind_int64(next, 2, in->ms);
+        int rc = sqlite3_step(next);
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+            return tw_sq_fail(s, next, err, "reading a disk's SKU history");
+        sku_newest = rc == SQLITE_DONE;
+        sqlite3_reset(next);
+    }
     enum tw_err e = TW_OK;
     if (ds->vm_id != in->vm_id && ds->attached) {
         /* The disk moves here from another VM: the inventories both VMs'
@@ -527,9 +548,16 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
         STMT(up, s, SQ_DISK_UPDATE, err);
         sqlite3_bind_int64(up, 1, ds->id);
         bind_disk(up, in, d);
+        if (!sku_newest) {
+            tw_sq_text(up, 6, ds->sku, false);
+            sqlite3_bind_int64(up, 7, ds->size_gib);
+            tw_sq_text(up, 8, ds->tier, true);
+        }
         e = run(s, up, "updating a disk", err);
     }
-    if (e == TW_OK && !ds->same_sku)
+    if (e == TW_OK && !sku_newest)
+        e = hist_late(in, ds->id, &obs, err);
+    else if (e == TW_OK && !ds->same_sku)
         e = hist_insert(in, ds->id, &obs, err);
     return e;
 }

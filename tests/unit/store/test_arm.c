@@ -320,6 +320,34 @@ static void test_report_after_arm(void **state)
     tw_report_free(r);
 }
 
+/* ARM's look at 11:05 (data0 downgraded), then the agent's report made at
+ * 10:05 delivered late (the VM's first and so newest report): data0 keeps
+ * ARM's newer SKU; the report's goes into the history before it. */
+static void test_late_report_after_newer_arm(void **state)
+{
+    struct fx *f = *state;
+    snprintf(f->disks[1].disk.sku, sizeof(f->disks[1].disk.sku), "StandardSSD_LRS");
+    snprintf(f->disks[1].disk.tier, sizeof(f->disks[1].disk.tier), "E40");
+    put(f, "2026-11-29T11:05:00Z");
+    struct tw_report *r = load("sap-db-01.json");
+    put_report(f, r);
+    tw_report_free(r);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE name = 'sap-db-01-data0' AND "
+                              "sku = 'StandardSSD_LRS' AND tier = 'E40' AND size_gib = 2048"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history h JOIN disks d ON d.id = "
+                              "h.disk_id WHERE d.name = 'sap-db-01-data0'"),
+                     2);
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history h JOIN disks d ON d.id = "
+                              "h.disk_id WHERE d.name = 'sap-db-01-data0' AND h.sku = "
+                              "'Premium_LRS' AND h.observed_at = '2026-11-29T10:05:00.000Z'"),
+                     1);
+    /* A disk ARM had not seen changed takes the report's SKU as before. */
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE name = 'sap-db-01-data1' AND "
+                              "sku = 'Premium_LRS'"),
+                     1);
+}
+
 /* ARM first, then a report that knows neither the VM's id nor its disks'
  * ids: it joins by subscription, group and name, its disks by name, and
  * what ARM gave is not blanked. */
@@ -476,6 +504,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vm_without_agent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_after_arm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_report_after_newer_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_without_ids_after_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_after_report, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_verdicts, setup, teardown),
