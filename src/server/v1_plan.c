@@ -9,10 +9,13 @@
  * day's midnight in the policy's timezone).
  *
  * Statuses as the opportunities' route: 400 bad_request for a missing
- * ?policy=, a date that does not read or a TO not after FROM (the message
- * says which parameter and what is expected), a ?currency= to choose or
- * not a code; 404 unknown_policy; 409 policy_zone; 422 no_price_book when
- * the store has no price book at all; 500 otherwise.
+ * ?policy=, a date that does not read or is outside the years 1970..2199,
+ * a TO not after FROM or a period longer than TW_PLAN_ROUTE_MAX_DAYS (366
+ * days: the document is buffered whole; the message says which parameter
+ * and what is expected), a ?currency= to choose or not a code; 404
+ * unknown_policy; 409 policy_zone; 422 no_price_book when the store has
+ * no price book at all or none for any region the policy's disks are in;
+ * 500 otherwise.
  */
 #include "server/server_int.h"
 
@@ -20,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include "core/buf.h"
 #include "core/time.h"
@@ -87,20 +92,30 @@ static void plan_route(struct tw_req *rq, bool ics)
                          "them)", clean, rq->srv->policies.n);
         return;
     }
-    const char *tzname = p->policy.timezone[0] ? p->policy.timezone : "UTC";
+    const char *zone_name = p->policy.timezone[0] ? p->policy.timezone : "UTC";
     struct tw_tz *z = NULL;
     struct tw_error err = {0};
-    if (zone(rq->srv, tzname, &z, &err) != TW_OK) {
+    if (zone(rq->srv, zone_name, &z, &err) != TW_OK) {
         char clean[600];
         tw_srv_clean_text(err.msg, clean, sizeof(clean));
         tw_req_error(rq, 409, "policy_zone",
                      "the policy %s's timezone \"%s\" does not load on this server: %s",
-                     p->policy.name, tzname, clean);
+                     p->policy.name, zone_name, clean);
         return;
     }
     struct tw_plan_opts o = {.policy = &p->policy, .currency = arg(rq, "currency"),
                              .cat = &rq->srv->cat, .caps = &rq->srv->caps,
                              .arm_sizes = rq->srv->vmsizes, .zone = zone, .zone_arg = rq->srv};
+    /* The calendar's UIDs name this installation: the database and the
+     * host (as `tierwise plan --ics` on the same database says them). */
+    char inst[PATH_MAX + 300], real[PATH_MAX], host[256] = "";
+    if (!realpath(rq->srv->db_path, real))
+        snprintf(real, sizeof(real), "%s", rq->srv->db_path);
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        host[0] = '\0';
+    host[sizeof(host) - 1] = '\0';
+    snprintf(inst, sizeof(inst), "%s@%s", real, host);
+    o.installation = inst;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     o.now_ns = (int64_t)ts.tv_sec * TW_NS_PER_S + ts.tv_nsec;
@@ -108,15 +123,17 @@ static void plan_route(struct tw_req *rq, bool ics)
     bool ok = !from || date_arg(rq, "from", from, z, &o.from_ns);
     if (ok && to)
         ok = date_arg(rq, "to", to, z, &o.to_ns);
-    else if (ok)
-        o.to_ns = o.from_ns + PLAN_DEFAULT_NS;
+    else if (ok && !tw_time_add(o.from_ns, PLAN_DEFAULT_NS, &o.to_ns))
+        o.to_ns = INT64_MAX; /* refused just below, never wrapped */
     tw_tz_free(z);
     if (!ok)
         return;
-    if (o.to_ns <= o.from_ns) {
-        tw_req_error(rq, 400, "bad_request",
-                     "to: the period's end is not after its start (from): the period is "
-                     "[from, to)");
+    /* The period checked up front: in the years a plan takes, TO after
+     * FROM, at most TW_PLAN_ROUTE_MAX_DAYS (the document is buffered). */
+    if (tw_svc_plan_period(o.from_ns, o.to_ns, TW_PLAN_ROUTE_MAX_DAYS, &err) != TW_OK) {
+        char clean[512];
+        tw_srv_clean_text(err.msg, clean, sizeof(clean));
+        tw_req_error(rq, 400, "bad_request", "%s", clean);
         return;
     }
     struct tw_store *st = tw_srv_store_get(rq->srv, &err);
@@ -129,11 +146,21 @@ static void plan_route(struct tw_req *rq, bool ics)
     char cur[4];
     enum tw_err rc = tw_opp_currency(st, o.currency, cur, &err);
     struct tw_buf out;
+    struct tw_plan_summary pl;
+    memset(&pl, 0, sizeof(pl));
     tw_buf_init(&out, (size_t)1 << 31);
     if (rc == TW_OK)
-        rc = ics ? tw_svc_plan_ics(st, &o, to_buf, &out, &err)
-                 : tw_svc_plan_json(st, &o, to_buf, &out, &err);
+        rc = ics ? tw_svc_plan_ics_sum(st, &o, to_buf, &out, &pl, &err)
+                 : tw_svc_plan_json_sum(st, &o, to_buf, &out, &pl, &err);
     tw_srv_store_put(rq->srv, st);
+    /* No region the plan needed has a book: nothing could be priced. */
+    if (rc == TW_OK && pl.missing_books > 0 && pl.missing_books == pl.needed_books) {
+        rc = TW_ENOENT;
+        tw_error_set(&err, TW_ENOENT,
+                     "no price book for any region the policy's disks are in: %s (tierwise "
+                     "prices refresh --region R)",
+                     pl.missing_regions);
+    }
     char clean[1024];
     tw_srv_clean_text(err.msg[0] ? err.msg : tw_strerror(rc), clean, sizeof(clean));
     if (rc == TW_ENOENT && strstr(err.msg, "price book"))
