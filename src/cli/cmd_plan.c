@@ -7,6 +7,7 @@
  * and prints).
  */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,6 +128,34 @@ static void totals(FILE *f, const struct tw_plan_summary *s, bool listed)
             s->upgrades == 1 ? "upgrade" : "upgrades", (long long)s->disks,
             s->disks == 1 ? "disk" : "disks", (long long)s->windows_skipped,
             s->windows_skipped == 1 ? "window" : "windows", saving, s->currency);
+    if (listed && s->downgrades > 1)
+        fprintf(f,
+                "\nAmounts are exact until shown: each is rounded once, to the %s minor unit, so a\n"
+                "total (rounded from the exact sum) may differ by a minor unit or so from the sum of\n"
+                "the rounded rows above it.\n",
+                s->currency);
+}
+
+/* The disks left out for want of a price, as tierwise savings says it
+ * (the plan is still printed: it holds what could be priced). */
+static void no_price_warning(const struct tw_plan_summary *s, const char *db)
+{
+    if (!s->disks_without_price)
+        return;
+    bool one = s->disks_without_price == 1;
+    if (s->missing_books)
+        tw_app_error(TW_CLI_PROG,
+                     "plan: %lld %s no price, so the plan leaves %s out: no %s price book for "
+                     "%s; refresh %s (tierwise prices refresh --db %s --region R --currency %s)",
+                     (long long)s->disks_without_price, one ? "disk has" : "disks have",
+                     one ? "it" : "them", s->currency, s->missing_regions,
+                     s->missing_books > 1 ? "them" : "it", db, s->currency);
+    else
+        tw_app_error(TW_CLI_PROG,
+                     "plan: %lld %s no price, so the plan leaves %s out (tierwise savings "
+                     "--policy FILE --json: %s reason no_price says why)",
+                     (long long)s->disks_without_price, one ? "disk has" : "disks have",
+                     one ? "it" : "them", one ? "its" : "each one's");
 }
 
 static int read_date(const char *opt, const char *v, const struct tw_tz *z, int64_t *ns)
@@ -223,12 +252,12 @@ int tw_cli_cmd_plan(int argc, char **argv)
         goto out;
     }
     o.policy = &pol;
-    const char *tzname = pol.timezone[0] ? pol.timezone : "UTC";
-    if (tw_tz_load(tzname, &z, &err) != TW_OK) {
+    const char *zone_name = pol.timezone[0] ? pol.timezone : "UTC";
+    if (tw_tz_load(zone_name, &z, &err) != TW_OK) {
         tw_app_error(TW_CLI_PROG,
                      "plan: the policy %s's timezone \"%s\" does not load (%s): give an IANA "
                      "zone name this machine has, e.g. Europe/London",
-                     pol.name, tzname, err.msg);
+                     pol.name, zone_name, err.msg);
         status = TW_EXIT_USAGE;
         goto out;
     }
@@ -238,6 +267,11 @@ int tw_cli_cmd_plan(int argc, char **argv)
     if (o.to_ns <= o.from_ns) {
         tw_app_error(TW_CLI_PROG, "plan: --to %s is not after --from %s: the period is [from, "
                                   "to)", to, from);
+        status = TW_EXIT_USAGE;
+        goto out;
+    }
+    if (tw_svc_plan_period(o.from_ns, o.to_ns, TW_PLAN_MAX_DAYS, &err) != TW_OK) {
+        tw_app_error(TW_CLI_PROG, "plan: --%s", err.msg);
         status = TW_EXIT_USAGE;
         goto out;
     }
@@ -276,10 +310,20 @@ int tw_cli_cmd_plan(int argc, char **argv)
         goto out;
     }
     o.currency = currency;
+    /* The installation the calendar's UIDs name: this database on this
+     * host (plan.h). */
+    char inst[PATH_MAX + 300], real[PATH_MAX], host[256] = "";
+    if (!realpath(db, real))
+        snprintf(real, sizeof(real), "%s", db);
+    if (gethostname(host, sizeof(host) - 1) != 0)
+        host[0] = '\0';
+    host[sizeof(host) - 1] = '\0';
+    snprintf(inst, sizeof(inst), "%s@%s", real, host);
+    o.installation = inst;
     if (json) {
-        rc = tw_svc_plan_json(st, &o, write_out, stdout, &err);
+        rc = tw_svc_plan_json_sum(st, &o, write_out, stdout, &sum, &err);
     } else if (ics) {
-        rc = tw_svc_plan_ics(st, &o, write_out, stdout, &err);
+        rc = tw_svc_plan_ics_sum(st, &o, write_out, stdout, &sum, &err);
     } else {
         struct printer pr = {.f = stdout, .live = &sum, .list = !only_totals};
         struct tw_plan_sink sink = {on_action, &pr};
@@ -293,6 +337,7 @@ int tw_cli_cmd_plan(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "plan: writing the output failed");
         status = TW_EXIT_FAIL;
     }
+    no_price_warning(&sum, db);
     goto out;
 fail:
     tw_app_error(TW_CLI_PROG, "plan: %s", err.msg[0] ? err.msg : tw_strerror(rc));
