@@ -35,10 +35,16 @@ static const struct tw_arm_error *real_last(void *ctx)
     return tw_arm_last_error(ctx);
 }
 
+static enum tw_err real_disk_get(void *ctx, const char *id, struct tw_arm_disk *d,
+                                 struct tw_error *err)
+{
+    return tw_arm_disk_get(ctx, id, d, err);
+}
+
 struct tw_sync_arm tw_sync_arm_real(struct tw_arm *a)
 {
     return (struct tw_sync_arm){.disks_list = real_disks, .vms_list = real_vms,
-                                .last_error = real_last, .ctx = a};
+                                .last_error = real_last, .disk_get = real_disk_get, .ctx = a};
 }
 
 /* ---- checks ---- */
@@ -122,6 +128,8 @@ static char *dup(const char *s)
     return p;
 }
 
+static bool disk_fill(struct disk *x, const struct tw_arm_disk *d);
+
 static enum tw_err take_disk(void *arg, const struct tw_arm_disk *d)
 {
     struct scope *sc = arg;
@@ -137,14 +145,22 @@ static enum tw_err take_disk(void *arg, const struct tw_arm_disk *d)
         sc->disks = p;
         sc->cap = ncap;
     }
-    struct disk *x = &sc->disks[sc->n];
+    if (!disk_fill(&sc->disks[sc->n], d))
+        return TW_ENOMEM;
+    sc->n++;
+    return TW_OK;
+}
+
+/* X as ARM's disk D (its id and managedBy malloc'd); false out of memory. */
+static bool disk_fill(struct disk *x, const struct tw_arm_disk *d)
+{
     memset(x, 0, sizeof(*x));
     x->id = dup(d->id);
     x->managed_by = dup(d->managed_by);
     if (!x->id || !x->managed_by) {
         free(x->id);
         free(x->managed_by);
-        return TW_ENOMEM;
+        return false;
     }
     snprintf(x->name, sizeof(x->name), "%s", d->name);
     snprintf(x->sku, sizeof(x->sku), "%s", d->sku);
@@ -154,8 +170,7 @@ static enum tw_err take_disk(void *arg, const struct tw_arm_disk *d)
     x->bursting = d->bursting;
     snprintf(x->disk_state, sizeof(x->disk_state), "%s", d->disk_state);
     snprintf(x->lou, sizeof(x->lou), "%s", d->last_ownership_update);
-    sc->n++;
-    return TW_OK;
+    return true;
 }
 
 /* qsort has no argument: the scope being sorted, per thread. */
@@ -287,23 +302,67 @@ static enum tw_err take_vm(void *arg, const struct tw_arm_vm *vm)
     /* ... and those its profile names that the list shows unattached (a
      * list read while the attachment was being made). */
     size_t n_data = vm->n_data < 64 ? vm->n_data : 64;
+    const char *keep[TW_INV_MAX_DISKS];
+    size_t n_keep = 0;
+    struct disk got[TW_INV_MAX_DISKS]; /* read by id, freed after the put */
+    size_t n_got = 0;
+    struct tw_arm_disk *one = NULL;
+    enum tw_err rc = TW_OK;
     for (size_t k = 0; k <= n_data && n < TW_INV_MAX_DISKS; k++) {
         const char *id = k == n_data ? vm->os_disk_id : vm->data[k].id;
         if (!id[0])
             continue;
         size_t i = lower_bound(sc, sc->by_id, false, id);
-        if (i < sc->n) {
-            struct disk *x = &sc->disks[sc->by_id[i]];
-            if (!x->used && !x->managed_by[0] && strcasecmp(x->id, id) == 0) {
+        struct disk *x = i < sc->n ? &sc->disks[sc->by_id[i]] : NULL;
+        if (x && strcasecmp(x->id, id) == 0) {
+            if (!x->used && !x->managed_by[0]) {
                 x->used = true;
                 to_store(x, vm, &ds[n++]);
             }
+            continue;
         }
+        /* Not in the scope's list: in a resource group sync, a disk of
+         * another group.  Read it, so the store has the truth; never
+         * detach it for the list's lack. */
+        if (!sc->rg)
+            continue;
+        bool read = false;
+        if (sc->o->arm.disk_get && n_got < TW_INV_MAX_DISKS) {
+            if (!one && !(one = malloc(sizeof(*one)))) {
+                rc = TW_ENOMEM;
+                break;
+            }
+            struct tw_error ge = {0};
+            enum tw_err g = sc->o->arm.disk_get(sc->o->arm.ctx, id, one, &ge);
+            if (g == TW_ENOENT)
+                continue; /* gone: the store detaches it */
+            if (g == TW_OK && (!one->managed_by[0] ||
+                               tw_arm_id_equal(one->managed_by, vm->vm.resource_id))) {
+                if (!disk_fill(&got[n_got], one)) {
+                    rc = TW_ENOMEM;
+                    break;
+                }
+                to_store(&got[n_got++], vm, &ds[n++]);
+                read = true;
+            } else if (g == TW_OK) {
+                continue; /* attached elsewhere now: the profile was read before the move */
+            }
+        }
+        if (!read && n_keep < TW_INV_MAX_DISKS)
+            keep[n_keep++] = id;
     }
+    free(one);
     struct tw_store_arm_vm v = {.vm = &vm->vm, .power_state = vm->power_state, .n_disks = n,
-                                .disks = ds};
+                                .disks = ds, .keep_ids = keep, .n_keep = n_keep};
     struct tw_error e = {0};
-    enum tw_err rc = tw_store_arm_vm_put(sc->o->st, &v, sc->at, count_change, sc, NULL, &e);
+    if (rc == TW_OK)
+        rc = tw_store_arm_vm_put(sc->o->st, &v, sc->at, count_change, sc, NULL, &e);
+    else
+        tw_error_set(&e, rc, "out of memory reading the disks of VM %s", vm->vm.name);
+    for (size_t i = 0; i < n_got; i++) {
+        free(got[i].id);
+        free(got[i].managed_by);
+    }
     free(ds);
     if (rc == TW_OK && sc->put_failed)
         rc = tw_error_set(&e, sc->put_failed, "out of memory noting what changed");

@@ -9,6 +9,10 @@
  * profile.  A disk attached to no VM is counted (unattached_disks) and not
  * stored: the store keeps disks by their VM.  A disk attached to a VM out
  * of the listed scope (another resource group, a scale set) is left alone.
+ * A VM of the scope whose profile names a disk outside it (in a
+ * --resource-group sync, a disk of another group) has that disk read by
+ * its id (disk_get): never detached because the scope's list lacks it;
+ * only a 404 says it is gone.
  *
  * Memory: the disks of one subscription or group, slim (their ids and what
  * the store keeps, a few hundred bytes each), while its VMs are listed.
@@ -39,6 +43,12 @@ struct tw_sync_arm {
                             enum tw_err (*fn)(void *arg, const struct tw_arm_vm *vm), void *arg,
                             struct tw_error *err);
     const struct tw_arm_error *(*last_error)(void *ctx);
+    /* One disk by id (tw_arm_disk_get; may be NULL): a scoped sync reads
+     * the disks a VM's storage profile names that the scope's list lacks
+     * (a disk in another resource group).  Without it, or when the GET
+     * fails other than 404, such a disk is left as stored. */
+    enum tw_err (*disk_get)(void *ctx, const char *id, struct tw_arm_disk *d,
+                            struct tw_error *err);
     void *ctx;
 };
 /* The table over client A (borrowed). */

@@ -733,6 +733,12 @@ struct tw_store_arm_vm {
     const char *power_state;       /* "running", "deallocated", ...; NULL or "" unknown */
     size_t n_disks;
     const struct tw_store_arm_disk *disks;
+    /* Disks the VM's storage profile names that this look did not read
+     * (outside the listed scope, their GET failed): a stored disk of the
+     * VM with one of these ARM ids (any case) is left as it is, not
+     * detached.  NULL/0: none. */
+    const char *const *keep_ids;
+    size_t n_keep;
 };
 
 /* What a put changed, one item at a time (for `tierwise sync --json`). */

@@ -594,6 +594,17 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
     for (size_t k = 0; k < n && e == TW_OK; k++) {
         if (rows[k].listed || !rows[k].attached)
             continue;
+        /* A disk this look did not read (out of the listed scope) stays. */
+        bool keep = false;
+        for (size_t j = 0; j < p->v->n_keep && !keep; j++) {
+            char kid[600];
+            identity_of("id:", p->v->keep_ids[j] ? p->v->keep_ids[j] : "", kid, sizeof(kid));
+            keep = strcmp(rows[k].identity, kid) == 0 ||
+                   (rows[k].managed_disk_id[0] && p->v->keep_ids[j] &&
+                    strcasecmp(rows[k].managed_disk_id, p->v->keep_ids[j]) == 0);
+        }
+        if (keep)
+            continue;
         sqlite3_stmt *det = tw_sq_stmt(s, SQ_DISK_DETACH, err);
         if (!det) {
             e = err && err->code ? err->code : TW_EIO;

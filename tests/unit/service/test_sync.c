@@ -29,6 +29,9 @@ struct fake {
     int stop_on_list;          /* the VM list of this call sees dev-01 stopped (0: never) */
     int repeat;                /* the disk list gives its first disk this many times more */
     int disks_given;
+    const char *hide;          /* a disk the list of a resource group omits (another group's) */
+    enum tw_err get_fail;      /* disk_get answers this (0: the disk) */
+    int gets;
 };
 
 static struct fake *fk;       /* the fixture's, large: on the heap */
@@ -44,6 +47,8 @@ static enum tw_err f_disks(void *ctx, const char *sub, const char *rg,
     if (f->fail)
         return tw_error_set(err, f->fail, "ARM answered %ld", f->last.status);
     for (size_t i = 0; i < f->n_disks + (size_t)f->repeat; i++) {
+        if (rg && f->hide && strcmp(f->disks[i < f->n_disks ? i : 0].name, f->hide) == 0)
+            continue;
         f->disks_given++;
         enum tw_err rc = fn(arg, &f->disks[i < f->n_disks ? i : 0]);
         if (rc != TW_OK)
@@ -68,6 +73,23 @@ static enum tw_err f_vms(void *ctx, const char *sub, const char *rg,
             return rc;
     }
     return TW_OK;
+}
+
+static enum tw_err f_disk_get(void *ctx, const char *id, struct tw_arm_disk *d,
+                              struct tw_error *err)
+{
+    struct fake *f = ctx;
+    f->gets++;
+    if (f->get_fail)
+        return tw_error_set(err, f->get_fail, "ARM answered %s",
+                            f->get_fail == TW_ENOENT ? "404" : "503");
+    for (size_t i = 0; i < f->n_disks; i++) {
+        if (tw_arm_id_equal(f->disks[i].id, id)) {
+            *d = f->disks[i];
+            return TW_OK;
+        }
+    }
+    return tw_error_set(err, TW_ENOENT, "no disk %s", id);
 }
 
 static const struct tw_arm_error *f_last(void *ctx)
@@ -326,6 +348,74 @@ static void test_two_scopes(void **state)
     tw_sync_summary_free(&s);
 }
 
+/* The attached disk NAME's SKU ("" when it is not attached). */
+static void attached_sku(struct fx *f, const char *name, char *out, size_t cap)
+{
+    struct tw_store_disk_row *rows;
+    size_t n;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_disks(f->st, &rows, &n, &err), TW_OK);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(rows[i].disk.name, name) == 0)
+            snprintf(out, cap, "%s", rows[i].disk.sku);
+    free(rows);
+}
+
+/* A resource group sync of a VM whose data disk lives in another group:
+ * the disk is read by its id (the store gets its SKU), not detached; when
+ * the read fails or there is no reader it stays as stored; only a 404
+ * detaches it. */
+static void test_group_scope_keeps_other_groups_disks(void **state)
+{
+    struct fx *f = *state;
+    static const char *const subs[] = {SUB}, *const groups[] = {"rg-dev"};
+    struct tw_sync_summary s;
+    struct tw_error err = {0};
+    assert_int_equal(run(f, "2026-12-05T20:00:00Z", &s, &err), TW_OK);
+    tw_sync_summary_free(&s);
+    fk->hide = "dev-01-data1";
+    snprintf(fk->disks[2].sku, sizeof(fk->disks[2].sku), "StandardSSD_LRS");
+    snprintf(fk->disks[2].tier, sizeof(fk->disks[2].tier), "E20");
+    struct tw_sync_opts o = {.st = f->st,
+                             .arm = {.disks_list = f_disks, .vms_list = f_vms,
+                                     .last_error = f_last, .disk_get = f_disk_get, .ctx = fk},
+                             .subscriptions = subs, .n_subscriptions = 1,
+                             .resource_groups = groups, .n_resource_groups = 1,
+                             .observed_at = "2026-12-05T20:05:00Z"};
+    char sku[32];
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_OK);
+    assert_int_equal(s.detached, 0);
+    assert_int_equal(s.sku_changes, 1);
+    assert_int_equal(fk->gets, 1);
+    tw_sync_summary_free(&s);
+    attached_sku(f, "dev-01-data1", sku, sizeof sku);
+    assert_string_equal(sku, "StandardSSD_LRS");
+    /* The read fails: the disk stays as stored. */
+    fk->get_fail = TW_EIO;
+    o.observed_at = "2026-12-05T20:10:00Z";
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_OK);
+    assert_int_equal(s.detached, 0);
+    tw_sync_summary_free(&s);
+    /* No reader at all: the same. */
+    o.arm.disk_get = NULL;
+    o.observed_at = "2026-12-05T20:15:00Z";
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_OK);
+    assert_int_equal(s.detached, 0);
+    tw_sync_summary_free(&s);
+    attached_sku(f, "dev-01-data1", sku, sizeof sku);
+    assert_string_equal(sku, "StandardSSD_LRS");
+    /* ARM says it is gone: detached. */
+    o.arm.disk_get = f_disk_get;
+    fk->get_fail = TW_ENOENT;
+    o.observed_at = "2026-12-05T20:20:00Z";
+    assert_int_equal(tw_sync_run(&o, &s, &err), TW_OK);
+    assert_int_equal(s.detached, 1);
+    tw_sync_summary_free(&s);
+    attached_sku(f, "dev-01-data1", sku, sizeof sku);
+    assert_string_equal(sku, "");
+}
+
 static bool always(void *arg)
 {
     (void)arg;
@@ -366,6 +456,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_first_and_second, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_scopes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_group_scope_keeps_other_groups_disks, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_stop, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
