@@ -1182,6 +1182,14 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                          p->name, out->timezone, zerr.msg);
         }
     }
+    /* A period within the years 1970..2199 (a month's as tw_opp_month_parse
+     * takes; a plan's starts a nanosecond early), so that the walk's sums
+     * below (weeks and the quota's span either side) stay in int64_t. */
+    if (rc == TW_OK && period &&
+        (o->from_ns < -TW_NS_PER_S || o->to_ns > INT64_C(7258118400000000000))) {
+        out->fail = TW_OPP_FAIL_OTHER;
+        rc = tw_error_set(err, TW_ERANGE, "the period must lie in the years 1970..2199");
+    }
     if (rc == TW_OK && period) {
         out->from_ns = o->from_ns;
         out->to_ns = o->to_ns;
@@ -1205,9 +1213,14 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
         rc = tw_reservations_merge(&r.resv, o->reservations, err);
     if (rc == TW_OK && r.resv.n && !(r.resv_used = calloc(r.resv.n, sizeof(int64_t))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+    int64_t list_from = 0, list_to = 0;
+    if (rc == TW_OK && p->windows_kind == TW_PW_LIST &&
+        (!tw_time_add(out->from_ns, -SCHEDULE_LEAD_NS, &list_from) ||
+         !tw_time_add(out->to_ns, TW_NS_PER_WEEK, &list_to)))
+        rc = tw_error_set(err, TW_ERANGE, "the period is too far in time");
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST)
-        rc = tw_windows_instants(&p->windows, r.policy_zone, out->from_ns - SCHEDULE_LEAD_NS,
-                                 out->to_ns + TW_NS_PER_WEEK, &r.list_iv, &r.n_list_iv, err);
+        rc = tw_windows_instants(&p->windows, r.policy_zone, list_from, list_to, &r.list_iv,
+                                 &r.n_list_iv, err);
     /* What the walk reads before the month: the observed weeks (and one
      * more, for the local Monday before the start), the quota's span. */
     int weeks = p->windows_kind == TW_PW_OBSERVED ? p->observed_weeks + 1 : 1;

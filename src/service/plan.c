@@ -509,10 +509,15 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
     memset(out, 0, sizeof(*out));
     tw_error_clear(err);
     out->saving = tw_amount_of(tw_money_micros(0));
+    enum tw_err rc0;
     if (!st || !o || !o->policy || !o->cat || o->to_ns <= o->from_ns || o->from_ns == INT64_MIN) {
         out->fail = TW_OPP_FAIL_OTHER;
         return tw_error_set(err, TW_EINVAL, "a plan needs a store, a policy, the tier catalog "
                                             "and a period that ends after it starts");
+    }
+    if ((rc0 = tw_svc_plan_period(o->from_ns, o->to_ns, TW_PLAN_MAX_DAYS, err)) != TW_OK) {
+        out->fail = TW_OPP_FAIL_OTHER;
+        return rc0;
     }
     const struct tw_policy *p = o->policy;
     snprintf(out->policy, sizeof(out->policy), "%s", p->name);
@@ -584,6 +589,11 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
             *err = r.err;
         memcpy(out->currency, res.currency, sizeof(out->currency));
         out->fail = res.fail;
+        /* The disks left out for want of a price, and the books missing. */
+        out->disks_without_price = res.fleet.no_price;
+        out->missing_books =
+            (int64_t)tw_opp_missing_regions(&res, out->missing_regions, sizeof(out->missing_regions));
+        out->needed_books = (int64_t)res.n_books;
         if (rc != TW_OK && out->fail == TW_OPP_FAIL_NONE)
             out->fail = TW_OPP_FAIL_OTHER;
         tw_opp_result_cleanup(&res);
@@ -624,11 +634,18 @@ enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z,
             return tw_error_set(err, TW_EPARSE, "the date \"%.10s\" is no day of the calendar "
                                                 "(YYYY-MM-DD, e.g. 2026-12-04)",
                                 buf);
-        if (c.year < 1970)
-            return tw_error_set(err, TW_ERANGE, "the date \"%.10s\" is before 1970", buf);
+        if (c.year < TW_PLAN_YEAR_MIN || c.year > TW_PLAN_YEAR_MAX)
+            return tw_error_set(err, TW_ERANGE,
+                                "the date \"%.10s\" is outside the years 1970..2199", buf);
         enum tw_err rc = z ? tw_tz_civil_to_ns(z, &c, ns, NULL) : tw_civil_to_ns(&c, ns);
         if (rc != TW_OK)
             return tw_error_set(err, TW_ERANGE, "the date \"%.10s\" can't be placed in time",
+                                buf);
+        if (*ns < 0 || *ns >= TW_PLAN_END_NS)
+            return tw_error_set(err, TW_ERANGE,
+                                "the date \"%.10s\" is midnight outside 1970-01-01T00:00:00Z.."
+                                "2199-12-31 in the policy's zone (give a later day or an RFC "
+                                "3339 instant)",
                                 buf);
         return TW_OK;
     }
@@ -638,7 +655,29 @@ enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z,
                             "\"%.*s\" is neither YYYY-MM-DD nor RFC 3339 (e.g. 2026-12-04 or "
                             "2026-12-04T20:00:00Z)%s%s",
                             shown, buf ? buf : "", perr.msg[0] ? ": " : "", perr.msg);
-    if (*ns < 0)
-        return tw_error_set(err, TW_ERANGE, "\"%.*s\" is before 1970", shown, buf);
+    if (*ns < 0 || *ns >= TW_PLAN_END_NS)
+        return tw_error_set(err, TW_ERANGE,
+                            "\"%.*s\" is outside 1970-01-01T00:00:00Z..2199-12-31T23:59:59Z",
+                            shown, buf);
+    return TW_OK;
+}
+
+enum tw_err tw_svc_plan_period(int64_t from_ns, int64_t to_ns, int max_days,
+                               struct tw_error *err)
+{
+    if (from_ns < 0 || from_ns >= TW_PLAN_END_NS || to_ns < 0 || to_ns > TW_PLAN_END_NS)
+        return tw_error_set(err, TW_ERANGE,
+                            "%s: the period must lie in 1970-01-01T00:00:00Z.."
+                            "2200-01-01T00:00:00Z",
+                            from_ns < 0 || from_ns >= TW_PLAN_END_NS ? "from" : "to");
+    if (to_ns <= from_ns)
+        return tw_error_set(err, TW_EINVAL,
+                            "to: the period's end is not after its start (from): the period "
+                            "is [from, to)");
+    if (max_days > 0 && to_ns - from_ns > (int64_t)max_days * TW_NS_PER_DAY)
+        return tw_error_set(err, TW_ERANGE,
+                            "to: the period is longer than %d days, the longest a plan takes "
+                            "here: plan it in parts (the parts' plans agree at their seams)",
+                            max_days);
     return TW_OK;
 }

@@ -28,6 +28,19 @@
 #include "service/opportunities.h"
 #include "store/store.h"
 
+/* The dates a plan takes: the years 1970..2199 (as a month of `tierwise
+ * savings`), instants from 1970-01-01T00:00:00Z to before
+ * 2200-01-01T00:00:00Z (TW_PLAN_END_NS), so that no sum of the walk
+ * (a week or a quota span either side) leaves int64_t nanoseconds. */
+#define TW_PLAN_YEAR_MIN 1970
+#define TW_PLAN_YEAR_MAX 2199
+#define TW_PLAN_END_NS INT64_C(7258118400000000000) /* 2200-01-01T00:00:00Z */
+/* The longest period: TW_PLAN_MAX_DAYS for a run (tw_svc_plan_run refuses
+ * a longer one with TW_ERANGE naming `to`), TW_PLAN_ROUTE_MAX_DAYS for
+ * GET /api/v1/plan and /plan.ics (the document is buffered whole). */
+#define TW_PLAN_MAX_DAYS 3660
+#define TW_PLAN_ROUTE_MAX_DAYS 366
+
 struct tw_plan_opts {
     const struct tw_policy *policy;
     int64_t from_ns, to_ns;          /* the period, [from, to) */
@@ -40,6 +53,10 @@ struct tw_plan_opts {
     void *zone_arg;
     /* Added by the planner's owner: */
     int64_t now_ns;                  /* the ICS's DTSTAMP; 0: the system clock */
+    /* The installation the ICS's UIDs name ("<key>@<hash>.tierwise"): the
+     * database's absolute path and the host ("/var/lib/tierwise/db@host"),
+     * hashed; NULL: "<key>@tierwise" alone. */
+    const char *installation;
 };
 
 enum tw_plan_kind { TW_PLAN_DOWNGRADE, TW_PLAN_UPGRADE };
@@ -80,6 +97,14 @@ struct tw_plan_summary {
     int64_t windows_skipped;         /* by min_saving, quota or margins */
     struct tw_amount saving;         /* the downgrades' sum, exact */
     enum tw_opp_fail fail;
+    /* Added by the planner's owner: the disks left out (not planned) */
+    int64_t disks_without_price;     /* covered by the policy, no price (TW_OPP_NO_PRICE) */
+    int64_t missing_books;           /* regions needed with no price book */
+    int64_t needed_books;            /* regions needed (with a book or not) */
+    char missing_regions[512];       /* "westeurope (3 disks), ..." (tw_opp_missing_regions) */
+    /* sums whose rows are rounded: the total of the rows may differ (as
+     * `tierwise savings` says under its table) */
+    bool rounded;
 };
 
 /* Every action of the period to SINK in due order per disk (disks in VM
@@ -96,14 +121,30 @@ enum tw_err tw_svc_plan_json(struct tw_store *st, const struct tw_plan_opts *o,
                              tw_opp_write_fn write, void *arg, struct tw_error *err);
 enum tw_err tw_svc_plan_ics(struct tw_store *st, const struct tw_plan_opts *o,
                             tw_opp_write_fn write, void *arg, struct tw_error *err);
+/* The same, with the run's summary into *SUM (disks without a price,
+ * books missing: what the caller warns of or refuses). */
+enum tw_err tw_svc_plan_json_sum(struct tw_store *st, const struct tw_plan_opts *o,
+                                 tw_opp_write_fn write, void *arg, struct tw_plan_summary *sum,
+                                 struct tw_error *err);
+enum tw_err tw_svc_plan_ics_sum(struct tw_store *st, const struct tw_plan_opts *o,
+                                tw_opp_write_fn write, void *arg, struct tw_plan_summary *sum,
+                                struct tw_error *err);
 
 /* A date of the command line or the query, LEN bytes at BUF: RFC 3339
  * ("2026-12-04T20:00:00Z", an offset or Z required) or YYYY-MM-DD, which is
  * that day's midnight in zone Z (the policy's; a midnight the clocks skip
  * is the first instant after it).  TW_EPARSE saying what is expected and
- * where, TW_ERANGE for a date outside the years 1970..9999. */
+ * where, TW_ERANGE for a date outside the years 1970..2199 or an instant
+ * before 1970-01-01T00:00:00Z (a day's midnight too: 1970-01-01 in
+ * Europe/London is 1969-12-31T23:00:00Z, refused). */
 enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z, int64_t *ns,
                              struct tw_error *err);
+
+/* [FROM, TO) checked: inside the dates a plan takes (TW_ERANGE naming
+ * `from` or `to`), TO after FROM (TW_EINVAL), at most MAX_DAYS long
+ * (TW_ERANGE naming `to` and the maximum; MAX_DAYS <= 0: no cap). */
+enum tw_err tw_svc_plan_period(int64_t from_ns, int64_t to_ns, int max_days,
+                               struct tw_error *err);
 
 /* A saved plan (tierwise.plan/1 JSON, LEN bytes) back into its actions
  * for `tierwise apply --plan FILE`: each to SINK (names, SKUs, due,

@@ -10,6 +10,7 @@
 #include "core/buf.h"
 #include "core/time.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,24 @@ struct iw {
     const struct tw_plan_summary *live; /* the run's header fields */
     bool head;
     char stamp[24];
+    char domain[40];             /* the UIDs' right-hand side */
 };
+
+/* The UIDs' domain: "tierwise" alone, or "<16 hex digits>.tierwise", the
+ * 64-bit FNV-1a hash of the installation (database path and host), so that
+ * two installations planning the same policy, disk id and instant give
+ * two events, not one a calendar would merge. */
+static void domain_of(const char *inst, char *buf, size_t cap)
+{
+    if (!inst || !inst[0]) {
+        snprintf(buf, cap, "tierwise");
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325u;
+    for (const unsigned char *p = (const unsigned char *)inst; *p; p++)
+        h = (h ^ *p) * 0x100000001b3u;
+    snprintf(buf, cap, "%016llx.tierwise", (unsigned long long)h);
+}
 
 static enum tw_err flush(struct iw *w, bool all)
 {
@@ -156,7 +174,7 @@ static enum tw_err on_action(void *arg, const struct tw_plan_action *a)
     if ((rc = put_line(&w->b, "BEGIN:VEVENT", 12)) != TW_OK)
         return rc;
     w->t.len = 0;
-    if ((rc = tw_buf_printf(&w->t, "%s@tierwise", a->idempotency_key)) != TW_OK ||
+    if ((rc = tw_buf_printf(&w->t, "%s@%s", a->idempotency_key, w->domain)) != TW_OK ||
         (rc = prop_text(&w->b, &w->l, "UID", w->t.data)) != TW_OK)
         return rc;
     w->l.len = 0;
@@ -196,14 +214,43 @@ static enum tw_err on_action(void *arg, const struct tw_plan_action *a)
     return flush(w, false);
 }
 
+/* An empty plan's calendar still holds a component: RFC 5545's icalbody
+ * is "1*component", and a VCALENDAR with none is refused by strict
+ * readers.  A VTIMEZONE is a component readers never show as an entry
+ * (an empty VEVENT would appear in the subscribers' calendars, a VTODO in
+ * their task lists); the one for UTC (the zone every time here is in) has
+ * its required STANDARD sub-component with DTSTART and both offsets. */
+static enum tw_err empty_body(struct iw *w)
+{
+    static const char *const lines[] = {"BEGIN:VTIMEZONE",  "TZID:UTC",
+                                        "BEGIN:STANDARD",   "DTSTART:19700101T000000",
+                                        "TZOFFSETFROM:+0000", "TZOFFSETTO:+0000",
+                                        "TZNAME:UTC",       "END:STANDARD",
+                                        "END:VTIMEZONE"};
+    enum tw_err rc = TW_OK;
+    for (size_t i = 0; rc == TW_OK && i < sizeof(lines) / sizeof(lines[0]); i++)
+        rc = put_line(&w->b, lines[i], strlen(lines[i]));
+    return rc;
+}
+
 enum tw_err tw_svc_plan_ics(struct tw_store *st, const struct tw_plan_opts *o,
                             tw_opp_write_fn write, void *arg, struct tw_error *err)
 {
+    struct tw_plan_summary sum;
+    return tw_svc_plan_ics_sum(st, o, write, arg, &sum, err);
+}
+
+enum tw_err tw_svc_plan_ics_sum(struct tw_store *st, const struct tw_plan_opts *o,
+                                tw_opp_write_fn write, void *arg, struct tw_plan_summary *out,
+                                struct tw_error *err)
+{
     struct iw w = {.write = write, .arg = arg};
+    domain_of(o ? o->installation : NULL, w.domain, sizeof(w.domain));
     tw_buf_init(&w.b, (size_t)1 << 30);
     tw_buf_init(&w.l, 1 << 20);
     tw_buf_init(&w.t, 1 << 20);
     struct tw_plan_summary sum;
+    memset(&sum, 0, sizeof(sum));
     w.live = &sum;
     int64_t now = o ? o->now_ns : 0;
     if (!now) {
@@ -217,8 +264,11 @@ enum tw_err tw_svc_plan_ics(struct tw_store *st, const struct tw_plan_opts *o,
     struct tw_plan_sink sink = {on_action, &w};
     if (rc == TW_OK)
         rc = tw_svc_plan_run(st, o, &sink, &sum, err);
+    bool none = !w.head;
     if (rc == TW_OK && !w.head)
         rc = head(&w);
+    if (rc == TW_OK && none)
+        rc = empty_body(&w);
     if (rc == TW_OK)
         rc = put_line(&w.b, "END:VCALENDAR", 13);
     if (rc == TW_OK && (rc = flush(&w, true)) != TW_OK)
@@ -226,5 +276,6 @@ enum tw_err tw_svc_plan_ics(struct tw_store *st, const struct tw_plan_opts *o,
     tw_buf_cleanup(&w.b);
     tw_buf_cleanup(&w.l);
     tw_buf_cleanup(&w.t);
+    *out = sum;
     return rc;
 }

@@ -11,6 +11,7 @@
 #include "core/time.h"
 
 #include <jansson.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,8 +179,45 @@ static enum tw_err on_action_hdr(void *arg, const struct tw_plan_action *a)
     return on_action(h->w, a);
 }
 
+/* "westeurope (2 disks), eastus (1 disk)" as ["westeurope","eastus"]
+ * (a region name is [a-z0-9]: nothing to escape, but only those bytes
+ * are written). */
+static enum tw_err regions_json(struct tw_buf *b, const char *list)
+{
+    enum tw_err rc = TW_OK;
+    bool first = true;
+    for (const char *p = list; rc == TW_OK && *p;) {
+        while (*p == ',' || *p == ' ')
+            p++;
+        const char *e = p;
+        while (*e && *e != ' ' && *e != ',')
+            e++;
+        if (e == p)
+            break;
+        rc = tw_buf_append(b, first ? "\"" : ",\"", first ? 1 : 2);
+        for (const char *q = p; rc == TW_OK && q < e; q++)
+            if (isalnum((unsigned char)*q) || *q == '-' || *q == '_')
+                rc = tw_buf_append(b, q, 1);
+        if (rc == TW_OK)
+            rc = tw_buf_append(b, "\"", 1);
+        first = false;
+        p = e;
+        while (*p && *p != ',') /* " (2 disks)" */
+            p++;
+    }
+    return rc;
+}
+
 enum tw_err tw_svc_plan_json(struct tw_store *st, const struct tw_plan_opts *o,
                              tw_opp_write_fn write, void *arg, struct tw_error *err)
+{
+    struct tw_plan_summary sum;
+    return tw_svc_plan_json_sum(st, o, write, arg, &sum, err);
+}
+
+enum tw_err tw_svc_plan_json_sum(struct tw_store *st, const struct tw_plan_opts *o,
+                                 tw_opp_write_fn write, void *arg, struct tw_plan_summary *out,
+                                 struct tw_error *err)
 {
     struct jw w = {.write = write, .arg = arg};
     tw_buf_init(&w.b, (size_t)1 << 30);
@@ -202,14 +240,21 @@ enum tw_err tw_svc_plan_json(struct tw_store *st, const struct tw_plan_opts *o,
             rc = tw_buf_printf(&w.b,
                                "],\"totals\":{\"actions\":%lld,\"downgrades\":%lld,"
                                "\"upgrades\":%lld,\"disks\":%lld,\"windows_skipped\":%lld,"
-                               "\"saving\":\"%s\",\"saving_unrounded\":\"%s\"}}\n",
+                               "\"saving\":\"%s\",\"saving_unrounded\":\"%s\","
+                               "\"disks_without_price\":%lld,\"missing_regions\":[",
                                (long long)sum.actions, (long long)sum.downgrades,
                                (long long)sum.upgrades, (long long)sum.disks,
-                               (long long)sum.windows_skipped, saving, su);
+                               (long long)sum.windows_skipped, saving, su,
+                               (long long)sum.disks_without_price);
+        if (rc == TW_OK)
+            rc = regions_json(&w.b, sum.missing_regions);
+        if (rc == TW_OK)
+            rc = tw_buf_append(&w.b, "]}}\n", 4);
         if (rc == TW_OK && (rc = flush(&w, true)) != TW_OK)
             tw_error_set(err, rc, "writing the plan failed");
     }
     tw_buf_cleanup(&w.b);
+    *out = sum;
     return rc;
 }
 
@@ -314,6 +359,19 @@ enum tw_err tw_svc_plan_parse(const char *buf, size_t len, const struct tw_plan_
             rc = tw_error_set(err, TW_EPARSE, "%s.due_at: %s", path, terr.msg);
             goto out;
         }
+        /* The dates a plan takes, and due_at as UTC whatever offset it was
+         * written with (the audit log and the keys compare it as text). */
+        if (a.due_ns < 0 || a.due_ns >= TW_PLAN_END_NS) {
+            rc = tw_error_set(err, TW_EPARSE,
+                              "%s.due_at: \"%.40s\" is outside the years 1970..2199", path,
+                              a.due_at);
+            goto out;
+        }
+        int fd = a.due_ns % TW_NS_PER_S == 0 ? 0 : a.due_ns % TW_NS_PER_MS == 0 ? 3 : 9;
+        if (!tw_rfc3339_format_ns(a.due_ns, 0, fd, a.due_at, sizeof(a.due_at))) {
+            rc = tw_error_set(err, TW_EPARSE, "%s.due_at: can't be written in UTC", path);
+            goto out;
+        }
         if (pol[0] && strcmp(pol, policy) != 0) {
             rc = tw_error_set(err, TW_EPARSE,
                               "%s.policy: \"%s\" is not the plan's policy \"%s\"", path, pol,
@@ -332,6 +390,13 @@ enum tw_err tw_svc_plan_parse(const char *buf, size_t len, const struct tw_plan_
             struct tw_error merr = {0};
             if (tw_money_parse(saving, strlen(saving), &m, &merr) != TW_OK) {
                 rc = tw_error_set(err, TW_EPARSE, "%s.saving: %s", path, merr.msg);
+                goto out;
+            }
+            if (m.micros < 0) {
+                rc = tw_error_set(err, TW_EPARSE,
+                                  "%s.saving: \"%.40s\" is negative (a plan's saving is 0 or "
+                                  "more: write the plan with tierwise plan --json)",
+                                  path, saving);
                 goto out;
             }
             a.saving = tw_amount_of(m);

@@ -64,9 +64,13 @@ out=$("$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2
 check json "$out" '.schema_version == "tierwise.plan/1" and .policy == "dev-weekends" and .currency == "GBP"
   and .timezone == "Europe/London" and .from == "2026-12-01T00:00:00Z" and .to == "2026-12-15T00:00:00Z"'
 check json "$out" '.actions | length == 8'
-check json "$out" '[.actions[] | select(.disk_id == 1) | [.kind, .due_at, .due_local, .from_sku, .to_sku]] ==
-  [["upgrade", "2026-12-07T05:30:00Z", "2026-12-07T05:30:00+00:00", "StandardSSD_LRS", "Premium_LRS"],
-   ["downgrade", "2026-12-04T20:10:00Z", "2026-12-04T20:10:00+00:00", "Premium_LRS", "StandardSSD_LRS"]] | not'
+# In due order per disk, disks in VM id order (each list equals itself sorted).
+check json "$out" '([.actions[] | select(.disk_id == 1) | .due_at] | . == sort and length == 4)
+  and ([.actions[] | select(.disk_id == 3) | .due_at] | . == sort and length == 4)
+  and ([.actions[].vm_id] | . == sort)'
+check json "$out" '[.actions[] | select(.disk_id == 1)][0:2] | map([.kind, .due_at, .due_local, .from_sku, .to_sku]) ==
+  [["downgrade", "2026-12-04T20:10:00Z", "2026-12-04T20:10:00+00:00", "Premium_LRS", "StandardSSD_LRS"],
+   ["upgrade", "2026-12-07T05:30:00Z", "2026-12-07T05:30:00+00:00", "StandardSSD_LRS", "Premium_LRS"]]'
 check json "$out" '[.actions[] | select(.disk_id == 1) | [.kind, .due_at]] ==
   [["downgrade", "2026-12-04T20:10:00Z"], ["upgrade", "2026-12-07T05:30:00Z"],
    ["downgrade", "2026-12-11T20:10:00Z"], ["upgrade", "2026-12-14T05:30:00Z"]]'
@@ -112,7 +116,7 @@ check ics "$ics" '.calendar.VERSION == "2.0" and (.calendar.PRODID | length > 0)
 check ics "$ics" '.events | length == 4'
 check ics "$ics" '.events[0] | .DTSTART == "20261204T201000Z" and .DTEND == "20261204T202500Z"
   and .SUMMARY == "Downgrade disk data-1 of VM dev-1 to StandardSSD_LRS"
-  and (.UID | test("^dev-weekends/1/downgrade/[0-9]+@tierwise$"))
+  and (.UID | test("^dev-weekends/1/downgrade/[0-9]+@[0-9a-f]{16}[.]tierwise$"))
   and (.DESCRIPTION | test("Expected saving: 0.71 GBP"))'
 check ics "$ics" '.events[1].SUMMARY == "Upgrade disk data-1 of VM dev-1 to Premium_LRS"'
 want="Downgrade disk $(printf 'd\xc3\xbcsk,1;2') of VM $longname to StandardSSD_LRS"
@@ -122,8 +126,37 @@ tr -d '\r\n ' <"$scratch/p.ics" | grep -q 'eu\\\\west' && ok ||
 [ "$(grep -c $'^ ' "$scratch/p.ics")" -ge 2 ] && ok || bad "no folded line in the calendar"
 # The same events as the JSON's, one for one.
 jout=$("$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08 --json)
-[ "$(jq -r '[.actions[].idempotency_key + "@tierwise"] | join(" ")' <<<"$jout")" = \
+dom=$(jq -r '.events[0].UID | sub("^[^@]*@"; "")' <<<"$ics")
+[ "$(jq -r --arg d "$dom" '[.actions[].idempotency_key + "@" + $d] | join(" ")' <<<"$jout")" = \
   "$(jq -r '[.events[].UID] | join(" ")' <<<"$ics")" ] && ok || bad "the calendar's UIDs are not the plan's keys"
+# Another installation (a copy of the database elsewhere) gives other UIDs;
+# the same database the same ones.
+cp "$db" "$scratch/copy.db"
+"$cli" plan --db "$scratch/copy.db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08 --ics >"$scratch/c.ics"
+"$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08 --ics >"$scratch/s.ics"
+u1=$(grep '^UID' "$scratch/p.ics" | head -1); u2=$(grep '^UID' "$scratch/c.ics" | head -1); u3=$(grep '^UID' "$scratch/s.ics" | head -1)
+[ -n "$u1" ] && [ "$u1" != "$u2" ] && [ "$u1" = "$u3" ] && ok || bad "UIDs across installations: $u1 / $u2 / $u3"
+# An empty plan is still a calendar with a component (RFC 5545: 1*component).
+"$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-07-01 --to 2026-07-02 --ics >"$scratch/e.ics"; st=$?
+if [ $st = 0 ] && python3 "$src/tests/tools/ics-check.py" "$scratch/e.ics" >"$scratch/e.json" 2>"$scratch/ics.err"; then ok; else
+  bad "the empty calendar: exit $st, $(cat "$scratch/ics.err")"; fi
+check empty-ics "$(cat "$scratch/e.json")" '.events | length == 0'
+grep -q '^BEGIN:VTIMEZONE' "$scratch/e.ics" && ok || bad "the empty calendar has no VTIMEZONE"
+
+# ---- the text's footnote: totals rounded once, not the sum of the rows ----
+out=$("$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-15)
+grep -q 'may differ by a minor unit or so from the sum of' <<<"$out" && ok || bad "text: no footnote in: $out"
+
+# ---- disks without a price: warned of and in the totals ----
+cp "$db" "$scratch/np.db"
+sqlite3 "$scratch/np.db" "$(vm 5 far-1) UPDATE vms SET location = 'eastus' WHERE id = 5; $(disk 9 5 far-d Premium_LRS P10)" || bad "adding a VM in eastus"
+out=$("$cli" plan --db "$scratch/np.db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-15 --json 2>"$scratch/e"); st=$?
+[ $st = 0 ] && grep -q "plan: 1 disk has no price, so the plan leaves it out: no GBP price book for eastus (1 disk)" "$scratch/e" \
+  && ok || bad "no price: exit $st, stderr $(cat "$scratch/e")"
+check no-price "$out" '.totals.disks_without_price == 1 and .totals.missing_regions == ["eastus"] and .totals.actions == 8'
+check no-price "$(jq . <<<"$jout")" '.totals.disks_without_price == 0 and .totals.missing_regions == []'
+"$cli" plan --db "$scratch/np.db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-15 >"$scratch/o" 2>"$scratch/e"
+grep -q "1 disk has no price" "$scratch/e" && ok || bad "text: no warning: $(cat "$scratch/e")"
 
 # ---- bad input ----
 expect_fail() { # WHAT STATUS PATTERN ARGS...
@@ -134,6 +167,11 @@ expect_fail() { # WHAT STATUS PATTERN ARGS...
 expect_fail "a bad --from" 2 "plan: --from: the date \"2026-13-01\" is no day" --db "$db" --policy "$scratch/p.json" --from 2026-13-01 --to 2026-12-08
 expect_fail "a bad --to" 2 "plan: --to: \"Friday\" is neither YYYY-MM-DD nor RFC 3339" --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to Friday
 expect_fail "--to before --from" 2 "is not after --from" --db "$db" --policy "$scratch/p.json" --from 2026-12-08 --to 2026-12-01
+# Dates a plan takes: 1970..2199 (no overflow far out), instants from 1970.
+expect_fail "--from past 2199" 2 "plan: --from: the date \"2262-04-10\" is outside the years 1970..2199" --db "$db" --policy "$scratch/p.json" --from 2262-04-10 --to 2262-04-12
+expect_fail "an RFC 3339 --to past 2199" 2 "plan: --to: .* is outside 1970-01-01T00:00:00Z" --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2262-04-11T23:47:16Z
+expect_fail "1970-01-01 in London is 1969" 2 "plan: --from: the date \"1970-01-01\" is midnight outside" --db "$db" --policy "$scratch/p.json" --from 1970-01-01 --to 1970-01-05
+expect_fail "a period too long" 2 "plan: --to: the period is longer than 3660 days" --db "$db" --policy "$scratch/p.json" --from 2026-01-01 --to 2040-01-01
 expect_fail "two outputs" 2 "one of --json, --ics and --totals" --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08 --json --ics
 expect_fail "no --to" 2 "needs --db FILE, --policy FILE, --from DATE and --to DATE" --db "$db" --policy "$scratch/p.json" --from 2026-12-01
 expect_fail "no database" 2 "no such database" --db "$scratch/none.db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08

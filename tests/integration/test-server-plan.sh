@@ -44,6 +44,19 @@ item() { # METER PRODUCT PRICE
 }
 echo "[$(item P10 'Premium SSD' 16.16),$(item E10 'Standard SSD' 7.16)]" >"$scratch/book.json"
 "$cli" prices import --db "$db" "$scratch/book.json" >/dev/null 2>&1 || bad "importing the book"
+# ---- a book, but none for the only region the disks are in: 422 ----
+sqlite3 "$db" "INSERT INTO vms(id, identity, name, subscription_id, resource_group, location,
+    vm_size, tags, last_report_id, last_report_at, last_report_ms) VALUES (2, 'vm:2', 'far-1',
+    'sub-1', 'rg-dev', 'eastus', 'Standard_D4s_v3', '{}', 'r2', '2026-11-20T00:00:00Z',
+    1795132800000);
+  INSERT INTO disks(id, identity, vm_id, name, role, lun, sku, size_gib, tier, caching,
+    last_seen_at, last_seen_ms, position, max_shares, bursting) VALUES (2, 'd2', 2, 'far-d',
+    'data', 0, 'Premium_LRS', 128, 'P10', 'None', '2026-11-20T00:00:00Z', 1795132800000, 0, 1, 0);" \
+  || bad "adding a VM in eastus"
+st=$(req GET "/api/v1/plan?policy=weekends&from=2026-12-01&to=2026-12-08" "$reader")
+[ "$st" = 422 ] && jq -e '.error.code == "no_price_book" and (.error.message | test("eastus"))' "$scratch/body" >/dev/null \
+  && ok || bad "no book for the region: $st $(cat "$scratch/body")"
+sqlite3 "$db" "DELETE FROM disks WHERE id = 2; DELETE FROM vms WHERE id = 2;" || bad "removing the eastus VM"
 sqlite3 "$db" "INSERT INTO vms(id, identity, name, subscription_id, resource_group, location,
     vm_size, tags, last_report_id, last_report_at, last_report_ms) VALUES (1, 'vm:1', 'dev-1',
     'sub-1', 'rg-dev', 'westeurope', 'Standard_D4s_v3', '{}', 'r1', '2026-11-20T00:00:00Z',
@@ -112,6 +125,24 @@ st=$(req GET "/api/v1/plan.ics?policy=nightly" "$reader")
 st=$(req GET "/api/v1/plan?policy=weekends&currency=GB" "$reader")
 [ "$st" = 400 ] && jq -e '.error.message | test("currency")' "$scratch/body" >/dev/null \
   && ok || bad "bad currency: $st $(cat "$scratch/body")"
+
+# ---- far dates and long periods: 400, never an overflow ----
+st=$(req GET "/api/v1/plan?policy=weekends&from=2262-04-10" "$reader")
+[ "$st" = 400 ] && jq -e '.error.message | test("^from: the date \"2262-04-10\" is outside the years 1970..2199")' "$scratch/body" >/dev/null \
+  && ok || bad "from 2262: $st $(cat "$scratch/body")"
+healthy && ok || bad "the server died on from=2262-04-10"
+st=$(req GET "/api/v1/plan?policy=weekends&from=2199-12-30" "$reader")
+[ "$st" = 400 ] && jq -e '.error.message | test("^to: the period must lie in")' "$scratch/body" >/dev/null \
+  && ok || bad "from 2199-12-30 (to past 2199): $st $(cat "$scratch/body")"
+st=$(req GET "/api/v1/plan?policy=weekends&from=1970-01-01" "$reader")
+[ "$st" = 400 ] && jq -e '.error.message | test("^from: the date \"1970-01-01\" is midnight outside")' "$scratch/body" >/dev/null \
+  && ok || bad "from 1970-01-01 London: $st $(cat "$scratch/body")"
+st=$(req GET "/api/v1/plan.ics?policy=weekends&from=2026-01-01&to=2027-01-03" "$reader")
+[ "$st" = 400 ] && jq -e '.error.message | test("^to: the period is longer than 366 days")' "$scratch/body" >/dev/null \
+  && ok || bad "a period too long: $st $(cat "$scratch/body")"
+st=$(req GET "/api/v1/plan?policy=weekends&from=2026-01-01&to=2027-01-01" "$reader")
+[ "$st" = 200 ] && jq -e '.totals.disks_without_price == 0 and .totals.missing_regions == []' "$scratch/body" >/dev/null \
+  && ok || bad "a year: $st $(head -c 300 "$scratch/body")"
 
 healthy && ok || bad "the server stopped answering"
 finish server-plan

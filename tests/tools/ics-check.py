@@ -6,7 +6,8 @@ VEVENT: its properties' names to their unescaped TEXT values).
 Checked: every line ends in CRLF; no content line is longer than 75 octets;
 a folded line's continuation starts with one space and each physical line
 is whole UTF-8 (a fold never splits a sequence); the components nest
-(VCALENDAR around VEVENTs) with VERSION:2.0 and a PRODID; each VEVENT has
+(VCALENDAR around VEVENTs) with VERSION:2.0 and a PRODID and at least one
+component (an empty plan's VTIMEZONE, say); each VEVENT has
 UID, DTSTAMP, DTSTART and DTEND, the times in UTC ("YYYYMMDDTHHMMSSZ");
 TEXT values have only the escapes \\\\ \\; \\, \\n (and \\N) and no bare ; or ,.
 When python3's icalendar is installed the file is read by it as well and
@@ -73,6 +74,7 @@ def main():
         else:
             logical.append((n, text))
     stack, events, cal = [], [], {}
+    n_components = 0
     cur = None
     for n, text in logical:
         m = re.match(r"^([A-Za-z0-9-]+)((?:;[^:]*)?):(.*)$", text)
@@ -81,6 +83,8 @@ def main():
             continue
         name, value = m.group(1).upper(), m.group(3)
         if name == "BEGIN":
+            if stack == ["VCALENDAR"]:
+                n_components += 1
             stack.append(value)
             if value == "VEVENT":
                 if stack[:-1] != ["VCALENDAR"]:
@@ -110,6 +114,8 @@ def main():
             cal[name] = value
     if stack:
         problems.append(f"unclosed: {', '.join(stack)}")
+    if n_components == 0:
+        problems.append("the VCALENDAR holds no component (RFC 5545: icalbody is 1*component)")
     if cal.get("VERSION") != "2.0":
         problems.append("the VCALENDAR has no VERSION:2.0")
     if "PRODID" not in cal:
