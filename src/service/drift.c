@@ -51,6 +51,11 @@ const struct tw_policy *tw_drift_policy_for(const struct tw_policy *const *polic
 {
     if (!d->original_sku[0])
         return NULL;
+    /* The policy whose action recorded the original, when it is one of
+     * these: the one vm start judges the disk by too. */
+    for (size_t i = 0; d->original_policy[0] && i < n; i++)
+        if (strcmp(policies[i]->name, d->original_policy) == 0)
+            return policies[i]->require_original_before_start ? policies[i] : NULL;
     struct tw_policy_subject subj = {
         .vm_name = vm->name,
         .resource_group = vm->resource_group,

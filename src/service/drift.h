@@ -100,8 +100,11 @@ enum tw_err tw_svc_drift_json(struct tw_store *st, const struct tw_policy *const
  * an unknown disk under a running VM is said, not passed over). */
 bool tw_drift_sku_below(const char *sku, const char *required);
 
-/* The first of POLICIES[0..N) that covers disk D of VM VM by D's original
- * SKU and requires it before start, or NULL (also when D has none). */
+/* Disk D's policy among POLICIES[0..N): the policy of the action that
+ * recorded D's original (D->original_policy) when it is one of them (as
+ * vm start judges the disk), else the first that covers D by its original
+ * SKU; returned when it requires the original before start, else NULL
+ * (also when D has no original). */
 const struct tw_policy *tw_drift_policy_for(const struct tw_policy *const *policies, size_t n,
                                             const struct tw_store_sv_vm *vm,
                                             const struct tw_store_sv_disk *d);

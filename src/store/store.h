@@ -647,6 +647,7 @@ struct tw_store_sv_disk {
     struct tw_store_disk_attrs attrs;
     char original_sku[32];         /* the SKU tierwise's first downgrade found on it, which
                                     * an upgrade restores (disk_originals); "" none */
+    char original_policy[65];      /* the policy of the action that recorded it; "" none */
 };
 
 /* One power-state observation (the state's text as stored). */

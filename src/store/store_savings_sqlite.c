@@ -94,8 +94,9 @@ enum tw_err tw_sq_disk_attrs_observe(struct tw_store *st, int64_t disk_id,
 static const char *const walk_disks_sql =
     "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, "
     "v.power_state, v.power_state_ms, d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, "
-    "d.max_shares, d.bursting, d.disk_state, o.sku FROM disks d JOIN vms v ON v.id = d.vm_id "
-    "LEFT JOIN disk_originals o ON o.disk_id = d.id WHERE d.detached_ms IS NULL "
+    "d.max_shares, d.bursting, d.disk_state, o.sku, oa.policy FROM disks d JOIN vms v ON "
+    "v.id = d.vm_id LEFT JOIN disk_originals o ON o.disk_id = d.id LEFT JOIN actions oa ON "
+    "oa.id = o.action_id WHERE d.detached_ms IS NULL "
     "ORDER BY d.vm_id, d.position, d.lun, d.name, d.id";
 
 /* The observations in [?2, ?3) and the one in force at ?2. */
@@ -236,6 +237,7 @@ static void disk_from_row(sqlite3_stmt *q, struct tw_store_sv_disk *d)
         d->attrs.bursting = sqlite3_column_int(q, 17) ? TW_TRI_YES : TW_TRI_NO;
     col_copy(q, 18, d->attrs.disk_state, sizeof(d->attrs.disk_state));
     col_copy(q, 19, d->original_sku, sizeof(d->original_sku));
+    col_copy(q, 20, d->original_policy, sizeof(d->original_policy));
 }
 
 static enum tw_err vm_history(struct sq_cursor *c, int64_t vm_id, struct tw_error *err)

@@ -199,6 +199,68 @@ static void test_not_required(void **state)
     tw_policy_cleanup(&lax);
 }
 
+/* Policy NAME (matching Premium_LRS), requiring the original or not. */
+static void named_policy(struct tw_policy *p, const char *name, bool require)
+{
+    char text[1024];
+    snprintf(text, sizeof(text),
+             "{\"schema_version\": \"tierwise.policy/1\", \"name\": \"%s\","
+             " \"match\": {\"skus\": [\"Premium_LRS\"]}, \"target\": \"StandardSSD_LRS\","
+             " \"windows\": [\"Fri 20:00-Mon 06:00\"], \"require_original_before_start\": %s}",
+             name, require ? "true" : "false");
+    struct tw_error err = {0};
+    if (tw_policy_parse(text, strlen(text), p, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+}
+
+/* Disk DISK's original recorded by a downgrade of policy POLICY. */
+static void original_by(struct fx *f, int64_t disk, const char *sku, const char *policy)
+{
+    struct tw_error err = {0};
+    struct tw_store_action_new a = {.disk_id = disk, .kind = "downgrade", .from_sku = sku,
+                                    .to_sku = "StandardSSD_LRS",
+                                    .due_at = "2026-12-01T08:50:00Z", .policy = policy};
+    int64_t id;
+    assert_int_equal(tw_store_action_add(f->st, &a, &id, &err), TW_OK);
+    bool kept;
+    assert_int_equal(tw_store_disk_original_set(f->st, disk, sku, "", id, "2026-12-01T08:50:00Z",
+                                                &kept, &err),
+                     TW_OK);
+}
+
+/* Two policies cover the disk: the one whose downgrade recorded its
+ * original decides (as vm start does), not the first covering one; a
+ * policy not among those given falls back to the first covering one. */
+static void test_policy_of_the_original(void **state)
+{
+    struct fx *f = *state;
+    struct tw_policy strict, lax;
+    named_policy(&strict, "strict", true);
+    named_policy(&lax, "lax", false);
+    const struct tw_policy *both[2] = {&strict, &lax};
+    original_by(f, 3, "Premium_LRS", "lax");
+    observe(f, 1, "running", "2026-12-05T08:02:11Z");
+    /* lax recorded it and allows a start without it: no drift, although
+     * strict (first) covers the disk too. */
+    struct got g = list(f, both, 2, "2026-12-05T12:00:00Z");
+    assert_int_equal(g.n, 0);
+    /* lax not among those given: the first covering one, strict. */
+    const struct tw_policy *only[1] = {&strict};
+    g = list(f, only, 1, "2026-12-05T12:00:00Z");
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.d[0].policy, "strict");
+    /* The other way round: strict recorded it, lax is first. */
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_disk_original_clear(f->st, 3, &err), TW_OK);
+    original_by(f, 3, "Premium_LRS", "strict");
+    const struct tw_policy *rev[2] = {&lax, &strict};
+    g = list(f, rev, 2, "2026-12-05T12:00:00Z");
+    assert_int_equal(g.n, 1);
+    assert_string_equal(g.d[0].policy, "strict");
+    tw_policy_cleanup(&strict);
+    tw_policy_cleanup(&lax);
+}
+
 static void test_restored_closes(void **state)
 {
     struct fx *f = *state;
@@ -324,6 +386,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_since_the_change, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_required, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restored_closes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_policy_of_the_original, setup, teardown),
         cmocka_unit_test_setup_teardown(test_store_policies, setup, teardown),
         cmocka_unit_test(test_rules),
     };
