@@ -18,6 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/window.h"
+_Static_assert(TW_PLAN_MAX_DAYS + 15 <= TW_WINDOW_PERIOD_MAX_DAYS,
+               "a plan's longest period fits the windows' instants with the walk's weeks");
+
 const char *tw_plan_kind_name(enum tw_plan_kind k)
 {
     return k == TW_PLAN_UPGRADE ? "upgrade" : "downgrade";

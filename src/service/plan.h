@@ -36,9 +36,12 @@
 #define TW_PLAN_YEAR_MAX 2199
 #define TW_PLAN_END_NS INT64_C(7258118400000000000) /* 2200-01-01T00:00:00Z */
 /* The longest period: TW_PLAN_MAX_DAYS for a run (tw_svc_plan_run refuses
- * a longer one with TW_ERANGE naming `to`), TW_PLAN_ROUTE_MAX_DAYS for
+ * a longer one with TW_ERANGE naming `to`): the windows' instants are
+ * placed over at most TW_WINDOW_PERIOD_MAX_DAYS (3660), and the walk
+ * places them from a week before the period to a week after it (and a
+ * nanosecond early), so 3660 - 15 days.  TW_PLAN_ROUTE_MAX_DAYS for
  * GET /api/v1/plan and /plan.ics (the document is buffered whole). */
-#define TW_PLAN_MAX_DAYS 3660
+#define TW_PLAN_MAX_DAYS 3645
 #define TW_PLAN_ROUTE_MAX_DAYS 366
 
 struct tw_plan_opts {

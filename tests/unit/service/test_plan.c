@@ -513,6 +513,19 @@ static void test_json_and_parse(void **state)
          "\"due_at\":\"2026-12-04T20:10:00Z\"}]}",
          "idempotency_key"},
         {"{\"schema_version\":", "not valid JSON"},
+        /* A negative saving, a due_at before 1970 or past 2199. */
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+         "\"downgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+         "\"due_at\":\"2026-12-04T20:10:00Z\",\"idempotency_key\":\"k\",\"saving\":\"-0.71\"}]}",
+         "actions[0].saving: \"-0.71\" is negative"},
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+         "\"upgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+         "\"due_at\":\"1900-01-01T00:00:00Z\",\"idempotency_key\":\"k\"}]}",
+         "actions[0].due_at: \"1900-01-01T00:00:00Z\" is outside the years 1970..2199"},
+        {"{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+         "\"upgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+         "\"due_at\":\"2200-01-01T00:00:00Z\",\"idempotency_key\":\"k\"}]}",
+         "is outside the years 1970..2199"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         err = (struct tw_error){0};
@@ -521,6 +534,157 @@ static void test_json_and_parse(void **state)
         if (!strstr(err.msg, bad[i].says))
             fail_msg("%zu: \"%s\" does not say %s", i, err.msg, bad[i].says);
     }
+    /* A due_at with an offset is kept as UTC (from its instant). */
+    static const char off[] =
+        "{\"schema_version\":\"tierwise.plan/1\",\"policy\":\"p\",\"actions\":[{\"kind\":"
+        "\"upgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+        "\"due_at\":\"2026-12-04T21:10:00+01:00\",\"idempotency_key\":\"k\"},{\"kind\":"
+        "\"upgrade\",\"vm\":\"v\",\"disk\":\"d\",\"from_sku\":\"a\",\"to_sku\":\"b\","
+        "\"due_at\":\"2026-12-04T20:10:00.250-00:30\",\"idempotency_key\":\"k2\"}]}";
+    struct acts got;
+    memset(&got, 0, sizeof(got));
+    struct tw_plan_sink keep = {on_action, &got};
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_parse(off, strlen(off), &keep, &err), TW_OK);
+    assert_int_equal(got.n, 2);
+    assert_string_equal(got.a[0].at, "2026-12-04T20:10:00Z");
+    assert_string_equal(got.a[1].at, "2026-12-04T20:40:00.250Z");
+    tw_buf_cleanup(&b);
+    tw_policy_cleanup(&p);
+}
+
+static enum tw_err last_due(void *arg, const struct tw_plan_action *a)
+{
+    int64_t *last = arg;
+    if (a->due_ns > *last)
+        *last = a->due_ns;
+    return TW_OK;
+}
+
+/* Dates a plan takes: the years 1970..2199, instants from 1970 (a day's
+ * midnight too), and a period at most TW_PLAN_MAX_DAYS long (the run
+ * refuses it up front, naming `to`); nothing overflows far out. */
+static void test_date_range(void **state)
+{
+    struct fx *f = *state;
+    struct tw_tz *lon = NULL, *utc = NULL;
+    struct tw_error err = {0};
+    /* Central Europe (+01:00 in January), as Europe/London was in 1970. */
+    static const char cet[] = "CET-1CEST,M3.5.0,M10.5.0/3";
+    assert_int_equal(tw_tz_from_posix(cet, strlen(cet), &lon, &err), TW_OK);
+    assert_int_equal(zone(NULL, "UTC", &utc, &err), TW_OK);
+    static const struct {
+        const char *date;
+        int utc;
+        enum tw_err want;
+        const char *says;
+    } cases[] = {
+        {"1970-01-01", 0, TW_ERANGE, "midnight outside"}, /* 1969-12-31T23:00Z */
+        {"1970-01-01", 1, TW_OK, ""},
+        {"1969-12-31", 1, TW_ERANGE, "1970..2199"},
+        {"2199-12-31", 0, TW_OK, ""},
+        {"2200-01-01", 1, TW_ERANGE, "1970..2199"},
+        {"2262-04-10", 0, TW_ERANGE, "1970..2199"},
+        {"9999-12-31", 1, TW_ERANGE, "1970..2199"},
+        {"2262-04-11T23:47:16Z", 1, TW_ERANGE, "outside 1970"},
+        {"2200-01-01T00:00:00Z", 1, TW_ERANGE, "outside 1970"},
+        {"2199-12-31T23:59:59Z", 1, TW_OK, ""},
+        {"1969-12-31T23:59:59Z", 1, TW_ERANGE, "outside 1970"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int64_t ns = 0;
+        err = (struct tw_error){0};
+        enum tw_err rc = tw_svc_plan_date(cases[i].date, strlen(cases[i].date),
+                                          cases[i].utc ? utc : lon, &ns, &err);
+        if (rc != cases[i].want || !strstr(err.msg, cases[i].says))
+            fail_msg("%s: rc %d (%s)", cases[i].date, rc, err.msg);
+    }
+    tw_tz_free(lon);
+    tw_tz_free(utc);
+    /* The period's checks, and the run's. */
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_period(0, TW_PLAN_END_NS, 0, &err), TW_OK);
+    assert_int_equal(tw_svc_plan_period(-1, TW_NS_PER_DAY, 0, &err), TW_ERANGE);
+    assert_non_null(strstr(err.msg, "from:"));
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_period(0, INT64_MAX, 0, &err), TW_ERANGE);
+    assert_non_null(strstr(err.msg, "to:"));
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_period(0, 367 * TW_NS_PER_DAY, TW_PLAN_ROUTE_MAX_DAYS, &err),
+                     TW_ERANGE);
+    assert_non_null(strstr(err.msg, "to: the period is longer than 366 days"));
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_period(0, 366 * TW_NS_PER_DAY, TW_PLAN_ROUTE_MAX_DAYS, &err),
+                     TW_OK);
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-01-01T00:00:00Z", "2040-01-01T00:00:00Z");
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_ERANGE);
+    assert_non_null(strstr(err.msg, "to: the period is longer than 3645 days"));
+    /* The longest period plans to its end (the windows' instants reach it). */
+    opts(f, &o, &p, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
+    o.to_ns = o.from_ns + (int64_t)TW_PLAN_MAX_DAYS * TW_NS_PER_DAY;
+    err = (struct tw_error){0};
+    int64_t last = 0, n = 0;
+    struct tw_plan_sink lsink = {last_due, &last};
+    assert_int_equal(tw_svc_plan_run(f->st, &o, &lsink, &sum, &err), TW_OK);
+    n = sum.actions;
+    assert_true(n > 1000);
+    assert_true(last > o.to_ns - 8 * TW_NS_PER_DAY);
+    o.to_ns += TW_NS_PER_DAY;
+    assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_ERANGE);
+    /* Up to the last instant a plan takes: no overflow (UBSan watches). */
+    opts(f, &o, &p, "2199-12-01T00:00:00Z", "2199-12-31T23:59:59Z");
+    o.to_ns = TW_PLAN_END_NS;
+    err = (struct tw_error){0};
+    assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_OK);
+    assert_true(sum.actions >= 8);
+    o.to_ns = TW_PLAN_END_NS + 1;
+    assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_ERANGE);
+    tw_policy_cleanup(&p);
+}
+
+/* Disks left out for want of a price are counted, with the books
+ * missing, in the summary and the JSON's totals. */
+static void test_no_price(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "data-1", "Premium_LRS", "P10", 128);
+    vm(f, 2, "far-1");
+    sql(f, "UPDATE vms SET location = 'eastus' WHERE id = 2");
+    disk(f, 21, 2, "far-d", "Premium_LRS", "P10", 128);
+    disk(f, 22, 2, "far-e", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "dev-weekends", "[\"Fri 20:00-Mon 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-01T00:00:00Z", "2026-12-08T00:00:00Z");
+    plan(f, &o, &s, &sum);
+    assert_int_equal(s.n, 2);
+    assert_int_equal(sum.disks_without_price, 2);
+    assert_int_equal(sum.missing_books, 1);
+    assert_int_equal(sum.needed_books, 2);
+    assert_string_equal(sum.missing_regions, "eastus (2 disks)");
+    struct tw_buf b;
+    tw_buf_init(&b, 1 << 20);
+    struct tw_error err = {0};
+    assert_int_equal(tw_svc_plan_json(f->st, &o, to_buf, &b, &err), TW_OK);
+    json_error_t je;
+    json_t *doc = json_loadb(b.data, b.len, 0, &je);
+    assert_non_null(doc);
+    json_t *tot = json_object_get(doc, "totals");
+    assert_int_equal(json_integer_value(json_object_get(tot, "disks_without_price")), 2);
+    json_t *mr = json_object_get(tot, "missing_regions");
+    assert_int_equal(json_array_size(mr), 1);
+    assert_string_equal(json_string_value(json_array_get(mr, 0)), "eastus");
+    json_decref(doc);
     tw_buf_cleanup(&b);
     tw_policy_cleanup(&p);
 }
@@ -860,6 +1024,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_disks_alike, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disks_alike_prices, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seams, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_date_range, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_price, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
