@@ -74,8 +74,9 @@ static int family_rank(enum tw_sku_family f)
 /* --to SKU checked before anything is sent: a SKU Azure knows, of a family
  * a disk switches to, and no dearer than any disk it would move (a
  * "downgrade" to Premium is refused).  TW_EINVAL with why. */
-static enum tw_err check_to(const char *to, const struct tw_store_disk_row *d, size_t n,
-                            bool os_disk, struct tw_error *err)
+static enum tw_err check_to(struct tw_store *st, const char *to,
+                            const struct tw_store_disk_row *d, size_t n, bool os_disk,
+                            struct tw_error *err)
 {
     struct tw_sku t;
     if (!tw_sku_parse(to, &t))
@@ -88,13 +89,23 @@ static enum tw_err check_to(const char *to, const struct tw_store_disk_row *d, s
     for (size_t i = 0; i < n; i++) {
         if (d[i].disk.role == TW_DISK_OS && !os_disk)
             continue;
+        /* the disk's SKU as last seen (ARM's observations, the executor's
+         * among them, are the SKU history's newest; the row follows reports) */
+        char cur[32];
+        snprintf(cur, sizeof cur, "%s", d[i].disk.sku);
+        struct tw_store_sku_hist_row *h = NULL;
+        size_t nh = 0;
+        struct tw_error he = {0};
+        if (tw_store_disk_history(st, d[i].id, &h, &nh, &he) == TW_OK && nh && h[nh - 1].sku[0])
+            snprintf(cur, sizeof cur, "%s", h[nh - 1].sku);
+        free(h);
         struct tw_sku f;
-        if (!tw_sku_parse(d[i].disk.sku, &f) || !family_rank(f.family))
+        if (!tw_sku_parse(cur, &f) || !family_rank(f.family))
             continue; /* the executor's checks say why it can't move */
         if (family_rank(t.family) > family_rank(f.family))
             return tw_error_set(err, TW_EINVAL, "--to %s: disk %s is on %s, a cheaper family; "
                                 "vm stop only moves disks down (vm start restores them)", to,
-                                d[i].disk.name, d[i].disk.sku);
+                                d[i].disk.name, cur);
     }
     return TW_OK;
 }
@@ -109,7 +120,7 @@ static enum tw_err targets(struct tw_store *st, const struct tw_store_vm_row *vm
     struct tw_pricebook *book = NULL;
     char currency[4] = "";
     enum tw_err rc = TW_OK;
-    if (to && (rc = check_to(to, d, n, os_disk, err)) != TW_OK)
+    if (to && (rc = check_to(st, to, d, n, os_disk, err)) != TW_OK)
         return rc;
     if (pol) {
         if ((rc = tw_tier_catalog_builtin(&cat, err)) != TW_OK)

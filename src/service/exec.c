@@ -954,7 +954,7 @@ static void exec_action(struct worker *w, const struct tw_store_action_row *give
             char vwhy[EXEC_REASON_MAX];
             char power[32] = "";
             enum verdict v = check_vm(w, &a, vwhy, sizeof vwhy, power, sizeof power);
-            if (v == V_FAIL) {
+            if (v == V_FAIL || v == V_SKIP) {
                 move(w, &a, &state, TW_ACT_FAILED, vwhy, note, sizeof note);
                 report(w, shown, "failed", "failed", vwhy, NULL, NULL, NULL, false);
                 goto out;

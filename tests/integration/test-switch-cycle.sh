@@ -35,6 +35,7 @@ jq -e '[.actions[] | [.kind, .disk, .from_sku, .to_sku, .due_at]] ==
    ["downgrade", "app-01-data1", "Premium_LRS", "Standard_LRS", "2026-12-04T20:10:00Z"],
    ["upgrade", "app-01-data1", "Standard_LRS", "Premium_LRS", "2026-12-07T05:30:00Z"]]' \
   <<<"$plan" >/dev/null && ok || bad "the weekend's plan: $plan"
+printf '%s\n' "$plan" >"$scratch/plan.json"
 
 # Before the due time: nothing due.
 out=$(at '2026-12-04 19:00:00' apply --execute --json)
@@ -102,15 +103,45 @@ order=$(sqlite3 "$db" "SELECT a.kind || ':' || t.to_state FROM action_transition
 out=$("$cli" actions --db "$db" --vm APP-01 --state done)
 [ "$(grep -c ' done ' <<<"$out")" = 5 ] && ok || bad "actions --vm --state: $out"
 
+# The saved plan days later: its actions (due more than a day ago) expired,
+# not run again.
+out=$(faked '2026-12-09 19:00:00' "$cli" apply --db "$db" --plan "$scratch/plan.json" --execute \
+  --poll-ms 50 "${ARM[@]}" --json)
+jq -e '.expired == 4 and .planned == 0 and .summary.actions == 0' <<<"$out" >/dev/null &&
+  ok || bad "a week-old saved plan: $out"
+text=$(faked '2026-12-09 19:00:00' "$cli" apply --db "$db" --plan "$scratch/plan.json" "${ARM[@]}")
+grep -q "4 actions of the saved plan expired" <<<"$text" && ok || bad "apply --plan's text: $text"
+
+# The store knows the VM runs (vm start recorded it), and nothing drifts.
+out=$("$cli" drift --db "$db" --policy "$scratch/policy.json" --json)
+jq -e '.count == 0' <<<"$out" >/dev/null && ok || bad "drift after vm start: $out"
+
 # A runbook's steps a few days later: vm stop by the policy (data disks to
 # the policy's target, the OS disk too with --os-disk), then vm start.
 sim POST /_sim/clock '{"advance_s": 864000}' >/dev/null # past ARM's quota day
+# vm stop's SKU checked before anything is sent
+expect 2 "not a disk SKU" -- "$cli" vm stop --db "$db" --vm app-01 --to Bogus_SKU --execute \
+  --poll-ms 50 "${ARM[@]}"
+[ "$(sim_power app-01)" = running ] && ok || bad "a bad --to SKU deallocated the VM"
+# a dry run on the running VM: the deallocation, then the disks' PATCHes
+out=$(faked '2026-12-09 20:00:00' "$cli" vm stop --db "$db" --vm app-01 --policy "$scratch/policy.json" \
+  --poll-ms 50 "${ARM[@]}" --json)
+jq -e '[.results[] | [.kind, .outcome]] == [["deallocate", "would_send"],
+  ["downgrade", "would_send"], ["downgrade", "would_send"]] and
+  (.results[1].reason | test("after the deallocation"))' <<<"$out" >/dev/null &&
+  ok || bad "vm stop's dry run on a running VM: $out"
 out=$(faked '2026-12-09 20:00:00' "$cli" vm stop --db "$db" --vm app-01 --policy "$scratch/policy.json" \
   --execute --poll-ms 50 "${ARM[@]}" --json)
-jq -e '[.results[] | [.kind, .disk, .to_sku, .outcome]] ==
-  [["deallocate", null, null, "done"], ["downgrade", "app-01-data0", "Standard_LRS", "done"],
-   ["downgrade", "app-01-data1", "Standard_LRS", "done"]]' <<<"$out" >/dev/null &&
+jq -e '[.results[] | [.kind, .disk, .to_sku, .outcome, .policy]] ==
+  [["deallocate", null, null, "done", "dev-weekends"],
+   ["downgrade", "app-01-data0", "Standard_LRS", "done", "dev-weekends"],
+   ["downgrade", "app-01-data1", "Standard_LRS", "done", "dev-weekends"]]' <<<"$out" >/dev/null &&
   ok || bad "vm stop --policy: $out"
+# the store knows the VM is deallocated now: its downgraded disks don't drift
+out=$("$cli" drift --db "$db" --policy "$scratch/policy.json" --json)
+jq -e '.count == 0' <<<"$out" >/dev/null && ok || bad "drift after vm stop: $out"
+expect 2 "cheaper family" -- "$cli" vm stop --db "$db" --vm app-01 --to Premium_LRS --execute \
+  --poll-ms 50 "${ARM[@]}"
 [ "$(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0)" = "deallocated Premium_LRS Standard_LRS" ] &&
   ok || bad "after vm stop: $(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0)"
 # the data disks are there already: only the OS disk moves
@@ -127,6 +158,9 @@ jq -e '[.results[] | [.kind, .disk, .to_sku, .outcome]] ==
   ok || bad "vm start restores the originals (not the SKUs before the second stop): $out"
 [ "$(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0) $(sim_sku $d1)" = "running Premium_LRS Premium_LRS Premium_LRS" ] &&
   ok || bad "after vm start: $(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0) $(sim_sku $d1)"
+jq -e '.started == true and .why == ""' <<<"$out" >/dev/null && ok || bad "vm start's started: $out"
+out=$("$cli" drift --db "$db" --policy "$scratch/policy.json" --json)
+jq -e '.count == 0' <<<"$out" >/dev/null && ok || bad "drift after the last vm start: $out"
 
 # Bad usage.
 expect 2 "one of --policy FILE or --plan FILE" -- "$cli" apply --db "$db"

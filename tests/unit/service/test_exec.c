@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "testhelp.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,11 @@ struct fake {
     struct tw_arm_error last;
     struct tw_store *steal_st;  /* another executor takes STEAL_ID over at the first poll */
     int64_t steal_id;
+    bool fail_op;               /* the next operation ends Failed (its poll answers 200) */
+    bool vm_stays;              /* a start/deallocate is accepted but the power state stays */
+    bool vm_refuse;             /* a start/deallocate is refused (409 OperationNotAllowed) */
+    int vm_posts;               /* starts and deallocations received */
+    long set_sku_sleep_ms;      /* ARM takes this long to accept a PATCH */
 };
 
 static struct fdisk *find(struct fake *f, const char *id)
@@ -128,6 +134,10 @@ static enum tw_err f_set_sku(void *ctx, const char *id, const char *sku, struct 
 {
     struct fake *f = ctx;
     struct fdisk *x = find(f, id);
+    if (f->set_sku_sleep_ms) {
+        struct timespec ts = {0, f->set_sku_sleep_ms * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     ok(f);
     memset(op, 0, sizeof *op);
     if (f->throttle > 0) {
@@ -163,6 +173,16 @@ static enum tw_err f_vm_action(struct fake *f, const char *power, struct tw_arm_
 {
     ok(f);
     memset(op, 0, sizeof *op);
+    if (f->vm_refuse) {
+        f->last.status = 409;
+        f->last.fault = TW_ARM_FAULT_NOT_ALLOWED;
+        snprintf(f->last.code, sizeof f->last.code, "OperationNotAllowed");
+        snprintf(f->last.message, sizeof f->last.message, "the VM is being deleted");
+        return TW_EPERM;
+    }
+    f->vm_posts++;
+    if (f->vm_stays)
+        return TW_OK;
     snprintf(f->power, sizeof f->power, "%s", power);
     const char *st = !strcmp(power, "running") ? "Attached" : "Reserved";
     for (int i = 0; i < 2; i++)
@@ -208,6 +228,17 @@ static enum tw_err f_poll(void *ctx, struct tw_arm_op *op, bool *done, struct tw
         return TW_OK;
     }
     *done = true;
+    if (f->fail_op) {
+        f->fail_op = false;
+        if (f->pending_disk)
+            f->pending_disk->updating = false;
+        f->pending_disk = NULL;
+        f->last.status = 200;
+        f->last.fault = TW_ARM_FAULT_OTHER;
+        snprintf(f->last.code, sizeof f->last.code, "InternalDiskManagementError");
+        snprintf(f->last.message, sizeof f->last.message, "the disk could not be updated");
+        return tw_error_set(err, TW_EIO, "the operation failed");
+    }
     if (f->pending_disk) {
         snprintf(f->pending_disk->sku, sizeof f->pending_disk->sku, "%s", f->pending);
         f->pending_disk->updating = false;
@@ -279,7 +310,12 @@ static void put_fleet(struct fx *f)
         snprintf(disks[i].disk.managed_disk_id, sizeof disks[i].disk.managed_disk_id, "%s",
                  ids[i]);
     }
-    struct tw_store_arm_vm v = {&vm, "deallocated", 2, disks};
+    struct tw_store_arm_vm v;
+    memset(&v, 0, sizeof v);
+    v.vm = &vm;
+    v.power_state = "deallocated";
+    v.n_disks = 2;
+    v.disks = disks;
     struct tw_error err = {0};
     if (tw_store_arm_vm_put(f->st, &v, "2026-12-01T00:00:00Z", NULL, NULL, &f->vm_id, &err) !=
         TW_OK)
@@ -799,6 +835,223 @@ static void test_lost_claim(void **state)
     free(row.operation_url);
 }
 
+
+/* ---- round 12 ---- */
+
+/* An action moved to sent without an operation (a crash after the POST). */
+static int64_t add_sent(struct fx *f, int64_t disk, const char *kind, const char *from,
+                        const char *to)
+{
+    char due[40];
+    assert_true(tw_rfc3339_format(now_ms() / 1000 - 60, due, sizeof due));
+    struct tw_store_action_new an;
+    memset(&an, 0, sizeof an);
+    an.disk_id = disk;
+    an.vm_id = f->vm_id;
+    an.kind = kind;
+    an.from_sku = from;
+    an.to_sku = to;
+    an.due_at = due;
+    an.policy = "dev";
+    an.reason = "test";
+    int64_t id = 0;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_action_add(f->st, &an, &id, &err), TW_OK);
+    assert_int_equal(tw_store_action_move(f->st, id, TW_ACT_PLANNED, TW_ACT_CHECKED, "dead",
+                                          "checks passed", &err), TW_OK);
+    assert_int_equal(tw_store_action_move(f->st, id, TW_ACT_CHECKED, TW_ACT_SENT, "dead",
+                                          "POST ...", &err), TW_OK);
+    return id;
+}
+
+/* A resumed start or deallocation whose VM is on its way (starting,
+ * deallocating, stopping) is verified, never POSTed again; a refusal of a
+ * resend fails the action instead of retrying forever. */
+static void test_resume_vm_moving(void **state)
+{
+    struct fx *f = *state;
+    f->arm.vm_stays = true;
+    snprintf(f->arm.power, 16, "starting");
+    int64_t id = add_sent(f, 0, "start", NULL, NULL);
+    struct tw_exec_summary s = run(f, &id, 1, false);
+    assert_int_equal(f->arm.vm_posts, 0);
+    assert_int_equal(s.retry, 1); /* still starting after the run's wait */
+    assert_state(f, id, "sent", 1); /* the crashed send only */
+    snprintf(f->arm.power, 16, "running");
+    s = run(f, &id, 1, false);
+    assert_int_equal(f->arm.vm_posts, 0);
+    assert_int_equal(s.done, 1);
+    for (int k = 0; k < 2; k++) {
+        snprintf(f->arm.power, 16, "%s", k ? "stopping" : "deallocating");
+        int64_t dl = add_sent(f, 0, "deallocate", NULL, NULL);
+        s = run(f, &dl, 1, false);
+        assert_int_equal(f->arm.vm_posts, 0);
+        assert_int_equal(s.retry, 1);
+    }
+    /* the VM never went: resent, and a refusal fails it */
+    snprintf(f->arm.power, 16, "deallocated");
+    f->arm.vm_refuse = true;
+    int64_t st2 = add_sent(f, 0, "start", NULL, NULL);
+    f->tick_ms = 2; /* no backoff in the way */
+    struct timespec ts = {1, 100 * 1000000L};
+    nanosleep(&ts, NULL);
+    s = run(f, &st2, 1, false);
+    assert_int_equal(s.failed, 1);
+    assert_state(f, st2, "failed", -1);
+    assert_non_null(strstr(f->reason[0], "OperationNotAllowed"));
+}
+
+/* Two runs of one process with the same owner prefix (the scheduler and
+ * POST /api/v1/actions) resuming one sent downgrade: one PATCH. */
+static pthread_mutex_t fake_mu = PTHREAD_MUTEX_INITIALIZER;
+static enum tw_err m_disk_get(void *ctx, const char *id, struct tw_arm_disk *d, struct tw_error *e)
+{
+    pthread_mutex_lock(&fake_mu);
+    enum tw_err rc = f_disk_get(ctx, id, d, e);
+    pthread_mutex_unlock(&fake_mu);
+    return rc;
+}
+static enum tw_err m_vm_get(void *ctx, const char *id, struct tw_arm_vm *vm, struct tw_error *e)
+{
+    pthread_mutex_lock(&fake_mu);
+    enum tw_err rc = f_vm_get(ctx, id, vm, e);
+    pthread_mutex_unlock(&fake_mu);
+    return rc;
+}
+static enum tw_err m_set_sku(void *ctx, const char *id, const char *sku, struct tw_arm_op *op,
+                             struct tw_error *e)
+{
+    struct timespec ts = {0, 300 * 1000000L}; /* ARM takes its time to accept */
+    nanosleep(&ts, NULL);
+    pthread_mutex_lock(&fake_mu);
+    enum tw_err rc = f_set_sku(ctx, id, sku, op, e);
+    pthread_mutex_unlock(&fake_mu);
+    return rc;
+}
+static enum tw_err m_verify(void *ctx, const char *id, const char *sku, bool *okp,
+                            struct tw_arm_disk *d, struct tw_error *e)
+{
+    pthread_mutex_lock(&fake_mu);
+    enum tw_err rc = f_verify(ctx, id, sku, okp, d, e);
+    pthread_mutex_unlock(&fake_mu);
+    return rc;
+}
+static const struct tw_exec_arm_ops locked_ops = {f_open,   f_close,  m_disk_get, m_vm_get,
+                                                  m_set_sku, f_dealloc, f_start,   f_poll,
+                                                  m_verify, f_last};
+struct two_arg {
+    struct fx *f;
+    int64_t id;
+};
+static void quiet_sink(void *arg, const struct tw_exec_result *r)
+{
+    (void)arg;
+    (void)r;
+}
+static void *two_run(void *p)
+{
+    struct two_arg *t = p;
+    struct tw_store *st = NULL;
+    struct tw_error e = {0};
+    struct tw_store_action_row row;
+    memset(&row, 0, sizeof row);
+    pthread_mutex_lock(&fake_mu);
+    if (tw_store_open(t->f->path, &st, &e) == TW_OK)
+        tw_store_action_get(st, t->id, &row, &e);
+    tw_store_close(st);
+    pthread_mutex_unlock(&fake_mu);
+    struct tw_exec_sink s = {quiet_sink, NULL};
+    struct tw_exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.db_path = t->f->path;
+    o.arm = &locked_ops;
+    o.arm_arg = &t->f->arm;
+    o.owner = "test";
+    o.parallel = 1;
+    o.poll_ms = 1;
+    o.op_timeout_ms = 300;
+    o.tick_ms = 2; /* no backoff in the way */
+    o.sink = &s;
+    struct tw_exec_summary sum;
+    tw_exec_run(&o, &row, 1, &sum, &e);
+    free(row.operation_url);
+    return NULL;
+}
+static void test_two_runs_one_owner(void **state)
+{
+    struct fx *f = *state;
+    int64_t id = add_sent(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS");
+    struct timespec ts = {1, 100 * 1000000L}; /* past the tiny backoff of updated_at */
+    nanosleep(&ts, NULL);
+    struct two_arg t = {f, id};
+    pthread_t a, b;
+    assert_int_equal(pthread_create(&a, NULL, two_run, &t), 0);
+    assert_int_equal(pthread_create(&b, NULL, two_run, &t), 0);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    assert_int_equal(f->arm.d[0].patches, 1);
+    assert_state(f, id, "done", 2); /* the crashed send and the one resend */
+}
+
+/* vm start judges each disk not restored by the policy of the downgrade
+ * that recorded its original: a relaxed policy's disk lets the VM start
+ * (and says so); the default's does not (test_vm_stop_start). */
+static void test_start_per_disk_policy(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    const char *relaxed =
+        "{\"schema_version\": \"tierwise.policy/1\", \"name\": \"relaxed\", \"match\": "
+        "{\"resource_groups\": [\"rg1\"]}, \"require_original_before_start\": false, "
+        "\"target\": \"Standard_LRS\", \"windows\": [\"Fri 20:00-Mon 06:00\"], "
+        "\"timezone\": \"UTC\"}";
+    assert_int_equal(tw_store_policy_put(f->st, "relaxed", relaxed, &err), TW_OK);
+    /* data1 downgraded under "relaxed", data2 under "dev" (not stored: the default) */
+    int64_t a1 = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    int64_t a2 = add(f, f->d2, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    struct tw_store_action_new an;
+    memset(&an, 0, sizeof an);
+    char due[40];
+    assert_true(tw_rfc3339_format(now_ms() / 1000 - 5, due, sizeof due));
+    an.disk_id = f->d1;
+    an.kind = "downgrade";
+    an.from_sku = "Premium_LRS";
+    an.to_sku = "Standard_LRS";
+    an.due_at = due;
+    an.policy = "relaxed";
+    an.reason = "test";
+    /* a1 is skipped by a1r's order: record the relaxed one first */
+    int64_t a1r = 0;
+    assert_int_equal(tw_store_action_add(f->st, &an, &a1r, &err), TW_OK);
+    int64_t ids[2] = {a1r, a2};
+    run(f, ids, 2, false);
+    assert_state(f, a1r, "done", 1);
+    assert_state(f, a2, "done", 1);
+    (void)a1; /* a later downgrade of data1 (planned, never sent) does not count */
+    struct tw_exec_sink s = {sink, f};
+    struct tw_exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.db_path = f->path;
+    o.arm = &fake_ops;
+    o.arm_arg = &f->arm;
+    o.owner = "test";
+    o.poll_ms = 1;
+    o.op_timeout_ms = 2000;
+    o.caps = &f->caps;
+    o.sink = &s;
+    struct tw_exec_summary sum;
+    struct tw_exec_start_info info;
+    f->arm.conflict = 1; /* data1's restore refused */
+    if (tw_exec_vm_start(&o, f->vm_id, true, &sum, &info, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_true(info.started);
+    assert_non_null(strstr(info.why, "data1"));
+    assert_non_null(strstr(info.why, "policy relaxed allows a start without it"));
+    assert_string_equal(f->arm.power, "running");
+    assert_string_equal(f->arm.d[0].sku, "Standard_LRS");
+    assert_string_equal(f->arm.d[1].sku, "Premium_LRS");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -815,6 +1068,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_quota, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quota_old, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lost_claim, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_resume_vm_moving, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_runs_one_owner, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_start_per_disk_policy, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
