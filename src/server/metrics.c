@@ -575,6 +575,15 @@ enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_stor
                 "their VM runs, at the drift job's last run.\n"
                 "# TYPE tierwise_drift_disks gauge\ntierwise_drift_disks %lld\n",
                 (long long)st->drift_disks);
+        if (st->drift_job)
+            PUT("# HELP tierwise_drift_last_success_timestamp_seconds When the drift job's last "
+                "run succeeded (Unix seconds; 0: none yet).\n"
+                "# TYPE tierwise_drift_last_success_timestamp_seconds gauge\n"
+                "tierwise_drift_last_success_timestamp_seconds %lld\n"
+                "# HELP tierwise_drift_errors_total Drift runs that failed (tierwise_drift_disks "
+                "keeps the last run's count; each is tried again at the next --drift-interval).\n"
+                "# TYPE tierwise_drift_errors_total counter\ntierwise_drift_errors_total %lld\n",
+                (long long)st->drift_last_success_s, (long long)st->drift_errors);
         if (st->sync_known)
             PUT("# HELP tierwise_sync_last_success_timestamp_seconds When the last sync from ARM "
                 "succeeded (Unix seconds; 0: none yet).\n"

@@ -59,6 +59,9 @@ struct tw_metrics_store {
     bool sync_known;        /* serve --sync runs: the two below are its */
     int64_t sync_last_success_s; /* Unix seconds of the last sync that succeeded; 0 none yet */
     int64_t sync_errors;    /* syncs that failed since the start */
+    bool drift_job;         /* a drift job runs: the two below are its */
+    int64_t drift_last_success_s; /* Unix seconds of its last run that succeeded; 0 none yet */
+    int64_t drift_errors;   /* its runs that failed since the start */
 };
 
 /* Appends the whole exposition to OUT (the fleet's gauges once taken, and

@@ -135,6 +135,10 @@ struct tw_server {
     struct tw_srv_sync_counts *sync;
     void (*sync_hook)(void *arg, const struct tw_sync_summary *s);
     void *sync_hook_arg;
+    /* Holds (true) or lets go of (false) the hook's argument: the sync
+     * job holds it while it keeps the hook (NULL: the argument outlives
+     * the jobs).  drift_job.c sets the three. */
+    void (*sync_hook_hold)(void *arg, bool hold);
 
     atomic_bool stopping;
     atomic_long active;             /* requests with a context */
@@ -213,6 +217,9 @@ enum tw_err tw_srv_rejudge_start(struct tw_server *srv, struct tw_error *err);
 #define TW_SRV_DRIFT_EVERY_S 60
 enum tw_err tw_srv_drift_start(struct tw_server *srv, unsigned every_s, struct tw_error *err);
 int64_t tw_srv_drift_disks(const struct tw_server *srv);
+/* When the last drift run succeeded (Unix s, 0 none yet) and how many
+ * failed; false without a drift job. */
+bool tw_srv_drift_stats(const struct tw_server *srv, int64_t *last_success_s, int64_t *errors);
 void tw_srv_drift_release(struct tw_server *srv);
 
 /* The fleet from ARM (sync_job.c): OPT's sync queued on the worker, now

@@ -7,8 +7,8 @@
  * failed (tierwise_sync_last_success_timestamp_seconds,
  * tierwise_sync_errors_total).  After each sync that succeeded the
  * server's hook runs (srv->sync_hook with its argument, as they were when
- * the job started: e.g. drift judged at once rather than at its own next
- * run).
+ * the job started, the argument held while the job keeps it: drift_job.c's
+ * queues a drift run at once rather than at the drift job's next run).
  *
  * The job owns copies of what it reads (the database's path, the URLs,
  * the subscriptions, the resource groups) and a reference to the counters
@@ -61,6 +61,7 @@ struct sync_job {
     struct tw_worker *worker;
     void (*hook)(void *arg, const struct tw_sync_summary *s); /* the server's, at start */
     void *hook_arg;
+    void (*hook_hold)(void *arg, bool hold); /* held while the job keeps the hook */
     struct tw_srv_sync_counts *counts;
     struct tw_arm_cred *cred;
     struct tw_arm_pacer *pacer;
@@ -74,6 +75,8 @@ struct sync_job {
 
 static void job_free(struct sync_job *j)
 {
+    if (j->hook_hold)
+        j->hook_hold(j->hook_arg, false);
     counts_unref(j->counts);
     free(j);
 }
@@ -211,6 +214,10 @@ enum tw_err tw_srv_sync_start(struct tw_server *srv, const struct tw_server_opti
     j->worker = srv->worker;
     j->hook = srv->sync_hook;
     j->hook_arg = srv->sync_hook_arg;
+    if (j->hook && srv->sync_hook_hold) {
+        srv->sync_hook_hold(j->hook_arg, true);
+        j->hook_hold = srv->sync_hook_hold;
+    }
     j->cred = opt->arm_cred;
     j->pacer = opt->arm_pacer;
     j->every_ns = (int64_t)(opt->sync_interval_s ? opt->sync_interval_s : TW_SRV_SYNC_EVERY_S) *

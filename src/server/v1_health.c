@@ -180,7 +180,8 @@ void tw_v1_healthz(struct tw_req *rq)
 void tw_v1_metrics(struct tw_req *rq)
 {
     struct tw_server *srv = rq->srv;
-    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1, -1, -1, -1, false, -1, false, 0, 0};
+    struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1, -1, -1, -1, false, -1, false, 0, 0,
+                                  false, 0, 0};
     struct tw_error err = {0};
     /* The counts are whole-table scans: they are taken again only after
      * the writer stored a new report, or after METRICS_STATS_TTL_S (the
@@ -226,6 +227,7 @@ void tw_v1_metrics(struct tw_req *rq)
     ms.connections_refused = (int64_t)tw_gate_refused(srv->gate);
     ms.drift_disks = tw_srv_drift_disks(srv);
     ms.drift_known = ms.drift_disks >= 0;
+    ms.drift_job = tw_srv_drift_stats(srv, &ms.drift_last_success_s, &ms.drift_errors);
     ms.sync_known = tw_srv_sync_stats(srv, &ms.sync_last_success_s, &ms.sync_errors);
     /* The fleet's gauges (verdicts, SKUs, silent agents) are taken at most
      * every TW_METRICS_FLEET_TTL_S (metrics.h) and kept between scrapes. */

@@ -98,6 +98,7 @@ wait_for "the start logged" grep -qxF "$line" "$scratch/main.err"
 sleep 2 # two more runs: still one drift, logged once
 n=$(grep -c 'drift started' "$scratch/main.err")
 [ "$n" = 1 ] && ok || bad "drift started logged $n times"
+[ "$(metric tierwise_drift_errors_total)" = 0 ] && ok || bad "drift errors counted"
 want='{"vm": "sap-db-01", "disk": "sap-db-01-data1", "sku": "StandardSSD_LRS", "required_sku": "Premium_LRS", "since": $since, "policy": "sap-premium", "vm_id": 1, "disk_id": 3}'
 st=$(req GET /api/v1/drift "$reader")
 [ "$st" = 200 ] && ok || bad "GET /api/v1/drift: $st"
@@ -194,6 +195,28 @@ EOF2
   code=$(curl -s -o "$scratch/power.json" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
     -d '{"vm": "advisor-vm-02", "state": "running"}' "$sim/_sim/power")
   [ "$code" = 200 ] && ok || bad "the simulator's power switch answered $code: $(cat "$scratch/power.json")"
+  # serve --sync: the drift job's first run (at the start, before the
+  # sync) finds the VM deallocated; the sync that sees it running queues a
+  # drift run at once, so the gauge is 1 long before --drift-interval 24h.
+  mkdir -p "$scratch/advpol"
+  cp "$scratch/advisor.json" "$scratch/advpol/"
+  main_db=$db
+  db=$adb
+  start_server armsync --policies "$scratch/advpol" --drift-interval 24h --sync-interval 24h \
+    --subscription "$sub" "${arm[@]}"
+  db=$main_db
+  if [ -n "$port" ]; then
+    wait_for "drift judged right after serve's sync" gauge_is 1
+    grep -q 'drift started: VM advisor-vm-02 disk advisor-vm-02-data0' "$scratch/armsync.err" &&
+      ok || bad "no drift line after serve's sync: $(cat "$scratch/armsync.err")"
+    [ "$(metric tierwise_drift_errors_total)" = 0 ] && ok || bad "drift errors metric"
+    last=$(metric tierwise_drift_last_success_timestamp_seconds)
+    [ -n "$last" ] && [ "$last" -gt 1700000000 ] && ok || bad "drift last success metric: '$last'"
+    stop_server TERM
+    [ "$stop_status" = 0 ] && ok || bad "serve --sync with drift stopped with $stop_status"
+  else
+    bad "serve --sync with --policies did not start: $(cat "$scratch/armsync.err")"
+  fi
   "$cli" sync --db "$adb" "${arm[@]}" >/dev/null 2>"$scratch/sync2.err" && ok ||
     bad "the second sync: $(cat "$scratch/sync2.err")"
   seen=$(sqlite3 "$adb" "SELECT p.observed_at FROM power_states p JOIN vms v ON v.id = p.vm_id WHERE v.name = 'advisor-vm-02' AND p.state = 'running' AND p.source = 'arm' ORDER BY p.observed_ms LIMIT 1")

@@ -91,7 +91,24 @@ static void test_render(void **state)
                                     .db_bytes = -1, .queue_depth = -1};
     assert_int_equal(tw_metrics_render(m, &none, &out2), TW_OK);
     assert_null(strstr(out2.data, "tierwise_reports_stored"));
+    assert_null(strstr(out2.data, "tierwise_drift_errors_total"));
     tw_buf_cleanup(&out2);
+    /* A drift job: its failures and its last success, the gauge as it was. */
+    struct tw_buf out3;
+    tw_buf_init(&out3, 1 << 20);
+    struct tw_metrics_store drift = none;
+    drift.drift_known = true;
+    drift.drift_disks = 4;
+    drift.drift_job = true;
+    drift.drift_errors = 3;
+    drift.drift_last_success_s = 1796400000;
+    assert_int_equal(tw_metrics_render(m, &drift, &out3), TW_OK);
+    assert_non_null(strstr(out3.data, "\ntierwise_drift_disks 4\n"));
+    assert_non_null(strstr(out3.data, "# TYPE tierwise_drift_errors_total counter\n"
+                                      "tierwise_drift_errors_total 3\n"));
+    assert_non_null(strstr(out3.data, "\ntierwise_drift_last_success_timestamp_seconds "
+                                      "1796400000\n"));
+    tw_buf_cleanup(&out3);
     /* Too small a buffer: an error, not a truncated page. */
     struct tw_buf small;
     tw_buf_init(&small, 100);
