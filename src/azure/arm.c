@@ -6,7 +6,10 @@
  * Every call goes through call(): the bearer token from the credential,
  * the api-version of its provider, the pacer's token per attempt (the
  * HTTP client's before_attempt hook, so a retried 429 is paced like a new
- * call) and the error classified into a->last.  URLs the answers hand
+ * call) from the bucket of the call's region (region_for: the URL's
+ * locations/{region}, else the resource's location as this client read it,
+ * else the caller's region; a list: ""), a 429's Retry-After handed to the
+ * pacer as a hold of that region, and the error classified into a->last.  URLs the answers hand
  * back (nextLink, Azure-AsyncOperation, Location) are followed only when
  * they are on the ARM base URL's origin: the token never leaves for
  * another host.
@@ -23,8 +26,24 @@
 #define TOKEN_MAX 16384
 #define MAX_PAGES 100000 /* 100 items a page: ten million resources */
 
+/* What the client knows of where resources are: id -> location, filled
+ * by every disk and VM it reads (GET or list), so a call on a resource
+ * is paced in the resource's region.  Open addressing, ids compared
+ * without case; at most LOC_MAX ids (beyond, a call falls back to the
+ * caller's region). */
+#define LOC_MAX (1u << 20)
+struct loc_entry {
+    char *id;
+    char loc[64];
+};
+
 struct tw_arm {
     struct tw_az_http *h;
+    struct loc_entry *locs;
+    size_t nlocs, caplocs;
+    char cur_region[64];             /* the bucket of the call under way */
+    struct tw_az_http_resp *cur_resp; /* its response, between attempts */
+    long real_slept;                 /* ms slept for real by arm_sleep this call */
     struct tw_az_http_opts http; /* as given (sleep_ms for the waits here) */
     char *base, *region, *disk_api, *compute_api;
     long poll_ms, op_timeout_ms;
@@ -48,15 +67,142 @@ static void sleep_for(struct tw_arm *a, long ms)
         ;
 }
 
-/* The http client's hook: one pacer token per attempt. */
+/* The http client's hook: one pacer token per attempt, from the bucket
+ * of the call's region. */
 static void before_attempt(const char *method, int attempt, void *arg)
 {
     struct tw_arm *a = arg;
     (void)attempt;
     if (!a->pacer)
         return;
-    long w = tw_arm_pacer_take(a->pacer, a->region, strcmp(method, "GET") != 0, a->cur_vm);
+    long w = tw_arm_pacer_take(a->pacer, a->cur_region, strcmp(method, "GET") != 0, a->cur_vm);
     sleep_for(a, w);
+}
+
+/* A 429 in RESP puts the call's region on hold in the pacer until its
+ * Retry-After (else FALLBACK_MS, 0: none), so every thread sharing the
+ * pacer pauses, not only the one the server told. */
+static void hold_on_429(struct tw_arm *a, const struct tw_az_http_resp *resp, long fallback_ms)
+{
+    if (!a->pacer || !resp || resp->status != 429)
+        return;
+    char ra[64];
+    long ms = 0;
+    if (!tw_az_http_resp_header(resp, "Retry-After", ra, sizeof(ra)) ||
+        !tw_arm_retry_after_parse(ra, (int64_t)time(NULL), &ms) || ms <= 0)
+        ms = fallback_ms;
+    if (ms > 0)
+        tw_arm_pacer_hold(a->pacer, a->cur_region, tw_arm_pacer_now_ms(a->pacer) + ms);
+}
+
+/* The http client's wait between attempts: the last attempt's 429 (its
+ * response is still in cur_resp) sets the region's hold before the wait,
+ * so the other threads hold with this one.  The wait itself is the
+ * caller's sleep, or a real one: the http client adds its waits to the
+ * real time spent when the sleep is injected, so a real sleep here is
+ * taken back out of resp->waited_ms until the call returns (call() puts
+ * it back), or the budget would count it twice. */
+static void arm_sleep(long ms, void *arg)
+{
+    struct tw_arm *a = arg;
+    hold_on_429(a, a->cur_resp, ms);
+    if (a->http.sleep_ms) {
+        a->http.sleep_ms(ms, a->http.sleep_arg);
+        return;
+    }
+    sleep_for(a, ms);
+    if (a->cur_resp) {
+        a->cur_resp->waited_ms -= ms;
+        a->real_slept += ms;
+    }
+}
+
+static uint64_t id_hash(const char *id)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *id; id++) {
+        unsigned char c = (unsigned char)*id;
+        if (c >= 'A' && c <= 'Z')
+            c = (unsigned char)(c + 32);
+        h = (h ^ c) * 1099511628211ull;
+    }
+    return h;
+}
+
+static struct loc_entry *loc_slot(const struct tw_arm *a, const char *id)
+{
+    if (!a->caplocs)
+        return NULL;
+    size_t i = (size_t)(id_hash(id) & (a->caplocs - 1));
+    while (a->locs[i].id && strcasecmp(a->locs[i].id, id) != 0)
+        i = (i + 1) & (a->caplocs - 1);
+    return &a->locs[i];
+}
+
+/* Remembers that ID is in LOCATION (best effort: out of memory or a full
+ * table only loses the hint). */
+static void remember(struct tw_arm *a, const char *id, const char *location)
+{
+    if (!id || !*id || !location || !*location || strlen(location) >= sizeof(a->locs[0].loc))
+        return;
+    if ((a->nlocs + 1) * 4 > a->caplocs * 3) {
+        size_t cap = a->caplocs ? a->caplocs * 2 : 256;
+        if (cap > LOC_MAX * 2)
+            goto update_only;
+        struct loc_entry *old = a->locs;
+        size_t oldcap = a->caplocs;
+        struct loc_entry *nl = calloc(cap, sizeof(*nl));
+        if (!nl)
+            goto update_only;
+        a->locs = nl;
+        a->caplocs = cap;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].id)
+                *loc_slot(a, old[i].id) = old[i];
+        free(old);
+    }
+    struct loc_entry *e = loc_slot(a, id);
+    if (!e->id) {
+        if (!(e->id = strdup(id)))
+            return;
+        a->nlocs++;
+    }
+    snprintf(e->loc, sizeof(e->loc), "%s", location);
+    return;
+update_only:;
+    struct loc_entry *u = loc_slot(a, id);
+    if (u && u->id)
+        snprintf(u->loc, sizeof(u->loc), "%s", location);
+}
+
+/* The pacer's bucket of a call on URL: the URL's .../locations/{region}/
+ * segment, else the location of RES_ID as last read, else the caller's
+ * region; LIST (a list of a subscription or group, its pages): "". */
+static void region_for(struct tw_arm *a, const char *url, const char *res_id, bool is_list)
+{
+    a->cur_region[0] = '\0';
+    if (is_list)
+        return;
+    const char *p = url ? strstr(url, "://") : NULL;
+    p = p ? strchr(p + 3, '/') : NULL;
+    size_t plen = p ? strcspn(p, "?#") : 0;
+    for (const char *q = p; q && (size_t)(q - p) < plen; q++) {
+        if (strncasecmp(q, "/locations/", 11) == 0) {
+            const char *r = q + 11;
+            size_t n = strcspn(r, "/?#");
+            if (n > 0 && n < sizeof(a->cur_region) && r + n <= p + plen) {
+                memcpy(a->cur_region, r, n);
+                a->cur_region[n] = '\0';
+                return;
+            }
+        }
+    }
+    struct loc_entry *e = res_id && *res_id ? loc_slot(a, res_id) : NULL;
+    if (e && e->id) {
+        snprintf(a->cur_region, sizeof(a->cur_region), "%s", e->loc);
+        return;
+    }
+    snprintf(a->cur_region, sizeof(a->cur_region), "%s", a->region);
 }
 
 static int64_t mono_ms(void)
@@ -83,6 +229,9 @@ void tw_arm_free(struct tw_arm *a)
     if (!a)
         return;
     tw_az_http_free(a->h);
+    for (size_t i = 0; i < a->caplocs; i++)
+        free(a->locs[i].id);
+    free(a->locs);
     free(a->base);
     free(a->region);
     free(a->disk_api);
@@ -131,6 +280,8 @@ enum tw_err tw_arm_new(const struct tw_arm_opts *o, struct tw_arm_cred *cred,
     a->http = h;
     h.before_attempt = before_attempt;
     h.attempt_arg = a;
+    h.sleep_ms = arm_sleep;
+    h.sleep_arg = a;
     if (!(a->h = tw_az_http_new(&h, err))) {
         tw_arm_free(a);
         return TW_ENOMEM;
@@ -203,10 +354,12 @@ bool tw_arm_url_same_origin(const char *link, const char *base)
 /*
  * One ARM request: METHOD on URL (absolute) with BODY (JSON, may be NULL).
  * RESP is the caller's to clean up.  VM: the VM whose start/deallocate
- * budget it takes (NULL: none).
+ * budget it takes (NULL: none).  RES_ID: the resource it acts on, for its
+ * region (NULL: none); LIST: a list's page (the bucket "").
  */
 static enum tw_err call(struct tw_arm *a, const char *method, const char *url, const char *body,
-                        const char *vm, struct tw_az_http_resp *resp, struct tw_error *err)
+                        const char *vm, const char *res_id, bool is_list,
+                        struct tw_az_http_resp *resp, struct tw_error *err)
 {
     memset(&a->last, 0, sizeof(a->last));
     memset(resp, 0, sizeof(*resp));
@@ -216,7 +369,11 @@ static enum tw_err call(struct tw_arm *a, const char *method, const char *url, c
     enum tw_err rc = tw_arm_cred_token(a->cred, tok, TOKEN_MAX, err);
     if (rc != TW_OK) {
         free(tok);
-        a->last.fault = rc == TW_EPERM ? TW_ARM_FAULT_AUTH : TW_ARM_FAULT_NETWORK;
+        /* The credential says TW_EPERM for any refusal (a 4xx of the
+         * login, IMDS's refusal), TW_EIO for no answer or a 5xx. */
+        a->last.fault = rc == TW_EPERM ? TW_ARM_FAULT_AUTH
+                        : rc == TW_EIO ? TW_ARM_FAULT_NETWORK
+                                       : TW_ARM_FAULT_OTHER;
         return rc;
     }
     snprintf(a->auth, sizeof(a->auth), "Authorization: Bearer %s", tok);
@@ -225,8 +382,17 @@ static enum tw_err call(struct tw_arm *a, const char *method, const char *url, c
     const char *hdrs[] = {a->auth, "Accept: application/json",
                           body ? "Content-Type: application/json" : NULL, NULL};
     a->cur_vm = vm;
+    region_for(a, url, res_id, is_list);
+    a->cur_resp = resp;
+    a->real_slept = 0;
     rc = tw_az_http_request(a->h, method, url, hdrs, body, body ? strlen(body) : 0, resp, err);
+    resp->waited_ms += a->real_slept;
+    a->cur_resp = NULL;
     a->cur_vm = NULL;
+    /* A 429 left at the end (retries spent, or a Retry-After beyond the
+     * call's budget): the call gives up, and the hold makes the next calls
+     * of the region wait it out instead of hammering. */
+    hold_on_429(a, resp, 0);
     memset(a->auth, 0, sizeof(a->auth));
     tw_arm_error_classify(resp->status, resp->body.data, resp->body.len, &a->last);
     if (rc == TW_OK)
@@ -308,7 +474,7 @@ static enum tw_err list(struct tw_arm *a, char *first, const char *what, page_fn
     }
     for (int page = 1;; page++) {
         struct tw_az_http_resp resp;
-        rc = call(a, "GET", url, NULL, NULL, &resp, err);
+        rc = call(a, "GET", url, NULL, NULL, NULL, true, &resp, err);
         if (rc == TW_OK)
             rc = parse(resp.body.data ? resp.body.data : "", resp.body.len, fn, arg, next,
                        TW_ARM_URL_MAX, err);
@@ -363,6 +529,19 @@ static char *list_url(const struct tw_arm *a, const char *sub, const char *rg, c
     return u;
 }
 
+struct disk_list_ctx {
+    struct tw_arm *a;
+    enum tw_err (*fn)(void *arg, const struct tw_arm_disk *d);
+    void *arg;
+};
+
+static enum tw_err disk_item(void *arg, const struct tw_arm_disk *d)
+{
+    struct disk_list_ctx *c = arg;
+    remember(c->a, d->id, d->location);
+    return c->fn ? c->fn(c->arg, d) : TW_OK;
+}
+
 enum tw_err tw_arm_disks_list(struct tw_arm *a, const char *sub, const char *rg,
                               enum tw_err (*fn)(void *arg, const struct tw_arm_disk *d),
                               void *arg, struct tw_error *err)
@@ -370,7 +549,8 @@ enum tw_err tw_arm_disks_list(struct tw_arm *a, const char *sub, const char *rg,
     char *u = list_url(a, sub, rg, "disks", a->disk_api, "", err);
     if (!u)
         return err ? err->code : TW_EINVAL;
-    return list(a, u, "ARM disks list", disk_page, (void *)fn, arg, err);
+    struct disk_list_ctx c = {.a = a, .fn = fn, .arg = arg};
+    return list(a, u, "ARM disks list", disk_page, (void *)disk_item, &c, err);
 }
 
 struct vm_list_ctx {
@@ -385,6 +565,7 @@ struct vm_list_ctx {
 static enum tw_err vm_item(void *arg, const struct tw_arm_vm *vm)
 {
     struct vm_list_ctx *c = arg;
+    remember(c->a, vm->vm.resource_id, vm->vm.location);
     if (vm->power_state[0])
         return c->fn ? c->fn(c->arg, vm) : TW_OK;
     /* The list gave no instance view: ask the VM's own. */
@@ -421,7 +602,7 @@ static enum tw_err get_one(struct tw_arm *a, const char *id, const char *suffix,
     char *u = url_of(a, path, api, extra);
     if (!u)
         return tw_error_set(err, TW_ENOMEM, "out of memory");
-    enum tw_err rc = call(a, "GET", u, NULL, NULL, resp, err);
+    enum tw_err rc = call(a, "GET", u, NULL, NULL, id, false, resp, err);
     free(u);
     return rc;
 }
@@ -437,6 +618,8 @@ enum tw_err tw_arm_disk_get(struct tw_arm *a, const char *disk_id, struct tw_arm
     rc = get_one(a, disk_id, "", a->disk_api, "", &resp, err);
     if (rc == TW_OK)
         rc = tw_arm_disk_parse(resp.body.data ? resp.body.data : "", resp.body.len, d, err);
+    if (rc == TW_OK)
+        remember(a, disk_id, d->location);
     tw_az_http_resp_cleanup(&resp);
     return rc;
 }
@@ -452,6 +635,8 @@ enum tw_err tw_arm_vm_get(struct tw_arm *a, const char *vm_id, struct tw_arm_vm 
     rc = get_one(a, vm_id, "", a->compute_api, "&$expand=instanceView", &resp, err);
     if (rc == TW_OK)
         rc = tw_arm_vm_parse(resp.body.data ? resp.body.data : "", resp.body.len, vm, err);
+    if (rc == TW_OK)
+        remember(a, vm_id, vm->vm.location);
     tw_az_http_resp_cleanup(&resp);
     return rc;
 }
@@ -546,7 +731,7 @@ enum tw_err tw_arm_disk_set_sku(struct tw_arm *a, const char *disk_id, const cha
     if (!u)
         return tw_error_set(err, TW_ENOMEM, "out of memory");
     struct tw_az_http_resp resp;
-    rc = call(a, "PATCH", u, body, NULL, &resp, err);
+    rc = call(a, "PATCH", u, body, NULL, disk_id, false, &resp, err);
     if (rc == TW_OK)
         rc = op_from(a, "PATCH of the disk's SKU", &resp, op, err);
     tw_az_http_resp_cleanup(&resp);
@@ -567,7 +752,7 @@ static enum tw_err vm_action(struct tw_arm *a, const char *vm_id, const char *ac
     if (!u)
         return tw_error_set(err, TW_ENOMEM, "out of memory");
     struct tw_az_http_resp resp;
-    rc = call(a, "POST", u, NULL, vm_id, &resp, err);
+    rc = call(a, "POST", u, NULL, vm_id, vm_id, false, &resp, err);
     if (rc == TW_OK)
         rc = op_from(a, action, &resp, op, err);
     tw_az_http_resp_cleanup(&resp);
@@ -600,7 +785,7 @@ enum tw_err tw_arm_op_poll(struct tw_arm *a, struct tw_arm_op *op, bool *done,
         return tw_error_set(err, TW_EPERM, "the operation's URL %.200s is outside %s", op->url,
                             a->base);
     struct tw_az_http_resp resp;
-    enum tw_err rc = call(a, "GET", op->url, NULL, NULL, &resp, err);
+    enum tw_err rc = call(a, "GET", op->url, NULL, NULL, NULL, false, &resp, err);
     char ra[64];
     op->retry_after_ms = 0;
     if (tw_az_http_resp_header(&resp, "Retry-After", ra, sizeof(ra)))

@@ -71,9 +71,12 @@ enum tw_err tw_arm_cred_new(const struct tw_arm_cred_opts *o, const struct tw_az
                             struct tw_arm_cred **out, struct tw_error *err);
 void tw_arm_cred_free(struct tw_arm_cred *c); /* NULL allowed; the secret is wiped */
 /* The token for https://management.azure.com/ into OUT (CAP bytes): the
- * cached one while it has more than refresh_before_s to live, else a new
- * one.  TW_EPERM for refused credentials (the login's or IMDS's own text,
- * never the secret), TW_EIO when the endpoint can't be reached. */
+ * cached one while it has more than min(refresh_before_s, half its
+ * lifetime) to live, else a new one (so even a short-lived token is
+ * reused).  TW_EPERM for refused credentials, any 4xx of the login (the
+ * login's parsed error and description or IMDS's own text, never the
+ * secret, raw or form-encoded, nor the login answer's raw body), TW_EIO
+ * when the endpoint can't be reached or answers 5xx. */
 enum tw_err tw_arm_cred_token(struct tw_arm_cred *c, char *out, size_t cap,
                               struct tw_error *err);
 /* How many tokens were fetched (tests: one per lifetime, not per call). */
@@ -88,10 +91,12 @@ enum tw_err tw_arm_login_parse(const char *buf, size_t len, char *token, size_t 
 
 struct tw_arm_pace_opts {
     bool off;                  /* no pacing at all (the benchmark's reference) */
-    double reads_per_s;        /* per region; 0: 25 */
-    double writes_per_s;       /* per region; 0: 10 */
+    /* The defaults keep headroom below ARM's 25 reads/s, 10 writes/s and 4
+     * start/deallocate per VM a minute: 20, 8, and 4 in any 62 s. */
+    double reads_per_s;        /* per region; 0: 20 */
+    double writes_per_s;       /* per region; 0: 8 */
     double burst;              /* bucket depth in seconds of rate; 0: 1 */
-    int vm_actions_per_min;    /* start/deallocate per VM a minute; 0: 4 */
+    int vm_actions_per_min;    /* start/deallocate per VM in any 62 s; 0: 4 */
     /* The pacer's clock in ms, an interval clock (NULL: CLOCK_MONOTONIC).
      * Tests inject one that their injected sleep advances. */
     int64_t (*now_ms)(void *arg);
@@ -113,6 +118,16 @@ int64_t tw_arm_pacer_taken(const struct tw_arm_pacer *p);
  * caller sleeps the wait (tw_arm does, through its http.sleep_ms) and the
  * pacer counts it in tw_arm_pacer_waited_ms.  0 when the pacer is off. */
 long tw_arm_pacer_take(struct tw_arm_pacer *p, const char *region, bool write, const char *vm_id);
+/* The pacer's clock now (ms), the clock tw_arm_pacer_hold's UNTIL_MS is on. */
+int64_t tw_arm_pacer_now_ms(const struct tw_arm_pacer *p);
+/* Puts REGION ("" or NULL: the shared bucket) on hold until UNTIL_MS on the
+ * pacer's clock: every later take of it, by any thread, waits at least
+ * until then, and the ones queued behind go one interval apart after it.
+ * tw_arm calls it with each 429's Retry-After.  A hold never shortens one
+ * already set; nothing when the pacer is off or P is NULL. */
+void tw_arm_pacer_hold(struct tw_arm_pacer *p, const char *region, int64_t until_ms);
+/* How many holds were set (tests, figures). */
+int64_t tw_arm_pacer_holds(const struct tw_arm_pacer *p);
 
 /* ---- resources -------------------------------------------------------- */
 
@@ -230,7 +245,12 @@ bool tw_arm_retry_after_parse(const char *value, int64_t now_s, long *out);
 
 struct tw_arm_opts {
     const char *arm_url;           /* base URL (azure/endpoints.h) */
-    const char *region;            /* the pacer's bucket of this client's calls; NULL: "" (one shared) */
+    /* The pacer's bucket of a call whose region the client can't tell
+     * (NULL: ""): each call's bucket is the region segment of its URL
+     * (.../locations/{region}/...), else the location of the resource as
+     * this client last read it (a GET or a list), else this; a list of a
+     * subscription or group is "". */
+    const char *region;
     struct tw_az_http_opts http;   /* tw_az_http_opts_default's, usually */
     const char *disk_api;          /* NULL: TW_ARM_DISK_API */
     const char *compute_api;       /* NULL: TW_ARM_COMPUTE_API */

@@ -573,6 +573,52 @@ static bool has(const char *hay, const char *needle)
     return strcasestr(hay, needle) != NULL;
 }
 
+/* M with every '...' or "..." span (a resource's name, as ARM quotes
+ * them) blanked to spaces, into OUT of CAP bytes. */
+static void unquoted(const char *m, char *out, size_t cap)
+{
+    size_t n = 0;
+    char open = 0;
+    const char *start = m;
+    for (; *m && n + 1 < cap; m++) {
+        char ch = *m;
+        /* An opening quote follows no letter or digit: "disk's" has none. */
+        bool after_word = m > start && isalnum((unsigned char)m[-1]);
+        if (open) {
+            if (ch == open)
+                open = 0;
+            out[n++] = ' ';
+        } else if ((ch == '\'' || ch == '"') && !after_word && strchr(m + 1, ch)) {
+            open = ch;
+            out[n++] = ' ';
+        } else {
+            out[n++] = ch;
+        }
+    }
+    out[n] = '\0';
+}
+
+/* The daily quota of type changes, in the wordings Azure and the
+ * simulator use ("changed 2 times in the last 24 hours", "at most 2 times
+ * per day", "only change disk type twice per day"). */
+static bool quota_words(const char *w)
+{
+    return (has(w, "has been changed") && has(w, "times in the last 24 hours")) ||
+           has(w, "times per day") || has(w, "twice per day") || has(w, "twice a day") ||
+           has(w, "change disk type twice") || has(w, "type change limit") ||
+           has(w, "quota of type changes");
+}
+
+/* A running VM's state refusing the change. */
+static bool running_words(const char *w)
+{
+    return has(w, "attached to running vm") || has(w, "attached to a running vm") ||
+           has(w, "attached to a running virtual machine") || has(w, "vm is running") ||
+           has(w, "virtual machine is running") || has(w, "deallocate the vm") ||
+           has(w, "deallocate the virtual machine") || has(w, "vm must be deallocated") ||
+           has(w, "vm to be deallocated") || has(w, "while the vm is running");
+}
+
 /* The fault of an error object's words (STATUS 0: a failed operation's
  * body, no HTTP status of its own). */
 static enum tw_arm_fault fault_of(long status, const struct tw_arm_error *e, const char *target,
@@ -590,9 +636,18 @@ static enum tw_arm_fault fault_of(long status, const struct tw_arm_error *e, con
         (strcasecmp(c, "OperationNotAllowed") == 0 && any_too_many))
         return TW_ARM_FAULT_THROTTLED;
     if (strcasecmp(c, "OperationNotAllowed") == 0) {
+        /* Phrases only, matched in the message with its quoted names
+         * blanked: a disk called 'sap-running-data0' must not make a
+         * refusal a conflict.  The quota's wording first: it names the
+         * limit, and a later "deallocate" in it would mislead. */
+        char words[sizeof(e->message)];
+        unquoted(m, words, sizeof(words));
+        if (quota_words(words) || has(e->detail_code, "Quota"))
+            return TW_ARM_FAULT_NOT_ALLOWED;
         /* The VM's state forbids it: "attached to running VM ...
          * Deallocate the VM or detach the disk". */
-        if (has(m, "running") || has(m, "deallocate"))
+        if (running_words(words) || has(e->detail_code, "VMRunning") ||
+            has(e->detail_code, "VirtualMachineRunning"))
             return TW_ARM_FAULT_CONFLICT;
         if (sku_target && (has(m, "not supported") || has(m, "can't be converted") ||
                            has(m, "cannot be converted") || has(m, "migrate")))
@@ -843,9 +898,15 @@ enum tw_err tw_arm_login_parse(const char *buf, size_t len, char *token, size_t 
     if (token && cap)
         token[0] = '\0';
     *expires_in = 0;
-    json_t *root = tw_json_load(buf, len, 0, "login answer", err);
+    /* Not tw_json_load: jansson's words quote the text near the fault, and
+     * a login answer that echoes the request would bring the secret. */
+    json_error_t je;
+    json_t *root = json_loadb(buf, len, 0, &je);
     if (!root)
-        return TW_EPARSE;
+        return tw_error_set(err, TW_EPARSE,
+                            "login answer is not valid JSON at line %d, column %d (%zu bytes, "
+                            "not shown)",
+                            je.line, je.column, len);
     enum tw_err rc = TW_OK;
     const json_t *e = get(root, "error"), *t = get(root, "access_token"),
                  *tt = get(root, "token_type");

@@ -5,9 +5,10 @@
  *
  * The secret and the token are never put in a message: the login's error
  * text is the login's own (its error code and the first line of its
- * description), and every message this file makes is scrubbed of the
- * secret before it is returned, so even a login that echoed it back could
- * not get it into a log.
+ * description; never the answer's raw body, which could echo the request),
+ * and every message this file makes is scrubbed of the secret, raw and
+ * percent-encoded, before it is returned, so even a login that echoed it
+ * back could not get it into a log.
  */
 #include "azure/arm.h"
 #include "azure/imds.h"
@@ -32,6 +33,7 @@ struct tw_arm_cred {
     long refresh_before_s;
     char token[TOKEN_MAX];
     int64_t expires_ms; /* CLOCK_MONOTONIC; 0: none cached */
+    int64_t margin_ms;  /* renew this long before expires_ms */
     long fetches;
 };
 
@@ -258,18 +260,39 @@ static bool form_encode(struct tw_buf *b, const char *s)
     return true;
 }
 
-/* Replaces every copy of the secret in ERR's message (also its
- * percent-encoded form would only appear in a body, never in a URL). */
+/* Replaces every copy of NEEDLE in ERR's message. */
+static void scrub_one(struct tw_error *err, const char *needle)
+{
+    size_t n = strlen(needle);
+    if (!n)
+        return;
+    size_t keep = n < 3 ? n : 3;
+    char *p;
+    while ((p = strcasestr(err->msg, needle)) != NULL) {
+        memset(p, '*', keep);
+        memmove(p + keep, p + n, strlen(p + n) + 1);
+    }
+}
+
+/* Replaces every copy of the secret in ERR's message: as it is and as the
+ * login request's body carries it (percent-encoded, %XX in either case),
+ * since a login or a proxy that echoes the request would hand back the
+ * encoded form. */
 static void scrub(struct tw_error *err, const char *secret)
 {
     if (!err || !secret || !*secret)
         return;
-    size_t n = strlen(secret);
-    char *p;
-    while ((p = strstr(err->msg, secret)) != NULL) {
-        memset(p, '*', n < 3 ? n : 3);
-        memmove(p + (n < 3 ? n : 3), p + n, strlen(p + n) + 1);
+    scrub_one(err, secret);
+    struct tw_buf enc;
+    tw_buf_init(&enc, 3 * strlen(secret) + 1);
+    if (form_encode(&enc, secret) && tw_buf_append(&enc, "", 1) == TW_OK && enc.data) {
+        /* The case of the hex digits is the echo's: strcasestr covers it;
+         * the secret's own letters are compared without case too, which
+         * only ever scrubs more. */
+        scrub_one(err, enc.data);
+        wipe(enc.data, enc.len);
     }
+    tw_buf_cleanup(&enc);
 }
 
 static enum tw_err fetch_login(struct tw_arm_cred *c, int64_t *life_s, struct tw_error *err)
@@ -304,6 +327,9 @@ static enum tw_err fetch_login(struct tw_arm_cred *c, int64_t *life_s, struct tw
     wipe(body.data, body.len);
     tw_buf_cleanup(&body);
     const char *rb = resp.body.data ? resp.body.data : "";
+    /* The login answer's raw body never goes into a message (it may echo
+     * the request, secret included): only its parsed error and
+     * description, or what kind of answer it was. */
     if (rc == TW_OK) {
         rc = tw_arm_login_parse(rb, resp.body.len, c->token, sizeof(c->token), life_s, err);
         if (rc != TW_OK && err) {
@@ -313,7 +339,9 @@ static enum tw_err fetch_login(struct tw_arm_cred *c, int64_t *life_s, struct tw
         }
     } else if (resp.status >= 400 && resp.status <= 499) {
         /* Entra answers a refused client with 400/401 and
-         * {"error": "invalid_client", "error_description": "AADSTS..."}. */
+         * {"error": "invalid_client", "error_description": "AADSTS..."}.
+         * Any 4xx is a refusal of these credentials or this request:
+         * TW_EPERM (ARM's client calls it auth), never "network". */
         struct tw_error perr = {0};
         int64_t ignored;
         char scratch[64];
@@ -324,12 +352,25 @@ static enum tw_err fetch_login(struct tw_arm_cred *c, int64_t *life_s, struct tw
                               "AZURE_CLIENT_ID, the secret and its expiry)",
                               url, resp.status, perr.msg, c->client, c->tenant);
         else
-            rc = tw_error_set(err, resp.status == 401 || resp.status == 403 ? TW_EPERM : rc, "%s",
-                              herr.msg);
+            rc = tw_error_set(err, TW_EPERM,
+                              "POST %s: HTTP %ld: the login refused the request without an "
+                              "OAuth error (%zu bytes, not shown) (client %.80s in tenant "
+                              "%.80s; check the login URL, AZURE_TENANT_ID and "
+                              "AZURE_CLIENT_ID)",
+                              url, resp.status, resp.body.len, c->client, c->tenant);
         wipe(scratch, sizeof(scratch));
+        wipe(&perr, sizeof(perr));
+    } else if (resp.status != 0) {
+        rc = tw_error_set(err, TW_EIO,
+                          "POST %s: HTTP %ld%s from the login (%zu bytes of answer, not shown); "
+                          "try again later",
+                          url, resp.status, resp.attempts > 1 ? " after retries" : "",
+                          resp.body.len);
     } else {
+        /* No answer: the http client's words hold no body. */
         rc = tw_error_set(err, rc, "%s", herr.msg);
     }
+    wipe(&herr, sizeof(herr));
     if (resp.body.data)
         wipe(resp.body.data, resp.body.len);
     tw_az_http_resp_cleanup(&resp);
@@ -368,7 +409,7 @@ enum tw_err tw_arm_cred_token(struct tw_arm_cred *c, char *out, size_t cap,
     enum tw_err rc = TW_OK;
     int64_t now = mono_ms();
     bool fresh = c->token[0] && (c->kind == TW_ARM_CRED_BEARER ||
-                                 (c->expires_ms && now < c->expires_ms - c->refresh_before_s * 1000));
+                                 (c->expires_ms && now < c->expires_ms - c->margin_ms));
     if (!fresh) {
         int64_t life = 0;
         c->token[0] = '\0';
@@ -379,6 +420,12 @@ enum tw_err tw_arm_cred_token(struct tw_arm_cred *c, char *out, size_t cap,
         if (rc == TW_OK) {
             /* A token without a lifetime is used once and not kept. */
             c->expires_ms = life > 0 ? now + life * 1000 : 0;
+            /* Renewed refresh_before_s before it expires, or at half its
+             * life when that is shorter: a token of 5 minutes or less is
+             * still reused, not fetched again on every call. */
+            c->margin_ms = c->refresh_before_s * 1000;
+            if (life > 0 && c->margin_ms > life * 500)
+                c->margin_ms = life * 500;
         } else {
             wipe(c->token, sizeof(c->token));
         }

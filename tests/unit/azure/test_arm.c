@@ -59,6 +59,12 @@ static struct fakesrv *start(const struct reply *r)
     "\"properties\":{\"diskSizeGB\":128,\"provisioningState\":\"" prov "\","                       \
     "\"diskState\":\"Reserved\"}}"
 
+#define DISK_JSON_AT(name, sku, loc)                                                               \
+    "{\"id\":\"/subscriptions/" SUB "/resourceGroups/rg-a/providers/Microsoft.Compute/disks/" name \
+    "\",\"name\":\"" name "\",\"location\":\"" loc "\",\"sku\":{\"name\":\"" sku "\"},"     \
+    "\"properties\":{\"diskSizeGB\":128,\"provisioningState\":\"Succeeded\","                   \
+    "\"diskState\":\"Reserved\"}}"
+
 /* An injected clock that the injected sleep moves. */
 struct vclock {
     int64_t now;
@@ -66,9 +72,20 @@ struct vclock {
     long total;
 };
 
+/* test_hold: a take of another thread, made while the client sleeps. */
+struct hold_probe {
+    struct tw_arm_pacer *p;
+    const char *region;
+    long seen;
+};
+static struct vclock *probe_clock;
+static struct hold_probe *probe_at;
+
 static void v_sleep(long ms, void *arg)
 {
     struct vclock *c = arg;
+    if (probe_at && c == probe_clock && !probe_at->seen)
+        probe_at->seen = tw_arm_pacer_take(probe_at->p, probe_at->region, false, NULL);
     c->now += ms;
     c->total += ms;
     fs_sleep(ms, &c->z);
@@ -552,7 +569,12 @@ static void test_pacing(void **state)
         assert_int_equal(tw_arm_disk_set_sku(r.a, DISK_ID, "Premium_LRS", &op, &err), TW_OK);
     assert_int_equal(r.clock.total - before, 600);
 
-    /* Another region's client does not wait on this one's bucket. */
+    /* A disk in another region does not wait on this one's bucket (the
+     * first read is paced in the caller's region, the rest in the disk's
+     * own, as read). */
+    struct reply west_disk[] = {{200, DISK_JSON_AT("d1", "Premium_LRS", "westus"), NULL, 0, NULL},
+                                {0}};
+    arm_script(r.arm, west_disk);
     struct tw_arm_opts o = {.arm_url = r.arm->base, .region = "westus"};
     http_opts(&o.http, &r.clock);
     struct tw_arm *west;
@@ -564,6 +586,7 @@ static void test_pacing(void **state)
     assert_int_equal(tw_arm_disk_get(west, DISK_ID, &d, &err), TW_OK);
     assert_int_equal(r.clock.total - before, 100);
     tw_arm_free(west);
+    arm_script(r.arm, ok);
 
     /* Time that passes refills the bucket: no wait after a second's pause. */
     r.clock.now += 5000;
@@ -605,27 +628,211 @@ static void test_vm_budget(void **state)
                                : tw_arm_vm_deallocate(r.a, VM_ID, &op, &err),
                          TW_OK);
     assert_int_equal(r.clock.total, 0);
-    /* The fifth within the minute waits for the first to leave it. */
+    /* The fifth within the window (62 s: ARM's minute and a margin)
+     * waits for the first to leave it. */
     assert_int_equal(tw_arm_vm_deallocate(r.a, VM_ID, &op, &err), TW_OK);
-    assert_int_equal(r.clock.total, 60000);
+    assert_int_equal(r.clock.total, 62000);
     /* Another VM has its own budget (ids compare without case). */
     for (int i = 0; i < 4; i++)
         assert_int_equal(tw_arm_vm_start(r.a, VM2_ID, &op, &err), TW_OK);
-    assert_int_equal(r.clock.total, 60000);
+    assert_int_equal(r.clock.total, 62000);
     /* Disk writes and reads don't count against a VM. */
     assert_int_equal(tw_arm_disk_set_sku(r.a, DISK_ID, "Premium_LRS", &op, &err), TW_OK);
-    assert_int_equal(r.clock.total, 60000);
-    /* At 60 s the first VM's actions of t=0 have left the window (three of
-     * them: the fifth took the first's place at 60 s), so three more go at
-     * once and the next waits for the one of 60 s.  The id in capitals is
+    assert_int_equal(r.clock.total, 62000);
+    /* At 62 s the first VM's actions of t=0 have left the window (three of
+     * them: the fifth took the first's place at 62 s), so three more go at
+     * once and the next waits for the one of 62 s.  The id in capitals is
      * the same VM. */
     char upper[sizeof(VM_ID)];
     for (size_t i = 0; i < sizeof(VM_ID); i++)
         upper[i] = (char)(VM_ID[i] >= 'a' && VM_ID[i] <= 'z' ? VM_ID[i] - 32 : VM_ID[i]);
     for (int i = 0; i < 3; i++)
         assert_int_equal(tw_arm_pacer_take(r.pacer, "", true, upper), 0);
-    assert_int_equal(tw_arm_pacer_take(r.pacer, "", true, upper), 60000);
+    assert_int_equal(tw_arm_pacer_take(r.pacer, "", true, upper), 62000);
     rig_down(&r);
+}
+
+/* Fills REGION's read bucket of P (10 reads/s, a second deep: 9 at
+ * once) so its next read waits 100 ms. */
+static void fill(struct tw_arm_pacer *p, const char *region)
+{
+    for (int i = 0; i < 9; i++)
+        assert_int_equal(tw_arm_pacer_take(p, region, false, NULL), 0);
+}
+
+/* Each call is paced in its own region's bucket: an operation URL's
+ * locations/{region}, the location of a resource the client has read,
+ * else the caller's region; a list of a subscription in "". */
+static void test_region_buckets(void **state)
+{
+    (void)state;
+    struct rig r;
+    struct tw_arm_pace_opts pace = {.reads_per_s = 10, .writes_per_s = 1000};
+    struct reply east[] = {{200, DISK_JSON_AT("d1", "Premium_LRS", "eastus"), NULL, 0, NULL},
+                           {0}};
+    rig_up(&r, east, &pace, "westus");
+    struct tw_arm_disk d;
+    struct tw_error err = {0};
+    /* Not read yet: the caller's region. */
+    fill(r.pacer, "westus");
+    assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_OK);
+    assert_int_equal(r.clock.total, 100);
+    /* Read once: its location, eastus, from then on (a PATCH too). */
+    r.clock.now += 5000;
+    fill(r.pacer, "eastus");
+    long before = r.clock.total;
+    assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_OK);
+    assert_int_equal(r.clock.total - before, 100);
+    r.clock.now += 5000;
+    fill(r.pacer, "westus");
+    before = r.clock.total;
+    assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_OK);
+    assert_int_equal(r.clock.total, before); /* westus full, eastus not */
+    /* An operation URL names its region. */
+    r.clock.now += 5000;
+    struct reply running[] = {{200, "{\"status\":\"InProgress\"}", NULL, 0, NULL}, {0}};
+    arm_script(r.arm, running);
+    struct tw_arm_op op = {.async_operation = true};
+    snprintf(op.url, sizeof(op.url),
+             "%s/subscriptions/" SUB "/providers/Microsoft.Compute/locations/NorthEurope/"
+             "DiskOperations/op1?api-version=" TW_ARM_DISK_API,
+             r.arm->base);
+    fill(r.pacer, "northeurope");
+    bool done = true;
+    before = r.clock.total;
+    assert_int_equal(tw_arm_op_poll(r.a, &op, &done, &err), TW_OK);
+    assert_false(done);
+    assert_int_equal(r.clock.total - before, 100);
+    /* A list of the subscription: "", and each disk it lists is known
+     * after it (d2 in japaneast). */
+    r.clock.now += 5000;
+    char page[1024];
+    snprintf(page, sizeof(page), "{\"value\":[%s]}",
+             DISK_JSON_AT("d2", "Premium_LRS", "japaneast"));
+    struct reply list1[] = {{200, page, NULL, 0, NULL}, {0}};
+    arm_script(r.arm, list1);
+    fill(r.pacer, "");
+    before = r.clock.total;
+    char names[256] = "";
+    assert_int_equal(tw_arm_disks_list(r.a, SUB, NULL, keep_disk, names, &err), TW_OK);
+    assert_string_equal(names, "d2,");
+    assert_int_equal(r.clock.total - before, 100);
+    r.clock.now += 5000;
+    fill(r.pacer, "japaneast");
+    struct reply d2[] = {{200, DISK_JSON_AT("d2", "Premium_LRS", "japaneast"), NULL, 0, NULL},
+                         {0}};
+    arm_script(r.arm, d2);
+    before = r.clock.total;
+    assert_int_equal(tw_arm_disk_get(r.a, "/subscriptions/" SUB "/resourceGroups/RG-A/providers/"
+                                          "Microsoft.Compute/disks/D2",
+                                     &d, &err),
+                     TW_OK);
+    assert_int_equal(r.clock.total - before, 100);
+    rig_down(&r);
+}
+
+/* A 429's Retry-After holds its region for every caller of the pacer. */
+static void test_hold(void **state)
+{
+    (void)state;
+    struct vclock c = {0};
+    struct tw_arm_pace_opts o = {.reads_per_s = 10, .now_ms = v_now, .now_arg = &c};
+    struct tw_arm_pacer *p;
+    struct tw_error err = {0};
+    assert_int_equal(tw_arm_pacer_new(&o, &p, &err), TW_OK);
+    assert_int_equal(tw_arm_pacer_now_ms(p), 0);
+    tw_arm_pacer_hold(p, "eastus", 5000);
+    assert_int_equal(tw_arm_pacer_holds(p), 1);
+    /* The held region's next request waits the hold out, the ones after it
+     * one interval each; writes are held too; another region is not. */
+    assert_int_equal(tw_arm_pacer_take(p, "EastUS", false, NULL), 5000);
+    assert_int_equal(tw_arm_pacer_take(p, "eastus", false, NULL), 5100);
+    assert_true(tw_arm_pacer_take(p, "eastus", true, NULL) >= 5000);
+    assert_int_equal(tw_arm_pacer_take(p, "westus", false, NULL), 0);
+    /* A shorter hold does not shorten it. */
+    tw_arm_pacer_hold(p, "eastus", 1000);
+    assert_int_equal(tw_arm_pacer_holds(p), 1);
+    tw_arm_pacer_free(p);
+
+    /* Through the client: a 429 whose Retry-After is beyond the call's
+     * budget gives up at once (as before), and the next call of the
+     * region, by another client of the pacer, waits it out. */
+    struct rig r;
+    struct tw_arm_pace_opts pace = {.reads_per_s = 1000, .writes_per_s = 1000};
+    struct reply slow[] = {{429, "{\"error\":{\"code\":\"TooManyRequests\",\"message\":\"x\"}}",
+                            "60", 0, NULL},
+                           {0}};
+    rig_up(&r, slow, &pace, "eastus");
+    struct tw_arm_disk d;
+    assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_EIO);
+    assert_int_equal(tw_arm_last_error(r.a)->fault, TW_ARM_FAULT_THROTTLED);
+    assert_int_equal(fs_requests(r.arm), 1);
+    assert_int_equal(r.clock.total, 0);
+    assert_int_equal(tw_arm_pacer_holds(r.pacer), 1);
+    struct reply ok[] = {{200, DISK_JSON_AT("d1", "Premium_LRS", "eastus"), NULL, 0, NULL},
+                         {0}};
+    arm_script(r.arm, ok);
+    struct tw_arm_opts ao = {.arm_url = r.arm->base, .region = "eastus"};
+    http_opts(&ao.http, &r.clock);
+    struct tw_arm *other;
+    assert_int_equal(tw_arm_new(&ao, r.cred, r.pacer, &other, &err), TW_OK);
+    assert_int_equal(tw_arm_disk_get(other, DISK_ID, &d, &err), TW_OK);
+    assert_true(r.clock.total >= 60000);
+    /* Another region's client goes at once. */
+    ao.region = "westus";
+    struct tw_arm *west;
+    assert_int_equal(tw_arm_new(&ao, r.cred, r.pacer, &west, &err), TW_OK);
+    long before = r.clock.total;
+    assert_int_equal(tw_arm_disk_get(west, DISK_ID, &d, &err), TW_OK);
+    assert_int_equal(r.clock.total, before);
+    tw_arm_free(west);
+    tw_arm_free(other);
+
+    /* A 429 retried within the call sets the hold before its wait, so the
+     * others hold with it. */
+    struct reply brief[] = {
+        {429, "{\"error\":{\"code\":\"TooManyRequests\",\"message\":\"x\"}}", "3", 0, NULL},
+        {200, DISK_JSON_AT("d1", "Premium_LRS", "eastus"), NULL, 0, NULL},
+        {0}};
+    r.clock.now += 120000;
+    arm_script(r.arm, brief);
+    int64_t holds = tw_arm_pacer_holds(r.pacer);
+    struct hold_probe probe = {.p = r.pacer, .region = "eastus"};
+    r.clock.z.n = 0;
+    probe_clock = &r.clock;
+    probe_at = &probe;
+    assert_int_equal(tw_arm_disk_get(r.a, DISK_ID, &d, &err), TW_OK);
+    probe_at = NULL;
+    assert_int_equal(fs_requests(r.arm), 2);
+    assert_int_equal(tw_arm_pacer_holds(r.pacer), holds + 1);
+    /* While the client slept its 3 s, a take of its region waited them. */
+    assert_true(probe.seen >= 2900);
+    rig_down(&r);
+}
+
+/* The defaults leave headroom below ARM's 25 reads/s, 10 writes/s and 4
+ * VM actions a minute. */
+static void test_default_headroom(void **state)
+{
+    (void)state;
+    struct vclock c = {0};
+    struct tw_arm_pace_opts o = {.now_ms = v_now, .now_arg = &c};
+    struct tw_arm_pacer *p;
+    struct tw_error err = {0};
+    assert_int_equal(tw_arm_pacer_new(&o, &p, &err), TW_OK);
+    /* 20 reads/s a second deep: 19 at once, then one each 50 ms. */
+    for (int i = 0; i < 19; i++)
+        assert_int_equal(tw_arm_pacer_take(p, "eastus", false, NULL), 0);
+    assert_int_equal(tw_arm_pacer_take(p, "eastus", false, NULL), 50);
+    /* 8 writes/s: 7 at once, then one each 125 ms. */
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(tw_arm_pacer_take(p, "eastus", true, NULL), 0);
+    assert_int_equal(tw_arm_pacer_take(p, "eastus", true, NULL), 125);
+    /* 4 start/deallocate per VM in any 62 s. */
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tw_arm_pacer_take(p, "westus", true, VM_ID), 0);
+    assert_int_equal(tw_arm_pacer_take(p, "westus", true, VM_ID), 62000);
+    tw_arm_pacer_free(p);
 }
 
 /* ---- credentials ---- */
@@ -666,7 +873,8 @@ static void test_token_cache(void **state)
     tw_arm_free(a);
     tw_arm_cred_free(cred);
 
-    /* A token with less to live than the margin is fetched again each time. */
+    /* A token with less to live than the margin (300 s) is still reused:
+     * the margin is half its life then. */
     struct reply shortlived[] = {
         {200, "{\"access_token\":\"short\",\"expires_in\":\"100\"}", NULL, 0, NULL}, {0}};
     arm_script(imds, shortlived);
@@ -675,7 +883,20 @@ static void test_token_cache(void **state)
     for (int i = 0; i < 3; i++)
         assert_int_equal(tw_arm_cred_token(cred, t, sizeof(t), &err), TW_OK);
     assert_string_equal(t, "short");
-    assert_int_equal(tw_arm_cred_fetches(cred), 3);
+    assert_int_equal(tw_arm_cred_fetches(cred), 1);
+    tw_arm_cred_free(cred);
+    /* ...and renewed at half its life: a token of 1 s is kept 0.5 s. */
+    struct reply onesec[] = {
+        {200, "{\"access_token\":\"brief\",\"expires_in\":\"1\"}", NULL, 0, NULL}, {0}};
+    arm_script(imds, onesec);
+    assert_int_equal(tw_arm_cred_new(&co, &h, &cred, &err), TW_OK);
+    assert_int_equal(tw_arm_cred_token(cred, t, sizeof(t), &err), TW_OK);
+    assert_int_equal(tw_arm_cred_token(cred, t, sizeof(t), &err), TW_OK);
+    assert_int_equal(tw_arm_cred_fetches(cred), 1);
+    struct timespec half = {0, 650 * 1000000L};
+    nanosleep(&half, NULL);
+    assert_int_equal(tw_arm_cred_token(cred, t, sizeof(t), &err), TW_OK);
+    assert_int_equal(tw_arm_cred_fetches(cred), 2);
     tw_arm_cred_free(cred);
     /* ...and kept with a margin below its life. */
     co.refresh_before_s = 30;
@@ -800,6 +1021,18 @@ static void test_client_credentials(void **state)
         {{500, "upstream said " SECRET, NULL, 0, NULL}, {0}},
         {{200, "{\"oops\":\"" SECRET "\"}", NULL, 0, NULL}, {0}},
         {{200, "not json " SECRET, NULL, 0, NULL}, {0}},
+        /* A login (or a proxy) that echoes the request's form body. */
+        {{400, "bad request: grant_type=client_credentials&client_id=app-1&client_secret="
+               "s3cr%2Bt%2FValue%3D%3D&scope=x",
+          NULL, 0, NULL},
+         {0}},
+        {{502, "gateway: client_secret=s3cr%2Bt%2FValue%3D%3D", NULL, 0, NULL}, {0}},
+        {{200, "{\"client_secret\": s3cr%2Bt%2FValue%3D%3D}", NULL, 0, NULL}, {0}},
+        /* The encoded form in the parsed description, hex in lower case. */
+        {{400, "{\"error\":\"invalid_request\",\"error_description\":\"AADSTS900144: bad "
+               "body client_secret=s3cr%2bt%2fValue%3d%3d\"}",
+          NULL, 0, NULL},
+         {0}},
     };
     for (size_t i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++) {
         arm_script(login, refusals[i]);
@@ -807,15 +1040,37 @@ static void test_client_credentials(void **state)
         memset(&err, 0, sizeof(err));
         enum tw_err rc = tw_arm_cred_token(cred, t, sizeof(t), &err);
         assert_int_not_equal(rc, TW_OK);
-        if (strstr(err.msg, SECRET) || strstr(err.msg, "s3cr%2Bt"))
+        if (strstr(err.msg, SECRET) || strcasestr(err.msg, "s3cr%2Bt") ||
+            strcasestr(err.msg, "Value%3D") || strstr(err.msg, "client_secret=s"))
             fail_msg("%zu: the secret is in \"%s\"", i, err.msg);
         assert_true(err.msg[0] != '\0');
         if (i < 2) {
             assert_int_equal(rc, TW_EPERM);
             assert_non_null(strstr(err.msg, i == 0 ? "invalid_client" : "AADSTS700016"));
         }
+        if (i == 5 || i == 8) /* any 4xx of the login is a refusal */
+            assert_int_equal(rc, TW_EPERM);
+        if (i == 8)
+            assert_non_null(strstr(err.msg, "AADSTS900144"));
+        if (i == 6)
+            assert_int_equal(rc, TW_EIO);
         tw_arm_cred_free(cred);
     }
+    /* Through the ARM client a login's 4xx is an auth fault, not network. */
+    struct reply echo[] = {{400, "bad request: client_secret=s3cr%2Bt%2FValue%3D%3D", NULL, 0,
+                            NULL},
+                           {0}};
+    arm_script(login, echo);
+    assert_int_equal(tw_arm_cred_new(&co, &h, &cred, &err), TW_OK);
+    struct tw_arm_opts ao = {.arm_url = login->base, .http = h};
+    struct tw_arm *a;
+    assert_int_equal(tw_arm_new(&ao, cred, NULL, &a, &err), TW_OK);
+    struct tw_arm_disk d;
+    assert_int_equal(tw_arm_disk_get(a, DISK_ID, &d, &err), TW_EPERM);
+    assert_int_equal(tw_arm_last_error(a)->fault, TW_ARM_FAULT_AUTH);
+    assert_null(strcasestr(err.msg, "s3cr%2B"));
+    tw_arm_free(a);
+    tw_arm_cred_free(cred);
     fs_stop(login);
 
     /* Nothing listens: TW_EIO, and still no secret. */
@@ -919,7 +1174,8 @@ int main(void)
         cmocka_unit_test(test_disks_paging),   cmocka_unit_test(test_vms_list),
         cmocka_unit_test(test_lro_async),      cmocka_unit_test(test_lro_location),
         cmocka_unit_test(test_storms),         cmocka_unit_test(test_pacing),
-        cmocka_unit_test(test_vm_budget),      cmocka_unit_test(test_token_cache),
+        cmocka_unit_test(test_vm_budget),      cmocka_unit_test(test_region_buckets),
+        cmocka_unit_test(test_hold),           cmocka_unit_test(test_default_headroom),      cmocka_unit_test(test_token_cache),
         cmocka_unit_test(test_token_threads),
         cmocka_unit_test(test_client_credentials), cmocka_unit_test(test_cred_from_env),
         cmocka_unit_test(test_new_refusals),

@@ -424,6 +424,40 @@ static void test_error_samples(void **state)
         {0, NULL, TW_ARM_FAULT_NETWORK},
         {200, "{}", TW_ARM_FAULT_NONE},
         {400, "{\"error\":{\"code\":\"MissingApiVersionParameter\"}}", TW_ARM_FAULT_OTHER},
+        /* The quota refusal of disks whose names hold "running" or
+         * "deallocate" is still the quota, not a conflict... */
+        {409,
+         "{\"error\":{\"code\":\"OperationNotAllowed\",\"target\":\"sku.name\",\"message\":"
+         "\"The type of disk 'sap-running-data0' has been changed 2 times in the last 24 hours; "
+         "a disk's type can be changed at most 2 times per day. Try again after "
+         "2026-12-05T20:15:00Z.\"}}",
+         TW_ARM_FAULT_NOT_ALLOWED},
+        {409,
+         "{\"error\":{\"code\":\"OperationNotAllowed\",\"target\":\"sku.name\",\"message\":"
+         "\"The type of disk 'deallocate-test' has been changed 2 times in the last 24 hours; a "
+         "disk's type can be changed at most 2 times per day.\"}}",
+         TW_ARM_FAULT_NOT_ALLOWED},
+        /* ...the quota's wording first even when the VM's state is named... */
+        {409,
+         "{\"error\":{\"code\":\"OperationNotAllowed\",\"message\":\"You can only change disk "
+         "type twice per day; deallocate the VM later.\"}}",
+         TW_ARM_FAULT_NOT_ALLOWED},
+        /* ...and a name alone makes no conflict... */
+        {409,
+         "{\"error\":{\"code\":\"OperationNotAllowed\",\"message\":\"Operation on disk "
+         "'running-deallocate-01' is not allowed.\"}}",
+         TW_ARM_FAULT_NOT_ALLOWED},
+        /* ...while the running VM's refusal still is one, even of a VM
+         * called 'running'. */
+        {409,
+         "{\"error\":{\"code\":\"OperationNotAllowed\",\"target\":\"sku.name\",\"message\":"
+         "\"Cannot change the SKU of disk 'running-d' while it is attached to running VM "
+         "'running'. Deallocate the VM or detach the disk and try again.\"}}",
+         TW_ARM_FAULT_CONFLICT},
+        {409,
+         "{\"error\":{\"code\":\"OperationNotAllowed\",\"message\":\"Disk x cannot be "
+         "changed\",\"details\":[{\"code\":\"VMRunning\"}]}}",
+         TW_ARM_FAULT_CONFLICT},
     };
     for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
         struct tw_arm_error out;
