@@ -72,6 +72,9 @@ static void say_change(const struct tw_sync_change *c)
     else if (!strcmp(w, "attrs"))
         printf("  %s/%s: disk state %s -> %s\n", c->vm, c->disk,
                c->from[0] ? c->from : "(unknown)", c->to[0] ? c->to : "(unknown)");
+    else if (!strcmp(w, "skipped"))
+        printf("  %s/%s skipped: %s (the VM's other disks are stored)\n", c->vm, c->disk,
+               c->to);
     else /* vm_fields: FROM and TO name the fields ("size A; location B") */
         printf("  %s: %s -> %s\n", c->vm, c->from, c->to);
 }

@@ -506,11 +506,12 @@ static const char *const arm_what_names[] = {
     [TW_ARM_CH_SKU] = "sku",               [TW_ARM_CH_POWER] = "power",
     [TW_ARM_CH_ATTRS] = "attrs",           [TW_ARM_CH_DETACHED] = "detached",
     [TW_ARM_CH_VM_FIELDS] = "vm_fields",
+    [TW_ARM_CH_SKIPPED] = "skipped",
 };
 
 const char *tw_store_arm_what_name(enum tw_store_arm_what w)
 {
-    return (unsigned)w <= TW_ARM_CH_VM_FIELDS ? arm_what_names[w] : "unknown";
+    return (unsigned)w <= TW_ARM_CH_SKIPPED ? arm_what_names[w] : "unknown";
 }
 
 enum tw_err tw_store_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *v,

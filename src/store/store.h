@@ -745,7 +745,9 @@ struct tw_store_arm_vm {
 /* What a put changed, one item at a time (for `tierwise sync --json`). */
 enum tw_store_arm_what {
     TW_ARM_CH_VM_NEW, TW_ARM_CH_DISK_NEW, TW_ARM_CH_SKU, TW_ARM_CH_POWER, TW_ARM_CH_ATTRS,
-    TW_ARM_CH_DETACHED, TW_ARM_CH_VM_FIELDS
+    TW_ARM_CH_DETACHED, TW_ARM_CH_VM_FIELDS,
+    TW_ARM_CH_SKIPPED              /* a disk not stored: its row would take another's
+                                    * identity (TO says why); the VM's other disks are */
 };
 const char *tw_store_arm_what_name(enum tw_store_arm_what w); /* "vm_new", "disk_new", "sku", ... */
 struct tw_store_arm_change {

@@ -566,11 +566,8 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
         for (size_t k = 0; k < n && !hit; k++)
             if (!rows[k].listed && strcmp(rows[k].identity, identity) == 0)
                 hit = &rows[k];
-        /* An agent's disk without its id: the same name on the VM. */
-        for (size_t k = 0; k < n && !hit; k++)
-            if (!rows[k].listed && !rows[k].managed_disk_id[0] &&
-                strcasecmp(rows[k].name, d->name) == 0)
-                hit = &rows[k];
+        /* By its id anywhere (a disk that moved here) before any match by
+         * name: the identity a name match would take may be that row's. */
         struct row moved;
         if (!hit) {
             sqlite3_stmt *f = tw_sq_stmt(s, SQ_ARM_DISK_FIND, err);
@@ -589,7 +586,39 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
             }
             sqlite3_reset(f);
         }
-        e = put_disk(p, i, hit, err);
+        /* An agent's disk without its id: the same name on the VM. */
+        for (size_t k = 0; k < n && !hit; k++)
+            if (!rows[k].listed && !rows[k].managed_disk_id[0] &&
+                strcasecmp(rows[k].name, d->name) == 0)
+                hit = &rows[k];
+        /* One disk at a time under a savepoint: a row that conflicts
+         * (another's identity) is said and skipped, not the whole VM. */
+        size_t n_ch = p->n_ch, n_moved = p->n_moved;
+        bool inv_changed = p->inv_changed;
+        sqlite3_stmt *sp = tw_sq_stmt(s, SQ_SAVEPOINT_OP, err);
+        if (!sp || (e = run(s, sp, "storing a disk from ARM", err)) != TW_OK) {
+            e = e != TW_OK ? e : err && err->code ? err->code : TW_EIO;
+            break;
+        }
+        struct tw_error de = {0};
+        e = put_disk(p, i, hit, &de);
+        if (e == TW_EINVAL) {
+            sqlite3_exec(s->db, "ROLLBACK TO op", NULL, NULL, NULL);
+            p->n_ch = n_ch;
+            p->n_moved = n_moved;
+            p->inv_changed = inv_changed;
+            if (hit && hit != &moved)
+                hit->listed = true; /* neither updated nor detached */
+            e = note(p, TW_ARM_CH_SKIPPED, hit ? hit->id : 0, d->name, "",
+                     "conflicts with a stored disk", err);
+        } else if (e != TW_OK && err) {
+            *err = de;
+        }
+        if (e == TW_OK) {
+            sqlite3_stmt *rel = tw_sq_stmt(s, SQ_RELEASE_OP, err);
+            e = rel ? run(s, rel, "storing a disk from ARM", err)
+                    : err && err->code ? err->code : TW_EIO;
+        }
     }
     for (size_t k = 0; k < n && e == TW_OK; k++) {
         if (rows[k].listed || !rows[k].attached)

@@ -348,6 +348,84 @@ static void test_late_report_after_newer_arm(void **state)
                      1);
 }
 
+static void exec_sql(const struct fx *f, const char *sql)
+{
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg);
+    sqlite3_close(db);
+}
+
+/* A disk ARM stored by its id on another VM, and on this VM an agent's row
+ * of the same name without an id: ARM's disk is matched by its id first
+ * (the row moves back here), never by the name into the identity the other
+ * row holds (a unique constraint that stopped the whole sync). */
+static void test_id_before_name(void **state)
+{
+    struct fx *f = *state;
+    struct tw_error err = {0};
+    put(f, "2026-12-05T08:00:00Z");
+    /* data1 moves to another VM, as ARM lists it. */
+    struct tw_vm other = f->vm;
+    snprintf(other.name, sizeof(other.name), "sap-app-01");
+    snprintf(other.resource_id, sizeof(other.resource_id),
+             "/subscriptions/" SUB "/resourceGroups/RG-SAP/providers/Microsoft.Compute/"
+             "virtualMachines/SAP-APP-01");
+    struct tw_store_arm_vm ov = {.vm = &other, .power_state = "running", .n_disks = 1,
+                                 .disks = &f->disks[2]};
+    assert_int_equal(tw_store_arm_vm_put(f->st, &ov, "2026-12-05T09:00:00Z", NULL, NULL, NULL,
+                                         &err),
+                     TW_OK);
+    /* An agent's row of that name on sap-db-01, without an id. */
+    exec_sql(f, "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, caching, "
+                "managed_disk_id, last_seen_at, last_seen_ms) SELECT 'vm:1:name:sap-db-01-data1', "
+                "id, 'sap-db-01-data1', 'data', 1, 'Premium_LRS', 2048, 'None', '', "
+                "'2026-12-05T09:30:00Z', 0 FROM vms WHERE name = 'sap-db-01'");
+    /* ARM lists data1 on sap-db-01 again. */
+    assert_int_equal(tw_store_arm_vm_put(f->st, &f->v, "2026-12-05T10:00:00Z", NULL, NULL, NULL,
+                                         &err),
+                     TW_OK);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks d JOIN vms v ON v.id = d.vm_id WHERE "
+                              "d.name = 'sap-db-01-data1' AND d.identity LIKE 'id:%' AND "
+                              "v.name = 'sap-db-01' AND d.detached_at IS NULL"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE identity = "
+                              "'vm:1:name:sap-db-01-data1' AND detached_at IS NOT NULL"),
+                     1);
+}
+
+/* A disk whose row the database refuses (a constraint, here a trigger's):
+ * said as "skipped" and left as it was, not detached; the VM's other disks
+ * are stored and the put goes on. */
+static void test_conflicting_disk_skipped(void **state)
+{
+    struct fx *f = *state;
+    put(f, "2026-12-05T08:00:00Z");
+    exec_sql(f, "CREATE TRIGGER refuse BEFORE UPDATE ON disks WHEN NEW.name = "
+                "'sap-db-01-data0' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    snprintf(f->disks[1].disk.sku, sizeof(f->disks[1].disk.sku), "StandardSSD_LRS");
+    snprintf(f->disks[1].disk.tier, sizeof(f->disks[1].disk.tier), "E40");
+    snprintf(f->disks[2].disk.sku, sizeof(f->disks[2].disk.sku), "StandardSSD_LRS");
+    snprintf(f->disks[2].disk.tier, sizeof(f->disks[2].disk.tier), "E40");
+    put(f, "2026-12-05T09:00:00Z");
+    assert_int_equal(f->n[TW_ARM_CH_SKIPPED], 1);
+    assert_int_equal(f->n[TW_ARM_CH_SKU], 1);
+    assert_int_equal(f->n[TW_ARM_CH_DETACHED], 0);
+    assert_string_equal(tw_store_arm_what_name(TW_ARM_CH_SKIPPED), "skipped");
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE name = 'sap-db-01-data0' AND "
+                              "sku = 'Premium_LRS' AND detached_at IS NULL"),
+                     1);
+    assert_int_equal(count(f, "SELECT count(*) FROM disks WHERE name = 'sap-db-01-data1' AND "
+                              "sku = 'StandardSSD_LRS'"),
+                     1);
+    /* Its history is not written either (rolled back with the row). */
+    assert_int_equal(count(f, "SELECT count(*) FROM disk_sku_history h JOIN disks d ON d.id = "
+                              "h.disk_id WHERE d.name = 'sap-db-01-data0'"),
+                     1);
+}
+
 /* ARM first, then a report that knows neither the VM's id nor its disks'
  * ids: it joins by subscription, group and name, its disks by name, and
  * what ARM gave is not blanked. */
@@ -504,6 +582,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_vm_without_agent, setup, teardown),
         cmocka_unit_test_setup_teardown(test_changes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_after_arm, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_id_before_name, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_conflicting_disk_skipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_report_after_newer_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_report_without_ids_after_arm, setup, teardown),
         cmocka_unit_test_setup_teardown(test_arm_after_report, setup, teardown),
