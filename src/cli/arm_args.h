@@ -60,8 +60,9 @@
     "                    AZURE_CLIENT_SECRET; AZURE_TENANT_ID and AZURE_CLIENT_ID give\n"          \
     "                    the rest); without client credentials the managed identity\n"             \
     "                    (IMDS) is used\n"                                                         \
-    "  --no-pacing       do not pace ARM calls (about 25 reads/s and 10 writes/s per\n"            \
-    "                    region, 4 starts/deallocates per VM a minute otherwise)\n"
+    "  --no-pacing       do not pace ARM calls (20 reads/s and 8 writes/s per region,\n"           \
+    "                    4 starts/deallocates per VM in 62 s otherwise: below ARM's\n"             \
+    "                    limits)\n"
 
 /* What the command line gave; NULL/false members were not given. */
 struct tw_arm_args {
