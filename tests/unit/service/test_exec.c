@@ -871,8 +871,14 @@ static void test_resume_vm_moving(void **state)
 {
     struct fx *f = *state;
     f->arm.vm_stays = true;
-    snprintf(f->arm.power, 16, "starting");
     int64_t id = add_sent(f, 0, "start", NULL, NULL);
+    int64_t dl[2] = {add_sent(f, 0, "deallocate", NULL, NULL),
+                     add_sent(f, 0, "deallocate", NULL, NULL)};
+    int64_t st2 = add_sent(f, 0, "start", NULL, NULL);
+    f->tick_ms = 2; /* no backoff in the way of a resend */
+    struct timespec ts = {1, 100 * 1000000L};
+    nanosleep(&ts, NULL);
+    snprintf(f->arm.power, 16, "starting");
     struct tw_exec_summary s = run(f, &id, 1, false);
     assert_int_equal(f->arm.vm_posts, 0);
     assert_int_equal(s.retry, 1); /* still starting after the run's wait */
@@ -883,18 +889,14 @@ static void test_resume_vm_moving(void **state)
     assert_int_equal(s.done, 1);
     for (int k = 0; k < 2; k++) {
         snprintf(f->arm.power, 16, "%s", k ? "stopping" : "deallocating");
-        int64_t dl = add_sent(f, 0, "deallocate", NULL, NULL);
-        s = run(f, &dl, 1, false);
+        s = run(f, &dl[k], 1, false);
         assert_int_equal(f->arm.vm_posts, 0);
         assert_int_equal(s.retry, 1);
+        assert_state(f, dl[k], "sent", 1);
     }
     /* the VM never went: resent, and a refusal fails it */
     snprintf(f->arm.power, 16, "deallocated");
     f->arm.vm_refuse = true;
-    int64_t st2 = add_sent(f, 0, "start", NULL, NULL);
-    f->tick_ms = 2; /* no backoff in the way */
-    struct timespec ts = {1, 100 * 1000000L};
-    nanosleep(&ts, NULL);
     s = run(f, &st2, 1, false);
     assert_int_equal(s.failed, 1);
     assert_state(f, st2, "failed", -1);
@@ -943,10 +945,12 @@ struct two_arg {
     struct fx *f;
     int64_t id;
 };
+static int held_runs;
 static void quiet_sink(void *arg, const struct tw_exec_result *r)
 {
     (void)arg;
-    (void)r;
+    if (!strcmp(r->outcome, "held"))
+        __atomic_add_fetch(&held_runs, 1, __ATOMIC_RELAXED);
 }
 static void *two_run(void *p)
 {
@@ -984,6 +988,7 @@ static void test_two_runs_one_owner(void **state)
     struct timespec ts = {1, 100 * 1000000L}; /* past the tiny backoff of updated_at */
     nanosleep(&ts, NULL);
     struct two_arg t = {f, id};
+    held_runs = 0;
     pthread_t a, b;
     assert_int_equal(pthread_create(&a, NULL, two_run, &t), 0);
     assert_int_equal(pthread_create(&b, NULL, two_run, &t), 0);
@@ -991,6 +996,8 @@ static void test_two_runs_one_owner(void **state)
     pthread_join(b, NULL);
     assert_int_equal(f->arm.d[0].patches, 1);
     assert_state(f, id, "done", 2); /* the crashed send and the one resend */
+    /* the other run found the action claimed by the first (or finished) */
+    assert_int_equal(held_runs, 1);
 }
 
 /* vm start judges each disk not restored by the policy of the downgrade
@@ -1052,6 +1059,169 @@ static void test_start_per_disk_policy(void **state)
     assert_string_equal(f->arm.d[1].sku, "Premium_LRS");
 }
 
+static bool original_of(struct fx *f, int64_t disk, char *sku)
+{
+    char tier[16];
+    bool found = false;
+    struct tw_error err = {0};
+    if (tw_store_disk_original_get(f->st, disk, sku, tier, &found, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    return found;
+}
+
+/* A downgrade that failed before its PATCH took effect leaves no original
+ * SKU behind (the disk never moved); a failed operation's reason is its own
+ * error, not the poll's "(HTTP 200)". */
+static void test_failed_downgrade_no_original(void **state)
+{
+    struct fx *f = *state;
+    char sku[32];
+    f->arm.conflict = 1; /* refused at the send */
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    run(f, &id, 1, false);
+    assert_state(f, id, "failed", 1);
+    assert_false(original_of(f, f->d1, sku));
+    /* accepted, then the operation failed: the disk stays on Premium */
+    f->arm.lazy = true;
+    f->arm.fail_op = true;
+    int64_t id2 = add(f, f->d2, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    run(f, &id2, 1, false);
+    assert_state(f, id2, "failed", 1);
+    assert_non_null(strstr(f->reason[0], "operation failed: InternalDiskManagementError: the disk "
+                                         "could not be updated"));
+    assert_null(strstr(f->reason[0], "HTTP 200"));
+    assert_string_equal(f->arm.d[1].sku, "Premium_LRS");
+    assert_false(original_of(f, f->d2, sku));
+    /* one that switched keeps it */
+    f->arm.lazy = false;
+    int64_t id3 = add(f, f->d2, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    run(f, &id3, 1, false);
+    assert_state(f, id3, "done", 1);
+    assert_true(original_of(f, f->d2, sku));
+    assert_string_equal(sku, "Premium_LRS");
+}
+
+/* An upgrade goes to the recorded original, never to a plan's stale SKU. */
+static void test_upgrade_to_original(void **state)
+{
+    struct fx *f = *state;
+    char sku[32];
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    run(f, &id, 1, false);
+    assert_true(original_of(f, f->d1, sku));
+    /* a saved plan says StandardSSD_LRS: a dry run shows the original */
+    int64_t up = add(f, f->d1, "upgrade", "Standard_LRS", "StandardSSD_LRS", -5);
+    struct tw_exec_summary s = run(f, &up, 1, true);
+    assert_int_equal(s.would_send, 1);
+    assert_non_null(strstr(f->url[0], "disks/data1"));
+    assert_non_null(strstr(f->reason[0], "to the original SKU Premium_LRS"));
+    s = run(f, &up, 1, false);
+    assert_int_equal(s.done, 1);
+    assert_string_equal(f->arm.d[0].sku, "Premium_LRS");
+    assert_false(original_of(f, f->d1, sku));
+    struct tw_store_action_move_row *mv = NULL;
+    size_t n = 0;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_action_moves(f->st, up, &mv, &n, &err), TW_OK);
+    bool said = false;
+    for (size_t i = 0; i < n; i++)
+        said = said || strstr(mv[i].detail, "not the plan's StandardSSD_LRS") != NULL;
+    free(mv);
+    assert_true(said);
+}
+
+/* A disk on Premium is not downgraded when its VM size can't take Premium
+ * (the way back would be refused): skipped before any PATCH. */
+static void test_no_way_back(void **state)
+{
+    struct fx *f = *state;
+    char sku[32];
+    snprintf(f->arm.size, 32, "Standard_D4_v3");
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    run(f, &id, 1, false);
+    assert_state(f, id, "skipped", 0);
+    assert_non_null(strstr(f->reason[0], "no_premium"));
+    assert_non_null(strstr(f->reason[0], "could not be moved back to Premium_LRS"));
+    assert_int_equal(f->arm.d[0].patches, 0);
+    assert_false(original_of(f, f->d1, sku));
+}
+
+/* After a verified deallocation and start the store has the VM's power
+ * state (source arm); after a switch, the disk's state. */
+static void test_power_recorded(void **state)
+{
+    struct fx *f = *state;
+    snprintf(f->arm.power, 16, "running");
+    snprintf(f->arm.d[0].state, 16, "Attached");
+    snprintf(f->arm.d[1].state, 16, "Attached");
+    struct tw_exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.db_path = f->path;
+    o.arm = &fake_ops;
+    o.arm_arg = &f->arm;
+    o.owner = "test";
+    o.poll_ms = 1;
+    o.op_timeout_ms = 2000;
+    o.caps = &f->caps;
+    struct tw_exec_stop_disk t[1] = {{f->d1, "Standard_LRS", "dev"}};
+    struct tw_exec_summary sum;
+    struct tw_error err = {0};
+    if (tw_exec_vm_stop(&o, f->vm_id, t, 1, &sum, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    struct tw_store_vm_row vm;
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(tw_store_vm(f->st, f->vm_id, &vm, &err), TW_OK);
+    assert_string_equal(vm.power_state, "deallocated");
+    free(vm.tags);
+    /* the actions carry the policy that chose the target */
+    struct tw_store_action_row *rows = NULL;
+    size_t n = 0;
+    struct tw_store_action_filter fl = {0};
+    fl.vm = "vm1";
+    assert_int_equal(tw_store_actions_list(f->st, &fl, &rows, &n, NULL, &err), TW_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(rows[0].policy, "dev");
+    assert_string_equal(rows[1].policy, "dev");
+    tw_store_action_rows_free(rows, n);
+    if (tw_exec_vm_start(&o, f->vm_id, true, &sum, NULL, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    memset(&vm, 0, sizeof vm);
+    assert_int_equal(tw_store_vm(f->st, f->vm_id, &vm, &err), TW_OK);
+    assert_string_equal(vm.power_state, "running");
+    free(vm.tags);
+}
+
+/* A dry run of vm stop on a running VM: the disks' PATCHes would follow
+ * the deallocation (not "waiting" for it). */
+static void test_dry_stop_running(void **state)
+{
+    struct fx *f = *state;
+    snprintf(f->arm.power, 16, "running");
+    snprintf(f->arm.d[0].state, 16, "Attached");
+    struct tw_exec_sink s = {sink, f};
+    struct tw_exec_opts o;
+    memset(&o, 0, sizeof o);
+    o.db_path = f->path;
+    o.arm = &fake_ops;
+    o.arm_arg = &f->arm;
+    o.owner = "test";
+    o.poll_ms = 1;
+    o.dry_run = true;
+    o.caps = &f->caps;
+    o.sink = &s;
+    struct tw_exec_stop_disk t[1] = {{f->d1, "Standard_LRS", NULL}};
+    struct tw_exec_summary sum;
+    struct tw_error err = {0};
+    f->n_results = 0;
+    if (tw_exec_vm_stop(&o, f->vm_id, t, 1, &sum, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(sum.would_send, 2);
+    assert_int_equal(f->n_results, 2);
+    assert_string_equal(f->outcome[1], "would_send");
+    assert_non_null(strstr(f->reason[1], "after the deallocation"));
+    assert_string_equal(f->arm.power, "running");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1071,6 +1241,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_resume_vm_moving, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_runs_one_owner, setup, teardown),
         cmocka_unit_test_setup_teardown(test_start_per_disk_policy, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_downgrade_no_original, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_to_original, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_way_back, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_power_recorded, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dry_stop_running, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
