@@ -96,7 +96,8 @@ bool tw_arm_id_split(const char *id, char *sub, size_t sub_cap, char *rg, size_t
     if (!id || id[0] != '/')
         return false;
     for (const char *c = id; *c; c++)
-        if ((unsigned char)*c < 0x21 || *c == 0x7f || *c == '?' || *c == '#' || *c == '%')
+        if ((unsigned char)*c < 0x21 || *c == 0x7f || *c == '?' || *c == '#' || *c == '%' ||
+            *c == '\\' || *c == '&')
             return false;
     char s[128], g[128], n[256];
     const char *p = id + 1;
@@ -109,6 +110,12 @@ bool tw_arm_id_split(const char *id, char *sub, size_t sub_cap, char *rg, size_t
     const char *last = p;
     if (!segment(&p, n, sizeof(n)) || *p != '\0' || strchr(last, '/'))
         return false;
+    /* "." and ".." would be resolved away in the URL the id becomes: the
+     * call would reach another resource than the id names. */
+    const char *parts[] = {s, g, n};
+    for (size_t i = 0; i < 3; i++)
+        if (strcmp(parts[i], ".") == 0 || strcmp(parts[i], "..") == 0)
+            return false;
     if ((sub && strlen(s) >= sub_cap) || (rg && strlen(g) >= rg_cap) ||
         (name && strlen(n) >= name_cap))
         return false;

@@ -612,6 +612,12 @@ static void test_ids(void **state)
         "/subscriptions//resourceGroups/b/providers/Microsoft.Compute/disks/d",
         "/subscriptions/a/resourceGroups/b/providers/Microsoft.Compute/disks/d?x=1",
         "/subscriptions/a/resourceGroups/b c/providers/Microsoft.Compute/disks/d",
+        /* Dot segments the URL would resolve away, a backslash, a query's '&'. */
+        "/subscriptions/S/resourceGroups/../providers/Microsoft.Compute/disks/d",
+        "/subscriptions/S/resourceGroups/G/providers/Microsoft.Compute/disks/..",
+        "/subscriptions/../resourceGroups/G/providers/Microsoft.Compute/virtualMachines/.",
+        "/subscriptions/S/resourceGroups/G/providers/Microsoft.Compute/disks/a\\b",
+        "/subscriptions/S/resourceGroups/G/providers/Microsoft.Compute/disks/d&api-version=1",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         if (tw_arm_id_split(bad[i], s, sizeof(s), g, sizeof(g), n, sizeof(n)))
