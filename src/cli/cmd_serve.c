@@ -22,6 +22,7 @@
 
 #include "app/app.h"
 #include "app/tzload.h"
+#include "cli/arm_args.h"
 #include "cli/cli.h"
 #include "cli/exec_cli.h"
 #include "core/jsonx.h"
@@ -86,6 +87,13 @@ static void usage(FILE *f)
             "                     use them before the bundled caps table\n"
             "  --arm-url URL, --imds-url URL  where ARM and IMDS are (also TIERWISE_ARM_URL,\n"
             "                     TIERWISE_IMDS_URL, \"arm_url\", \"imds_url\"; default Azure's)\n"
+            "  --login-url URL    the Entra ID login, for client credentials (else\n"
+            "                     TIERWISE_LOGIN_URL, \"login_url\", https://login.microsoftonline.com)\n"
+            "  --client-secret-file FILE  the client secret, the first line of FILE (instead\n"
+            "                     of AZURE_CLIENT_SECRET; AZURE_TENANT_ID, AZURE_CLIENT_ID\n"
+            "                     give the rest); for --scheduler and --sync\n"
+            "  --no-pacing        do not pace the ARM calls of --scheduler and --sync (below\n"
+            "                     ARM's limits otherwise)\n"
             "  --scheduler        run the tier switches itself: every --scheduler-interval a\n"
             "                     tick of each policy of --policies (the actions due now\n"
             "                     planned, recorded and run, as tierwise apply --execute\n"
@@ -311,6 +319,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"vm-sizes-from-arm", no_argument, NULL, 1010},
         {"arm-url", required_argument, NULL, 1011},
         {"imds-url", required_argument, NULL, 1012},
+        {"login-url", required_argument, NULL, TW_ARM_OPT_LOGIN_URL},
+        {"client-secret-file", required_argument, NULL, TW_ARM_OPT_SECRET_FILE},
+        {"no-pacing", no_argument, NULL, TW_ARM_OPT_NO_PACING},
         {"policies", required_argument, NULL, 1013},
         {"drift-interval", required_argument, NULL, 1020},
         {"scheduler", no_argument, NULL, 1030},
@@ -326,6 +337,8 @@ int tw_cli_cmd_serve(int argc, char **argv)
     struct serve_opts o = {.log_requests = -1, .vm_sizes = -1};
     const char *config = NULL;
     const char *arm_url = NULL, *imds_url = NULL; /* ARM's VM sizes */
+    struct tw_arm_args arm_args;                  /* --login-url, --client-secret-file, ... */
+    memset(&arm_args, 0, sizeof arm_args);
     const char *drift_interval = NULL;            /* --drift-interval */
     bool scheduler = false;                       /* --scheduler */
     const char *sched_every = NULL;               /* --scheduler-interval */
@@ -365,6 +378,9 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1010: o.vm_sizes = 1; break;
         case 1011: arm_url = optarg; break;
         case 1012: imds_url = optarg; break;
+        case TW_ARM_OPT_LOGIN_URL:
+        case TW_ARM_OPT_SECRET_FILE:
+        case TW_ARM_OPT_NO_PACING: tw_arm_args_take(&arm_args, c, optarg); break;
         case 1013: o.policies = optarg; break;
         case 1020: drift_interval = optarg; break;
         case 1030: scheduler = true; break;
@@ -508,12 +524,20 @@ int tw_cli_cmd_serve(int argc, char **argv)
         status = TW_EXIT_USAGE;
         goto fail_msg;
     }
+    if ((arm_args.login_url || arm_args.client_secret_file || arm_args.no_pacing) &&
+        !scheduler && !sync) {
+        rc = tw_error_set(&err, TW_EINVAL, "--login-url, --client-secret-file and --no-pacing "
+                                           "are for --scheduler and --sync");
+        status = TW_EXIT_USAGE;
+        goto fail_msg;
+    }
     if (vm_sizes || scheduler || sync)
         ep_args.only |= (1u << TW_AZ_EP_ARM) | (1u << TW_AZ_EP_IMDS);
     if (vm_sizes || scheduler || sync)
         ep_args.only |= 1u << TW_AZ_EP_LOGIN;
     ep_args.url[TW_AZ_EP_ARM] = arm_url;
     ep_args.url[TW_AZ_EP_IMDS] = imds_url;
+    ep_args.url[TW_AZ_EP_LOGIN] = arm_args.login_url;
     struct tw_az_endpoints ep;
     if ((rc = tw_az_endpoints_resolve(&ep_args, &ep, &err)) != TW_OK) {
         status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : TW_EXIT_USAGE;
@@ -597,10 +621,23 @@ int tw_cli_cmd_serve(int argc, char **argv)
         so.n_sync_subscriptions = n_sync_subs;
     }
     if (vm_sizes || scheduler || sync) {
-        if ((rc = tw_cli_serve_exec_arm(&ep, &exec_cred, &exec_pacer, &err)) != TW_OK) {
+        /* The shared ARM options (arm_args.h): the credential of the
+         * environment or --client-secret-file, against EP's login or IMDS,
+         * paced unless --no-pacing; the server owns the two from here. */
+        arm_args.arm_url = ep.url[TW_AZ_EP_ARM];
+        arm_args.imds_url = ep.url[TW_AZ_EP_IMDS];
+        arm_args.login_url = ep.url[TW_AZ_EP_LOGIN];
+        arm_args.config = config;
+        struct tw_arm_env arm_env;
+        if ((rc = tw_arm_args_open(&arm_args, &arm_env, &err)) != TW_OK) {
             status = TW_EXIT_USAGE;
             goto fail_msg;
         }
+        exec_cred = arm_env.cred;
+        exec_pacer = arm_env.pacer;
+        arm_env.cred = NULL;
+        arm_env.pacer = NULL;
+        tw_arm_env_close(&arm_env);
         so.arm_cred = exec_cred;
         so.arm_pacer = exec_pacer;
         so.exec_arm_url = ep.url[TW_AZ_EP_ARM];
