@@ -162,6 +162,23 @@ jq -e '.started == true and .why == ""' <<<"$out" >/dev/null && ok || bad "vm st
 out=$("$cli" drift --db "$db" --policy "$scratch/policy.json" --json)
 jq -e '.count == 0' <<<"$out" >/dev/null && ok || bad "drift after the last vm start: $out"
 
+# A restore that fails: the VM is not started, and the output says so and
+# why (the policy that downgraded the disk: none here, so the default); the
+# failed operation's reason is its own error.
+sim POST /_sim/clock '{"advance_s": 172800}' >/dev/null # past ARM's quota day again
+faked '2026-12-12 20:00:00' "$cli" vm stop --db "$db" --vm app-01 --to Standard_LRS --execute \
+  --poll-ms 50 "${ARM[@]}" >/dev/null 2>&1 && ok || bad "the third vm stop failed"
+sim POST /_sim/faults "{\"kind\": \"fail-operation\", \"method\": \"PATCH\", \"path\": \"/subscriptions/$sub/resourceGroups/rg-dev/providers/Microsoft.Compute/disks/$d0\"}" >/dev/null
+out=$(faked '2026-12-12 21:00:00' "$cli" vm start --db "$db" --vm app-01 --execute --poll-ms 50 \
+  "${ARM[@]}" 2>"$scratch/start.err"); st=$?
+[ "$st" = 1 ] && ok || bad "vm start with a disk not restored exited $st"
+grep -q "^VM app-01 NOT started: app-01-data0 (failed; policy (none) requires the original SKU before a start)" <<<"$out" &&
+  ok || bad "vm start's NOT started line: $out"
+[ "$(sim_power app-01)" = deallocated ] && ok || bad "the VM was started: $(sim_power app-01)"
+why=$(sqlite3 "$db" "SELECT reason FROM actions WHERE kind = 'upgrade' AND state = 'failed' ORDER BY id DESC LIMIT 1")
+grep -q "^operation failed: " <<<"$why" && ! grep -q "HTTP 200" <<<"$why" && ok ||
+  bad "the failed upgrade's reason: $why"
+
 # Bad usage.
 expect 2 "one of --policy FILE or --plan FILE" -- "$cli" apply --db "$db"
 expect 2 "one of --policy FILE or --plan FILE" -- "$cli" apply --db "$db" --policy "$scratch/policy.json" --plan x
