@@ -810,6 +810,41 @@ static void test_hold(void **state)
     rig_down(&r);
 }
 
+/* Real sleeps (none injected): the client's wait hook sleeps them, and the
+ * call's budget counts each once. Two 1 s Retry-Afters fit a 2.8 s budget;
+ * counted twice they would not. */
+static void test_real_sleep_budget(void **state)
+{
+    (void)state;
+    struct reply two[] = {{503, "{}", "1", 0, NULL}, {503, "{}", "1", 0, NULL},
+                          {200, DISK_JSON("d1", "Premium_LRS", "Succeeded"), NULL, 0, NULL},
+                          {0}};
+    struct fakesrv *arm = start(two);
+    assert_non_null(arm);
+    struct tw_error err = {0};
+    struct tw_arm_cred_opts co = {.kind = TW_ARM_CRED_BEARER, .bearer = "tok-fixed"};
+    struct tw_arm_cred *cred;
+    assert_int_equal(tw_arm_cred_new(&co, NULL, &cred, &err), TW_OK);
+    struct tw_arm_pacer *p;
+    assert_int_equal(tw_arm_pacer_new(NULL, &p, &err), TW_OK);
+    struct tw_arm_opts o = {.arm_url = arm->base};
+    tw_az_http_opts_default(&o.http);
+    o.http.loopback_only = true;
+    o.http.budget_ms = 2800;
+    o.http.backoff_base_ms = 10;
+    o.http.backoff_max_ms = 100;
+    struct tw_arm *a;
+    assert_int_equal(tw_arm_new(&o, cred, p, &a, &err), TW_OK);
+    struct tw_arm_disk d;
+    if (tw_arm_disk_get(a, DISK_ID, &d, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(fs_requests(arm), 3);
+    tw_arm_free(a);
+    tw_arm_pacer_free(p);
+    tw_arm_cred_free(cred);
+    fs_stop(arm);
+}
+
 /* The defaults leave headroom below ARM's 25 reads/s, 10 writes/s and 4
  * VM actions a minute. */
 static void test_default_headroom(void **state)
@@ -1175,7 +1210,8 @@ int main(void)
         cmocka_unit_test(test_lro_async),      cmocka_unit_test(test_lro_location),
         cmocka_unit_test(test_storms),         cmocka_unit_test(test_pacing),
         cmocka_unit_test(test_vm_budget),      cmocka_unit_test(test_region_buckets),
-        cmocka_unit_test(test_hold),           cmocka_unit_test(test_default_headroom),      cmocka_unit_test(test_token_cache),
+        cmocka_unit_test(test_hold),           cmocka_unit_test(test_default_headroom),
+        cmocka_unit_test(test_real_sleep_budget),      cmocka_unit_test(test_token_cache),
         cmocka_unit_test(test_token_threads),
         cmocka_unit_test(test_client_credentials), cmocka_unit_test(test_cred_from_env),
         cmocka_unit_test(test_new_refusals),
