@@ -72,7 +72,8 @@ struct changes {
  * two sorted lists L[2].  A span holding the most changes can be moved
  * until a change opens it, so the spans to try start at D, at U, or at an
  * existing change in (D - QNS, U]. */
-static bool quota_fits(const struct changes l[2], int64_t d, int64_t u, int q, int64_t qns)
+static bool quota_fits(const struct changes l[2], int64_t d, int64_t u, int q, int64_t qns,
+                       bool d_new)
 {
     int64_t from = sat_add(d, -qns);
     if (from != INT64_MIN)
@@ -89,7 +90,7 @@ static bool quota_fits(const struct changes l[2], int64_t d, int64_t u, int q, i
             for (int k = 0; k < (pass < 2 ? 1 : 2); k++) {
                 int64_t s = pass < 2 ? starts[i] : (k == 0 ? d : u);
                 int64_t e = sat_add(s, qns);
-                bool has_d = d >= s && d < e, has_u = u >= s && u < e;
+                bool has_d = d_new && d >= s && d < e, has_u = u >= s && u < e;
                 if (!has_d && !has_u)
                     continue;
                 size_t c = count_in(l[0].a, l[0].n, s, e) + count_in(l[1].a, l[1].n, s, e) +
@@ -224,15 +225,23 @@ enum tw_err tw_savings_windows(const struct tw_interval *win, size_t n, int64_t 
             }
             if (ws.skip == TW_WINDOW_TAKEN && quota) {
                 struct changes l[2] = {{o->prior_changes, o->n_prior}, {taken, n_taken_changes}};
-                if (!quota_fits(l, ws.down_ns, ws.up_ns, o->quota_changes, o->quota_ns))
+                /* A switch due before real_until is the history's (in
+                 * prior_changes at its real time, or not made). */
+                bool d_new = !o->real_until || ws.down_ns >= o->real_until_ns;
+                bool u_new = !o->real_until || ws.up_ns >= o->real_until_ns;
+                if (u_new &&
+                    !quota_fits(l, d_new ? ws.down_ns : ws.up_ns, ws.up_ns, o->quota_changes,
+                                o->quota_ns, d_new))
                     ws.skip = TW_WINDOW_QUOTA;
             }
             if (ws.skip == TW_WINDOW_TAKEN && quota) {
                 /* The plan makes these changes, in or out of the period.
                  * Windows are sorted and disjoint and margins are not
                  * negative, so the list stays sorted. */
-                taken[n_taken_changes++] = ws.down_ns;
-                taken[n_taken_changes++] = ws.up_ns;
+                if (!o->real_until || ws.down_ns >= o->real_until_ns)
+                    taken[n_taken_changes++] = ws.down_ns;
+                if (!o->real_until || ws.up_ns >= o->real_until_ns)
+                    taken[n_taken_changes++] = ws.up_ns;
             }
         }
         if (outside) {

@@ -173,6 +173,13 @@ struct tw_switch_opts {
     const int64_t *prior_changes; /* instants of type changes already made, sorted */
     size_t n_prior;
     struct tw_io_rate io;         /* I/O while on the cheaper SKU; zero while deallocated */
+    /* Real before REAL_UNTIL_NS (when REAL_UNTIL): the changes before it are
+     * prior_changes' alone, at their real times; a window's switch due
+     * before it is not counted again (it was made, late or not, or not at
+     * all: the SKU history says which), and such a window is checked on
+     * its switch after it alone. */
+    bool real_until;
+    int64_t real_until_ns;
 };
 
 enum tw_window_skip {

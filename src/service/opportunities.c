@@ -190,6 +190,9 @@ struct run {
     struct tw_tz *policy_zone;   /* owned by ZONES */
     struct group_map rgs, subs;
     int64_t walk_from_ns;
+    int64_t model_from_ns;       /* the windows modelled from (a plan's anchor; a month's start) */
+    int64_t learn_ref_ns;        /* observed windows learned from the weeks before it */
+    int64_t hib_from_ns;         /* hibernation looked for from */
     int64_t walk_from_ms;        /* the walk's start as the store reads it */
     char month_start[40];        /* RFC 3339 of the month's start, UTC */
     /* The policy's list windows, the same for every VM. */
@@ -540,12 +543,30 @@ static enum tw_err windows_text(const struct tw_windows *ws, char *out, size_t c
                         ws->n, cap);
 }
 
+/* The local Monday 00:00 (zone Z) of the week holding NS (a midnight the
+ * clocks skip: the first instant after it). */
+static int64_t week_start(const struct tw_tz *z, int64_t ns)
+{
+    struct tw_civil c;
+    tw_tz_ns_to_civil(z, ns, &c, NULL);
+    int64_t days = tw_days_from_civil(c.year, c.month, c.day);
+    days -= tw_weekday_from_days(days); /* 0 Monday */
+    struct tw_civil m = {0};
+    int64_t y = 0;
+    tw_civil_from_days(days, &y, &m.month, &m.day);
+    m.year = (int32_t)y;
+    int64_t out;
+    if (tw_tz_civil_to_ns(z, &m, &out, NULL) != TW_OK || out > ns)
+        return ns - (int64_t)7 * TW_NS_PER_DAY; /* never after NS */
+    return out;
+}
+
 static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
                                struct vm_windows *w, struct tw_error *err)
 {
     const struct tw_policy *p = r->p;
     memset(w, 0, sizeof(*w));
-    int64_t from = r->res->from_ns - SCHEDULE_LEAD_NS, to = r->res->to_ns + TW_NS_PER_WEEK;
+    int64_t from = r->model_from_ns - SCHEDULE_LEAD_NS, to = r->res->to_ns + TW_NS_PER_WEEK;
     struct tw_windows ws;
     struct tw_tz *z = r->policy_zone;
     if (p->windows_kind == TW_PW_LIST) {
@@ -609,7 +630,7 @@ static enum tw_err windows_for(struct run *r, const struct tw_store_sv_vm *vm,
         w->source = "observed";
         snprintf(w->tz, sizeof(w->tz), "%s", r->res->timezone);
         struct tw_error oerr = {0};
-        enum tw_err rc = tw_observed_windows(r->obs, r->n_obs, r->res->from_ns,
+        enum tw_err rc = tw_observed_windows(r->obs, r->n_obs, r->learn_ref_ns,
                                              p->observed_weeks, p->observed_min_weeks, z, &ws,
                                              &oerr);
         if (rc == TW_ENOMEM)
@@ -952,19 +973,35 @@ static enum tw_err judge(struct run *r, struct vm_ctx *x, const struct tw_store_
      * modelled, or ones the model places itself. */
     const struct tw_interval *iv = x->win.iv;
     size_t niv = x->win.n;
-    while (niv && iv->to_ns <= r->res->from_ns) {
+    while (niv && iv->to_ns <= r->model_from_ns) {
         iv++;
         niv--;
     }
-    int64_t prior_before = niv ? iv->from_ns : r->res->from_ns;
+    /* A plan (a period): every real change the history holds counts, at
+     * its real time (by anyone, a switch executed late where it was
+     * made), and the history is what happened up to the later of the
+     * period's start and the disk's last change: the model's switches due
+     * before that are not counted again (tw_switch_opts.real_until), those
+     * after it are.  The changes of a month of `tierwise savings` are
+     * counted as before (up to the first window open at its start). */
+    bool plan_period = r->o->year == 0;
+    int64_t prior_before = plan_period ? INT64_MAX : niv ? iv->from_ns : r->res->from_ns;
+    int64_t last_real = INT64_MIN;
     np = 0;
     for (size_t i = 0; i < vm->n_changes; i++) {
         int64_t at;
         /* The walk reads changes within its span only: an instant past
          * int64_t nanoseconds is none of them (skipped, never wrapped). */
         if (vm->changes[i].disk_id == sd->id && tw_ms_to_ns(vm->changes[i].at_ms, &at) &&
-            at < prior_before)
+            at < prior_before) {
             r->prior[np++] = at;
+            if (at > last_real)
+                last_real = at;
+        }
+    }
+    if (plan_period) {
+        so.real_until = true;
+        so.real_until_ns = last_real != INT64_MIN ? last_real + 1 : INT64_MIN;
     }
     so.prior_changes = np ? r->prior : NULL;
     so.n_prior = np;
@@ -1057,7 +1094,7 @@ static enum tw_err one_vm(struct run *r, const struct tw_store_sv_vm *vm,
     enum tw_err rc = vm_obs(r, vm, err);
     if (rc != TW_OK)
         return rc;
-    x.hibernated = tw_power_hibernated_in(r->obs, r->n_obs, r->walk_from_ns, r->res->to_ns) ||
+    x.hibernated = tw_power_hibernated_in(r->obs, r->n_obs, r->hib_from_ns, r->res->to_ns) ||
                    tw_power_parse(vm->power_state) == TW_POWER_HIBERNATED;
     struct tw_opp_vm ov = {vm->id, vm->name, vm->resource_group, vm->subscription_id,
                            vm->location, vm->vm_size};
@@ -1213,9 +1250,23 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
         rc = tw_reservations_merge(&r.resv, o->reservations, err);
     if (rc == TW_OK && r.resv.n && !(r.resv_used = calloc(r.resv.n, sizeof(int64_t))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+    /* Where the windows are modelled from.  A month: its start.  A plan:
+     * a fixed anchor, the local Monday 00:00 of the week holding the
+     * period's start less the quota's span, so that plans of overlapping
+     * periods model the same windows from the same instant and take the
+     * same ones (the quota's choices depend on the switches before);
+     * observed windows are learned from the weeks before the local Monday
+     * of the period's start, so that they do not move with it inside a
+     * week. */
+    r.model_from_ns = r.learn_ref_ns = out->from_ns;
+    if (rc == TW_OK && period) {
+        int64_t a = out->from_ns - (int64_t)p->quota_hours * TW_NS_PER_HOUR;
+        r.model_from_ns = week_start(r.policy_zone, a);
+        r.learn_ref_ns = week_start(r.policy_zone, out->from_ns);
+    }
     int64_t list_from = 0, list_to = 0;
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST &&
-        (!tw_time_add(out->from_ns, -SCHEDULE_LEAD_NS, &list_from) ||
+        (!tw_time_add(r.model_from_ns, -SCHEDULE_LEAD_NS, &list_from) ||
          !tw_time_add(out->to_ns, TW_NS_PER_WEEK, &list_to)))
         rc = tw_error_set(err, TW_ERANGE, "the period is too far in time");
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST)
@@ -1224,8 +1275,15 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
     /* What the walk reads before the month: the observed weeks (and one
      * more, for the local Monday before the start), the quota's span. */
     int weeks = p->windows_kind == TW_PW_OBSERVED ? p->observed_weeks + 1 : 1;
-    r.walk_from_ns = out->from_ns - (int64_t)weeks * TW_NS_PER_WEEK -
-                     (int64_t)p->quota_hours * TW_NS_PER_HOUR;
+    r.hib_from_ns = out->from_ns - (int64_t)weeks * TW_NS_PER_WEEK -
+                    (int64_t)p->quota_hours * TW_NS_PER_HOUR;
+    {
+        int64_t lo = r.model_from_ns < r.learn_ref_ns ? r.model_from_ns : r.learn_ref_ns;
+        r.walk_from_ns = lo - (int64_t)weeks * TW_NS_PER_WEEK -
+                         (int64_t)p->quota_hours * TW_NS_PER_HOUR;
+        if (r.walk_from_ns > r.hib_from_ns)
+            r.walk_from_ns = r.hib_from_ns;
+    }
     r.walk_from_ms = tw_floor_div(r.walk_from_ns, TW_NS_PER_MS);
     struct tw_store_sv_cursor *cur = NULL;
     if (rc == TW_OK)

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "core/window.h"
-_Static_assert(TW_PLAN_MAX_DAYS + 15 <= TW_WINDOW_PERIOD_MAX_DAYS,
+_Static_assert(TW_PLAN_MAX_DAYS + 29 <= TW_WINDOW_PERIOD_MAX_DAYS,
                "a plan's longest period fits the windows' instants with the walk's weeks");
 
 const char *tw_plan_kind_name(enum tw_plan_kind k)

@@ -38,10 +38,12 @@
 /* The longest period: TW_PLAN_MAX_DAYS for a run (tw_svc_plan_run refuses
  * a longer one with TW_ERANGE naming `to`): the windows' instants are
  * placed over at most TW_WINDOW_PERIOD_MAX_DAYS (3660), and the walk
- * places them from a week before the period to a week after it (and a
- * nanosecond early), so 3660 - 15 days.  TW_PLAN_ROUTE_MAX_DAYS for
- * GET /api/v1/plan and /plan.ics (the document is buffered whole). */
-#define TW_PLAN_MAX_DAYS 3645
+ * places them from its anchor (the local Monday of the week holding the
+ * start less the quota's span: up to 7 + 7 days before it) less a week's
+ * lead to a week after the period's end, so 3660 - 29 days (a day to
+ * spare).  TW_PLAN_ROUTE_MAX_DAYS for GET /api/v1/plan and /plan.ics (the
+ * document is buffered whole). */
+#define TW_PLAN_MAX_DAYS 3631
 #define TW_PLAN_ROUTE_MAX_DAYS 366
 
 struct tw_plan_opts {

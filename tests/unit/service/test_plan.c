@@ -625,7 +625,7 @@ static void test_date_range(void **state)
     opts(f, &o, &p, "2026-01-01T00:00:00Z", "2040-01-01T00:00:00Z");
     err = (struct tw_error){0};
     assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_ERANGE);
-    assert_non_null(strstr(err.msg, "to: the period is longer than 3645 days"));
+    assert_non_null(strstr(err.msg, "to: the period is longer than 3631 days"));
     /* The longest period plans to its end (the windows' instants reach it). */
     opts(f, &o, &p, "2026-01-01T00:00:00Z", "2026-01-01T00:00:00Z");
     o.to_ns = o.from_ns + (int64_t)TW_PLAN_MAX_DAYS * TW_NS_PER_DAY;
@@ -646,6 +646,55 @@ static void test_date_range(void **state)
     assert_true(sum.actions >= 8);
     o.to_ns = TW_PLAN_END_NS + 1;
     assert_int_equal(tw_svc_plan_run(f->st, &o, NULL, &sum, &err), TW_ERANGE);
+    tw_policy_cleanup(&p);
+}
+
+/* The quota counts every real change before the period (the SKU
+ * history's, by anyone), at its real time: a toggle after the first open
+ * window began is not dropped, and a downgrade made late counts where it
+ * was made, not where it was planned. */
+static void test_quota_real_changes(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "clean", "Premium_LRS", "P10", 128);
+    disk(f, 12, 1, "toggled", "Premium_LRS", "P10", 128);
+    disk(f, 13, 1, "late", "Premium_LRS", "P10", 128);
+    history(f, 11, "2026-11-01T00:00:00Z", "Premium_LRS", "P10");
+    history(f, 12, "2026-11-01T00:00:00Z", "Premium_LRS", "P10");
+    history(f, 13, "2026-11-01T00:00:00Z", "Premium_LRS", "P10");
+    /* Someone toggled disk 12 twice on Monday evening (2026-12-07), after
+     * the night's window opened at 20:00; disk 13's downgrade (due 20:10)
+     * was made at 23:00. */
+    history(f, 12, "2026-12-07T21:00:00Z", "StandardSSD_LRS", "E10");
+    history(f, 12, "2026-12-07T21:30:00Z", "Premium_LRS", "P10");
+    history(f, 13, "2026-12-07T23:00:00Z", "StandardSSD_LRS", "E10");
+    struct tw_policy p;
+    policy(&p, "nights", "[\"Mon 20:00-Tue 06:00\",\"Tue 20:00-Wed 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts s;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-08T00:00:00Z", "2026-12-09T12:00:00Z");
+    plan(f, &o, &s, &sum);
+    size_t n11 = 0, n12 = 0, n13 = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        if (s.a[i].disk_id == 11)
+            n11++;
+        if (s.a[i].disk_id == 12)
+            n12++;
+        if (s.a[i].disk_id == 13) {
+            n13++;
+            /* only the upgrade back of Monday's window */
+            assert_int_equal(s.a[i].kind, TW_PLAN_UPGRADE);
+            assert_string_equal(s.a[i].at, "2026-12-08T05:30:00Z");
+        }
+    }
+    /* Disk 11: Monday's upgrade, Tuesday's downgrade and upgrade. */
+    assert_int_equal(n11, 3);
+    /* Disk 12: two changes at 21:00 and 21:30 leave no room in 24 h. */
+    assert_int_equal(n12, 0);
+    /* Disk 13: 23:00, 05:30 and Tuesday's 20:10 would be 3 in 24 h. */
+    assert_int_equal(n13, 1);
     tw_policy_cleanup(&p);
 }
 
@@ -977,6 +1026,54 @@ static void test_seams(void **state)
     tw_policy_cleanup(&p);
 }
 
+/* Seams where the quota decides: two nights' windows whose second
+ * downgrade would make three changes in 24 h.  A plan split anywhere
+ * models the windows from the same anchor (the local Monday of the week
+ * holding its start less the quota's span), so the part after the seam
+ * sees the first night's switches and skips the second night too. */
+static void test_seams_quota(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "dev-1");
+    disk(f, 11, 1, "d", "Premium_LRS", "P10", 128);
+    struct tw_policy p;
+    policy(&p, "nights", "[\"Mon 20:00-Tue 06:00\",\"Tue 19:00-Wed 06:00\"]", 10, 30, "0");
+    struct tw_plan_opts o;
+    struct acts whole, a, b;
+    struct tw_plan_summary sum;
+    opts(f, &o, &p, "2026-12-07T00:00:00Z", "2026-12-10T00:00:00Z");
+    plan(f, &o, &whole, &sum);
+    assert_int_equal(whole.n, 2);
+    assert_string_equal(whole.a[0].at, "2026-12-07T20:10:00Z");
+    assert_string_equal(whole.a[1].at, "2026-12-08T05:30:00Z");
+    assert_int_equal(sum.windows_skipped, 1);
+    static const char *const seams[] = {"2026-12-08T12:00:00Z", "2026-12-08T05:30:00Z",
+                                        "2026-12-08T05:30:00.000000001Z",
+                                        "2026-12-08T19:10:00Z", "2026-12-07T20:10:00Z",
+                                        "2026-12-09T00:00:00Z"};
+    for (size_t k = 0; k < sizeof(seams) / sizeof(seams[0]); k++) {
+        opts(f, &o, &p, "2026-12-07T00:00:00Z", seams[k]);
+        plan(f, &o, &a, &sum);
+        opts(f, &o, &p, seams[k], "2026-12-10T00:00:00Z");
+        plan(f, &o, &b, &sum);
+        if (a.n + b.n != whole.n)
+            fail_msg("split at %s: %zu + %zu actions, the whole %zu", seams[k], a.n, b.n,
+                     whole.n);
+        for (size_t i = 0; i < whole.n; i++) {
+            const char *got = i < a.n ? a.a[i].key : b.a[i - a.n].key;
+            if (strcmp(got, whole.a[i].key) != 0)
+                fail_msg("split at %s: action %zu is %s, not %s", seams[k], i, got,
+                         whole.a[i].key);
+        }
+    }
+    /* Overlapping plans agree on what they share. */
+    opts(f, &o, &p, "2026-12-08T00:00:00Z", "2026-12-09T12:00:00Z");
+    plan(f, &o, &b, &sum);
+    assert_int_equal(b.n, 1);
+    assert_string_equal(b.a[0].key, whole.a[1].key);
+    tw_policy_cleanup(&p);
+}
+
 static enum tw_err no_zone(void *arg, const char *name, struct tw_tz **out,
                            struct tw_error *err)
 {
@@ -1026,6 +1123,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_seams, setup, teardown),
         cmocka_unit_test_setup_teardown(test_date_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_price, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quota_real_changes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seams_quota, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
