@@ -126,6 +126,31 @@ stop_srv
 n=$(sqlite3 "$db" "SELECT count(*) FROM actions WHERE state NOT IN ('done', 'skipped', 'failed', 'planned')")
 [ "$n" = 0 ] && ok || bad "$n actions left in flight by the stop"
 
+# Two different plans POSTed at once: each a run of its own (a run joins
+# only one of the same plan text), both succeed.
+sim POST /_sim/clock '{"advance_s": 864000}' >/dev/null # past ARM's quota day
+plan_a=$(faked '2026-12-11 19:00:00' "$cli" plan --db "$db" --policy "$scratch/policy.json" \
+  --from 2026-12-11 --to 2026-12-15 --currency USD --json)
+plan_b=$(jq -c '.actions |= map(select(.disk == "app-01-data1"))' <<<"$plan_a")
+serve_at '2026-12-11 20:15:00' --sync --sync-interval 24h --subscription "$sub"
+st=$(call POST /api/v1/actions "$admin" "{\"plan\": $plan_a, \"execute\": true}")
+op_a=$(jq -r '.id' "$scratch/body")
+st2=$(call POST /api/v1/actions "$admin" "{\"plan\": $plan_b, \"execute\": true}")
+op_b=$(jq -r '.id' "$scratch/body")
+[ "$st $st2" = "202 202" ] && [ -n "$op_a" ] && [ "$op_a" != "$op_b" ] && ok ||
+  bad "two plans: $st $op_a, $st2 $op_b (the second joined the first?)"
+st=$(call GET "/api/v1/operations/$op_a?wait=30" "$reader")
+jq -e '.state == "succeeded" and .result.summary.done == 2' "$scratch/body" >/dev/null && ok ||
+  bad "the first plan's run: $st $(cat "$scratch/body")"
+st=$(call GET "/api/v1/operations/$op_b?wait=30" "$reader")
+jq -e '.state == "succeeded"' "$scratch/body" >/dev/null && ok ||
+  bad "the second plan's run: $st $(cat "$scratch/body")"
+[ "$(sim_sku app-01-data0) $(sim_sku app-01-data1)" = "Standard_LRS Standard_LRS" ] && ok ||
+  bad "the SKUs after the two plans: $(sim_sku app-01-data0) $(sim_sku app-01-data1)"
+[ "$(patches app-01-data1)" = 3 ] && ok || bad "data1 got $(patches app-01-data1) PATCHes (one more expected)"
+stop_srv
+[ "$srv_status" = 0 ] && ok || bad "serve stopped with $srv_status"
+
 expect 2 "--scheduler runs the policies of --policies DIR" -- "$cli" serve --db "$db" --scheduler
 expect 2 "--scheduler-interval is for --scheduler" -- "$cli" serve --db "$db" --scheduler-interval 1m
 expect 2 "--scheduler-currency \"EURO\"" -- "$cli" serve --db "$db" --policies "$scratch/policies" --scheduler --scheduler-currency EURO
