@@ -11,7 +11,10 @@
  * sleeps outside it: threads that share the pacer queue in order without
  * holding it.  A 429 puts its region on hold until its Retry-After
  * (tw_arm_pacer_hold): every thread's next request of that region waits
- * for the hold to end, not only the thread that was told.  The clock is an
+ * for the hold to end, not only the thread that was told.  The region ""
+ * is the calls whose region the client can't tell: each takes a token of
+ * every region's bucket (it may be any region's at ARM), and a region seen
+ * for the first time starts from the "" bucket's schedule.  The clock is an
  * interval clock (CLOCK_MONOTONIC), never a
  * time of day; tests inject one.
  */
@@ -147,10 +150,22 @@ static struct bucket *bucket_of(struct tw_arm_pacer *p, const char *region, doub
         p->b = nb;
         p->capb = cap;
     }
+    /* A new region inherits the unknown region's schedule: the calls of
+     * unknown region made so far may have been this region's. */
+    double tr = now, tw = now;
+    int64_t hold = 0;
+    for (size_t i = 0; region[0] && i < p->nb; i++)
+        if (!p->b[i].region[0]) {
+            tr = p->b[i].tat_read > now ? p->b[i].tat_read : now;
+            tw = p->b[i].tat_write > now ? p->b[i].tat_write : now;
+            hold = p->b[i].hold_until;
+        }
     struct bucket *b = &p->b[p->nb++];
     memset(b, 0, sizeof(*b));
     strncpy(b->region, region, sizeof(b->region) - 1);
-    b->tat_read = b->tat_write = now;
+    b->tat_read = tr;
+    b->tat_write = tw;
+    b->hold_until = hold;
     return b;
 }
 
@@ -223,14 +238,22 @@ void tw_arm_pacer_hold(struct tw_arm_pacer *p, const char *region, int64_t until
     pthread_mutex_lock(&p->mu);
     if (!p->o.off) {
         int64_t now = p->o.now_ms(p->o.now_arg);
-        struct bucket *b = bucket_of(p, region ? region : "", (double)now);
+        const char *r = region ? region : "";
+        struct bucket *b = bucket_of(p, r, (double)now);
         if (b && until_ms > b->hold_until) {
             /* Both buckets empty at the hold's end: the callers queued
              * behind it go one interval apart from then, not all at once
-             * into a server that just said it is full. */
-            b->hold_until = until_ms;
-            hold_tat(&b->tat_read, (double)until_ms, p->o.reads_per_s, p->o.burst);
-            hold_tat(&b->tat_write, (double)until_ms, p->o.writes_per_s, p->o.burst);
+             * into a server that just said it is full.  A 429 of unknown
+             * region ("") may have been any region's: all are held. */
+            for (size_t i = 0; i < p->nb; i++) {
+                struct bucket *x = &p->b[i];
+                if (x != b && r[0])
+                    continue;
+                if (until_ms > x->hold_until)
+                    x->hold_until = until_ms;
+                hold_tat(&x->tat_read, (double)until_ms, p->o.reads_per_s, p->o.burst);
+                hold_tat(&x->tat_write, (double)until_ms, p->o.writes_per_s, p->o.burst);
+            }
             p->holds++;
         }
     }
@@ -259,10 +282,21 @@ long tw_arm_pacer_take(struct tw_arm_pacer *p, const char *region, bool write, c
     }
     int64_t now = p->o.now_ms(p->o.now_arg);
     double wait = 0;
-    struct bucket *b = bucket_of(p, region ? region : "", (double)now);
-    if (b)
-        wait = write ? gcra(&b->tat_write, (double)now, p->o.writes_per_s, p->o.burst)
-                     : gcra(&b->tat_read, (double)now, p->o.reads_per_s, p->o.burst);
+    const char *r = region ? region : "";
+    struct bucket *b = bucket_of(p, r, (double)now);
+    /* A call of unknown region ("": a list, a resource not read yet) may
+     * land in any region's bucket at ARM: it takes a token of every
+     * bucket and goes when all have one, so a region's calls and the
+     * unknown ones together stay within the region's rate. */
+    for (size_t i = 0; b && i < p->nb; i++) {
+        struct bucket *x = &p->b[i];
+        if (x != b && r[0])
+            continue;
+        double w = write ? gcra(&x->tat_write, (double)now, p->o.writes_per_s, p->o.burst)
+                         : gcra(&x->tat_read, (double)now, p->o.reads_per_s, p->o.burst);
+        if (w > wait)
+            wait = w;
+    }
     long w = (long)(wait + 0.999);
     struct vm_budget *v = vm_id && vm_id[0] ? vm_of(p, vm_id) : NULL;
     if (v) {

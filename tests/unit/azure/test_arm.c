@@ -810,6 +810,35 @@ static void test_hold(void **state)
     rig_down(&r);
 }
 
+/* A call of unknown region ("") may be any region's at ARM: it counts in
+ * every region's bucket, and a region seen later starts from its
+ * schedule, so a region's calls and the unknown ones stay within one
+ * region's rate together. */
+static void test_unknown_region(void **state)
+{
+    (void)state;
+    struct vclock c = {0};
+    struct tw_arm_pace_opts o = {.reads_per_s = 10, .now_ms = v_now, .now_arg = &c};
+    struct tw_arm_pacer *p;
+    struct tw_error err = {0};
+    assert_int_equal(tw_arm_pacer_new(&o, &p, &err), TW_OK);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tw_arm_pacer_take(p, "eastus", false, NULL), 0);
+    for (int i = 0; i < 4; i++)
+        assert_int_equal(tw_arm_pacer_take(p, "", false, NULL), 0);
+    /* eastus has had 9: the 10th waits. */
+    assert_int_equal(tw_arm_pacer_take(p, "eastus", false, NULL), 100);
+    /* westus, new, inherits the 4 unknown ones: 5 more at once. */
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(tw_arm_pacer_take(p, "westus", false, NULL), 0);
+    assert_int_equal(tw_arm_pacer_take(p, "westus", false, NULL), 100);
+    /* A hold of unknown region holds them all. */
+    tw_arm_pacer_hold(p, "", 10000);
+    assert_true(tw_arm_pacer_take(p, "westus", false, NULL) >= 10000);
+    assert_true(tw_arm_pacer_take(p, "eastus", false, NULL) >= 10000);
+    tw_arm_pacer_free(p);
+}
+
 /* Real sleeps (none injected): the client's wait hook sleeps them, and the
  * call's budget counts each once. Two 1 s Retry-Afters fit a 2.8 s budget;
  * counted twice they would not. */
@@ -1211,7 +1240,7 @@ int main(void)
         cmocka_unit_test(test_storms),         cmocka_unit_test(test_pacing),
         cmocka_unit_test(test_vm_budget),      cmocka_unit_test(test_region_buckets),
         cmocka_unit_test(test_hold),           cmocka_unit_test(test_default_headroom),
-        cmocka_unit_test(test_real_sleep_budget),      cmocka_unit_test(test_token_cache),
+        cmocka_unit_test(test_real_sleep_budget), cmocka_unit_test(test_unknown_region),      cmocka_unit_test(test_token_cache),
         cmocka_unit_test(test_token_threads),
         cmocka_unit_test(test_client_credentials), cmocka_unit_test(test_cred_from_env),
         cmocka_unit_test(test_new_refusals),
