@@ -12,8 +12,9 @@
  *    before it expires.  Thread-safe.  The token and the secret are never
  *    written to a message or a log.
  *  - struct tw_arm_pacer: per-region token buckets (reads and writes a
- *    second) and the per-VM budget of start/deallocate calls a minute.
- *    Thread-safe: the executor's VM threads share one.
+ *    second, below ARM's limits), the per-VM budget of start/deallocate
+ *    calls (4 in any 62 s) and per-region holds set by a 429's
+ *    Retry-After.  Thread-safe: the executor's VM threads share one.
  *  - struct tw_arm: one HTTP client (azure/http.h) with the base URL, the
  *    api-versions, a credential and a pacer.  Not thread-safe: one per
  *    thread.
@@ -113,7 +114,8 @@ int64_t tw_arm_pacer_waited_ms(const struct tw_arm_pacer *p);
  * figures and tests. */
 int64_t tw_arm_pacer_taken(const struct tw_arm_pacer *p);
 /* The wait (ms, 0: none) before one more request of REGION ("" or NULL:
- * the shared bucket), WRITE or a read, may go, its token taken now; VM_ID
+ * a region the caller can't tell, which takes a token of every region's
+ * bucket), WRITE or a read, may go, its token taken now; VM_ID
  * non-NULL also takes one of that VM's start/deallocate budget.  The
  * caller sleeps the wait (tw_arm does, through its http.sleep_ms) and the
  * pacer counts it in tw_arm_pacer_waited_ms.  0 when the pacer is off. */
