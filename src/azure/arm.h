@@ -122,7 +122,7 @@ int64_t tw_arm_pacer_taken(const struct tw_arm_pacer *p);
 long tw_arm_pacer_take(struct tw_arm_pacer *p, const char *region, bool write, const char *vm_id);
 /* The pacer's clock now (ms), the clock tw_arm_pacer_hold's UNTIL_MS is on. */
 int64_t tw_arm_pacer_now_ms(const struct tw_arm_pacer *p);
-/* Puts REGION ("" or NULL: the shared bucket) on hold until UNTIL_MS on the
+/* Puts REGION ("" or NULL: unknown, so every region) on hold until UNTIL_MS on the
  * pacer's clock: every later take of it, by any thread, waits at least
  * until then, and the ones queued behind go one interval apart after it.
  * tw_arm calls it with each 429's Retry-After.  A hold never shortens one
