@@ -82,7 +82,10 @@ out=$(planrun '2026-12-04 20:20:00' --execute)
 jq -e '.recorded == 0 and .summary.actions == 0' <<<"$out" >/dev/null && ok || bad "apply --plan again: $out"
 [ "$(sim_sku app-03-data0) $(patches app-03-data0)" = "Standard_LRS 1" ] && ok ||
   bad "the plan's downgrade: $(sim_sku app-03-data0), $(patches app-03-data0) PATCHes"
-jq '.actions[0].disk = "no-such-disk"' "$scratch/plan.json" >"$scratch/bad-plan.json"
+# (the upgrade due Monday 05:30: the Friday downgrade is more than a day old
+# at 05:35 Monday, expired and not looked up)
+jq '(.actions[] | select(.kind == "upgrade")) |= (.disk = "no-such-disk")' "$scratch/plan.json" \
+  >"$scratch/bad-plan.json"
 faked '2026-12-07 05:35:00' "$cli" apply --db "$db" --plan "$scratch/bad-plan.json" "${ARM[@]}" \
   >"$scratch/bad.out" 2>"$scratch/bad.err"
 st=$?
