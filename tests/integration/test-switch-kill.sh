@@ -49,8 +49,8 @@ sim DELETE /_sim/faults >/dev/null
 # a tick within the dead executor's lease leaves its action alone
 out=$(at '2026-12-04 20:16:00' apply --execute --json)
 jq -e '.summary.held >= 1' <<<"$out" >/dev/null && ok || bad "a live lease was taken over: $out"
-# past it (5 min), resumed: polled or read back, not sent again
-for when in '2026-12-04 20:25:00' '2026-12-04 20:26:00'; do
+# past it (10 min), resumed: polled or read back, not sent again
+for when in '2026-12-04 20:26:00' '2026-12-04 20:27:00'; do
   out=$(at "$when" apply --execute --json)
 done
 states=$(sqlite3 "$db" "SELECT group_concat(state) FROM actions ORDER BY id")
@@ -115,7 +115,7 @@ wait "$apid" 2>/dev/null
 apid=""
 [ "$sent" = 1 ] && ok || bad "the deallocation was not in flight before the kill: $(cat "$scratch/stop.out")"
 sim DELETE /_sim/faults >/dev/null
-out=$(at '2026-12-04 20:10:00' apply --execute --json)
+out=$(at '2026-12-04 20:11:00' apply --execute --json) # past the dead one's 10 min lease
 state=$(sqlite3 "$db" "SELECT state FROM actions WHERE kind = 'deallocate'")
 [ "$state" = done ] && ok || bad "the killed vm stop's deallocation is $state after a tick: $out"
 va=$(sim GET /_sim/counters | jq '[.vm_actions[]] | add // 0')
