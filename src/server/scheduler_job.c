@@ -86,6 +86,10 @@ static void sched_run(struct tw_worker_job *job)
     struct tw_server *srv = j->srv;
     struct tw_exec_opts o;
     tw_srv_exec_opts(srv, &o, false);
+    char owner[96];
+    tw_exec_owner_default(owner, sizeof owner);
+    snprintf(owner + strlen(owner), sizeof owner - strlen(owner), ":sched");
+    o.owner = owner; /* POST /api/v1/actions's runs are ":api" (and each run numbered) */
     for (size_t i = 0; i < srv->policies.n && !srv->exec_stop; i++) {
         const struct tw_policy *p = &srv->policies.v[i].policy;
         if (!p->switches)

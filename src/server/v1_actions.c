@@ -137,6 +137,10 @@ static void run_run(struct tw_worker_job *wj)
     tw_ops_start(j->ops, j->id);
     struct tw_exec_opts o;
     tw_srv_exec_opts(j->srv, &o, false);
+    char owner[96];
+    tw_exec_owner_default(owner, sizeof owner);
+    snprintf(owner + strlen(owner), sizeof owner - strlen(owner), ":api");
+    o.owner = owner; /* the scheduler's runs are ":sched" (and each run numbered) */
     json_t *results = json_array();
     struct tw_exec_sink sink = {collect, results};
     o.sink = &sink;

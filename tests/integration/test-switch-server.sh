@@ -86,6 +86,9 @@ jq -e '(.actions | length) == 2 and .next_cursor == null and
   all(.actions[]; .state == "done" and .attempts == 1 and .vm == "app-01" and
       ([.transitions[].to] == ["planned", "checked", "sent", "verified", "done"]))' \
   "$scratch/body" >/dev/null && ok || bad "GET /api/v1/actions: $st $(cat "$scratch/body")"
+# the run's owner: the API's prefix and the run's number
+jq -e 'all(.actions[]; .transitions[2].owner | test(":api:[0-9]+/[0-9]+$"))' "$scratch/body" \
+  >/dev/null && ok || bad "the API run's owner: $(jq -c '[.actions[].transitions[2].owner]' "$scratch/body")"
 st=$(call GET "/api/v1/actions?state=done&vm=APP-01&limit=1" "$reader")
 cur=$(jq -r '.next_cursor' "$scratch/body")
 first=$(jq -r '.actions[0].id' "$scratch/body")
@@ -116,6 +119,8 @@ done
   bad "the scheduler did not upgrade the disks: $(cat "$scratch/srv.err")"
 [ "$(sim_sku app-01-data0) $(sim_sku app-01-data1)" = "Premium_LRS Premium_LRS" ] && ok ||
   bad "the SKUs after the scheduler"
+owners=$(sqlite3 "$db" "SELECT DISTINCT t.owner GLOB '*:sched:[0-9]*/[0-9]*' FROM action_transitions t JOIN actions a ON a.id = t.action_id WHERE a.kind = 'upgrade' AND t.to_state = 'sent'")
+[ "$owners" = 1 ] && ok || bad "the scheduler's owner: $(sqlite3 "$db" "SELECT owner FROM action_transitions")"
 grep -q "scheduler: policy dev-weekends: 2 due, 2 recorded; 2 done" "$scratch/srv.err" && ok ||
   bad "the scheduler's line: $(cat "$scratch/srv.err")"
 sleep 2 # more ticks: nothing new
