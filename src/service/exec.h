@@ -10,20 +10,24 @@
  *  - planned: the disk and its VM are read from ARM and checked (the VM
  *    deallocated, disk state Reserved, or the disk Unattached; the disk on
  *    the action's from_sku; no update in progress; not shared; not Frozen;
- *    no on-demand bursting; for an upgrade to Premium a VM size that takes
- *    Premium).  A failed check skips the action with the reason; a disk
+ *    no on-demand bursting; for an upgrade to Premium, and for a downgrade
+ *    from Premium (its way back), a VM size that takes Premium).  A failed check skips the action with the reason; a disk
  *    already on to_sku is done without a PATCH.  A downgrade whose VM is
  *    still running waits (its due moved one tick later) until its
  *    upgrade's due time, then is skipped "vm_not_deallocated".
- *  - checked: the original SKU is recorded (first downgrade), the action
- *    moves to sent (counting the attempt) and only then is the PATCH sent;
- *    the operation URL is kept.
+ *  - checked: the original SKU is recorded (first downgrade; forgotten
+ *    when the downgrade fails with the disk still on it), the action moves
+ *    to sent (counting the attempt) and only then is the PATCH sent; the
+ *    operation URL is kept.  An upgrade goes to the recorded original
+ *    whatever its to_sku says.
  *  - sent: with an operation URL it is polled; without one the disk is
  *    read: on (or moving to) to_sku, go on to verify; on from_sku with
- *    nothing in progress, the PATCH is sent again (the one case).
- *  - verified: tw_arm_disk_verify said so; then done (the SKU observed in
- *    the store's history with source arm; an upgrade back to the original
- *    clears it).
+ *    nothing in progress, the PATCH is sent again (the one case).  A VM
+ *    action without one reads the VM: on its way (starting, deallocating,
+ *    stopping) it is verified, not sent again.
+ *  - verified: tw_arm_disk_verify said so; then done (the SKU and the
+ *    disk's attributes observed in the store with source arm, a VM's power
+ *    state likewise; an upgrade back to the original clears it).
  *
  * ARM refusals: throttled or busy leave the action where it is (retried
  * next tick); a conflict, a refusal or a refused type change fail it with
