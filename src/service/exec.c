@@ -372,7 +372,7 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
         (o->dry_run && o->dry_after_deallocate && !strcmp(a->kind, "downgrade"));
     if (free_to_change && strcasecmp(d->disk_state, "Reserved") &&
         strcasecmp(d->disk_state, "Unattached"))
-        snprintf(why, cap, "after the deallocation that comes first (the disk is %s now)",
+        snprintf(why, cap, "after the deallocation that comes first; the disk is %s now",
                  d->disk_state[0] ? d->disk_state : "in an unknown state");
     if (!free_to_change) {
         if (!strcmp(a->kind, "downgrade")) {
