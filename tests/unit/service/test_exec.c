@@ -56,6 +56,8 @@ struct fake {
     bool vm_refuse;             /* a start/deallocate is refused (409 OperationNotAllowed) */
     int vm_posts;               /* starts and deallocations received */
     long set_sku_sleep_ms;      /* ARM takes this long to accept a PATCH */
+    struct tw_store *probe_st;  /* at a poll, PROBE_LEFT_MS gets PROBE_ID's lease left */
+    int64_t probe_id, probe_left_ms;
 };
 
 static struct fdisk *find(struct fake *f, const char *id)
@@ -221,6 +223,15 @@ static enum tw_err f_poll(void *ctx, struct tw_arm_op *op, bool *done, struct tw
             TW_OK)
             fail_msg("the thief's claim: %s", e.msg);
         f->steal_st = NULL;
+    }
+    if (f->probe_st) {
+        struct tw_store_action_row row;
+        struct tw_error e = {0};
+        if (tw_store_action_get(f->probe_st, f->probe_id, &row, &e) == TW_OK) {
+            f->probe_left_ms = row.claim_until_ms - now_ms();
+            free(row.operation_url);
+        }
+        f->probe_st = NULL;
     }
     if (f->polls_left > 0) {
         f->polls_left--;
@@ -1222,6 +1233,21 @@ static void test_dry_stop_running(void **state)
     assert_string_equal(f->arm.power, "running");
 }
 
+/* The default lease outlives one ARM call's whole retry budget (90 s)
+ * plus a poll's wait (60 s) twice over: 10 minutes. */
+static void test_default_lease(void **state)
+{
+    struct fx *f = *state;
+    f->arm.polls = 1;
+    int64_t id = add(f, f->d1, "downgrade", "Premium_LRS", "Standard_LRS", -5);
+    f->arm.probe_st = f->st;
+    f->arm.probe_id = id;
+    struct tw_exec_summary s = run(f, &id, 1, false);
+    assert_int_equal(s.done, 1);
+    assert_true(f->arm.probe_left_ms > 590000);
+    assert_true(f->arm.probe_left_ms <= 600000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1246,6 +1272,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_way_back, setup, teardown),
         cmocka_unit_test_setup_teardown(test_power_recorded, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dry_stop_running, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_default_lease, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
