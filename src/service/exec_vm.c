@@ -225,8 +225,8 @@ out:
  * Whether disk DISK_ID's original SKU must be back before its VM starts:
  * require_original_before_start of the policy of the downgrade that
  * recorded the original (the first one sent since the disk was last
- * restored: the original is recorded at the move to sent and kept by the
- * first), read from the stored policies; DEFAULT when that action has no
+ * restored from that SKU: the original is recorded at the move to sent and
+ * kept by the first), read from the stored policies; DEFAULT when that action has no
  * policy or the policy is not stored.  *POLICY (65 bytes) its name, "".
  */
 static bool disk_requires_original(struct tw_store *st, int64_t disk_id, bool def, char *policy)
@@ -239,11 +239,20 @@ static bool disk_requires_original(struct tw_store *st, int64_t disk_id, bool de
     policy[0] = '\0';
     if (tw_store_actions_list(st, &f, &rows, &n, NULL, &e) != TW_OK)
         return def;
+    /* the recorder left the original it found: its from_sku is the
+     * original; a failed one (its original forgotten when the disk never
+     * moved) only when no later one fits */
+    char orig[32] = "", tier[16] = "";
+    bool found = false;
+    if (tw_store_disk_original_get(st, disk_id, orig, tier, &found, &e) != TW_OK)
+        found = false;
     const struct tw_store_action_row *rec = NULL;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(rows[i].kind, "upgrade") && !strcmp(rows[i].state, "done"))
             rec = NULL; /* restored: the original was cleared */
-        else if (!strcmp(rows[i].kind, "downgrade") && rows[i].attempts > 0 && !rec)
+        else if (!strcmp(rows[i].kind, "downgrade") && rows[i].attempts > 0 &&
+                 (!found || !strcasecmp(rows[i].from_sku, orig)) &&
+                 (!rec || (!strcmp(rec->state, "failed") && strcmp(rows[i].state, "failed"))))
             rec = &rows[i];
     }
     bool req = def;
