@@ -11,7 +11,11 @@
 # printed beside the targets (under 2 s, under 500 MiB) and beside the
 # month's savings run on the same data (the ratio); then one week's
 # `tierwise plan --json`, checked: its actions are the totals' for that
-# week and every key is unique (exit 1 when not).
+# week and every key is unique (exit 1 when not).  Then the issue's fleet,
+# mixed policies: each VM covered by one of the three kinds (by resource
+# group, a third each), the three plans' times summed.  Exit 1 when a
+# target is missed (a kind's or the mixed fleet's worst run over 2 s or
+# 500 MiB), a run fails or a check does not hold.
 #
 #   tests/perf/plan-scale.sh [--vms N] [--runs N] [--keep DIR] [--cli FILE]
 #
@@ -32,7 +36,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --cli) cli=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "plan-scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -85,6 +89,7 @@ for p in list tag observed; do
     [ -z "$worst" ] || awk -v a="$s" -v b="$worst" 'BEGIN {exit !(a > b)}' && worst=$s
     [ "$kib" -gt "$peak" ] && peak=$kib
   done
+  awk -v w="$worst" 'BEGIN {exit !(w < 2)}' || { echo "plan-scale.sh: $p: $worst s, not under 2 s" >&2; status=1; }
   # "... N actions (D downgrades, U upgrades) on K disks; W windows skipped ...; expected saving S C"
   read -r actions disks skipped saving < <(sed -E 's/.*: ([0-9]+) actions? .* on ([0-9]+) disks?; ([0-9]+) windows? skipped.*expected saving ([^ ]+ [A-Z]+)$/\1 \2 \3 \4/' "$out/$p.year")
   ref=$(awk -v p="$p" '$1 == p {print $4}' "$out/savings.txt")
@@ -106,6 +111,52 @@ ok = len(a) == t["actions"] and len(keys) == len(a) and t["downgrades"] + t["upg
 print("ok" if ok else "actions-%d-totals-%d-keys-%d" % (len(a), t["actions"], len(keys)))' "$out/$p.week.json")
   [ "$verdict" = ok ] || { echo "plan-scale.sh: $p: the week's document: $verdict" >&2; status=1; }
 done
+# The issue's fleet: mixed policies, each VM covered by one of the three
+# kinds (its resource group, rg-000..rg-199, says which: a third each),
+# the three plans run one after the other, their times summed and their
+# peaks' largest taken, against the targets.
+mixed() { # NAME KIND FIRST LAST: the policy KIND restricted to rg-FIRST..rg-LAST
+  python3 - "$out/fleet/$2.json" "$out/mixed-$1.json" "$1" "$3" "$4" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["name"] = "mixed-" + sys.argv[3]
+p["match"]["resource_groups"] = ["rg-%03d" % i for i in range(int(sys.argv[4]), int(sys.argv[5]) + 1)]
+json.dump(p, open(sys.argv[2], "w"))
+PY
+}
+mixed list list 0 66 && mixed tag tag 67 133 && mixed observed observed 134 199 ||
+  { echo "plan-scale.sh: writing the mixed policies failed" >&2; exit 1; }
+mbest="" mworst="" mpeak=0 mactions=0 mdisks=0
+for r in $(seq "$runs"); do
+  total=0 ra=0 rd=0
+  for p in list tag observed; do
+    /usr/bin/time -v "$cli" plan --db "$db" --policy "$out/mixed-$p.json" --from 2026-12-01 \
+      --to 2027-12-01 --currency USD --totals >"$out/mixed-$p.year" 2>"$out/mixed-$p.time" ||
+      { echo "plan-scale.sh: mixed $p: $(grep -v '^\s' "$out/mixed-$p.time" | head -3)" >&2; exit 1; }
+    s=$(secs "$out/mixed-$p.time")
+    kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$out/mixed-$p.time")
+    [ "$kib" -gt "$mpeak" ] && mpeak=$kib
+    total=$(awk -v a="$total" -v b="$s" 'BEGIN {print a + b}')
+    read -r a d < <(sed -E 's/.*: ([0-9]+) actions? .* on ([0-9]+) disks?;.*/\1 \2/' "$out/mixed-$p.year")
+    ra=$((ra + a)); rd=$((rd + d))
+  done
+  mactions=$ra mdisks=$rd
+  [ -z "$mbest" ] || awk -v a="$total" -v b="$mbest" 'BEGIN {exit !(a < b)}' && mbest=$total
+  [ -z "$mworst" ] || awk -v a="$total" -v b="$mworst" 'BEGIN {exit !(a > b)}' && mworst=$total
+done
+printf '\nmixed policies (a third of the VMs each: list, tag, observed; the three plans summed):\n'
+printf '%-9s %9s %7s %8s %8s %9s %7s %8s\n' fleet actions disks best_s worst_s peak_MiB "s/2s" "MiB/500"
+awk -v a="$mactions" -v d="$mdisks" -v b="$mbest" -v w="$mworst" -v k="$mpeak" 'BEGIN {
+  printf "%-9s %9d %7d %8.3f %8.3f %9.1f %7.2f %8.2f\n", "mixed", a, d, b, w, k / 1024, w / 2, k / 1024 / 500 }'
+# The targets (2 s, 500 MiB): the worst run of each kind and of the mixed fleet.
+for f in "$out"/list.time "$out"/tag.time "$out"/observed.time; do
+  [ -e "$f" ] || continue
+  kib=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$f")
+  [ "$kib" -le $((500 * 1024)) ] || { echo "plan-scale.sh: $(basename "$f" .time): peak $((kib / 1024)) MiB, over 500 MiB" >&2; status=1; }
+done
+awk -v w="$mworst" 'BEGIN {exit !(w < 2)}' || { echo "plan-scale.sh: mixed: $mworst s, not under 2 s" >&2; status=1; }
+[ "$mpeak" -le $((500 * 1024)) ] || { echo "plan-scale.sh: mixed: peak $((mpeak / 1024)) MiB, over 500 MiB" >&2; status=1; }
+
 printf '\nthe month'"'"'s savings runs on the same data (the reference):\n'
 sed -n '/^policy/,$p' "$out/savings.txt"
 exit $status
