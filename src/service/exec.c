@@ -80,7 +80,7 @@ static void nap(const struct tw_exec_opts *o, long ms)
 
 void tw_exec_owner_default(char *out, size_t cap)
 {
-    char host[64];
+    char host[48]; /* with ":PID" and a run's ":N" it fits an owner of 64 */
     if (gethostname(host, sizeof host) != 0)
         snprintf(host, sizeof host, "localhost");
     host[sizeof host - 1] = '\0';
