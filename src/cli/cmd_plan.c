@@ -62,10 +62,12 @@ static void usage(FILE *f)
             TW_CLI_SAY_HELP
             "  -h, --help        this text\n\n"
             "Exit status: 0 done; 1 the database failed, writing failed or the database\n"
-            "has no price book; 2 bad usage or input (a date that does not read, --to not\n"
-            "after --from, a policy or reservations file that does not parse, a policy\n"
-            "timezone that does not load, a currency to choose).\n",
-            TW_CLI_PROG);
+            "has no price book; 2 bad usage or input (a date that does not read or is\n"
+            "outside the years 1970..2199, --to not after --from, a period longer than\n"
+            "%d days, a policy or reservations file that does not parse, a policy\n"
+            "timezone that does not load, a currency to choose). Disks without a price\n"
+            "are left out of the plan and said on stderr.\n",
+            TW_CLI_PROG, TW_PLAN_MAX_DAYS);
 }
 
 static enum tw_err write_out(void *arg, const char *buf, size_t len)
