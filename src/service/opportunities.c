@@ -194,6 +194,7 @@ struct run {
     int64_t learn_ref_ns;        /* observed windows learned from the weeks before it */
     int64_t hib_from_ns;         /* hibernation looked for from */
     int64_t walk_from_ms;        /* the walk's start as the store reads it */
+    int64_t to_ms;               /* and its end (not included) */
     char month_start[40];        /* RFC 3339 of the month's start, UTC */
     /* The policy's list windows, the same for every VM. */
     struct tw_interval *list_iv;
@@ -1180,9 +1181,11 @@ size_t tw_opp_missing_regions(const struct tw_opp_result *res, char *buf, size_t
     return n;
 }
 
-enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
-                       const struct tw_opp_sink *sink, struct tw_opp_result *out,
-                       struct tw_error *err)
+/* One run's setup: the options checked, the currency, zones, period,
+ * reservations, the list windows and the span its walk reads ([walk_from_ms,
+ * to_ms)) into *R; its error into ERR (the run is then not walked). */
+static enum tw_err run_setup(struct run *r, struct tw_store *st, const struct tw_opp_opts *o,
+                             struct tw_opp_result *out, struct tw_error *err)
 {
     memset(out, 0, sizeof(*out));
     tw_error_clear(err);
@@ -1194,7 +1197,7 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                                             "the tier catalog and a month (or a period that "
                                             "ends after it starts)");
     const struct tw_policy *p = o->policy;
-    struct run r = {.st = st, .o = o, .p = p, .res = out};
+    *r = (struct run){.st = st, .o = o, .p = p, .res = out};
     snprintf(out->policy, sizeof(out->policy), "%s", p->name);
     if (!period)
         snprintf(out->month, sizeof(out->month), "%04u-%02u", (unsigned)o->year % 10000u,
@@ -1207,7 +1210,7 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                                       : TW_OPP_FAIL_OTHER;
     if (rc == TW_OK) {
         struct tw_error zerr = {0};
-        rc = zone_get(&r, out->timezone, &r.policy_zone, &zerr);
+        rc = zone_get(r, out->timezone, &r->policy_zone, &zerr);
         if (rc == TW_ENOMEM) {
             tw_error_set(err, rc, "%s", zerr.msg);
         } else if (rc != TW_OK) {
@@ -1235,20 +1238,20 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
         struct tw_civil c1 = {.year = o->month == 12 ? o->year + 1 : o->year,
                               .month = o->month == 12 ? 1 : o->month + 1,
                               .day = 1};
-        if (tw_tz_civil_to_ns(r.policy_zone, &c0, &out->from_ns, NULL) != TW_OK ||
-            tw_tz_civil_to_ns(r.policy_zone, &c1, &out->to_ns, NULL) != TW_OK)
+        if (tw_tz_civil_to_ns(r->policy_zone, &c0, &out->from_ns, NULL) != TW_OK ||
+            tw_tz_civil_to_ns(r->policy_zone, &c1, &out->to_ns, NULL) != TW_OK)
             rc = tw_error_set(err, TW_ERANGE, "the month %s can't be placed in %s", out->month,
                               out->timezone);
     }
-    if (rc == TW_OK && !tw_rfc3339_format_ns(out->from_ns, 0, 0, r.month_start,
-                                             sizeof(r.month_start)))
+    if (rc == TW_OK && !tw_rfc3339_format_ns(out->from_ns, 0, 0, r->month_start,
+                                             sizeof(r->month_start)))
         rc = tw_error_set(err, TW_ERANGE, "the month %s can't be written", out->month);
     /* Reservations: the policy's and the file's. */
     if (rc == TW_OK)
-        rc = tw_reservations_merge(&r.resv, &p->reservations, err);
+        rc = tw_reservations_merge(&r->resv, &p->reservations, err);
     if (rc == TW_OK && o->reservations)
-        rc = tw_reservations_merge(&r.resv, o->reservations, err);
-    if (rc == TW_OK && r.resv.n && !(r.resv_used = calloc(r.resv.n, sizeof(int64_t))))
+        rc = tw_reservations_merge(&r->resv, o->reservations, err);
+    if (rc == TW_OK && r->resv.n && !(r->resv_used = calloc(r->resv.n, sizeof(int64_t))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
     /* Where the windows are modelled from.  A month: its start.  A plan:
      * a fixed anchor, the local Monday 00:00 of the week holding the
@@ -1258,71 +1261,193 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
      * observed windows are learned from the weeks before the local Monday
      * of the period's start, so that they do not move with it inside a
      * week. */
-    r.model_from_ns = r.learn_ref_ns = out->from_ns;
+    r->model_from_ns = r->learn_ref_ns = out->from_ns;
     if (rc == TW_OK && period) {
         int64_t a = out->from_ns - (int64_t)p->quota_hours * TW_NS_PER_HOUR;
-        r.model_from_ns = week_start(r.policy_zone, a);
-        r.learn_ref_ns = week_start(r.policy_zone, out->from_ns);
+        r->model_from_ns = week_start(r->policy_zone, a);
+        r->learn_ref_ns = week_start(r->policy_zone, out->from_ns);
     }
     int64_t list_from = 0, list_to = 0;
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST &&
-        (!tw_time_add(r.model_from_ns, -SCHEDULE_LEAD_NS, &list_from) ||
+        (!tw_time_add(r->model_from_ns, -SCHEDULE_LEAD_NS, &list_from) ||
          !tw_time_add(out->to_ns, TW_NS_PER_WEEK, &list_to)))
         rc = tw_error_set(err, TW_ERANGE, "the period is too far in time");
     if (rc == TW_OK && p->windows_kind == TW_PW_LIST)
-        rc = tw_windows_instants(&p->windows, r.policy_zone, list_from, list_to, &r.list_iv,
-                                 &r.n_list_iv, err);
+        rc = tw_windows_instants(&p->windows, r->policy_zone, list_from, list_to, &r->list_iv,
+                                 &r->n_list_iv, err);
     /* What the walk reads before the month: the observed weeks (and one
      * more, for the local Monday before the start), the quota's span. */
     int weeks = p->windows_kind == TW_PW_OBSERVED ? p->observed_weeks + 1 : 1;
-    r.hib_from_ns = out->from_ns - (int64_t)weeks * TW_NS_PER_WEEK -
+    r->hib_from_ns = out->from_ns - (int64_t)weeks * TW_NS_PER_WEEK -
                     (int64_t)p->quota_hours * TW_NS_PER_HOUR;
     {
-        int64_t lo = r.model_from_ns < r.learn_ref_ns ? r.model_from_ns : r.learn_ref_ns;
-        r.walk_from_ns = lo - (int64_t)weeks * TW_NS_PER_WEEK -
+        int64_t lo = r->model_from_ns < r->learn_ref_ns ? r->model_from_ns : r->learn_ref_ns;
+        r->walk_from_ns = lo - (int64_t)weeks * TW_NS_PER_WEEK -
                          (int64_t)p->quota_hours * TW_NS_PER_HOUR;
-        if (r.walk_from_ns > r.hib_from_ns)
-            r.walk_from_ns = r.hib_from_ns;
+        if (r->walk_from_ns > r->hib_from_ns)
+            r->walk_from_ns = r->hib_from_ns;
     }
-    r.walk_from_ms = tw_floor_div(r.walk_from_ns, TW_NS_PER_MS);
-    struct tw_store_sv_cursor *cur = NULL;
-    if (rc == TW_OK)
-        rc = tw_store_savings_open(st, r.walk_from_ms, tw_floor_div(out->to_ns, TW_NS_PER_MS),
-                                   &cur, err);
-    struct tw_opp_disk *d = rc == TW_OK ? malloc(sizeof(*d)) : NULL;
-    if (rc == TW_OK && !d)
-        rc = tw_error_set(err, TW_ENOMEM, "out of memory");
-    while (rc == TW_OK) {
-        struct tw_store_sv_vm vm;
-        bool done;
-        rc = tw_store_savings_next(cur, &vm, &done, err);
-        if (rc != TW_OK || done)
-            break;
-        rc = one_vm(&r, &vm, sink, d, err);
-    }
-    free(d);
-    tw_store_savings_close(cur);
-    free(r.list_iv);
-    free(r.obs);
-    free(r.prior);
-    free(r.resv_used);
-    wc_free(&r);
-    for (size_t i = 0; r.memo && i < MEMO_SLOTS; i++)
-        free(r.memo[i].wins);
-    free(r.memo);
-    free(r.wins);
-    tw_reservations_cleanup(&r.resv);
-    for (size_t i = 0; i < r.n_books; i++)
-        tw_pricebook_free(r.books[i].b);
-    free(r.books);
-    for (size_t i = 0; i < r.n_zones; i++)
-        tw_tz_free(r.zones[i].z);
-    free(r.zones);
-    out->rgs = group_take(&r.rgs, &out->n_rgs);
-    out->subs = group_take(&r.subs, &out->n_subs);
+    r->walk_from_ms = tw_floor_div(r->walk_from_ns, TW_NS_PER_MS);
+    r->to_ms = tw_floor_div(out->to_ns, TW_NS_PER_MS);
+    return rc;
+}
+
+/* One run's end: what it holds freed, its groups and books into its
+ * result. */
+static void run_teardown(struct run *r, enum tw_err rc)
+{
+    struct tw_opp_result *out = r->res;
+    if (!out)
+        return; /* refused before it held anything */
+    free(r->list_iv);
+    free(r->obs);
+    free(r->prior);
+    free(r->resv_used);
+    wc_free(r);
+    for (size_t i = 0; r->memo && i < MEMO_SLOTS; i++)
+        free(r->memo[i].wins);
+    free(r->memo);
+    free(r->wins);
+    tw_reservations_cleanup(&r->resv);
+    for (size_t i = 0; i < r->n_books; i++)
+        tw_pricebook_free(r->books[i].b);
+    free(r->books);
+    for (size_t i = 0; i < r->n_zones; i++)
+        tw_tz_free(r->zones[i].z);
+    free(r->zones);
+    out->rgs = group_take(&r->rgs, &out->n_rgs);
+    out->subs = group_take(&r->subs, &out->n_subs);
     if (out->n_books)
         qsort(out->books, out->n_books, sizeof(*out->books), book_cmp);
     if (rc != TW_OK && out->fail == TW_OPP_FAIL_NONE)
         out->fail = TW_OPP_FAIL_OTHER;
+}
+
+/* VM as the run R's own walk would have given it: the power states and
+ * SKU changes of [R->walk_from_ms, R->to_ms) out of the wider span
+ * [FROM_MS, TO_MS) the shared walk read (into *OUT, its changes in
+ * CHANGES, room for VM->n_changes).  The power states are by time, the
+ * one in force at the span's start first: the run's are those from the
+ * last observed at or before its start (all of that instant's, as the
+ * store reads them), else from its start, to before its end. */
+static void vm_slice(const struct run *r, const struct tw_store_sv_vm *vm, int64_t from_ms,
+                     int64_t to_ms, struct tw_store_sv_change *changes,
+                     struct tw_store_sv_vm *out)
+{
+    *out = *vm;
+    if (r->walk_from_ms == from_ms && r->to_ms == to_ms)
+        return;
+    size_t lo = 0, hi = vm->n_power;
+    for (size_t i = 0; i < vm->n_power; i++)
+        if (vm->power[i].at_ms <= r->walk_from_ms)
+            lo = i; /* the last at or before the run's start */
+    if (vm->n_power && vm->power[lo].at_ms <= r->walk_from_ms) {
+        while (lo > 0 && vm->power[lo - 1].at_ms == vm->power[lo].at_ms)
+            lo--;
+    } else {
+        lo = 0;
+    }
+    while (hi > lo && vm->power[hi - 1].at_ms >= r->to_ms)
+        hi--;
+    out->power = vm->power + lo;
+    out->n_power = hi - lo;
+    size_t k = 0;
+    for (size_t i = 0; i < vm->n_changes; i++)
+        if (vm->changes[i].at_ms >= r->walk_from_ms && vm->changes[i].at_ms < r->to_ms)
+            changes[k++] = vm->changes[i];
+    out->changes = k ? changes : NULL;
+    out->n_changes = k;
+}
+
+enum tw_err tw_opp_run_many(struct tw_store *st, const struct tw_opp_opts *opts, size_t n,
+                            const struct tw_opp_sink *sinks, struct tw_opp_result *outs,
+                            struct tw_error *errs)
+{
+    if (n == 0)
+        return TW_OK;
+    struct run *runs = calloc(n, sizeof(*runs));
+    enum tw_err *rcs = calloc(n, sizeof(*rcs));
+    struct tw_opp_disk *d = malloc(sizeof(*d));
+    if (!runs || !rcs || !d) {
+        for (size_t i = 0; i < n; i++) {
+            memset(&outs[i], 0, sizeof(outs[i]));
+            outs[i].fail = TW_OPP_FAIL_OTHER;
+            tw_error_set(errs ? &errs[i] : NULL, TW_ENOMEM, "out of memory");
+        }
+        free(runs);
+        free(rcs);
+        free(d);
+        return TW_ENOMEM;
+    }
+    /* Each run set up on its own; the walk reads the union of their spans. */
+    bool any = false;
+    int64_t from_ms = INT64_MAX, to_ms = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        rcs[i] = run_setup(&runs[i], st, opts ? &opts[i] : NULL, &outs[i], errs ? &errs[i] : NULL);
+        if (rcs[i] != TW_OK && outs[i].fail == TW_OPP_FAIL_NONE)
+            outs[i].fail = TW_OPP_FAIL_OTHER; /* bad options (the enum's "other") */
+        if (rcs[i] != TW_OK)
+            continue;
+        any = true;
+        if (runs[i].walk_from_ms < from_ms)
+            from_ms = runs[i].walk_from_ms;
+        if (runs[i].to_ms > to_ms)
+            to_ms = runs[i].to_ms;
+    }
+    struct tw_store_sv_cursor *cur = NULL;
+    struct tw_store_sv_change *changes = NULL;
+    size_t cap_changes = 0;
+    struct tw_error werr = {0};
+    enum tw_err wrc = any ? tw_store_savings_open(st, from_ms, to_ms, &cur, &werr) : TW_OK;
+    while (any && wrc == TW_OK) {
+        struct tw_store_sv_vm vm;
+        bool done;
+        wrc = tw_store_savings_next(cur, &vm, &done, &werr);
+        if (wrc != TW_OK || done)
+            break;
+        if (vm.n_changes > cap_changes) {
+            struct tw_store_sv_change *nv = realloc(changes, vm.n_changes * sizeof(*nv));
+            if (!nv) {
+                wrc = tw_error_set(&werr, TW_ENOMEM, "out of memory");
+                break;
+            }
+            changes = nv;
+            cap_changes = vm.n_changes;
+        }
+        any = false;
+        for (size_t i = 0; i < n; i++) {
+            if (rcs[i] != TW_OK)
+                continue;
+            struct tw_store_sv_vm own;
+            vm_slice(&runs[i], &vm, from_ms, to_ms, changes, &own);
+            rcs[i] = one_vm(&runs[i], &own, sinks ? &sinks[i] : NULL, d, errs ? &errs[i] : NULL);
+            any = any || rcs[i] == TW_OK;
+        }
+    }
+    /* The walk's own error stops every run still going. */
+    for (size_t i = 0; wrc != TW_OK && i < n; i++)
+        if (rcs[i] == TW_OK) {
+            rcs[i] = wrc;
+            if (errs)
+                errs[i] = werr;
+        }
+    tw_store_savings_close(cur);
+    free(changes);
+    free(d);
+    enum tw_err rc = TW_OK;
+    for (size_t i = 0; i < n; i++) {
+        run_teardown(&runs[i], rcs[i]);
+        if (rc == TW_OK)
+            rc = rcs[i];
+    }
+    free(runs);
+    free(rcs);
     return rc;
+}
+
+enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
+                       const struct tw_opp_sink *sink, struct tw_opp_result *out,
+                       struct tw_error *err)
+{
+    return tw_opp_run_many(st, o, 1, sink, out, err);
 }

@@ -249,6 +249,23 @@ enum tw_err tw_opp_run(struct tw_store *st, const struct tw_opp_opts *o,
                        const struct tw_opp_sink *sink, struct tw_opp_result *out,
                        struct tw_error *err);
 
+/*
+ * N runs (OPTS[i], SINKS[i] (SINKS NULL: totals only), OUTS[i], ERRS[i])
+ * over ONE walk of the store: each is set up as tw_opp_run sets it up, the
+ * walk reads the union of their spans, and each VM is handed to each run
+ * with the power states and SKU changes its own walk would have read, so
+ * every run's figures and sink calls are those of its own tw_opp_run.  A
+ * run that fails (setup, its sink, memory) stops alone (OUTS[i].fail,
+ * ERRS[i]); the store's error stops all.  Returns TW_OK when every run
+ * went through, else the first failed run's error; run i failed when
+ * OUTS[i].fail is not TW_OPP_FAIL_NONE (ERRS[i] says why, unless its sink
+ * gave a code alone: ERRS[i].code is then TW_OK).  Free every OUTS[i]
+ * with tw_opp_result_cleanup.  tw_opp_run is this with N 1.
+ */
+enum tw_err tw_opp_run_many(struct tw_store *st, const struct tw_opp_opts *opts, size_t n,
+                            const struct tw_opp_sink *sinks, struct tw_opp_result *outs,
+                            struct tw_error *errs);
+
 void tw_opp_result_cleanup(struct tw_opp_result *r);
 
 /* A VM's N stored power states SP (by time, the state in force at FROM_NS

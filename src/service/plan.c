@@ -506,15 +506,18 @@ static enum tw_err on_disk(void *arg, const struct tw_opp_vm *vm, const struct t
     return TW_OK;
 }
 
-enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
-                            const struct tw_plan_sink *sink, struct tw_plan_summary *out,
-                            struct tw_error *err)
+/* A run's setup: the options and period checked, the caches, the policy's
+ * zone; the opportunities' options into *OO.  R->sum is set when the run
+ * holds anything to free (plan_free). */
+static enum tw_err plan_setup(struct prun *r, const struct tw_plan_opts *o,
+                              const struct tw_plan_sink *sink, struct tw_plan_summary *out,
+                              struct tw_opp_opts *oo, struct tw_error *err)
 {
     memset(out, 0, sizeof(*out));
     tw_error_clear(err);
     out->saving = tw_amount_of(tw_money_micros(0));
     enum tw_err rc0;
-    if (!st || !o || !o->policy || !o->cat || o->to_ns <= o->from_ns || o->from_ns == INT64_MIN) {
+    if (!o || !o->policy || !o->cat || o->to_ns <= o->from_ns || o->from_ns == INT64_MIN) {
         out->fail = TW_OPP_FAIL_OTHER;
         return tw_error_set(err, TW_EINVAL, "a plan needs a store, a policy, the tier catalog "
                                             "and a period that ends after it starts");
@@ -528,29 +531,29 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
     snprintf(out->timezone, sizeof(out->timezone), "%s", p->timezone[0] ? p->timezone : "UTC");
     out->from_ns = o->from_ns;
     out->to_ns = o->to_ns;
-    struct prun r = {.o = o, .sink = sink, .sum = out};
+    *r = (struct prun){.o = o, .sink = sink, .sum = out};
     enum tw_err rc = TW_OK;
-    if (!(r.tc = calloc(TCACHE_SLOTS, sizeof(*r.tc))) ||
-        !(r.rc = calloc(RCACHE_SLOTS, sizeof(*r.rc))) ||
-        !(r.bag = calloc(BAG_SLOTS, sizeof(*r.bag))))
+    if (!(r->tc = calloc(TCACHE_SLOTS, sizeof(*r->tc))) ||
+        !(r->rc = calloc(RCACHE_SLOTS, sizeof(*r->rc))) ||
+        !(r->bag = calloc(BAG_SLOTS, sizeof(*r->bag))))
         rc = tw_error_set(err, TW_ENOMEM, "out of memory");
-    r.key_prefix_len = (size_t)snprintf(r.key_prefix, sizeof(r.key_prefix), "%s/", p->name);
+    r->key_prefix_len = (size_t)snprintf(r->key_prefix, sizeof(r->key_prefix), "%s/", p->name);
     /* The policy's zone for the local times (the run checks that it loads
      * and says so when it does not). */
     struct tw_error zerr = {0};
     enum tw_err zrc = TW_OK;
     if (rc == TW_OK) {
-        zrc = o->zone ? o->zone(o->zone_arg, out->timezone, &r.pz, &zerr)
+        zrc = o->zone ? o->zone(o->zone_arg, out->timezone, &r->pz, &zerr)
                       : tw_error_set(&zerr, TW_EINVAL, "no way to load zones");
-        if (zrc == TW_OK && !(r.zones = calloc(1, sizeof(*r.zones)))) {
-            tw_tz_free(r.pz);
-            r.pz = NULL;
+        if (zrc == TW_OK && !(r->zones = calloc(1, sizeof(*r->zones)))) {
+            tw_tz_free(r->pz);
+            r->pz = NULL;
             zrc = tw_error_set(&zerr, TW_ENOMEM, "out of memory");
         }
         if (zrc == TW_OK) {
-            snprintf(r.zones[0].name, sizeof(r.zones[0].name), "%s", out->timezone);
-            r.zones[0].z = r.pz;
-            r.n_zones = 1;
+            snprintf(r->zones[0].name, sizeof(r->zones[0].name), "%s", out->timezone);
+            r->zones[0].z = r->pz;
+            r->n_zones = 1;
         } else if (zrc == TW_ENOMEM) {
             rc = tw_error_set(err, zrc, "%s", zerr.msg);
         } else {
@@ -562,60 +565,152 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
                               p->name, out->timezone, zerr.msg);
         }
     }
-    struct tw_opp_result res;
-    memset(&res, 0, sizeof(res));
-    if (rc == TW_OK) {
-        struct tw_opp_opts oo = {
-            .policy = p,
-            .year = 0,
-            .currency = o->currency,
-            .reservations = o->reservations,
-            .cat = o->cat,
-            .caps = o->caps,
-            .arm_sizes = o->arm_sizes,
-            .zone = o->zone,
-            .zone_arg = o->zone_arg,
-            /* A nanosecond early: an upgrade due at FROM itself closes a span
-             * [down, from) the period would not touch, so the window would
-             * be "outside" and its upgrade in neither this plan nor the one
-             * before it (which ends at FROM). */
-            .from_ns = o->from_ns - 1,
-            .to_ns = o->to_ns,
-            .with_windows = true,
-        };
-        r.res = &res;
-        struct tw_opp_sink os = {.disk = on_disk, .arg = &r};
-        rc = tw_opp_run(st, &oo, &os, &res, err);
-        if (rc == TW_OK)
-            rc = bag_flush(&r, err);
-        /* A sink's error (the opportunities' run passes only its code). */
-        if (rc != TW_OK && r.err.msg[0])
-            *err = r.err;
-        memcpy(out->currency, res.currency, sizeof(out->currency));
-        out->fail = res.fail;
-        /* The disks left out for want of a price, and the books missing. */
-        out->disks_without_price = res.fleet.no_price;
-        out->missing_books =
-            (int64_t)tw_opp_missing_regions(&res, out->missing_regions, sizeof(out->missing_regions));
-        out->needed_books = (int64_t)res.n_books;
-        if (rc != TW_OK && out->fail == TW_OPP_FAIL_NONE)
-            out->fail = TW_OPP_FAIL_OTHER;
-        tw_opp_result_cleanup(&res);
-    }
-    for (size_t i = 0; i < r.n_zones; i++)
-        tw_tz_free(r.zones[i].z);
-    free(r.zones);
-    free(r.tc);
-    free(r.rc);
-    free(r.bag);
-    for (size_t i = 0; r.fmt && i < FMT_SLOTS; i++) {
-        free(r.fmt[i].t);
-        free(r.fmt[i].arena);
-    }
-    free(r.fmt);
-    for (size_t i = 0; i < r.n_names; i++)
-        free(r.names[i]);
+    *oo = (struct tw_opp_opts){
+        .policy = p,
+        .year = 0,
+        .currency = o->currency,
+        .reservations = o->reservations,
+        .cat = o->cat,
+        .caps = o->caps,
+        .arm_sizes = o->arm_sizes,
+        .zone = o->zone,
+        .zone_arg = o->zone_arg,
+        /* A nanosecond early: an upgrade due at FROM itself closes a span
+         * [down, from) the period would not touch, so the window would
+         * be "outside" and its upgrade in neither this plan nor the one
+         * before it (which ends at FROM). */
+        .from_ns = o->from_ns - 1,
+        .to_ns = o->to_ns,
+        .with_windows = true,
+    };
     return rc;
+}
+
+/* After the opportunities' run RES (its error RC, ERR): the bag flushed,
+ * a sink's error, the summary's fail and books. */
+static enum tw_err plan_finish(struct prun *r, struct tw_opp_result *res, enum tw_err rc,
+                               struct tw_error *err)
+{
+    struct tw_plan_summary *out = r->sum;
+    if (rc == TW_OK)
+        rc = bag_flush(r, err);
+    /* A sink's error (the opportunities' run passes only its code). */
+    if (rc != TW_OK && r->err.msg[0] && err)
+        *err = r->err;
+    memcpy(out->currency, res->currency, sizeof(out->currency));
+    out->fail = res->fail;
+    /* The disks left out for want of a price, and the books missing. */
+    out->disks_without_price = res->fleet.no_price;
+    out->missing_books =
+        (int64_t)tw_opp_missing_regions(res, out->missing_regions, sizeof(out->missing_regions));
+    out->needed_books = (int64_t)res->n_books;
+    if (rc != TW_OK && out->fail == TW_OPP_FAIL_NONE)
+        out->fail = TW_OPP_FAIL_OTHER;
+    tw_opp_result_cleanup(res);
+    return rc;
+}
+
+static void plan_free(struct prun *r)
+{
+    for (size_t i = 0; i < r->n_zones; i++)
+        tw_tz_free(r->zones[i].z);
+    free(r->zones);
+    free(r->tc);
+    free(r->rc);
+    free(r->bag);
+    for (size_t i = 0; r->fmt && i < FMT_SLOTS; i++) {
+        free(r->fmt[i].t);
+        free(r->fmt[i].arena);
+    }
+    free(r->fmt);
+    for (size_t i = 0; i < r->n_names; i++)
+        free(r->names[i]);
+}
+
+enum tw_err tw_svc_plan_run_many(struct tw_store *st, size_t n, const struct tw_plan_opts *opts,
+                                 const struct tw_plan_sink *sinks,
+                                 struct tw_plan_summary *outs, struct tw_error *errs)
+{
+    if (n == 0)
+        return TW_OK;
+    struct prun *runs = calloc(n, sizeof(*runs));
+    enum tw_err *rcs = calloc(n, sizeof(*rcs));
+    struct tw_opp_opts *oos = calloc(n, sizeof(*oos));
+    struct tw_opp_sink *oss = calloc(n, sizeof(*oss));
+    struct tw_opp_result *res = calloc(n, sizeof(*res));
+    struct tw_error *oerrs = calloc(n, sizeof(*oerrs));
+    size_t *idx = calloc(n, sizeof(*idx));
+    if (!runs || !rcs || !oos || !oss || !res || !oerrs || !idx) {
+        for (size_t i = 0; i < n; i++) {
+            memset(&outs[i], 0, sizeof(outs[i]));
+            outs[i].fail = TW_OPP_FAIL_OTHER;
+            tw_error_set(errs ? &errs[i] : NULL, TW_ENOMEM, "out of memory");
+        }
+        free(runs);
+        free(rcs);
+        free(oos);
+        free(oss);
+        free(res);
+        free(oerrs);
+        free(idx);
+        return TW_ENOMEM;
+    }
+    /* The runs set up go into one walk (the opportunities' run_many). */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct tw_opp_opts oo;
+        rcs[i] = st ? plan_setup(&runs[i], opts ? &opts[i] : NULL, sinks ? &sinks[i] : NULL,
+                                 &outs[i], &oo, errs ? &errs[i] : NULL)
+                    : (outs[i] = (struct tw_plan_summary){.fail = TW_OPP_FAIL_OTHER},
+                       tw_error_set(errs ? &errs[i] : NULL, TW_EINVAL,
+                                    "a plan needs a store, a policy, the tier catalog and a "
+                                    "period that ends after it starts"));
+        if (rcs[i] != TW_OK)
+            continue;
+        oos[m] = oo;
+        oss[m] = (struct tw_opp_sink){.disk = on_disk, .arg = &runs[i]};
+        idx[m++] = i;
+    }
+    if (m) {
+        for (size_t k = 0; k < m; k++)
+            runs[idx[k]].res = &res[k];
+        tw_opp_run_many(st, oos, m, oss, res, oerrs);
+        for (size_t k = 0; k < m; k++) {
+            size_t i = idx[k];
+            struct tw_error *e = errs ? &errs[i] : NULL;
+            /* A run failed has a fail; its code is its error's, else the
+             * sink's (on_disk's, kept in the run). */
+            enum tw_err orc = res[k].fail == TW_OPP_FAIL_NONE ? TW_OK
+                              : oerrs[k].code                 ? oerrs[k].code
+                              : runs[i].err.code              ? runs[i].err.code
+                                                              : TW_EIO;
+            if (orc != TW_OK && e)
+                *e = oerrs[k];
+            rcs[i] = plan_finish(&runs[i], &res[k], orc, e);
+        }
+    }
+    enum tw_err rc = TW_OK;
+    for (size_t i = 0; i < n; i++) {
+        if (runs[i].sum)
+            plan_free(&runs[i]);
+        if (rc == TW_OK)
+            rc = rcs[i];
+    }
+    free(runs);
+    free(rcs);
+    free(oos);
+    free(oss);
+    free(res);
+    free(oerrs);
+    free(idx);
+    return rc;
+}
+
+enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
+                            const struct tw_plan_sink *sink, struct tw_plan_summary *out,
+                            struct tw_error *err)
+{
+    return tw_svc_plan_run_many(st, 1, o, sink, out, err);
 }
 
 enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z, int64_t *ns,

@@ -118,6 +118,16 @@ enum tw_err tw_svc_plan_run(struct tw_store *st, const struct tw_plan_opts *o,
                             const struct tw_plan_sink *sink, struct tw_plan_summary *out,
                             struct tw_error *err);
 
+/* Several plans (OPTS[i] each, to SINKS[i] (NULL: none), sums into
+ * OUTS[i], errors into ERRS[i]) over one walk of the store
+ * (tw_opp_run_many): each plan's actions and sums are those of its own
+ * tw_svc_plan_run; a plan that fails stops alone.  Returns TW_OK when
+ * every plan went through, else the first failed plan's error.
+ * tw_svc_plan_run is this with N 1. */
+enum tw_err tw_svc_plan_run_many(struct tw_store *st, size_t n, const struct tw_plan_opts *opts,
+                                 const struct tw_plan_sink *sinks,
+                                 struct tw_plan_summary *outs, struct tw_error *errs);
+
 /* The plan as JSON ({"schema_version": "tierwise.plan/1", "policy", "from",
  * "to", "currency", "timezone", "actions": [...], "totals"}) or as an
  * iCalendar file (RFC 5545: one VEVENT per action, times in UTC, CRLF,
