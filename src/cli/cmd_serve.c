@@ -298,6 +298,11 @@ static void wipe_free(char *s)
     }
 }
 
+/* The ARM credential and pacer of a server that ran (see the end of
+ * tw_cli_cmd_serve). */
+static struct tw_arm_cred *volatile kept_cred;
+static struct tw_arm_pacer *volatile kept_pacer;
+
 int tw_cli_cmd_serve(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -415,6 +420,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
     char *cert = NULL, *key = NULL;
     char web_buf[PATH_MAX];
     struct tw_server *srv = NULL;
+    bool srv_ran = false; /* a server was started (and so stopped) */
     int status = TW_EXIT_OK;
     if (config) {
         struct tw_buf b;
@@ -661,6 +667,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
     rc = tw_server_start(&so, &srv, &err);
     wipe_free(key);
     key = NULL;
+    srv_ran = rc == TW_OK;
     if (rc != TW_OK) {
         status = rc == TW_EIO || rc == TW_ENOMEM ? TW_EXIT_FAIL : tw_app_exit_code(rc);
         goto fail_msg;
@@ -730,7 +737,16 @@ out:
         free(o.limit_num[i]);
     wipe_free(cert);
     wipe_free(key);
-    tw_arm_pacer_free(exec_pacer);
-    tw_arm_cred_free(exec_cred);
+    if (srv_ran) {
+        /* A job that a stop's timeout left running on its detached worker
+         * (a sync or a tick blocked in the network) may still hold the
+         * credential and the pacer: they stay until the process ends,
+         * which it does on return (kept reachable for LeakSanitizer). */
+        kept_cred = exec_cred;
+        kept_pacer = exec_pacer;
+    } else {
+        tw_arm_pacer_free(exec_pacer);
+        tw_arm_cred_free(exec_cred);
+    }
     return status;
 }
