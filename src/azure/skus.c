@@ -1,4 +1,5 @@
 /* skus.c - Resource SKUs pages into VM uncached disk caps. */
+#include "azure/arm.h"
 #include "azure/skus.h"
 #include "core/jsonx.h"
 
@@ -183,15 +184,6 @@ static bool token_ok(const char *s, size_t max)
     return true;
 }
 
-/* Whether LINK is on ARM_BASE's origin (same scheme, host and port). */
-static bool same_origin(const char *link, const char *base)
-{
-    size_t n = strlen(base);
-    while (n && base[n - 1] == '/')
-        n--;
-    return strncasecmp(link, base, n) == 0 && (link[n] == '/' || link[n] == '?');
-}
-
 enum tw_err tw_az_skus_fetch(const struct tw_az_http_opts *o, const char *arm_base,
                              const char *subscription, const char *location, const char *bearer,
                              const char *vm_size, struct tw_vmcap_table *t, struct tw_error *err)
@@ -236,7 +228,7 @@ enum tw_err tw_az_skus_fetch(const struct tw_az_http_opts *o, const char *arm_ba
         tw_az_http_resp_cleanup(&resp);
         if (rc != TW_OK || !next[0] || (vm_size && tw_vmcap_find(t, vm_size)))
             break;
-        if (!same_origin(next, arm_base)) {
+        if (!tw_arm_url_same_origin(next, arm_base)) {
             rc = tw_error_set(err, TW_EPERM,
                               "Resource SKUs page %d links to %.200s, outside "
                               "%s: not following it with the token",
