@@ -147,6 +147,37 @@ grep -q '^BEGIN:VTIMEZONE' "$scratch/e.ics" && ok || bad "the empty calendar has
 out=$("$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-15)
 grep -q 'may differ by a minor unit or so from the sum of' <<<"$out" && ok || bad "text: no footnote in: $out"
 
+# ---- several policies: one run, each action naming its policy ----
+cat >"$scratch/p2.json" <<'EOF'
+{ "schema_version": "tierwise.policy/1", "name": "dev-nights",
+  "match": { "vms": ["dev-1"] },
+  "target": "StandardSSD_LRS", "windows": ["Tue 22:00-Wed 06:00"],
+  "timezone": "UTC",
+  "margins": { "after_deallocate_minutes": 0, "before_start_minutes": 0 } }
+EOF
+one1=$("$cli" plan --db "$db" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08 --totals)
+one2=$("$cli" plan --db "$db" --policy "$scratch/p2.json" --from 2026-12-01 --to 2026-12-08 --totals)
+out=$("$cli" plan --db "$db" --policy "$scratch/p.json" --policy "$scratch/p2.json" --from 2026-12-01 --to 2026-12-08); st=$?
+[ $st = 0 ] && ok || bad "two policies: exit $st"
+[[ $(head -1 <<<"$out") == "policy "*"due (UTC)"* ]] && ok || bad "two policies: no policy column in: $out"
+grep -q '^dev-weekends  *2026-12-04T20:10:00Z .* data-1 .* downgrade' <<<"$out" && ok || bad "two policies: no dev-weekends row in: $out"
+grep -q '^dev-nights  *2026-12-01T22:00:00Z .* data-1 .* downgrade' <<<"$out" && ok || bad "two policies: no dev-nights row in: $out"
+grep -qxF "$one1" <<<"$out" && grep -qxF "$one2" <<<"$out" && ok || bad "two policies: the totals are not each one's own: $out / $one1 / $one2"
+grep -q '^together (2 policies): [0-9]* actions' <<<"$out" && ok || bad "two policies: no together line in: $out"
+out=$("$cli" plan --db "$db" --policy "$scratch/p.json" --policy "$scratch/p2.json" --from 2026-12-01 --to 2026-12-08 --json); st=$?
+[ $st = 0 ] && ok || bad "two policies --json: exit $st"
+check plans "$out" '(.plans | length) == 2 and .plans[0].schema_version == "tierwise.plan/1"
+  and .plans[0].policy == "dev-weekends" and .plans[1].policy == "dev-nights"
+  and (.plans[0].actions | length) == 4 and (.plans[1].actions | length) >= 2'
+n2=$(jq '.plans[1].actions | length' <<<"$out")
+"$cli" plan --db "$db" --policy "$scratch/p.json" --policy "$scratch/p2.json" --from 2026-12-01 --to 2026-12-08 --ics >"$scratch/two.ics"; st=$?
+if [ $st = 0 ] && python3 "$src/tests/tools/ics-check.py" "$scratch/two.ics" >"$scratch/two.json" 2>"$scratch/ics.err"; then ok; else
+  bad "two policies --ics: exit $st, $(cat "$scratch/ics.err")"; fi
+check two-ics "$(cat "$scratch/two.json")" "(.events | length) == 4 + $n2"
+[ "$(grep -c '^BEGIN:VCALENDAR' "$scratch/two.ics")" = 1 ] && ok || bad "two policies --ics: not one calendar"
+"$cli" plan --db "$db" --policy "$scratch/p.json" --policy "$scratch/p.json" --from 2026-12-01 --to 2026-12-08 >/dev/null 2>"$scratch/e"; st=$?
+[ $st = 2 ] && grep -q "give each policy once" "$scratch/e" && ok || bad "the same policy twice: exit $st, $(cat "$scratch/e")"
+
 # ---- disks without a price: warned of and in the totals ----
 cp "$db" "$scratch/np.db"
 sqlite3 "$scratch/np.db" "$(vm 5 far-1) UPDATE vms SET location = 'eastus' WHERE id = 5; $(disk 9 5 far-d Premium_LRS P10)" || bad "adding a VM in eastus"
