@@ -717,6 +717,7 @@ enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z,
                              struct tw_error *err)
 {
     *ns = 0;
+    int64_t t = 0; /* *NS only once it is good: 0 on every error */
     int shown = buf ? (int)(len > 40 ? 40 : len) : 0;
     bool day = buf && len == 10 && buf[4] == '-' && buf[7] == '-';
     for (size_t i = 0; day && i < 10; i++)
@@ -736,28 +737,30 @@ enum tw_err tw_svc_plan_date(const char *buf, size_t len, const struct tw_tz *z,
         if (c.year < TW_PLAN_YEAR_MIN || c.year > TW_PLAN_YEAR_MAX)
             return tw_error_set(err, TW_ERANGE,
                                 "the date \"%.10s\" is outside the years 1970..2199", buf);
-        enum tw_err rc = z ? tw_tz_civil_to_ns(z, &c, ns, NULL) : tw_civil_to_ns(&c, ns);
+        enum tw_err rc = z ? tw_tz_civil_to_ns(z, &c, &t, NULL) : tw_civil_to_ns(&c, &t);
         if (rc != TW_OK)
             return tw_error_set(err, TW_ERANGE, "the date \"%.10s\" can't be placed in time",
                                 buf);
-        if (*ns < 0 || *ns >= TW_PLAN_END_NS)
+        if (t < 0 || t >= TW_PLAN_END_NS)
             return tw_error_set(err, TW_ERANGE,
                                 "the date \"%.10s\" is midnight outside 1970-01-01T00:00:00Z.."
                                 "2199-12-31 in the policy's zone (give a later day or an RFC "
                                 "3339 instant)",
                                 buf);
+        *ns = t;
         return TW_OK;
     }
     struct tw_error perr = {0};
-    if (!buf || tw_rfc3339_parse(buf, len, ns, &perr) != TW_OK)
+    if (!buf || tw_rfc3339_parse(buf, len, &t, &perr) != TW_OK)
         return tw_error_set(err, perr.code == TW_ERANGE ? TW_ERANGE : TW_EPARSE,
                             "\"%.*s\" is neither YYYY-MM-DD nor RFC 3339 (e.g. 2026-12-04 or "
                             "2026-12-04T20:00:00Z)%s%s",
                             shown, buf ? buf : "", perr.msg[0] ? ": " : "", perr.msg);
-    if (*ns < 0 || *ns >= TW_PLAN_END_NS)
+    if (t < 0 || t >= TW_PLAN_END_NS)
         return tw_error_set(err, TW_ERANGE,
                             "\"%.*s\" is outside 1970-01-01T00:00:00Z..2199-12-31T23:59:59Z",
                             shown, buf);
+    *ns = t;
     return TW_OK;
 }
 
