@@ -111,7 +111,7 @@ static enum tw_err on_action(void *arg, const struct tw_plan_action *a)
     if (p->shared_n) {
         /* Several policies: a policy column, one header for all. */
         if ((*p->shared_n)++ == 0)
-            fprintf(p->f, "%-16s  %-20s  %-25s  %-16s  %-16s  %-9s  %-35s  %10s  %s\n",
+            fprintf(p->f, "%-16s  %-20s  %-25s  %-24s  %-24s  %-9s  %-35s  %10s  %s\n",
                     "policy", "due (UTC)", "due (local)", "VM", "disk", "kind", "from -> to",
                     "saving", "reason");
         p->n++;
@@ -120,20 +120,20 @@ static enum tw_err on_action(void *arg, const struct tw_plan_action *a)
             amount(a->saving, p->live->currency, ps, sizeof(ps));
         char psw[80];
         snprintf(psw, sizeof(psw), "%s -> %s", a->from_sku, a->to_sku);
-        fprintf(p->f, "%-16s  %-20s  %-25s  %-16s  %-16s  %-9s  %-35s  %10s  %s\n",
+        fprintf(p->f, "%-16s  %-20s  %-25s  %-24s  %-24s  %-9s  %-35s  %10s  %s\n",
                 p->live->policy, a->due_at, a->due_local, a->vm, a->disk,
                 tw_plan_kind_name(a->kind), psw, ps, a->reason);
         return ferror(p->f) ? TW_EIO : TW_OK;
     }
     if (p->n++ == 0)
-        fprintf(p->f, "%-20s  %-25s  %-16s  %-16s  %-9s  %-35s  %10s  %s\n", "due (UTC)",
+        fprintf(p->f, "%-20s  %-25s  %-24s  %-24s  %-9s  %-35s  %10s  %s\n", "due (UTC)",
                 "due (local)", "VM", "disk", "kind", "from -> to", "saving", "reason");
     char s[64] = "";
     if (a->kind == TW_PLAN_DOWNGRADE)
         amount(a->saving, p->live->currency, s, sizeof(s));
     char sw[80];
     snprintf(sw, sizeof(sw), "%s -> %s", a->from_sku, a->to_sku);
-    fprintf(p->f, "%-20s  %-25s  %-16s  %-16s  %-9s  %-35s  %10s  %s\n", a->due_at, a->due_local,
+    fprintf(p->f, "%-20s  %-25s  %-24s  %-24s  %-9s  %-35s  %10s  %s\n", a->due_at, a->due_local,
             a->vm, a->disk, tw_plan_kind_name(a->kind), sw, s, a->reason);
     return ferror(p->f) ? TW_EIO : TW_OK;
 }
