@@ -23,7 +23,8 @@ static void usage(FILE *f)
             "time, state, reason, attempts and every move of its state machine (planned,\n"
             "checked, sent, verified, done | skipped | failed) with when, by whom and why.\n\n"
             "  --db FILE         the tierwise database (SQLite; must exist)\n"
-            "  --vm NAME         only the actions of VM NAME (any case)\n"
+            "  --vm NAME         only the actions of VM NAME (any case; a VM not stored is\n"
+            "                    refused with exit 2)\n"
             "  --state S         only the actions in state S (planned, checked, sent,\n"
             "                    verified, done, skipped, failed)\n"
             "  --json            print a JSON array, one object per action with id, vm, disk,\n"
@@ -32,7 +33,7 @@ static void usage(FILE *f)
             TW_CLI_SAY_HELP
             "  -h, --help        this text\n\n"
             "Exit status: 0 done; 1 the database failed; 2 bad usage (an unknown state, no\n"
-            "such database).\n",
+            "such database, no VM of that name stored).\n",
             TW_CLI_PROG);
 }
 
@@ -95,6 +96,17 @@ int tw_cli_cmd_actions(int argc, char **argv)
     size_t n = 0;
     int status = TW_EXIT_OK;
     enum tw_err rc = tw_store_open(db, &st, &err);
+    if (rc == TW_OK && vm) {
+        /* an unknown VM is a mistake, not a VM without actions; several
+         * VMs of that name are fine here (all their actions are listed) */
+        int64_t vid = 0;
+        struct tw_error ve = {0};
+        if (tw_store_vm_by_name(st, vm, &vid, &ve) == TW_ENOENT) {
+            tw_app_error(TW_CLI_PROG, "actions: %s", ve.msg);
+            status = TW_EXIT_USAGE;
+            goto out;
+        }
+    }
     if (rc == TW_OK) {
         struct tw_store_action_filter f = {0};
         f.vm = vm;

@@ -76,7 +76,7 @@ static int family_rank(enum tw_sku_family f)
 
 /* --to SKU checked before anything is sent: a SKU Azure knows, of a family
  * a disk switches to, and no dearer than any disk it would move (a
- * "downgrade" to Premium is refused).  TW_EINVAL with why. */
+ * "downgrade" to Premium, or from LRS to ZRS of the same family, is refused).  TW_EINVAL with why. */
 static enum tw_err check_to(struct tw_store *st, const char *to,
                             const struct tw_store_disk_row *d, size_t n, bool os_disk,
                             struct tw_error *err)
@@ -109,6 +109,11 @@ static enum tw_err check_to(struct tw_store *st, const char *to,
             return tw_error_set(err, TW_EINVAL, "--to %s: disk %s is on %s, a cheaper family; "
                                 "vm stop only moves disks down (vm start restores them)", to,
                                 d[i].disk.name, cur);
+        /* within a family, ZRS is the dearer redundancy: LRS -> ZRS is no downgrade */
+        if (t.family == f.family && t.redundancy == TW_SKU_ZRS && f.redundancy == TW_SKU_LRS)
+            return tw_error_set(err, TW_EINVAL, "--to %s: disk %s is on %s, the cheaper "
+                                "redundancy of the same family; vm stop only moves disks down "
+                                "(vm start restores them)", to, d[i].disk.name, cur);
     }
     return TW_OK;
 }

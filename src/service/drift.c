@@ -456,9 +456,23 @@ enum tw_err tw_svc_drift_update(struct tw_store *st, const struct tw_policy *con
     }
     for (size_t i = 0; rc == TW_OK && i < n_ended; i++) {
         u.ended++;
-        say(log, log_arg, "drift ended: VM %s disk %s is no longer below %s while running "
-            "(drift since %s, ended %s)", ended[i].vm, ended[i].disk, ended[i].required_sku,
-            ended[i].since, at);
+        /* why it ended: the VM's newest power state says whether it still runs */
+        struct tw_store_sv_power *p = NULL;
+        size_t np = 0;
+        struct tw_error pe = {0};
+        char state[40] = "";
+        if (ended[i].vm_id && tw_store_vm_power_before(st, ended[i].vm_id, now_ms, 1, &p, &np,
+                                                       &pe) == TW_OK && np)
+            snprintf(state, sizeof(state), "%s", p[0].state);
+        free(p);
+        if (state[0] && !tw_drift_running(state))
+            say(log, log_arg, "drift ended: VM %s is no longer running (it is %s), so disk %s "
+                "need not be on %s (drift since %s, ended %s)", ended[i].vm, state,
+                ended[i].disk, ended[i].required_sku, ended[i].since, at);
+        else
+            say(log, log_arg, "drift ended: VM %s disk %s is back on the required SKU %s "
+                "(drift since %s, ended %s)", ended[i].vm, ended[i].disk, ended[i].required_sku,
+                ended[i].since, at);
     }
     free(ended);
     free(started);

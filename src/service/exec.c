@@ -318,6 +318,27 @@ static enum verdict check_quota(struct worker *w, const struct tw_store_action_r
     return V_OK;
 }
 
+/* VM VM_ID's power state STATE as ARM read it just now, into the store
+ * (the last sync's row would make drift judge a VM "running" that is
+ * not); nothing in a dry run, nothing for an unknown state. */
+static void observe_power(struct worker *w, int64_t vm_id, const char *state)
+{
+    if (w->run->o->dry_run || !vm_id || !state || !state[0])
+        return;
+    char at[40];
+    now_text(at, sizeof at);
+    struct tw_error e = {0};
+    tw_store_power_observe(w->st, vm_id, state, at, TW_OBS_ARM, &e);
+}
+
+/* A disk Reserved by its VM says the VM is deallocated. */
+static void observe_disk_power(struct worker *w, const struct tw_store_action_row *a,
+                               const struct tw_arm_disk *d)
+{
+    if (d && !strcasecmp(d->disk_state, "Reserved"))
+        observe_power(w, a->vm_id, "deallocated");
+}
+
 /* Checks a disk switch against ARM: *D the disk as read. */
 static enum verdict check_disk(struct worker *w, const struct tw_store_action_row *a,
                                struct tw_arm_disk *d, char *why, size_t cap)
@@ -339,8 +360,22 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
         arm_why(w, &e, why, cap);
         return fault_transient(arm_fault(w)) ? V_RETRY : V_FAIL;
     }
+    observe_disk_power(w, a, d);
     if (!strcasecmp(d->sku, a->to_sku) && !d->update_in_progress &&
         (!d->provisioning_state[0] || !strcmp(d->provisioning_state, "Succeeded"))) {
+        /* an upgrade with no original recorded: its window's downgrade
+         * never ran (refused, failed, skipped), so there is nothing to undo.
+         * A dry run records no original, so it keeps "already on the target". */
+        if (!strcmp(a->kind, "upgrade") && !o->dry_run && a->disk_id && w->st) {
+            char osku[32] = "", otier[16] = "";
+            bool found = false;
+            if (tw_store_disk_original_get(w->st, a->disk_id, osku, otier, &found, &e) == TW_OK &&
+                !found) {
+                snprintf(why, cap, "nothing_to_restore: the disk is on %s and no downgrade of "
+                         "it was recorded (the downgrade of this window did not happen)", d->sku);
+                return V_SKIP;
+            }
+        }
         snprintf(why, cap, "already on the target: the disk is on %s", d->sku);
         return V_ALREADY;
     }
@@ -399,6 +434,8 @@ static enum verdict check_disk(struct worker *w, const struct tw_store_action_ro
                 return V_RETRY;
             }
             rc = o->arm->vm_get(w->arm, vm_id, vm, &e);
+            if (rc == TW_OK && !strcasecmp(vm_id, a->vm_resource_id))
+                observe_power(w, a->vm_id, vm->power_state);
             if (rc == TW_OK) {
                 struct tw_vmcap buf;
                 char cwhy[256] = "";
@@ -462,6 +499,7 @@ static enum verdict check_vm(struct worker *w, const struct tw_store_action_row 
         v = fault_transient(arm_fault(w)) ? V_RETRY : V_FAIL;
     } else {
         const char *want = !strcmp(a->kind, "start") ? "running" : "deallocated";
+        observe_power(w, a->vm_id, vm->power_state);
         if (power && pcap)
             snprintf(power, pcap, "%s", vm->power_state);
         if (!strcasecmp(vm->power_state, want)) {
@@ -649,6 +687,7 @@ static void after_verified(struct worker *w, const struct tw_store_action_row *a
                                    TW_OBS_ARM, &e);
         return;
     }
+    observe_disk_power(w, a, d);
     if (!a->disk_id)
         return;
     tw_store_sku_observe(w->st, a->disk_id, a->to_sku, d ? d->tier : "", d ? d->size_gib : 0, at,

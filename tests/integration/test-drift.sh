@@ -132,7 +132,7 @@ jq -c --arg id "$(uuid 2)" --arg at "$restored" \
 st=$(post_report "$scratch/restored.json" "$agent")
 [ "$st" = 201 ] && ok || bad "POST the restored disk's report: $st $(cat "$scratch/body")"
 wait_for "the gauge at 0" gauge_is 0
-wait_for "the end logged" grep -q "^tierwise serve: drift ended: VM sap-db-01 disk sap-db-01-data1 is no longer below Premium_LRS while running (drift since $started, ended " "$scratch/main.err"
+wait_for "the end logged" grep -q "^tierwise serve: drift ended: VM sap-db-01 disk sap-db-01-data1 is back on the required SKU Premium_LRS (drift since $started, ended " "$scratch/main.err"
 sleep 2
 n=$(grep -c 'drift ended' "$scratch/main.err")
 [ "$n" = 1 ] && ok || bad "drift ended logged $n times"

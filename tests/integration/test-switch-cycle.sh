@@ -64,6 +64,11 @@ jq -e '.dry_run == false and .recorded == 2 and .summary.done == 2 and .summary.
 [ "$(patches $d0) $(patches $d1)" = "1 1" ] && ok || bad "PATCHes after Friday: $(patches $d0) $(patches $d1)"
 orig=$(sqlite3 "$db" "SELECT group_concat(sku) FROM disk_originals")
 [ "$orig" = "Premium_LRS,Premium_LRS" ] && ok || bad "the original SKUs kept: $orig"
+# the store's row said running (the sync saw it before the schedule
+# deallocated it): the executor's checks recorded ARM's power state, so the
+# downgraded disks of the deallocated VM do not drift
+out=$(at '2026-12-04 20:15:30' "$cli" drift --db "$db" --policy "$scratch/policy.json" --json)
+jq -e '.count == 0' <<<"$out" >/dev/null && ok || bad "drift right after the downgrade: $out"
 
 # A second tick: nothing new recorded, nothing sent.
 out=$(at '2026-12-04 20:16:00' apply --execute --json)
@@ -102,6 +107,7 @@ order=$(sqlite3 "$db" "SELECT a.kind || ':' || t.to_state FROM action_transition
   ok || bad "the order of the sends: $order"
 out=$("$cli" actions --db "$db" --vm APP-01 --state done)
 [ "$(grep -c ' done ' <<<"$out")" = 5 ] && ok || bad "actions --vm --state: $out"
+expect 2 "no VM named nosuch is stored" -- "$cli" actions --db "$db" --vm nosuch
 
 # The saved plan days later: its actions (due more than a day ago) expired,
 # not run again.
@@ -123,6 +129,11 @@ sim POST /_sim/clock '{"advance_s": 864000}' >/dev/null # past ARM's quota day
 expect 2 "not a disk SKU" -- "$cli" vm stop --db "$db" --vm app-01 --to Bogus_SKU --execute \
   --poll-ms 50 "${ARM[@]}"
 [ "$(sim_power app-01)" = running ] && ok || bad "a bad --to SKU deallocated the VM"
+# Premium_LRS -> Premium_ZRS is the same family but dearer: no downgrade
+expect 2 "cheaper redundancy" -- "$cli" vm stop --db "$db" --vm app-01 --to Premium_ZRS --execute \
+  --poll-ms 50 "${ARM[@]}"
+[ "$(sim_power app-01) $(sim_sku $d0) $(patches $d0)" = "running Premium_LRS 2" ] && ok ||
+  bad "a --to Premium_ZRS: $(sim_power app-01) $(sim_sku $d0) $(patches $d0) PATCHes"
 # a dry run on the running VM: the deallocation, then the disks' PATCHes
 out=$(faked '2026-12-09 20:00:00' "$cli" vm stop --db "$db" --vm app-01 --policy "$scratch/policy.json" \
   --poll-ms 50 "${ARM[@]}" --json)

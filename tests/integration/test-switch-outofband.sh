@@ -3,8 +3,8 @@
 # VM, against the simulator at chosen wall-clock times (faketime):
 #  - running at Friday 20:15: the downgrades wait (still planned, due moved
 #    one tick later, nothing sent); still running at the upgrades' due time:
-#    skipped "vm_not_deallocated"; the upgrades find the disks on their SKU
-#    (done, nothing sent);
+#    skipped "vm_not_deallocated"; the upgrades, their downgrades never run,
+#    are skipped "nothing_to_restore" (nothing sent);
 #  - hibernated (its disks Frozen): the downgrades are skipped "hibernated",
 #    nothing sent;
 #  - a saved plan run by `apply --plan` (dry, executing, again: nothing new),
@@ -37,15 +37,16 @@ due=$(sqlite3 "$db" "SELECT group_concat(due_at) FROM actions")
 out=$(at '2026-12-05 10:00:00' apply --execute --json)
 jq -e '.summary.waiting == 2' <<<"$out" >/dev/null && ok || bad "Saturday, VM running: $out"
 # Monday: past the upgrade's due time, the downgrades are skipped; the
-# upgrades find the disks on Premium already
+# upgrades have nothing to restore (no downgrade of the window happened)
 out=$(at '2026-12-07 05:35:00' apply --execute --json)
-jq -e '.summary.skipped == 2 and .summary.done == 2 and
+jq -e '.summary.skipped == 4 and .summary.done == 0 and
   ([.results[] | select(.kind == "downgrade") | .reason | startswith("vm_not_deallocated")] == [true, true]) and
-  ([.results[] | select(.kind == "upgrade") | .already] == [true, true])' \
+  ([.results[] | select(.kind == "upgrade") | .reason | startswith("nothing_to_restore")] == [true, true])' \
   <<<"$out" >/dev/null && ok || bad "Monday, VM running: $out"
 [ "$(patches app-01-data0) $(patches app-01-data1)" = "0 0" ] && ok || bad "a PATCH was sent to a running VM's disk"
 log=$("$cli" actions --db "$db" --state skipped --json)
-jq -e 'length == 2 and all(.[]; .reason | startswith("vm_not_deallocated")) and
+jq -e 'length == 4 and ([.[] | select(.kind == "downgrade") | .reason | startswith("vm_not_deallocated")] == [true, true]) and
+  ([.[] | select(.kind == "upgrade") | .reason | startswith("nothing_to_restore")] == [true, true]) and
   all(.[]; [.transitions[].to] == ["planned", "skipped"])' <<<"$log" >/dev/null &&
   ok || bad "the skipped downgrades in the log: $log"
 stop_sim

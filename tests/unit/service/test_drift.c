@@ -294,8 +294,8 @@ static void test_restored_closes(void **state)
     assert_int_equal(u.open, 0);
     assert_int_equal(u.ended, 1);
     assert_int_equal(f->n_log, 2);
-    assert_string_equal(f->log[1], "drift ended: VM sap-db-01 disk sap-db-01-data1 is no longer "
-                                   "below Premium_LRS while running (drift since "
+    assert_string_equal(f->log[1], "drift ended: VM sap-db-01 disk sap-db-01-data1 is back on "
+                                   "the required SKU Premium_LRS (drift since "
                                    "2026-12-05T08:02:11Z, ended 2026-12-05T13:00:00Z)");
     assert_int_equal(tw_svc_drift_update(f->st, f->pols, 1, ms("2026-12-05T13:01:00Z"), logged,
                                          f, &u, &err),
@@ -307,6 +307,26 @@ static void test_restored_closes(void **state)
     assert_int_equal(n, 1);
     assert_string_equal(rows[0].ended_at, "2026-12-05T13:00:00Z");
     free(rows);
+    /* Down again while running (a new drift), then the VM deallocated:
+     * the end says the VM stopped, not that the disk came back. */
+    assert_int_equal(tw_store_sku_observe(f->st, 3, "StandardSSD_LRS", "E40", 2048,
+                                          "2026-12-05T13:10:00Z", TW_OBS_ARM, NULL, &err),
+                     TW_OK);
+    assert_int_equal(tw_svc_drift_update(f->st, f->pols, 1, ms("2026-12-05T13:15:00Z"), logged,
+                                         f, &u, &err),
+                     TW_OK);
+    assert_int_equal(u.started, 1);
+    assert_int_equal(f->n_log, 3);
+    observe(f, 1, "deallocated", "2026-12-05T13:20:00Z");
+    assert_int_equal(tw_svc_drift_update(f->st, f->pols, 1, ms("2026-12-05T13:30:00Z"), logged,
+                                         f, &u, &err),
+                     TW_OK);
+    assert_int_equal(u.ended, 1);
+    assert_int_equal(f->n_log, 4);
+    assert_string_equal(f->log[3], "drift ended: VM sap-db-01 is no longer running (it is "
+                                   "deallocated), so disk sap-db-01-data1 need not be on "
+                                   "Premium_LRS (drift since 2026-12-05T13:10:00Z, ended "
+                                   "2026-12-05T13:30:00Z)");
 }
 
 static void test_store_policies(void **state)

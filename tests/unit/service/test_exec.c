@@ -520,6 +520,20 @@ static void test_already(void **state)
     assert_non_null(strstr(f->reason[0], "already on the target"));
 }
 
+/* An upgrade whose window's downgrade never ran (no original recorded,
+ * the disk on the upgrade's SKU): skipped, nothing to restore. */
+static void test_upgrade_nothing_to_restore(void **state)
+{
+    struct fx *f = *state;
+    int64_t id = add(f, f->d1, "upgrade", "Standard_LRS", "Premium_LRS", -5);
+    struct tw_exec_summary s = run(f, &id, 1, false);
+    assert_int_equal(s.skipped, 1);
+    assert_int_equal(s.done, 0);
+    assert_int_equal(f->arm.d[0].patches, 0);
+    assert_state(f, id, "skipped", -1);
+    assert_non_null(strstr(f->reason[0], "nothing_to_restore"));
+}
+
 /* Each check that skips, with its reason's code. */
 static void test_checks_skip(void **state)
 {
@@ -1253,6 +1267,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_downgrade_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_already, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_upgrade_nothing_to_restore, setup, teardown),
         cmocka_unit_test_setup_teardown(test_checks_skip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wait_then_skip, setup, teardown),
         cmocka_unit_test_setup_teardown(test_resume_sent, setup, teardown),
