@@ -79,7 +79,8 @@ void tw_cli_exec_result(void *arg, const struct tw_exec_result *r)
                  a->to_sku);
     else
         snprintf(what, sizeof what, "%s %s", a->vm, a->kind);
-    fprintf(o->f, "%s%s: %s", a->id ? "" : "(new) ", what, r->outcome);
+    fprintf(o->f, "%s%s: %s", a->id ? "" : "(new) ", what,
+            !strcmp(r->outcome, "nothing_to_send") ? "nothing to send" : r->outcome);
     if (r->reason && r->reason[0])
         fprintf(o->f, " (%s)", r->reason);
     fputc('\n', o->f);
@@ -111,8 +112,8 @@ void tw_cli_exec_summary_text(FILE *f, const struct tw_exec_summary *s, bool dry
     if (s->held)
         fprintf(f, ", %lld held by another executor", (long long)s->held);
     if (dry_run)
-        fprintf(f, ", %lld would be sent (dry run: nothing written; --execute to send)",
-                (long long)s->would_send);
+        fprintf(f, ", %lld nothing to send, %lld would be sent (dry run: nothing written; "
+                "--execute to send)", (long long)s->nothing_to_send, (long long)s->would_send);
     fputc('\n', f);
 }
 

@@ -144,6 +144,8 @@ static void report(struct worker *w, const struct tw_store_action_row *a, const 
         r->sum.held++;
     else if (!strcmp(outcome, "would_send"))
         r->sum.would_send++;
+    else if (!strcmp(outcome, "nothing_to_send"))
+        r->sum.nothing_to_send++;
     if (r->o->sink && r->o->sink->result)
         r->o->sink->result(r->o->sink->arg, &res);
     pthread_mutex_unlock(&r->lock);
@@ -1114,7 +1116,7 @@ static void dry_action(struct worker *w, const struct tw_store_action_row *a)
         report(w, a, "sent", "would_send", why, si.method, si.url, si.body, false);
         break;
     case V_ALREADY:
-        report(w, a, "done", "done", why, NULL, NULL, NULL, true);
+        report(w, a, "done", "nothing_to_send", why, NULL, NULL, NULL, true);
         break;
     case V_SKIP:
         report(w, a, "skipped", "skipped", why, NULL, NULL, NULL, false);

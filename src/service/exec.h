@@ -98,7 +98,8 @@ struct tw_exec_result {
     const char *outcome;           /* "done", "skipped", "failed", "waiting" (a downgrade whose
                                     * VM runs, due moved later), "retry" (ARM busy or
                                     * throttled, or an operation still running), "held"
-                                    * (another executor's claim), "would_send" (dry run) */
+                                    * (another executor's claim), "would_send" (dry run),
+                                    * "nothing_to_send" (dry run: already on the target) */
     const char *reason;            /* one sentence; "" none */
     /* what is (or, in a dry run, would be) sent; NULL when nothing */
     const char *method;            /* "PATCH", "POST" */
@@ -143,6 +144,7 @@ struct tw_exec_opts {
 struct tw_exec_summary {
     int64_t actions;               /* handed to the run */
     int64_t done, skipped, failed, waiting, retry, held, would_send;
+    int64_t nothing_to_send;       /* dry run: already on the target */
 };
 
 /*

@@ -107,9 +107,9 @@ json_t *tw_exec_result_json(const struct tw_exec_result *r)
 
 json_t *tw_exec_summary_json(const struct tw_exec_summary *s)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "actions", (json_int_t)s->actions,
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "actions", (json_int_t)s->actions,
                      "done", (json_int_t)s->done, "skipped", (json_int_t)s->skipped, "failed",
                      (json_int_t)s->failed, "waiting", (json_int_t)s->waiting, "retry",
                      (json_int_t)s->retry, "held", (json_int_t)s->held, "would_send",
-                     (json_int_t)s->would_send);
+                     (json_int_t)s->would_send, "nothing_to_send", (json_int_t)s->nothing_to_send);
 }

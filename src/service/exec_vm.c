@@ -80,6 +80,7 @@ static void sum_add(struct tw_exec_summary *a, const struct tw_exec_summary *b)
     a->retry += b->retry;
     a->held += b->held;
     a->would_send += b->would_send;
+    a->nothing_to_send += b->nothing_to_send;
 }
 
 /* The state of a stored action after a run ("" when unread). */
@@ -167,7 +168,7 @@ enum tw_err tw_exec_vm_stop(const struct tw_exec_opts *o, int64_t vm_id,
     /* a dry run: the deallocation would be sent (or is not needed), so the
      * disks' PATCHes come after it, not "waiting" for it */
     struct tw_exec_opts dry = *o;
-    dry.dry_after_deallocate = o->dry_run && (s.would_send == 1 || s.done == 1);
+    dry.dry_after_deallocate = o->dry_run && (s.would_send == 1 || s.nothing_to_send == 1);
     if (!o->dry_run) {
         char state[16];
         state_of(st, rows[0].id, state, sizeof state);

@@ -155,6 +155,18 @@ expect 2 "cheaper family" -- "$cli" vm stop --db "$db" --vm app-01 --to Premium_
   --poll-ms 50 "${ARM[@]}"
 [ "$(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0)" = "deallocated Premium_LRS Standard_LRS" ] &&
   ok || bad "after vm stop: $(sim_power app-01) $(sim_sku app-01-os) $(sim_sku $d0)"
+# a dry run on the deallocated VM: the deallocation has nothing to send
+# (counted apart from done), the OS disk's PATCH would be sent
+out=$(faked '2026-12-09 20:05:00' "$cli" vm stop --db "$db" --vm app-01 --to Standard_LRS --os-disk \
+  --poll-ms 50 "${ARM[@]}" --json)
+jq -e '[.results[] | [.kind, .outcome]] == [["deallocate", "nothing_to_send"], ["downgrade", "would_send"]] and
+  .summary.nothing_to_send == 1 and .summary.done == 0 and .summary.would_send == 1' <<<"$out" >/dev/null &&
+  ok || bad "vm stop's dry run on a deallocated VM: $out"
+text=$(faked '2026-12-09 20:05:00' "$cli" vm stop --db "$db" --vm app-01 --to Standard_LRS --os-disk \
+  --poll-ms 50 "${ARM[@]}")
+grep -q "app-01 deallocate: nothing to send (already on the target" <<<"$text" &&
+  grep -q "0 done, .* 1 nothing to send, 1 would be sent" <<<"$text" && ok ||
+  bad "vm stop's dry run text: $text"
 # the data disks are there already: only the OS disk moves
 out=$(faked '2026-12-09 20:05:00' "$cli" vm stop --db "$db" --vm app-01 --to Standard_LRS --os-disk \
   --execute --poll-ms 50 "${ARM[@]}" --json)
