@@ -4,13 +4,14 @@
 # P15, P20, P30 and Standard SSD, in four regions and 200 resource groups of
 # 10 subscriptions) and a month of power-state history before the month
 # (each VM deallocated every night, about 60 transitions), in a database
-# built here (the schema by tierwise, the rows by python3's sqlite3, the
-# bundled price snapshot imported); then `tierwise savings --db --policy
-# --month 2026-12 --json` once per kind of policy (a list of windows, each
-# VM's schedule tag, windows learned from the history), each timed with its
-# peak RSS (/usr/bin/time -v), printed against the targets (under 1 s,
-# under 300 MiB) as ratios; and each document checked: the fleet's hours
-# and exact saving are the sums of its disks' (exit 1 when not).
+# built here (the schema by tierwise, the rows by tests/perf/fleet-gen.py
+# with python3's sqlite3, the bundled price snapshot imported); then
+# `tierwise savings --db --policy --month 2026-12 --json` once per kind of
+# policy (a list of windows, each VM's schedule tag, windows learned from
+# the history), each timed with its peak RSS (/usr/bin/time -v), printed
+# against the targets (under 1 s, under 300 MiB) as ratios; and each
+# document checked: the fleet's hours and exact saving are the sums of its
+# disks' (exit 1 when not).
 #
 #   tests/perf/savings-scale.sh [--vms N] [--runs N] [--keep DIR] [--cli FILE]
 #
@@ -31,7 +32,7 @@ while [ $# -gt 0 ]; do
     --runs) runs=$2; shift 2 ;;
     --keep) keep=$2; shift 2 ;;
     --cli) cli=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "savings-scale.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,58 +60,8 @@ rm -f "$db"
   { echo "savings-scale.sh: importing the snapshot failed: $(cat "$out/import.log")" >&2; exit 1; }
 echo "generating $vms VMs ..." >&2
 gen_start=$(date +%s.%N)
-python3 - "$db" "$vms" <<'EOF' || { echo "savings-scale.sh: the generator failed" >&2; exit 1; }
-import datetime, json, random, sqlite3, sys
-db, n = sys.argv[1], int(sys.argv[2])
-rnd = random.Random(11)
-con = sqlite3.connect(db)
-con.execute("PRAGMA synchronous = OFF")
-regions = ["westeurope", "northeurope", "eastus", "uksouth"]
-disks = [("os", "Premium_LRS", "P10", 128), ("data", "Premium_LRS", "P15", 256),
-         ("data", "Premium_LRS", "P20", 512), ("data", "Premium_LRS", "P30", 1024),
-         ("data", "StandardSSD_LRS", "E10", 128)]
-epoch = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
-def ms(t):
-    return int((t - epoch).total_seconds() * 1000)
-def rfc(t):
-    return t.strftime("%Y-%m-%dT%H:%M:%SZ")
-month = datetime.datetime(2026, 12, 1, tzinfo=datetime.timezone.utc)
-vrows, drows, prows = [], [], []
-did = 0
-for v in range(1, n + 1):
-    sub = "sub-%02d" % (v % 10)
-    rg = "rg-%03d" % (v % 200)
-    off = 18 + v % 4                     # the VM's night: off 18..21, on 6..9
-    on = 6 + v % 4
-    tags = {"env": "dev" if v % 3 else "test", "schedule": "off=(M-F,%d);on=(M-F,%d);tz=Europe/London" % (off, on)}
-    vrows.append((v, "vm:%d" % v, "vm-%05d" % v, sub, rg, regions[v % 4], "Standard_D4s_v3",
-                  json.dumps(tags, sort_keys=True), "r%d" % v, "2026-11-30T12:00:00Z", ms(month) - 43200000,
-                  "running", "2026-11-30T12:00:00Z", ms(month) - 43200000))
-    for k, (role, sku, tier, size) in enumerate(disks):
-        did += 1
-        drows.append((did, "d%d" % did, v, "vm-%05d-d%d" % (v, k), role, None if role == "os" else k,
-                      sku, size, tier, "None", "2026-11-30T12:00:00Z", ms(month) - 43200000, k))
-    # A month before the month: running from its start, deallocated every
-    # night (about 60 transitions).
-    t0 = month - datetime.timedelta(days=30)
-    prows.append((v, rfc(t0), ms(t0), "running"))
-    for d in range(30):
-        day = t0 + datetime.timedelta(days=d)
-        a = day.replace(hour=off, minute=rnd.choice((0, 5)))
-        b = (day + datetime.timedelta(days=1)).replace(hour=on, minute=0)
-        prows.append((v, rfc(a), ms(a), "deallocated"))
-        prows.append((v, rfc(b), ms(b), "running"))
-con.executemany("INSERT INTO vms(id, identity, name, subscription_id, resource_group, location, "
-                "vm_size, tags, last_report_id, last_report_at, last_report_ms, power_state, "
-                "power_state_at, power_state_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)", vrows)
-con.executemany("INSERT INTO disks(id, identity, vm_id, name, role, lun, sku, size_gib, tier, "
-                "caching, last_seen_at, last_seen_ms, position) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                drows)
-con.executemany("INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) "
-                "VALUES (?,?,?,?,'arm')", prows)
-con.commit()
-print(json.dumps({"vms": n, "disks": len(drows), "power_states": len(prows)}), file=sys.stderr)
-EOF
+python3 "$src/tests/perf/fleet-gen.py" "$db" "$vms" --month 2026-12 ||
+  { echo "savings-scale.sh: the generator failed" >&2; exit 1; }
 gen_end=$(date +%s.%N)
 
 policy() { # NAME WINDOWS
