@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# demo-month.sh - a month of simulated tier switches in a tierwise database,
+# for the demo (deploy/demo.sh) and the browser tests (tests/web/run-web.sh).
+#
+#   deploy/demo-month.sh --db FILE --work DIR [--month YYYY-MM]
+#                        [--cli PATH] [--azsim PATH]
+#                        [--server URL --agent-token FILE]
+#
+# Against its own simulated Azure (tierwise-azsim on 127.0.0.1, started here
+# under libfaketime at the month's start and stopped at the end), with the
+# policy deploy/demo-policies/weekend-downgrade.json (Premium SSD data disks
+# of VMs tagged tierwise=weekend-downgrade to Standard SSD, Fri 20:00 - Mon
+# 06:00 Europe/Amsterdam):
+#
+#  - the fleet of deploy/demo-month-scenario.json: five VMs in two resource
+#    groups and two regions (P10, P20 and P30 data disks, one E10, an OS disk
+#    each); db-01 carries no tag, so no policy covers it;
+#  - the bundled USD price books (pricing/azure-disk-prices.json), imported
+#    and the fleet synced an hour before the month starts, so the books price
+#    the whole month;
+#  - every weekend of the month (a Friday whose Monday is in the month): at
+#    Friday 20:00 `tierwise vm stop --policy --execute` for each tagged VM
+#    (deallocated, Premium data disks downgraded and verified), at Monday
+#    06:00 `tierwise vm start --execute` (restored, verified, started); each
+#    command under libfaketime at that instant, the simulator's clock moved
+#    there first;
+#  - the drift: the month's second weekend, app-02 is started "in the portal"
+#    at Monday 06:00 while its disk is still on Standard SSD (a sync records
+#    it running, `tierwise drift` shows it), and only put right at 18:00;
+#  - agent reports of three disks on the month's second Wednesday: web-02's
+#    P20 delivers, app-01's P30 under-delivers, db-01's P30 delivers (posted
+#    to --server with --agent-token, or to a short-lived `tierwise serve` on
+#    the database started here on a loopback port).
+#
+# --month: the month to fill (default the previous month of the system
+# clock's date, UTC).  DIR receives the scenario, the logs and month.json:
+# {"month", "from", "to", "policy", "subscription", "weekends": [...],
+#  "drift": {"vm", "disk", "from", "to"}, "reports": [...]}.  Tools: jq,
+# curl and libfaketime (deploy/setup.sh installs faketime).  Exit status: 0
+# done, 1 a step failed (its output is in DIR/month.log), 2 bad usage, 77 a
+# tool is missing.  Deterministic but for the seconds each command takes.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+src=$(dirname "$here")
+
+usage() { sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+db="" work="" month="" server="" agent_tok=""
+cli=${TW_CLI:-} azsim=${TW_AZSIM:-}
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --db) db=${2:?}; shift 2 ;;
+    --work) work=${2:?}; shift 2 ;;
+    --month) month=${2:?}; shift 2 ;;
+    --cli) cli=${2:?}; shift 2 ;;
+    --azsim) azsim=${2:?}; shift 2 ;;
+    --server) server=${2:?}; shift 2 ;;
+    --agent-token) agent_tok=${2:?}; shift 2 ;;
+    -h|--help) usage ;;
+    *) echo "demo-month.sh: unknown option $1" >&2; usage ;;
+  esac
+done
+[ -n "$db" ] && [ -n "$work" ] || { echo "demo-month.sh: --db and --work are required" >&2; usage; }
+[ -n "$cli" ] && [ -x "$cli" ] || { echo "demo-month.sh: --cli (or TW_CLI): the tierwise binary" >&2; exit 2; }
+[ -n "$azsim" ] && [ -x "$azsim" ] || { echo "demo-month.sh: --azsim (or TW_AZSIM): tierwise-azsim" >&2; exit 2; }
+if [ -n "$server" ] && [ ! -r "$agent_tok" ]; then
+  echo "demo-month.sh: --server needs --agent-token FILE (an agent token)" >&2; exit 2
+fi
+for t in jq curl; do
+  command -v "$t" >/dev/null || { echo "demo-month.sh: $t is not installed (deploy/setup.sh)"; exit 77; }
+done
+faketime_lib=""
+for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/aarch64-linux-gnu/faketime /usr/lib/faketime; do
+  [ -e "$d/libfaketimeMT.so.1" ] && { faketime_lib="$d/libfaketimeMT.so.1"; break; }
+done
+[ -n "$faketime_lib" ] || { echo "demo-month.sh: libfaketime is not installed (deploy/setup.sh installs faketime)"; exit 77; }
+
+if [ -z "$month" ]; then
+  month=$(date -u -d "$(date -u +%Y-%m-01) -1 month" +%Y-%m)
+fi
+[[ "$month" =~ ^[0-9]{4}-(0[1-9]|1[0-2])$ ]] ||
+  { echo "demo-month.sh: --month $month: give YYYY-MM (e.g. 2026-11)" >&2; exit 2; }
+first="$month-01"
+next=$(date -u -d "$first +1 month" +%F)
+now=$(date -u +%s)
+[ "$(date -u -d "$next" +%s)" -le "$now" ] ||
+  { echo "demo-month.sh: --month $month has not ended yet (the clock says $(date -u +%F)); give a past month" >&2; exit 2; }
+
+mkdir -p "$work"
+log="$work/month.log"
+: >"$log"
+policy="$src/deploy/demo-policies/weekend-downgrade.json"
+zone=$(jq -r .timezone "$policy")
+sub=$(jq -r '.vms[0].subscription_id' "$src/deploy/demo-month-scenario.json")
+export TIERWISE_LOOPBACK_ONLY=1
+# libfaketime is preloaded ahead of a sanitizer's runtime: let it be.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
+
+fail() { echo "demo-month.sh: $*" >&2; echo "demo-month.sh: the steps' output is in $log" >&2; exit 1; }
+# epoch of "YYYY-MM-DD hh:mm" in the policy's zone
+local_at() { date -u -d "TZ=\"$zone\" $1" +%s; }
+iso() { date -u -d "@$1" +%FT%TZ; }
+# faked EPOCH CMD...: CMD with the system clock at EPOCH and running on
+faked() {
+  local t=$1; shift
+  env "LD_PRELOAD=$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" \
+      "FAKETIME=@$(date -u -d "@$t" '+%Y-%m-%d %H:%M:%S')" FAKETIME_DONT_RESET=1 TZ=UTC "$@"
+}
+sim_pid="" srv_pid=""
+cleanup() {
+  if [ -n "$srv_pid" ]; then kill -TERM "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null || true; fi
+  if [ -n "$sim_pid" ]; then kill -TERM "$sim_pid" 2>/dev/null; wait "$sim_pid" 2>/dev/null || true; fi
+  return 0
+}
+trap cleanup EXIT
+
+start0=$(( $(date -u -d "$first" +%s) - 3600 ))
+
+# The simulator, its clock at the month's start (and moved on from there).
+rm -f "$work/sim.port"
+faked "$start0" "$azsim" --scenario "$src/deploy/demo-month-scenario.json" \
+  --port-file "$work/sim.port" >/dev/null 2>"$work/azsim.err" &
+sim_pid=$!
+for _ in $(seq 100); do [ -s "$work/sim.port" ] && break; sleep 0.1; done
+[ -s "$work/sim.port" ] || fail "the simulator did not start: $(cat "$work/azsim.err")"
+sim_url="http://127.0.0.1:$(cat "$work/sim.port")"
+ARM=(--arm-url "$sim_url" --imds-url "$sim_url" --login-url "$sim_url")
+sim() { # sim METHOD PATH [BODY]
+  curl -s --noproxy '*' -X "$1" ${3:+-H 'Content-Type: application/json' -d "$3"} "$sim_url$2"
+}
+# sim_to EPOCH: the simulator's clock moved forward to EPOCH (never back)
+sim_to() {
+  local cur
+  cur=$(date -u -d "$(sim POST /_sim/clock '{"advance_s": 0}' | jq -r .now)" +%s)
+  [ "$1" -gt "$cur" ] && sim POST /_sim/clock "{\"advance_s\": $(( $1 - cur ))}" >/dev/null
+  return 0
+}
+# step EPOCH WHAT CMD...: CMD at EPOCH (the simulator there too), logged
+step() {
+  local t=$1 what=$2; shift 2
+  sim_to "$t"
+  printf '\n## %s %s: %s\n' "$(iso "$t")" "$what" "$*" >>"$log"
+  faked "$t" "$@" >>"$log" 2>&1 || fail "$what at $(iso "$t") failed: $*"
+}
+
+# Prices and the fleet, an hour before the month.
+jq '.Items |= map(select(.currencyCode == "USD"))' "$src/pricing/azure-disk-prices.json" \
+  >"$work/prices-usd.json"
+step "$start0" "prices import" "$cli" prices import --db "$db" "$work/prices-usd.json"
+step "$start0" "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+
+tagged=$(jq -r '.vms[] | select(.tags.tierwise == "weekend-downgrade") | .name' \
+  "$src/deploy/demo-month-scenario.json")
+drift_vm=app-02
+weekends=()
+last=$(( $(date -u -d "$next" +%s) ))
+n=0
+for day in $(seq 0 30); do
+  d=$(date -u -d "$first +$day days" +%F)
+  [[ "$d" == "$month"-* ]] || break
+  [ "$(date -u -d "$d" +%u)" = 5 ] || continue
+  mon=$(date -u -d "$d +3 days" +%F)
+  fri_t=$(local_at "$d 20:00") mon_t=$(local_at "$mon 06:00")
+  [ "$mon_t" -lt "$last" ] || continue
+  n=$((n + 1))
+  weekends+=("$(iso "$fri_t") $(iso "$mon_t")")
+  for vm in $tagged; do
+    step "$fri_t" "vm stop $vm" "$cli" vm stop --db "$db" --vm "$vm" --policy "$policy" \
+      --execute --poll-ms 50 "${ARM[@]}"
+  done
+  for vm in $tagged; do
+    if [ "$n" = 2 ] && [ "$vm" = "$drift_vm" ]; then
+      # Started in the portal on its Standard SSD disk: the sync sees it run.
+      sim_to "$mon_t"
+      sim POST /_sim/power "{\"vm\": \"$vm\", \"state\": \"running\"}" >/dev/null
+      step "$mon_t" "sync (app-02 runs)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+      step $((mon_t + 300)) "drift" "$cli" drift --db "$db" --policy "$policy"
+      faked $((mon_t + 300)) "$cli" drift --db "$db" --policy "$policy" --json >"$work/drift.json" 2>>"$log" ||
+        fail "tierwise drift failed"
+      jq -e --arg d "$vm-data0" '[.drift[].disk] == [$d]' "$work/drift.json" >/dev/null ||
+        fail "tierwise drift does not show $vm-data0 alone: $(cat "$work/drift.json")"
+      drift_from=$mon_t drift_to=$((mon_t + 12 * 3600))
+      continue
+    fi
+    step "$mon_t" "vm start $vm" "$cli" vm start --db "$db" --vm "$vm" --execute --poll-ms 50 "${ARM[@]}"
+  done
+  if [ "$n" = 2 ]; then
+    # Put right at 18:00: deallocated again, restored, started.
+    sim_to "$drift_to"
+    sim POST /_sim/power "{\"vm\": \"$drift_vm\", \"state\": \"deallocated\"}" >/dev/null
+    step "$drift_to" "sync (app-02 stopped)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+    # a minute later: the sync's observation and the restore not in one second
+    drift_to=$((drift_to + 60))
+    step "$drift_to" "vm start $drift_vm" "$cli" vm start --db "$db" --vm "$drift_vm" --execute \
+      --poll-ms 50 "${ARM[@]}"
+    # vm stop reads a disk's SKU from the last sync's row, not from the SKU
+    # history the restore wrote: sync once more so the next weekend sees P10
+    step $((drift_to + 60)) "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+  fi
+done
+[ "$n" -ge 2 ] || fail "$month has $n weekends inside it; the drift needs two"
+drift_disk="$drift_vm-data0"
+
+# Agent reports on the second Wednesday at noon.
+wed=$(date -u -d "$first" +%u)
+wed_day=$(( (3 - wed + 7) % 7 + 7 ))
+rep_t=$(( $(date -u -d "$first +$wed_day days 12:00" +%s) ))
+sim_to "$rep_t"
+# report VM DEVICE_DISK IOPS: a tierwise.report/1 of VM (its disks as the
+# simulator has them) with a rated-iops result on the disk named, at IOPS
+report() {
+  local vm=$1 disk=$2 iops=$3 id=$4 rid=$5
+  jq -n --slurpfile sc "$src/deploy/demo-month-scenario.json" \
+    --arg vm "$vm" --arg disk "$disk" --argjson iops "$iops" --arg id "$id" --arg rid "$rid" \
+    --arg at "$(iso "$rep_t")" --arg started "$(iso $((rep_t - 300)))" '
+    ($sc[0].vms[] | select(.name == $vm)) as $v
+    | def arm($n): "/subscriptions/\($v.subscription_id)/resourceGroups/\($v.resource_group)/providers/Microsoft.Compute/disks/\($n)";
+      def dev($d): if $d.role == "os" then "sda" else "sd" + ("cdefghij"[$d.lun:$d.lun + 1]) end;
+      ($v.disks | map({name, role, lun: (if .role == "os" then null else .lun end), sku, size_gib,
+                       caching: (.caching // "None"), write_accelerator: false,
+                       device: ("/dev/" + dev(.)), managed_disk_id: arm(.name)})) as $disks
+    | ($disks[] | select(.name == $disk)) as $t
+    | ($t.device | ltrimstr("/dev/")) as $dv
+    | ($iops * 30 | floor) as $ios
+    | {schema_version: "tierwise.report/1", id: $id, created_at: $at,
+       agent: {version: "0.1.0", hostname: $vm}, power_state: "running",
+       inventory: {vm: {name: $vm, location: $v.location, vm_size: $v.vm_size, tags: ($v.tags // {}),
+                        subscription_id: $v.subscription_id, resource_group: $v.resource_group},
+                   disks: $disks},
+       results: [{schema_version: "tierwise.bench-result/1", id: $rid, started_at: $started,
+                  source: "tierwise", tool_version: "tierwise 0.1.0", profile: "rated-iops",
+                  target: {path: $t.device, kind: "block", size_bytes: ($t.size_gib * 1073741824),
+                           device: $dv, members: [$dv]},
+                  method: {engine: "libaio", direct: true, pattern: "randread", block_size_bytes: 8192,
+                           queue_depth: 256, effective_queue_depth: 256, jobs: 4, read_pct: 100,
+                           runtime_ms: 30000, ramp_ms: 5000},
+                  read: {ios: $ios, bytes: ($ios * 8192), iops: $iops,
+                         bw_bytes_per_s: ($iops * 8192), mbps: ($iops * 8192 / 1000000),
+                         lat_ns: ((256 * 4 * 1e9 / $iops) as $m
+                                  | {min: ($m * 0.3 | floor | . * 1.0), max: ($m * 7 | floor | . * 1.0),
+                                     mean: $m, stdev: ($m * 0.3),
+                                     percentiles: ([["p1", 0.35], ["p5", 0.55], ["p10", 0.62], ["p20", 0.72],
+                                       ["p30", 0.8], ["p40", 0.88], ["p50", 0.95], ["p60", 1.02], ["p70", 1.1],
+                                       ["p80", 1.2], ["p90", 1.38], ["p95", 1.6], ["p99", 2.3], ["p99.5", 2.8],
+                                       ["p99.9", 4.0], ["p99.95", 4.6], ["p99.99", 6.5]]
+                                       | map({key: .[0], value: ($m * .[1] / 1000 | floor | . * 1000.0)})
+                                       | from_entries)})},
+                  write: null, cpu: {usr_s: 1.5, sys_s: 6.25}, errors: {count: 0, first: ""}}]}' >"$work/report-$vm.json"
+}
+report web-02 web-02-data0 2330 8c0ffee0-0000-4000-8000-000000000001 8c0ffee0-0000-4000-8000-000000000011
+report app-01 app-01-data0 3100 8c0ffee0-0000-4000-8000-000000000002 8c0ffee0-0000-4000-8000-000000000012
+report db-01 db-01-data0 5060 8c0ffee0-0000-4000-8000-000000000003 8c0ffee0-0000-4000-8000-000000000013
+post_url=$server tok_file=$agent_tok
+if [ -z "$server" ]; then
+  tok_file="$work/agent.tok"
+  (umask 077; "$cli" token create --db "$db" --role agent --name demo-month-agent >"$tok_file" 2>>"$log")
+  rm -f "$work/srv.port"
+  faked "$rep_t" "$cli" serve -q --db "$db" --listen 127.0.0.1:0 --port-file "$work/srv.port" \
+    2>"$work/serve.err" &
+  srv_pid=$!
+  for _ in $(seq 100); do [ -s "$work/srv.port" ] && break; sleep 0.1; done
+  [ -s "$work/srv.port" ] || fail "the backend did not start: $(cat "$work/serve.err")"
+  post_url="http://127.0.0.1:$(cat "$work/srv.port")"
+fi
+for vm in web-02 app-01 db-01; do
+  code=$(curl -s --noproxy '*' -o "$work/post-$vm.out" -w '%{http_code}' -X POST \
+    -H "Authorization: Bearer $(cat "$tok_file")" -H 'Content-Type: application/json' \
+    --data-binary "@$work/report-$vm.json" "$post_url/api/v1/reports")
+  # 200: the id was stored before (a second run on the same database)
+  case "$code" in 200|201) ;; *) fail "posting $vm's report: HTTP $code $(cat "$work/post-$vm.out")" ;; esac
+done
+if [ -n "$srv_pid" ]; then
+  kill -TERM "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null || true; srv_pid=""
+fi
+
+# The fleet as ARM has it at the month's end.
+step $((last - 3600)) "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+
+jq -n --arg month "$month" --arg from "$(iso "$(date -u -d "$first" +%s)")" --arg to "$(iso "$last")" \
+  --arg policy "$policy" --arg sub "$sub" --arg dvm "$drift_vm" --arg ddisk "$drift_disk" \
+  --arg dfrom "$(iso "$drift_from")" --arg dto "$(iso "$drift_to")" \
+  --arg weekends "$(printf '%s\n' "${weekends[@]}")" '
+  {month: $month, from: $from, to: $to, policy: $policy, subscription: $sub,
+   weekends: ($weekends | split("\n") | map(select(. != "") | split(" ") | {from: .[0], to: .[1]})),
+   drift: {vm: $dvm, disk: $ddisk, from: $dfrom, to: $dto},
+   reports: [{vm: "web-02", disk: "web-02-data0", iops: 2330}, {vm: "app-01", disk: "app-01-data0", iops: 3100},
+             {vm: "db-01", disk: "db-01-data0", iops: 5060}]}' >"$work/month.json"
+echo "demo-month.sh: $month in $db: $n weekends of switches for $(echo $tagged | wc -w) VMs, a drift of $drift_vm, 3 agent reports ($work/month.json)"
