@@ -6,6 +6,9 @@
  *   kind, from_sku, to_sku, due_at, state, reason, attempts, updated_at,
  *   transitions [...]) by id, {"actions": [...], "next_cursor"}.
  *
+ *   GET /api/v1/actions/{id} (reader): that action alone, the same object
+ *   (404 not_found for an id not stored).
+ *
  *   POST /api/v1/actions (admin): {"policy": NAME} (one of the server's
  *   policies) or {"plan": <a tierwise.plan/1 document>}, with "execute":
  *   true to run it and "currency" for the policy's savings when the store's
@@ -93,6 +96,35 @@ void tw_v1_actions(struct tw_req *rq)
     }
     tw_store_action_rows_free(rows, n);
     tw_req_json(rq, 200, json_pack("{s:o, s:o}", "actions", arr, "next_cursor", next));
+}
+
+/* GET /api/v1/actions/{id} (reader): one action as the list has it, with
+ * its "transitions" (the store's moves, in order); 404 not_found for an id
+ * the store does not hold. */
+void tw_v1_action(struct tw_req *rq)
+{
+    WITH_STORE(rq, st, err);
+    struct tw_store_action_row row;
+    memset(&row, 0, sizeof(row));
+    struct tw_store_action_move_row *mv = NULL;
+    size_t nm = 0;
+    enum tw_err rc = tw_store_action_get(st, rq->id, &row, &err);
+    if (rc == TW_OK)
+        rc = tw_store_action_moves(st, rq->id, &mv, &nm, &err);
+    tw_srv_store_put(rq->srv, st);
+    json_t *o = rc == TW_OK ? tw_exec_action_json(&row, mv, nm) : NULL;
+    free(mv);
+    free(row.operation_url);
+    if (rc == TW_ENOENT) {
+        tw_req_error(rq, 404, "not_found", "no action %lld (GET /api/v1/actions lists them)",
+                     (long long)rq->id);
+        return;
+    }
+    if (rc != TW_OK || !o) {
+        tw_req_store_error(rq, rc != TW_OK ? rc : TW_ENOMEM, &err);
+        return;
+    }
+    tw_req_json(rq, 200, o);
 }
 
 /* ---- POST ---- */
