@@ -1,52 +1,131 @@
-// tierwise dashboard: reads /api/v1 with a reader token kept in
-// sessionStorage (this tab only). No framework, no build step, no CDN.
+// tierwise dashboard, part 1: the API, the sign-in, the router and the
+// small DOM helpers every page uses.  Reads /api/v1 with a reader token
+// kept in sessionStorage (this tab only).  No framework, no build step, no
+// CDN; values are inserted as text, never HTML.
+// Then charts.js (SVG), pages.js (the pages) and start.js (the start).
 'use strict';
 
 const KEY = 'tierwise.token';
-const $ = (sel) => document.querySelector(sel);
+const $ = (sel, root) => (root || document).querySelector(sel);
+const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
 function token() { return sessionStorage.getItem(KEY); }
 
-// GET an API path; rejects with a message (the API's error text when given).
+const AGENT_TOKEN = 'This is an agent token: it may only post reports. Sign in with a ' +
+  'reader token (tierwise token create --db FILE --role reader).';
+
+// An element: PROPS maps attributes ('text' the text, 'class' the class,
+// 'on<event>' a handler), KIDS are elements or strings (text nodes).
+function el(tag, props, ...kids) {
+  const e = document.createElement(tag);
+  setProps(e, props);
+  append(e, kids);
+  return e;
+}
+
+function setProps(e, props) {
+  if (!props) return;
+  for (const k of Object.keys(props)) {
+    const v = props[k];
+    if (v === null || v === undefined || v === false) continue;
+    if (k === 'text') e.textContent = String(v);
+    else if (k === 'class') e.setAttribute('class', v);
+    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+}
+
+function append(e, kids) {
+  for (const k of kids.flat(3)) {
+    if (k === null || k === undefined || k === false) continue;
+    e.appendChild(typeof k === 'object' ? k : document.createTextNode(String(k)));
+  }
+  return e;
+}
+
+// An API error as the page shows it: role=alert, the server's words.
+function errorBox(message) {
+  return el('p', { class: 'error', role: 'alert', text: message });
+}
+
+// GET an API path; rejects with an Error carrying the API's message, its
+// status and its error code.
 async function api(path) {
-  const r = await fetch(path, {
-    headers: { 'Authorization': 'Bearer ' + token(), 'Accept': 'application/json' },
-    cache: 'no-store',
-  });
+  let r;
+  try {
+    r = await fetch(path, {
+      headers: { 'Authorization': 'Bearer ' + token(), 'Accept': 'application/json' },
+      cache: 'no-store',
+    });
+  } catch (e) {
+    const err = new Error('the server could not be reached (' + path + '): ' + e.message);
+    err.status = 0;
+    throw err;
+  }
   let body = null;
   try { body = await r.json(); } catch (e) { body = null; }
   if (!r.ok) {
-    const msg = body && body.error ? body.error.message : r.status + ' ' + r.statusText;
+    const msg = body && body.error && body.error.message ? body.error.message
+      : r.status + ' ' + r.statusText + ' (' + path + ')';
     const err = new Error(msg);
+    err.status = r.status;
+    err.code = body && body.error ? body.error.code : null;
+    throw err;
+  }
+  if (body === null) {
+    const err = new Error('the answer of ' + path + ' is not JSON');
     err.status = r.status;
     throw err;
   }
   return body;
 }
 
-// A table cell with text (never HTML: values come from agents).
-function cell(tr, text, cls) {
-  const td = document.createElement('td');
-  td.textContent = text === null || text === undefined || text === '' ? '-' : String(text);
-  if (cls) td.className = cls;
-  tr.appendChild(td);
-  return td;
+// Every page of a paged list (next_cursor followed to the end): the rows
+// of KEY of all pages, and the pages themselves (for their other fields).
+async function apiAll(path, key) {
+  const rows = [], pages = [];
+  let cursor = null;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const page = await api(cursor === null ? path : path + sep + 'cursor=' + encodeURIComponent(cursor));
+    pages.push(page);
+    for (const r of page[key] || []) rows.push(r);
+    cursor = page.next_cursor === undefined ? null : page.next_cursor;
+    if (pages.length > 10000) throw new Error(path + ': more than 10,000 pages, stopped');
+  } while (cursor !== null);
+  return { rows, pages };
 }
 
-function fmt(n, unit) {
-  if (n === null || n === undefined) return '-';
-  const v = Number(n);
-  const s = v >= 100 ? Math.round(v).toLocaleString() : v.toFixed(1);
-  return unit ? s + ' ' + unit : s;
+// Promise.allSettled's outcome, but a 401 or 403 ends the page (signs out).
+function settled(outcome) {
+  if (outcome.status === 'fulfilled') return { ok: true, value: outcome.value };
+  const e = outcome.reason;
+  if (e && (e.status === 401 || e.status === 403)) throw e;
+  return { ok: false, error: e };
 }
 
-function figure(pair, judged) {
-  if (!pair) return '-';
-  return judged === 'mbps' ? fmt(pair.mbps, 'MB/s') : fmt(pair.iops, 'IOPS');
+// Text helpers.
+function dash(v) { return v === null || v === undefined || v === '' ? '-' : String(v); }
+function num(v, digits) {
+  if (v === null || v === undefined || Number.isNaN(Number(v))) return '-';
+  const n = Number(v);
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits === undefined ? 1 : digits });
+}
+function money(dec, cur) { return dec === null || dec === undefined ? '-' : dec + ' ' + (cur || ''); }
+// An RFC 3339 instant as "2026-12-01 20:25 UTC".
+function when(t) {
+  if (!t) return '-';
+  const d = new Date(t);
+  if (Number.isNaN(d.getTime())) return String(t);
+  return d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+}
+function utcMonth(d, back) {
+  const x = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - (back || 0), 1));
+  return x.getUTCFullYear() + '-' + String(x.getUTCMonth() + 1).padStart(2, '0');
 }
 
-// The verdict's VM cell: its name and size, and when no uncached cap of
-// the VM applied (vm.cap null), that and why; never a silent blank.
+// The verdict's VM: its name and size, and when no uncached cap of the VM
+// applied (vm.cap null), that and why; never a silent blank.
 function vmText(v) {
   const vm = v.vm || {};
   const name = (v.vm_name || 'VM ' + (v.vm_id === undefined ? '?' : v.vm_id)) +
@@ -55,147 +134,112 @@ function vmText(v) {
   return name + ': VM cap unknown: ' + (vm.why || 'not given');
 }
 
-function verdictCell(tr, v) {
-  cell(tr, v, 'verdict v-' + v);
+// Links between the pages.
+function vmLink(id, name) {
+  if (id === null || id === undefined) return document.createTextNode(dash(name));
+  return el('a', { href: '#/vm/' + encodeURIComponent(id), text: dash(name) });
+}
+function diskLink(id, name) {
+  if (id === null || id === undefined) return document.createTextNode(dash(name));
+  return el('a', { href: '#/disk/' + encodeURIComponent(id), text: dash(name) });
+}
+function policyLink(name) {
+  if (!name) return document.createTextNode('-');
+  return el('a', { href: '#/savings/' + encodeURIComponent(name), text: name });
 }
 
-function fill(id, rows, render) {
-  const tbody = $(id + ' tbody');
+// A table: HEADS the column titles, ROWS drawn by RENDER(row) into an
+// array of cells (strings, nodes or {v, cls}); each data row a
+// <tr data-id=ID(row)>; EMPTY the sentence when there is no row.
+function table(id, heads, rows, render, idOf, empty) {
+  const tbody = el('tbody');
+  const t = el('table', { id }, el('thead', null, el('tr', null, heads.map((h) => el('th', { scope: 'col', text: h })))), tbody);
+  fillRows(tbody, heads.length, rows, render, idOf, empty);
+  return t;
+}
+
+function fillRows(tbody, ncols, rows, render, idOf, empty) {
   tbody.textContent = '';
   for (const row of rows) {
-    const tr = document.createElement('tr');
-    render(tr, row);
-    tbody.appendChild(tr);
-  }
-  if (!rows.length) {
-    const tr = document.createElement('tr');
-    const td = cell(tr, 'nothing reported yet');
-    td.colSpan = $(id + ' thead tr').children.length;
-    tbody.appendChild(tr);
-  }
-}
-
-async function loadCompliance() {
-  const c = await api('/api/v1/compliance');
-  const counts = {};
-  for (const v of c.verdicts) counts[v.verdict] = (counts[v.verdict] || 0) + 1;
-  $('#compliance-summary').textContent = c.vms + ' VMs, ' + c.verdicts.length + ' verdicts' +
-    Object.keys(counts).map((k) => ', ' + counts[k] + ' ' + k).join('');
-  fill('#compliance-table', c.verdicts, (tr, v) => {
-    verdictCell(tr, v.verdict);
-    const vmTd = cell(tr, vmText(v));
-    if (v.vm && v.vm.cap)
-      vmTd.title = 'uncached cap ' + fmt(v.vm.cap.iops, 'IOPS') + ', ' +
-        fmt(v.vm.cap.mbps, 'MB/s') + ' (' + v.vm.cap.source + ')';
-    cell(tr, (v.disks || []).map((d) => (typeof d === 'string' ? d : d.name)).join(', '));
-    cell(tr, v.profile);
-    cell(tr, v.judged);
-    cell(tr, figure(v.measured, v.judged), 'num');
-    cell(tr, figure(v.expected, v.judged), 'num');
-    cell(tr, v.reason);
-  });
-  const box = $('#compliance-errors');
-  box.textContent = '';
-  for (const e of c.errors) {
-    const p = document.createElement('p');
-    p.className = 'error';
-    // A VM whose stored report can't be read has no name or result here.
-    p.textContent = (e.vm_name || 'VM ' + e.vm_id) +
-      (e.result_id ? ', result ' + e.result_id : '') + ': ' + e.message;
-    box.appendChild(p);
-  }
-}
-
-async function loadVms() {
-  const r = await api('/api/v1/vms');
-  fill('#vms-table', r.vms, (tr, vm) => {
-    cell(tr, vm.name);
-    cell(tr, vm.vm_size);
-    cell(tr, vm.location);
-    cell(tr, vm.resource_group);
-    cell(tr, vm.power_state);
-    cell(tr, vm.disks, 'num');
-    cell(tr, vm.last_report_at);
-  });
-}
-
-async function loadDisks() {
-  const r = await api('/api/v1/disks');
-  fill('#disks-table', r.disks, (tr, d) => {
-    cell(tr, d.vm_name);
-    cell(tr, d.name);
-    cell(tr, d.lun, 'num');
-    cell(tr, d.sku);
-    cell(tr, d.tier);
-    cell(tr, d.size_gib === null || d.size_gib === undefined ? null : d.size_gib + ' GiB', 'num');
-    cell(tr, d.caching);
-    cell(tr, d.device);
-    cell(tr, (d.verdicts || []).map((v) => v.verdict + (v.profile ? ' (' + v.profile + ')' : ''))
-      .join(', '));
-  });
-}
-
-// The price book of each region the VMs are in (USD), and where it comes
-// from: prices refreshed from the Retail Prices API, or the bundled snapshot.
-async function loadPrices() {
-  const r = await api('/api/v1/vms');
-  const regions = [...new Set(r.vms.map((vm) => vm.location).filter(Boolean))].sort();
-  const rows = [];
-  const box = $('#prices-sources');
-  box.textContent = '';
-  for (const region of regions) {
-    const p = document.createElement('p');
-    box.appendChild(p);
-    try {
-      const book = await api('/api/v1/prices?region=' + encodeURIComponent(region));
-      p.textContent = book.region + ' (' + book.currency + '): ' + book.source +
-        ', fetched ' + book.fetched_at;
-      for (const x of book.prices) rows.push(Object.assign({ currency: book.currency,
-        region: book.region }, x));
-    } catch (e) {
-      p.className = 'error';
-      p.textContent = region + ': ' + e.message;
+    const tr = el('tr', { 'data-id': idOf ? idOf(row) : null });
+    for (const c of render(row, tr)) {
+      if (c && typeof c === 'object' && 'v' in c)
+        tr.appendChild(el('td', { class: c.cls || null }, c.v === null || c.v === undefined ? '-' : c.v));
+      else
+        tr.appendChild(el('td', null, c === null || c === undefined || c === '' ? '-' : c));
     }
+    tbody.appendChild(tr);
   }
-  fill('#prices-table', rows, (tr, x) => {
-    cell(tr, x.region);
-    cell(tr, x.tier);
-    cell(tr, x.sku);
-    cell(tr, x.redundancy);
-    cell(tr, x.per_month === null || x.per_month === undefined ? null
-      : x.per_month + ' ' + x.currency, 'num');
-    cell(tr, x.per_10k_transactions === null || x.per_10k_transactions === undefined ? null
-      : x.per_10k_transactions + ' ' + x.currency, 'num');
-  });
+  if (!rows.length)
+    tbody.appendChild(el('tr', { class: 'empty' }, el('td', { colspan: ncols, text: empty || 'nothing to show' })));
 }
 
-const loaders = { compliance: loadCompliance, vms: loadVms, disks: loadDisks,
-  prices: loadPrices };
-let current = 'compliance';
+function select(id, label, options, value, onchange) {
+  const s = el('select', { id, onchange: () => onchange(s.value) });
+  for (const o of options) {
+    const opt = el('option', { value: o.value, text: o.label });
+    if (o.value === value) opt.selected = true;
+    s.appendChild(opt);
+  }
+  s.value = value;
+  return el('label', { class: 'filter', for: id }, label + ' ', s);
+}
 
-async function show(tab) {
-  current = tab;
-  for (const b of document.querySelectorAll('nav button[data-tab]'))
-    b.classList.toggle('active', b.dataset.tab === tab);
-  for (const s of document.querySelectorAll('.tab'))
-    s.hidden = s.id !== 'tab-' + tab;
+// The pages (pages.js fills it): NAME -> async (box, arg, alive).
+const pages = {};
+let generation = 0;
+let currentRoute = 'fleet';
+
+function parseHash(h) {
+  const m = /^#\/([a-z]+)(?:\/(.*))?$/.exec(h || '');
+  let name = m ? m[1] : 'fleet';
+  let arg = m && m[2] !== undefined ? m[2] : '';
+  try { arg = decodeURIComponent(arg); } catch (e) { /* kept as written */ }
+  if (!pages[name]) { name = 'fleet'; arg = ''; }
+  return { name, arg };
+}
+
+// Draws the page the hash names: the section shown, data-ready removed
+// until every read of the page is done and drawn, then set to "1" (also
+// when the page shows an error).  A later route wins over a slower one.
+async function route() {
+  if (!token()) return;
+  const { name, arg } = parseHash(location.hash);
+  currentRoute = name;
+  const my = ++generation;
+  for (const s of $$('section[data-page]')) s.hidden = s.getAttribute('data-page') !== name;
+  for (const a of $$('nav a[data-nav]')) {
+    if (a.getAttribute('data-nav') === name) a.setAttribute('aria-current', 'page');
+    else a.removeAttribute('aria-current');
+  }
+  const sec = $('#page-' + name);
+  sec.removeAttribute('data-ready');
+  const old = $('.page-body', sec);
+  const box = el('div', { class: 'page-body' });
+  sec.replaceChild(box, old);
   $('#main-error').textContent = '';
   $('#status').textContent = 'loading...';
+  const alive = () => my === generation;
   try {
-    await loaders[tab]();
-    $('#status').textContent = 'updated ' + new Date().toLocaleTimeString();
+    await pages[name](box, arg, alive);
   } catch (e) {
+    if (!alive()) return;
     if (e.status === 401) { logout('The token was refused: ' + e.message); return; }
     if (e.status === 403) { logout(AGENT_TOKEN); return; }
-    $('#status').textContent = '';
-    $('#main-error').textContent = e.message;
+    box.appendChild(errorBox(e.message));
   }
+  if (!alive()) return;
+  sec.setAttribute('data-ready', '1');
+  $('#status').textContent = 'updated ' + new Date().toLocaleTimeString();
 }
 
 function logout(message) {
+  generation++;
   sessionStorage.removeItem(KEY);
   $('#main').hidden = true;
+  $('#nav').hidden = true;
   $('#logout').hidden = true;
+  $('#refresh').hidden = true;
   $('#login').hidden = false;
   $('#login-error').textContent = message || '';
   $('#status').textContent = '';
@@ -204,17 +248,16 @@ function logout(message) {
 function start() {
   $('#login').hidden = true;
   $('#main').hidden = false;
+  $('#nav').hidden = false;
   $('#logout').hidden = false;
-  show(current);
+  $('#refresh').hidden = false;
+  return route();
 }
-
-const AGENT_TOKEN = 'This is an agent token: it may only post reports. Sign in with a ' +
-  'reader token (tierwise token create --db FILE --role reader).';
 
 // Whether token T may read the API, by asking a reader route for one VM:
 // null when it may, else what to tell the user. An agent token is a valid
 // token (the server answers 403, not 401): kept, it would sign in and then
-// fail on every tab.
+// fail on every page.
 async function checkToken(t) {
   let r;
   try {
@@ -236,7 +279,7 @@ async function checkToken(t) {
   return 'The token could not be checked: ' + msg;
 }
 
-$('#login-form').addEventListener('submit', async (ev) => {
+async function signIn(ev) {
   ev.preventDefault();
   const t = $('#token').value.trim();
   if (!t) return;
@@ -249,11 +292,5 @@ $('#login-form').addEventListener('submit', async (ev) => {
   $('#login-error').textContent = '';
   sessionStorage.setItem(KEY, t);
   $('#token').value = '';
-  start();
-});
-$('#logout').addEventListener('click', () => logout());
-$('#refresh').addEventListener('click', () => show(current));
-for (const b of document.querySelectorAll('nav button[data-tab]'))
-  b.addEventListener('click', () => show(b.dataset.tab));
-
-if (token()) start(); else logout();
+  await start();
+}

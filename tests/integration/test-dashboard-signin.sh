@@ -1,47 +1,127 @@
 #!/usr/bin/env bash
-# The dashboard's sign-in (web/app.js) against a real tierwise serve: an
-# agent token is refused at sign-in with words that say so (it used to be
-# kept, and every tab then failed with 403), a reader token signs in and
-# the compliance tab loads, an unknown token is refused.  app.js runs under
-# node with the few parts of a DOM it touches; its fetch goes to the
-# server on 127.0.0.1.  Needs node and curl (else skipped).
+# The dashboard's sign-in and router (web/*.js) against a real tierwise
+# serve: an agent token is refused at sign-in with words that say so (it
+# used to be kept, and every page then failed with 403), a reader token
+# signs in, the fleet page (the default route) and the compliance page
+# load and mark themselves ready (data-ready="1") with the verdict of a
+# posted report drawn as a row, a disk page of an id the server does not
+# know shows the API's error in an alert, an unknown token is refused.
+# The scripts run under node, in the order index.html loads them, with a
+# small DOM built from index.html; their fetch goes to the server on
+# 127.0.0.1.  Also: every script index.html loads exists, none inserts
+# HTML (innerHTML, insertAdjacentHTML, document.write, eval), and
+# index.html holds no inline script, style or handler (the CSP forbids
+# them).  Needs node, curl and jq (else skipped).
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-signin-XXXXXX")
 . "$(dirname "$0")/../helpers/testlib.sh"
 . "$(dirname "$0")/server-lib.sh"
 trap 'cleanup_servers; rm -rf "$scratch"' EXIT
-need node curl
+need node curl jq
 
 start_server main
 [ -n "$base" ] || { bad "server did not start: $(cat "$scratch/main.err")"; finish dashboard-signin; exit 1; }
 agent=$(make_token agent)
 reader=$(make_token reader)
+report "$(uuid 1)"
+[ "$(post_report "$scratch/r-$(uuid 1).json" "$agent")" = 201 ] && ok || bad "posting a report: $(cat "$scratch/body")"
+
+# The files: scripts in the order index.html loads them, all present.
+web="$srcdir/web"
+mapfile -t scripts < <(grep -o '<script src="[^"]*"></script>' "$web/index.html" | sed 's/.*src="\([^"]*\)".*/\1/')
+[ "${#scripts[@]}" -ge 1 ] && ok || bad "index.html loads no script"
+paths=()
+for s in "${scripts[@]}"; do
+  [ -f "$web/$s" ] && ok || bad "index.html loads $s, which web/ lacks"
+  paths+=("$web/$s")
+done
+if grep -nE 'innerHTML|outerHTML|insertAdjacentHTML|document\.write|\beval\(|new Function' "${paths[@]}"; then
+  bad "a script inserts HTML or evaluates text (above)"
+else ok; fi
+if grep -nE '<script>|<script [^>]*>[^<]|style=|<style| on[a-z]+=' "$web/index.html"; then
+  bad "index.html has inline script, style or a handler attribute (above), which the CSP forbids"
+else ok; fi
 
 cat >"$scratch/harness.js" <<'EOF'
-// node harness.js BASE APP_JS TOKEN: signs in with TOKEN, prints the state.
+// node harness.js BASE INDEX_HTML TOKEN [HASH] SCRIPT...: signs in with
+// TOKEN, then goes to HASH (if not "-"), prints the state.
 'use strict';
 const fs = require('fs');
 const vm = require('vm');
-const [base, appPath, tok] = process.argv.slice(2);
+const [base, indexPath, tok, hash, ...scriptPaths] = process.argv.slice(2);
 
-function element(id) {
-  return {
-    id, hidden: false, textContent: '', value: '', className: '', colSpan: 1, children: [],
-    handlers: {}, dataset: {},
-    classList: { toggle() {} },
-    addEventListener(type, fn) { this.handlers[type] = fn; },
-    appendChild(c) { this.children.push(c); return c; },
-  };
+// A small DOM: elements with attributes, children, text and handlers, and
+// querySelector for the selectors the scripts use (tag, #id, .class,
+// [attr], [attr=value], compounds of those, and descendant chains).
+class Elem {
+  constructor(tag, ns) {
+    this.tagName = tag.toUpperCase(); this.ns = ns || null; this.attrs = {}; this.children = [];
+    this.parentNode = null; this.handlers = {}; this.text = ''; this.value = ''; this.selected = false;
+  }
+  get id() { return this.attrs.id || ''; }
+  get hidden() { return 'hidden' in this.attrs; }
+  set hidden(v) { if (v) this.attrs.hidden = ''; else delete this.attrs.hidden; }
+  setAttribute(k, v) { this.attrs[k] = String(v); }
+  getAttribute(k) { return k in this.attrs ? this.attrs[k] : null; }
+  removeAttribute(k) { delete this.attrs[k]; }
+  addEventListener(t, fn) { this.handlers[t] = fn; }
+  appendChild(c) { if (c.parentNode) c.remove(); c.parentNode = this; this.children.push(c); return c; }
+  replaceChild(n, o) { const i = this.children.indexOf(o); n.parentNode = this; o.parentNode = null; this.children[i] = n; return o; }
+  remove() { if (this.parentNode) { const p = this.parentNode; p.children.splice(p.children.indexOf(this), 1); this.parentNode = null; } }
+  after(n) { const p = this.parentNode; if (n.parentNode) n.remove(); n.parentNode = p; p.children.splice(p.children.indexOf(this) + 1, 0, n); }
+  get nextElementSibling() { const p = this.parentNode; if (!p) return null; return p.children[p.children.indexOf(this) + 1] || null; }
+  get textContent() { return this.text + this.children.map((c) => c.textContent).join(''); }
+  set textContent(v) { this.text = String(v); for (const c of this.children) c.parentNode = null; this.children = []; }
+  focus() { document.activeElement = this; }
+  *walk() { for (const c of this.children) if (c instanceof Elem) { yield c; yield* c.walk(); } }
+  matches(simple) {
+    const m = /^([a-zA-Z0-9]*)(.*)$/.exec(simple);
+    if (m[1] && m[1].toUpperCase() !== this.tagName) return false;
+    const re = /#([\w-]+)|\.([\w-]+)|\[([\w-]+)(?:="?([^"\]]*)"?)?\]/g;
+    let p;
+    while ((p = re.exec(m[2])) !== null) {
+      if (p[1] && this.id !== p[1]) return false;
+      if (p[2] && !(this.attrs.class || '').split(/\s+/).includes(p[2])) return false;
+      if (p[3] && (!(p[3] in this.attrs) || (p[4] !== undefined && this.attrs[p[3]] !== p[4]))) return false;
+    }
+    return true;
+  }
+  matchesChain(parts) {
+    if (!this.matches(parts[parts.length - 1])) return false;
+    let i = parts.length - 2;
+    for (let a = this.parentNode; a && i >= 0; a = a.parentNode) if (a instanceof Elem && a.matches(parts[i])) i--;
+    return i < 0;
+  }
+  querySelectorAll(sel) { const parts = sel.trim().split(/\s+/); return [...this.walk()].filter((e) => e.matchesChain(parts)); }
+  querySelector(sel) { return this.querySelectorAll(sel)[0] || null; }
 }
-const els = {};
+class Text { constructor(t) { this.textContent = t; this.parentNode = null; }
+  remove() { if (this.parentNode) { const p = this.parentNode; p.children.splice(p.children.indexOf(this), 1); } } }
+
+// index.html's elements (tags and attributes; text is not needed).
+const root = new Elem('html');
+const VOID = new Set(['meta', 'link', 'input', 'br', 'img', 'hr']);
+{
+  const html = fs.readFileSync(indexPath, 'utf8');
+  const stack = [root];
+  const tagRe = /<(\/?)([a-zA-Z][a-zA-Z0-9]*)((?:\s+[a-zA-Z-]+(?:="[^"]*")?)*)\s*\/?>/g;
+  let m;
+  while ((m = tagRe.exec(html)) !== null) {
+    const tag = m[2].toLowerCase();
+    if (m[1]) { while (stack.length > 1 && stack.pop().tagName !== tag.toUpperCase()); continue; }
+    const e = new Elem(tag);
+    for (const a of m[3].matchAll(/([a-zA-Z-]+)(?:="([^"]*)")?/g)) e.attrs[a[1]] = a[2] === undefined ? '' : a[2];
+    stack[stack.length - 1].appendChild(e);
+    if (!VOID.has(tag)) stack.push(e);
+  }
+}
 const document = {
-  querySelector(sel) {
-    if (!els[sel]) els[sel] = element(sel);
-    if (sel.endsWith(' thead tr')) els[sel].children = [1, 2, 3, 4, 5, 6, 7, 8];
-    return els[sel];
-  },
-  querySelectorAll() { return []; },
-  createElement(tag) { return element(tag); },
+  activeElement: null,
+  querySelector: (s) => root.querySelector(s),
+  querySelectorAll: (s) => root.querySelectorAll(s),
+  createElement: (t) => new Elem(t),
+  createElementNS: (ns, t) => new Elem(t, ns),
+  createTextNode: (t) => new Text(t),
 };
 const store = new Map();
 const sessionStorage = {
@@ -49,46 +129,75 @@ const sessionStorage = {
   setItem: (k, v) => store.set(k, String(v)),
   removeItem: (k) => store.delete(k),
 };
+const winHandlers = {};
+const window = { addEventListener: (t, fn) => { winHandlers[t] = fn; } };
+const location = { hash: '' };
 const calls = [];
 const fetchLocal = (path, opts) => { calls.push(path); return fetch(base + path, opts); };
-const ctx = vm.createContext({ document, sessionStorage, fetch: fetchLocal, console });
-vm.runInContext(fs.readFileSync(appPath, 'utf8'), ctx, { filename: 'app.js' });
+const ctx = vm.createContext({ document, sessionStorage, fetch: fetchLocal, console, window, location });
+for (const p of scriptPaths) vm.runInContext(fs.readFileSync(p, 'utf8'), ctx, { filename: p });
 
+const $ = (s) => document.querySelector(s);
+const wait = async (f) => { for (let i = 0; i < 100 && !f(); i++) await new Promise((r) => setTimeout(r, 100)); };
+const ready = (n) => $('[data-page=' + n + '][data-ready="1"]') !== null;
 (async () => {
-  const $ = (s) => document.querySelector(s);
   $('#token').value = tok;
   await $('#login-form').handlers.submit({ preventDefault() {} });
-  // start() loads the tab without waiting: give it time to finish.
-  for (let i = 0; i < 50 && $('#status').textContent === 'loading...'; i++)
-    await new Promise((r) => setTimeout(r, 100));
-  console.log(JSON.stringify({
-    login_hidden: $('#login').hidden, main_hidden: $('#main').hidden,
+  await wait(() => ready('fleet') || $('#login').hidden === false);
+  const out = {
+    login_hidden: $('#login').hidden, main_hidden: $('#main').hidden, nav_hidden: $('#nav').hidden,
     login_error: $('#login-error').textContent, main_error: $('#main-error').textContent,
-    status: $('#status').textContent, kept: sessionStorage.getItem('tierwise.token') !== null,
-    calls,
-  }));
-})().catch((e) => { console.log(JSON.stringify({ crash: String(e) })); });
+    kept: sessionStorage.getItem('tierwise.token') !== null, fleet_ready: ready('fleet'),
+  };
+  if (hash !== '-' && out.kept) {
+    const name = /^#\/([a-z]+)/.exec(hash)[1];
+    location.hash = hash;
+    winHandlers.hashchange();
+    await wait(() => ready(name));
+    const sec = $('#page-' + name);
+    out.page = name;
+    out.page_ready = ready(name);
+    out.page_hidden = sec.hidden;
+    out.others_hidden = document.querySelectorAll('section[data-page]').filter((s) => s !== sec).every((s) => s.hidden);
+    out.alerts = sec.querySelectorAll('.error[role=alert]').map((e) => e.textContent);
+    out.rows = sec.querySelectorAll('tbody tr[data-id]').map((tr) => tr.getAttribute('data-id'));
+    out.current = $('nav a[aria-current=page]') ? $('nav a[aria-current=page]').getAttribute('data-nav') : null;
+  }
+  out.status = $('#status').textContent;
+  out.calls = calls;
+  console.log(JSON.stringify(out));
+})().catch((e) => { console.log(JSON.stringify({ crash: String(e.stack || e) })); });
 EOF
 
-signin() { node "$scratch/harness.js" "$base" "$srcdir/web/app.js" "$1"; }
+signin() { node "$scratch/harness.js" "$base" "$web/index.html" "$1" "$2" "${paths[@]}"; }
 check() { # check WHAT JSON JQ-EXPRESSION
   if jq -e "$3" >/dev/null 2>&1 <<<"$2"; then ok; else bad "$1: $3 is not true of: $2"; fi
 }
-command -v jq >/dev/null || { echo "jq is not installed: skipped"; exit 77; }
+month=$(date -u +%Y-%m)
 
 # An agent token: refused at sign-in, saying it is an agent token.
-s=$(signin "$agent")
-check "agent token" "$s" '.login_hidden == false and .main_hidden == true and .kept == false'
+s=$(signin "$agent" -)
+check "agent token" "$s" '.login_hidden == false and .main_hidden == true and .nav_hidden == true and .kept == false'
 check "agent token words" "$s" '(.login_error | contains("This is an agent token")) and
   (.login_error | contains("reader token"))'
 check "agent token asked one reader route" "$s" '.calls == ["/api/v1/vms?limit=1"]'
-# A reader token: signed in, and the compliance tab loads.
-s=$(signin "$reader")
+# A reader token: signed in, the fleet page (the default) loads and is
+# marked ready, having asked for this month's report and the compliance
+# summary; then the compliance page draws the posted report's verdicts.
+s=$(signin "$reader" "#/compliance")
 check "reader token" "$s" '.login_hidden == true and .main_hidden == false and .kept == true and
-  .login_error == "" and .main_error == "" and (.status | startswith("updated"))'
-check "reader token loads compliance" "$s" '.calls | index("/api/v1/compliance") != null'
+  .login_error == "" and .main_error == "" and .fleet_ready == true and (.status | startswith("updated"))'
+check "the fleet page's reads" "$s" '(.calls | index("/api/v1/reports/monthly?month='"$month"'&format=json") != null) and
+  (.calls | index("/api/v1/compliance/summary") != null)'
+check "the compliance page" "$s" '.page == "compliance" and .page_ready == true and .page_hidden == false and
+  .others_hidden == true and .current == "compliance" and .alerts == [] and (.rows | length) >= 1 and
+  (.calls | index("/api/v1/compliance?limit=5000") != null)'
+# A disk the server does not know: the API's error, in an alert on the page.
+s=$(signin "$reader" "#/disk/999999")
+check "an unknown disk" "$s" '.page == "disk" and .page_ready == true and (.alerts | length) == 1 and
+  (.alerts[0] | test("999999")) and .kept == true'
 # A token the server does not know: refused, kept nowhere.
-s=$(signin "tw_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")
+s=$(signin "tw_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" -)
 check "unknown token" "$s" '.login_hidden == false and .kept == false and
   (.login_error | startswith("The token was refused"))'
 

@@ -7,7 +7,7 @@
 #
 # ctest-parts: node
 #   (no part)  all of the above
-#   node       the served app.js parses as JavaScript: needs node (not
+#   node       the served scripts parse as JavaScript: needs node (not
 #              installed by deploy/setup.sh), exits 77 (skipped) without
 set -u
 part=${1:-}
@@ -25,9 +25,11 @@ if [ "$part" = node ]; then
   need node
   start_server main
   [ -n "$port" ] || { echo "FAIL: tierwise serve did not start: $(cat "$scratch/main.err")"; exit 1; }
-  [ "$(req GET /app.js -)" = 200 ] && ok || bad "GET /app.js"
-  cp "$scratch/body" "$scratch/served-app.js"
-  node --check "$scratch/served-app.js" && ok || bad "the served app.js does not parse"
+  for f in app.js charts.js pages.js start.js; do
+    [ "$(req GET "/$f" -)" = 200 ] && ok || bad "GET /$f"
+    cp "$scratch/body" "$scratch/served-$f"
+    node --check "$scratch/served-$f" && ok || bad "the served $f does not parse"
+  done
   stop_server TERM
   finish server-api/node
   exit
@@ -94,20 +96,22 @@ grep -q '<script src="app.js">' "$scratch/body" && ok || bad "index.html"
 grep -qi "^Content-Security-Policy: default-src 'self'" "$scratch/headers" && ok || bad "no CSP"
 # What the server serves, not the files in web/: the same bytes, nothing
 # loaded from elsewhere, and the prices tab.
-for f in app.js style.css index.html; do
+for f in app.js charts.js pages.js start.js style.css index.html; do
   [ "$(req GET "/$f" -)" = 200 ] && ok || bad "GET /$f"
   cp "$scratch/body" "$scratch/served-$f"
   cmp -s "$scratch/served-$f" "$srcdir/web/$f" && ok || bad "/$f differs from web/$f"
 done
-! grep -qE 'https?://' "$scratch/served-index.html" "$scratch/served-app.js" && ok ||
+# (the SVG namespace is a name, not a resource: nothing is fetched from it)
+! grep -hE 'https?://' "$scratch"/served-*.html "$scratch"/served-*.js "$scratch"/served-*.css |
+  grep -vF "const SVGNS = 'http://www.w3.org/2000/svg';" | grep -q . && ok ||
   bad "the dashboard loads something from elsewhere"
-# The dashboard says which prices it uses (issue 5): a Prices tab reading
+# The dashboard says which prices it uses (issue 5): a Prices page reading
 # /api/v1/prices, whose answer names its source.
-grep -q 'data-tab="prices"' "$scratch/served-index.html" &&
-  grep -q 'id="prices-table"' "$scratch/served-index.html" &&
-  grep -q "/api/v1/prices?region=" "$scratch/served-app.js" &&
-  grep -q 'book.source' "$scratch/served-app.js" &&
-  ok || bad "the served dashboard has no prices tab showing their source"
+grep -q 'data-page="prices"' "$scratch/served-index.html" &&
+  grep -q "table('prices-table'" "$scratch/served-pages.js" &&
+  grep -q "/api/v1/prices?region=" "$scratch/served-pages.js" &&
+  grep -q 'book.source' "$scratch/served-pages.js" &&
+  ok || bad "the served dashboard has no prices page showing their source"
 [ "$(req GET '/api/v1/prices?region=westeurope' "$reader")" = 200 ] &&
   jq -e '(.source | length > 0) and (.fetched_at | length > 0) and (.prices | length > 0)' "$scratch/body" >/dev/null &&
   ok || bad "the prices the dashboard shows: $(head -c 300 "$scratch/body")"
