@@ -1,0 +1,654 @@
+/*
+ * test_monthly_html.c - the monthly report's HTML page (tw_mr_write_html)
+ * over models built by hand: escaping of the store's text, the headline's
+ * figures, the unpriced sentence, the collapse of the disk tables past
+ * TW_MR_HTML_ROWS_MAX rows, the size of 100,000 disks, an empty month, an
+ * output that fails.
+ *
+ * `test_service_monthly_html --sample FILE` writes a sample page (the
+ * ctest tools/monthly-html-markup checks its markup with a strict parser,
+ * tests/tools/html-check.py).
+ */
+#include "testhelp.h"
+
+#include "service/monthly.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/time.h"
+
+/* ---- a model by hand ------------------------------------------------ */
+
+struct fx {
+    struct tw_mr_model m;
+    char *pool;                    /* the names */
+    size_t pool_used, pool_cap;
+    struct tw_mr_sku_time *skus;
+    struct tw_mr_span *spans;
+    struct tw_mr_mark *marks;
+};
+
+static char *fx_str(struct fx *f, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    assert_true(f->pool_used + n <= f->pool_cap);
+    char *p = f->pool + f->pool_used;
+    memcpy(p, s, n);
+    f->pool_used += n;
+    return p;
+}
+
+static int64_t ns_of(int y, int mo, int d, int h)
+{
+    struct tw_civil c = {.year = y, .month = mo, .day = d, .hour = h};
+    int64_t ns = 0;
+    assert_int_equal(tw_civil_to_ns(&c, &ns), TW_OK);
+    return ns;
+}
+
+static void add_total(struct tw_mr_total *t, const struct tw_mr_disk *d)
+{
+    t->disks++;
+    if (!d->priced)
+        t->unpriced++;
+    if (!strcmp(d->verdict, "under"))
+        t->under++;
+    t->switches += d->switches;
+    t->downgraded_seconds += d->downgraded_seconds;
+    t->drift_seconds += d->drift_seconds;
+    t->cost_r.micros += d->cost_r.micros;
+    t->baseline_r.micros += d->baseline_r.micros;
+    t->realised_r.micros += d->realised_r.micros;
+    t->transactions_r.micros += d->transactions_r.micros;
+    t->possible_r.micros += d->possible_r.micros;
+}
+
+/* N disks, two per VM, in G groups (by resource group), priced in eastus,
+ * every third one "under", the even ones downgraded for 220 h.  The
+ * realised saving of disk I is 35.17 + I cents (so the last is the
+ * largest). Totals are the sums of the rounded rows. */
+static void fx_build(struct fx *f, size_t n, size_t g, size_t n_policies)
+{
+    memset(f, 0, sizeof(*f));
+    struct tw_mr_model *m = &f->m;
+    f->pool_cap = (n + g) * 96 + 4096;
+    f->pool = malloc(f->pool_cap);
+    assert_non_null(f->pool);
+    snprintf(m->month, sizeof(m->month), "2026-11");
+    snprintf(m->currency, sizeof(m->currency), "USD");
+    m->decimals = 2;
+    m->from_ns = ns_of(2026, 11, 1, 0);
+    m->to_ns = m->month_end_ns = ns_of(2026, 12, 1, 0);
+    snprintf(m->generated_at, sizeof(m->generated_at), "2026-12-01T06:00:00Z");
+    m->group_by = TW_MR_BY_RESOURCE_GROUP;
+    m->n_disks = n;
+    m->disks = n ? calloc(n, sizeof(*m->disks)) : NULL;
+    f->skus = n ? calloc(n * 2, sizeof(*f->skus)) : NULL;
+    m->n_groups = n ? g : 0;
+    m->groups = m->n_groups ? calloc(g, sizeof(*m->groups)) : NULL;
+    assert_true(n == 0 || (m->disks && f->skus && m->groups));
+    char name[128];
+    for (size_t k = 0; k < m->n_groups; k++) {
+        snprintf(name, sizeof(name), "00000000-0000-0000-0000-000000000001/rg-%03zu", k);
+        m->groups[k].key = fx_str(f, name);
+        m->groups[k].first = k * n / g;
+        m->groups[k].n = (k + 1) * n / g - k * n / g;
+    }
+    const char *eastus = fx_str(f, "eastus");
+    for (size_t i = 0; i < n; i++) {
+        struct tw_mr_disk *d = &m->disks[i];
+        size_t gi = i * g / n;
+        while (gi + 1 < g && i >= m->groups[gi + 1].first)
+            gi++;
+        while (i < m->groups[gi].first)
+            gi--;
+        d->vm_id = (int64_t)(i / 2) + 1;
+        d->disk_id = (int64_t)i + 1;
+        snprintf(name, sizeof(name), "vm-%05zu", i / 2);
+        d->vm = fx_str(f, name);
+        snprintf(name, sizeof(name), "vm-%05zu-data%zu", i / 2, i % 2);
+        d->disk = fx_str(f, name);
+        d->subscription_id = "00000000-0000-0000-0000-000000000001";
+        d->resource_group = "rg";
+        d->location = eastus;
+        d->vm_size = "Standard_D4s_v5";
+        d->resource_id = "";
+        d->group = m->groups[gi].key;
+        d->role = TW_DISK_DATA;
+        snprintf(d->original_sku, sizeof(d->original_sku), "Premium_LRS");
+        snprintf(d->original_tier, sizeof(d->original_tier), "P30");
+        snprintf(d->sku, sizeof(d->sku), "Premium_LRS");
+        snprintf(d->tier, sizeof(d->tier), "P30");
+        d->skus = &f->skus[2 * i];
+        bool down = i % 2 == 0;
+        d->n_skus = down ? 2 : 1;
+        snprintf(d->skus[0].sku, sizeof(d->skus[0].sku), "Premium_LRS");
+        snprintf(d->skus[0].tier, sizeof(d->skus[0].tier), "P30");
+        d->skus[0].seconds = down ? 510 * 3600 : 730 * 3600;
+        if (down) {
+            snprintf(d->skus[1].sku, sizeof(d->skus[1].sku), "StandardSSD_LRS");
+            snprintf(d->skus[1].tier, sizeof(d->skus[1].tier), "E30");
+            d->skus[1].seconds = 220 * 3600;
+            d->downgraded_seconds = 220 * 3600;
+            d->switches = 2;
+        }
+        d->priced = true;
+        d->baseline_r = tw_money_micros(135170000);
+        d->realised_r = tw_money_micros(down ? 35170000 + (int64_t)i * 10000 : 0);
+        d->cost_r = tw_money_micros(d->baseline_r.micros - d->realised_r.micros);
+        d->possible_r = tw_money_micros(n_policies ? 12340000 : 0);
+        d->possible_known = n_policies > 0;
+        if (n_policies)
+            snprintf(d->policy, sizeof(d->policy), "nightly");
+        d->measured_iops = d->measured_mbps = d->expected_iops = d->expected_mbps = NAN;
+        if (i % 3 == 0) {
+            snprintf(d->verdict, sizeof(d->verdict), "under");
+            d->measured_iops = 2400;
+            d->expected_iops = 5000;
+            d->measured_mbps = 90.5;
+            d->expected_mbps = 200;
+        } else if (i % 3 == 1) {
+            snprintf(d->verdict, sizeof(d->verdict), "delivers");
+            d->measured_iops = 5100;
+            d->expected_iops = 5000;
+            d->measured_mbps = 201;
+            d->expected_mbps = 200;
+        }
+        add_total(&m->groups[gi].t, d);
+        add_total(&m->fleet, d);
+    }
+    for (size_t k = 0; k < m->n_groups; k++)
+        m->groups[k].t.vms = (int64_t)(m->groups[k].n + 1) / 2;
+    m->fleet.vms = (int64_t)(n + 1) / 2;
+    m->n_policies = n_policies;
+    if (n_policies) {
+        m->policies = calloc(n_policies, sizeof(*m->policies));
+        assert_non_null(m->policies);
+        snprintf(m->policies[0], sizeof(m->policies[0]), "nightly");
+    }
+    if (n > 0) {
+        m->n_books = 1;
+        m->books = calloc(1, sizeof(*m->books));
+        assert_non_null(m->books);
+        snprintf(m->books[0].region, sizeof(m->books[0].region), "eastus");
+        snprintf(m->books[0].source, sizeof(m->books[0].source),
+                 "https://prices.azure.com/api/retail/prices");
+        snprintf(m->books[0].fetched_at, sizeof(m->books[0].fetched_at), "2026-10-30T02:00:00Z");
+        m->books[0].from_ns = m->from_ns;
+        m->books[0].to_ns = m->to_ns;
+        m->books[0].disks = (int64_t)n;
+    }
+    /* the week: Monday 23 to Monday 30 November, two VMs */
+    m->week_from_ns = ns_of(2026, 11, 23, 0);
+    m->week_to_ns = ns_of(2026, 11, 30, 0);
+    if (n >= 4) {
+        m->n_week = 2;
+        m->week = calloc(2, sizeof(*m->week));
+        f->spans = calloc(4, sizeof(*f->spans));
+        f->marks = calloc(6, sizeof(*f->marks));
+        assert_true(m->week && f->spans && f->marks);
+        for (size_t v = 0; v < 2; v++) {
+            struct tw_mr_week_vm *wv = &m->week[v];
+            wv->vm = m->disks[2 * v].vm;
+            wv->vm_id = m->disks[2 * v].vm_id;
+            wv->spans = &f->spans[2 * v];
+            wv->marks = &f->marks[3 * v];
+            wv->n_spans = 2;
+            wv->n_marks = 3;
+            for (int s = 0; s < 2; s++) {
+                wv->spans[s].from_ns = ns_of(2026, 11, 24 + 2 * s, 19);
+                wv->spans[s].to_ns = ns_of(2026, 11, 25 + 2 * s, 7);
+                snprintf(wv->spans[s].state, sizeof(wv->spans[s].state), "deallocated");
+            }
+            const char *kinds[3] = {"downgrade", "upgrade", "downgrade"};
+            for (int k = 0; k < 3; k++) {
+                struct tw_mr_mark *mk = &wv->marks[k];
+                mk->at_ns = ns_of(2026, 11, 24 + k, k == 1 ? 7 : 19);
+                snprintf(mk->kind, sizeof(mk->kind), "%s", kinds[k]);
+                snprintf(mk->disk, sizeof(mk->disk), "%s", m->disks[2 * v].disk);
+                snprintf(mk->to_sku, sizeof(mk->to_sku), "%s",
+                         k == 1 ? "Premium_LRS" : "StandardSSD_LRS");
+                snprintf(mk->state, sizeof(mk->state), "%s", v == 1 && k == 2 ? "failed" : "done");
+            }
+        }
+    }
+}
+
+static void fx_free(struct fx *f)
+{
+    free(f->m.disks);
+    free(f->m.groups);
+    free(f->m.books);
+    free(f->m.missing);
+    free(f->m.policies);
+    free(f->m.week);
+    free(f->m.notes);
+    free(f->skus);
+    free(f->spans);
+    free(f->marks);
+    free(f->pool);
+}
+
+/* Makes disks I of F unpriced (no book for their region westeurope). */
+static void fx_unprice(struct fx *f, const size_t *idx, size_t n)
+{
+    struct tw_mr_model *m = &f->m;
+    m->missing = calloc(1, sizeof(*m->missing));
+    assert_non_null(m->missing);
+    m->n_missing = 1;
+    snprintf(m->missing[0].region, sizeof(m->missing[0].region), "westeurope");
+    snprintf(m->missing[0].why, sizeof(m->missing[0].why),
+             "no price book in USD for westeurope: run tierwise prices refresh --region "
+             "westeurope");
+    m->missing[0].disks = (int64_t)n;
+    for (size_t k = 0; k < n; k++) {
+        struct tw_mr_disk *d = &m->disks[idx[k]];
+        d->location = "westeurope";
+        d->priced = false;
+        d->unpriced = "no_book";
+        snprintf(d->unpriced_why, sizeof(d->unpriced_why), "no price book for westeurope");
+        d->cost_r = d->baseline_r = d->realised_r = d->possible_r = tw_money_micros(0);
+    }
+    /* the totals again */
+    for (size_t k = 0; k < m->n_groups; k++) {
+        int64_t vms = m->groups[k].t.vms;
+        memset(&m->groups[k].t, 0, sizeof(m->groups[k].t));
+        m->groups[k].t.vms = vms;
+        for (size_t i = 0; i < m->groups[k].n; i++)
+            add_total(&m->groups[k].t, &m->disks[m->groups[k].first + i]);
+    }
+    int64_t vms = m->fleet.vms;
+    memset(&m->fleet, 0, sizeof(m->fleet));
+    m->fleet.vms = vms;
+    for (size_t i = 0; i < m->n_disks; i++)
+        add_total(&m->fleet, &m->disks[i]);
+}
+
+/* ---- sinks ---------------------------------------------------------- */
+
+struct sink {
+    char *data;
+    size_t len, cap;
+    size_t calls, max_chunk;
+    size_t fail_at;               /* > 0: that call fails with TW_EIO */
+    bool keep;                    /* false: only count */
+};
+
+static enum tw_err sink_write(void *arg, const char *buf, size_t len)
+{
+    struct sink *s = arg;
+    s->calls++;
+    if (s->fail_at && s->calls >= s->fail_at)
+        return TW_EIO;
+    if (len > s->max_chunk)
+        s->max_chunk = len;
+    if (s->keep) {
+        if (s->len + len + 1 > s->cap) {
+            size_t cap = (s->len + len + 1) * 2;
+            char *p = realloc(s->data, cap);
+            if (!p)
+                return TW_ENOMEM;
+            s->data = p;
+            s->cap = cap;
+        }
+        memcpy(s->data + s->len, buf, len);
+        s->data[s->len + len] = '\0';
+    }
+    s->len += len;
+    return TW_OK;
+}
+
+static char *render(const struct tw_mr_model *m)
+{
+    struct sink s = {.keep = true};
+    struct tw_error err;
+    tw_error_clear(&err);
+    enum tw_err rc = tw_mr_write_html(m, sink_write, &s, &err);
+    if (rc != TW_OK)
+        print_error("tw_mr_write_html: %s\n", err.msg);
+    assert_int_equal(rc, TW_OK);
+    assert_non_null(s.data);
+    return s.data;
+}
+
+static size_t occurrences(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+/* The text of the element after `data-figure="NAME">`. */
+static void figure(const char *page, const char *name, char *out, size_t cap)
+{
+    char key[64];
+    snprintf(key, sizeof(key), "data-figure=\"%s\">", name);
+    const char *p = strstr(page, key);
+    assert_non_null(p);
+    p += strlen(key);
+    const char *e = strchr(p, '<');
+    assert_non_null(e);
+    snprintf(out, cap, "%.*s", (int)(e - p), p);
+}
+
+/* ---- tests ---------------------------------------------------------- */
+
+static void test_escaping(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 6, 2, 1);
+    f.m.disks[0].vm = "<script>&\"";
+    f.m.week[0].vm = f.m.disks[0].vm;
+    f.m.disks[1].disk = "data'1 \xff\x01 <b>";
+    f.m.groups[0].key = "sub/<i>rg</i>";
+    char note[] = "a book's source <img src=x onerror=alert(1)>";
+    char *notes[1] = {note};
+    f.m.notes = malloc(sizeof(notes));
+    assert_non_null(f.m.notes);
+    memcpy(f.m.notes, notes, sizeof(notes));
+    f.m.n_notes = 1;
+    snprintf(f.m.books[0].source, sizeof(f.m.books[0].source), "file:\"x\"&y");
+    char *page = render(&f.m);
+    assert_null(strstr(page, "<script"));
+    assert_null(strstr(page, "<img"));
+    assert_null(strstr(page, "<i>rg"));
+    assert_null(strstr(page, "\xff"));
+    assert_null(strstr(page, "\x01"));
+    assert_non_null(strstr(page, "&lt;script&gt;&amp;&quot;"));
+    assert_non_null(strstr(page, "data&#39;1 \xef\xbf\xbd\xef\xbf\xbd &lt;b&gt;"));
+    assert_non_null(strstr(page, "sub/&lt;i&gt;rg&lt;/i&gt;"));
+    assert_non_null(strstr(page, "&lt;img src=x onerror=alert(1)&gt;"));
+    assert_non_null(strstr(page, "file:&quot;x&quot;&amp;y"));
+    /* nothing that loads from elsewhere */
+    assert_null(strstr(page, "src=\""));
+    assert_null(strstr(page, "href=\"http"));
+    assert_null(strstr(page, "url("));
+    assert_null(strstr(page, "@import"));
+    assert_null(strstr(page, "<link"));
+    free(page);
+    fx_free(&f);
+}
+
+static void test_headline(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 60, 3, 1);
+    char *page = render(&f.m);
+    char v[64];
+    /* realised: 30 downgraded disks, 35.17 + i cents each, i = 0, 2, .., 58 */
+    int64_t cents = 0;
+    for (int i = 0; i < 60; i += 2)
+        cents += 3517 + i;
+    assert_int_equal(f.m.fleet.realised_r.micros, cents * 10000);
+    figure(page, "realised", v, sizeof(v));
+    assert_string_equal(v, "1,063.80");
+    figure(page, "possible", v, sizeof(v));
+    assert_string_equal(v, "740.40");
+    figure(page, "under", v, sizeof(v));
+    assert_string_equal(v, "20");
+    figure(page, "disks", v, sizeof(v));
+    assert_string_equal(v, "60");
+    figure(page, "cost", v, sizeof(v));
+    assert_string_equal(v, "7,046.40");
+    assert_non_null(strstr(page, "November 2026"));
+    assert_non_null(strstr(page, "USD"));
+    assert_null(strstr(page, "data-figure=\"partial\""));
+    assert_null(strstr(page, "not priced ("));
+    /* the headline comes first, then the chart */
+    assert_true(strstr(page, "id=\"headline\"") < strstr(page, "id=\"saving-chart\""));
+    /* the chart labels its bars with the amounts; a bar per group */
+    assert_int_equal(occurrences(page, "<g><title>00000000-0000-0000-0000-000000000001/rg-"), 3);
+    /* the week: two VMs, six marks, one of them hollow (failed) */
+    assert_non_null(strstr(page, "id=\"week-table\""));
+    assert_int_equal(occurrences(page, "downgrade of vm-"), 4);
+    assert_int_equal(occurrences(page, "(failed)"), 1);
+    assert_non_null(strstr(page, "Mon 23"));
+    assert_non_null(strstr(page, "Sun 29"));
+    /* measured against expected: 40 rows of the 40 with a verdict, under first */
+    const char *mt = strstr(page, "id=\"measured-table\"");
+    assert_non_null(mt);
+    const char *first = strstr(mt, "<span class=\"v ");
+    assert_non_null(first);
+    assert_true(strncmp(first, "<span class=\"v v-under\">", 24) == 0);
+    assert_non_null(strstr(page, "2,400 / 5,000 <span class=\"sub\">(48%)</span>"));
+    /* the totals row of a group is the sum of its rounded rows, the fleet's too */
+    assert_non_null(strstr(page, "<td class=\"num\">1,063.80</td>"));
+    free(page);
+
+    /* a partial month says so; no policy: possible is n/a, not 0 */
+    fx_free(&f);
+    fx_build(&f, 10, 1, 0);
+    f.m.partial = true;
+    f.m.to_ns = ns_of(2026, 11, 18, 14);
+    page = render(&f.m);
+    figure(page, "partial", v, sizeof(v));
+    assert_string_equal(v, "Month to date");
+    assert_non_null(strstr(page, "Saved this month (to date)"));
+    assert_non_null(strstr(page, "18 Nov 2026 14:00 UTC"));
+    figure(page, "possible", v, sizeof(v));
+    assert_string_equal(v, "n/a");
+    free(page);
+    fx_free(&f);
+}
+
+static void test_unpriced(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 10, 2, 1);
+    size_t idx[2] = {2, 7};
+    fx_unprice(&f, idx, 2);
+    char *page = render(&f.m);
+    const char *s = strstr(page, "<span data-figure=\"unpriced\">2</span> disks are not priced "
+                                 "(region westeurope (2 disks))");
+    assert_non_null(s);
+    /* right there: in the headline, before the chart */
+    assert_true(s > strstr(page, "id=\"headline\""));
+    assert_true(s < strstr(page, "id=\"saving-per-group\""));
+    /* the rows say "not priced", with the reason, never an amount of zero */
+    assert_int_equal(occurrences(page, "<td class=\"num\" colspan=\"4\">not priced</td>"), 2);
+    assert_int_equal(occurrences(page, "no price book for westeurope"), 2);
+    for (size_t k = 0; k < 2; k++) {
+        char id[64];
+        snprintf(id, sizeof(id), "<tr class=\"disk\" data-id=\"%zu\"", idx[k] + 1);
+        const char *row = strstr(page, id);
+        assert_non_null(row);
+        const char *end = strstr(row, "</tr>");
+        assert_non_null(end);
+        const char *zero = strstr(row, "0.00");
+        assert_true(zero == NULL || zero > end);
+    }
+    /* the regions not priced, with why */
+    assert_non_null(strstr(page, "id=\"missing-table\""));
+    assert_non_null(strstr(page, "run tierwise prices refresh --region westeurope"));
+    free(page);
+
+    /* a SKU the book lacks is said too; every disk unpriced: no figure at all */
+    for (size_t i = 0; i < f.m.n_disks; i++)
+        if (f.m.disks[i].priced) {
+            f.m.disks[i].priced = false;
+            f.m.disks[i].unpriced = "unknown_sku";
+        }
+    f.m.fleet.unpriced = f.m.fleet.disks;
+    page = render(&f.m);
+    assert_non_null(strstr(page, "10</span> disks are not priced (region westeurope (2 disks); "
+                                 "8 on a SKU the price book lacks)"));
+    char v[64];
+    figure(page, "realised", v, sizeof(v));
+    assert_string_equal(v, "not priced");
+    free(page);
+    fx_free(&f);
+}
+
+static void test_collapse(void **state)
+{
+    (void)state;
+    struct fx f;
+    /* at the limit: every row */
+    fx_build(&f, TW_MR_HTML_ROWS_MAX, 7, 1);
+    char *page = render(&f.m);
+    assert_int_equal(occurrences(page, "<tr class=\"disk\""), TW_MR_HTML_ROWS_MAX);
+    assert_null(strstr(page, "id=\"disks-left-out\""));
+    free(page);
+    fx_free(&f);
+
+    /* past it: the 2,000 largest savings, under their groups */
+    fx_build(&f, 2500, 7, 1);
+    page = render(&f.m);
+    assert_int_equal(occurrences(page, "<tr class=\"disk\""), TW_MR_HTML_ROWS_MAX);
+    const char *note = strstr(page, "id=\"disks-left-out\"");
+    assert_non_null(note);
+    assert_non_null(strstr(note, "shows the 2,000 with the largest realised saving"));
+    assert_non_null(strstr(note, "leaves out the other 500"));
+    assert_non_null(strstr(note, "CSV"));
+    /* disk 2498 (id 2499) saves most; the last of those saving nothing is left out */
+    assert_non_null(strstr(page, "<tr class=\"disk\" data-id=\"2499\""));
+    assert_null(strstr(page, "<tr class=\"disk\" data-id=\"2500\""));
+    /* the groups' totals stay whole: the fleet line is the model's */
+    char fleet[64];
+    snprintf(fleet, sizeof(fleet), "Fleet total</td><td class=\"num\">");
+    assert_non_null(strstr(page, fleet));
+    assert_non_null(strstr(page, "disks (")); /* "Total of the group's N disks (M shown)" */
+    assert_int_equal(occurrences(page, "<h3>rg-"), 7);
+    free(page);
+    fx_free(&f);
+}
+
+static void test_size_100k(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 100000, 400, 1); /* 50,000 VMs of 2 disks */
+    struct sink s = {.keep = false};
+    struct tw_error err;
+    tw_error_clear(&err);
+    assert_int_equal(tw_mr_write_html(&f.m, sink_write, &s, &err), TW_OK);
+    print_message("100,000 disks: %zu bytes in %zu chunks (largest %zu)\n", s.len, s.calls,
+                  s.max_chunk);
+    assert_true(s.len < 10u * 1000 * 1000);
+    assert_true(s.calls > 10);               /* streamed ... */
+    assert_true(s.max_chunk <= 256 * 1024);  /* ... in chunks, not one string */
+    fx_free(&f);
+}
+
+static void test_empty(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 0, 0, 1);
+    char *page = render(&f.m);
+    assert_true(strncmp(page, "<!DOCTYPE html>\n<html lang=\"en\">", 32) == 0);
+    size_t len = strlen(page);
+    assert_true(len > 8 && !strcmp(page + len - 8, "</html>\n"));
+    assert_non_null(strstr(page, "id=\"saving-chart-empty\""));
+    assert_non_null(strstr(page, "id=\"measured-empty\""));
+    assert_non_null(strstr(page, "id=\"week-empty\""));
+    assert_non_null(strstr(page, "id=\"groups-empty\""));
+    assert_non_null(strstr(page, "id=\"books-empty\""));
+    assert_non_null(strstr(page, "The store holds no disk for this month"));
+    char v[64];
+    figure(page, "realised", v, sizeof(v));
+    assert_string_equal(v, "0.00");
+    assert_int_equal(occurrences(page, "<section"), occurrences(page, "</section>"));
+    free(page);
+    fx_free(&f);
+}
+
+static void test_write_error(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 400, 4, 1);
+    struct sink s = {.keep = false, .fail_at = 2};
+    struct tw_error err;
+    tw_error_clear(&err);
+    assert_int_equal(tw_mr_write_html(&f.m, sink_write, &s, &err), TW_EIO);
+    assert_int_equal(err.code, TW_EIO);
+    assert_non_null(strstr(err.msg, "could not be written"));
+    assert_int_equal(s.calls, 2); /* nothing written after the failure */
+
+    /* the first call fails */
+    struct sink s1 = {.keep = false, .fail_at = 1};
+    assert_int_equal(tw_mr_write_html(&f.m, sink_write, &s1, &err), TW_EIO);
+    assert_int_equal(s1.calls, 1);
+    assert_int_equal(tw_mr_write_html(NULL, sink_write, &s1, &err), TW_EINVAL);
+    fx_free(&f);
+}
+
+/* A bad currency: the amounts can't be written, an error, not a page of "?". */
+static void test_bad_currency(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 4, 1, 1);
+    snprintf(f.m.currency, sizeof(f.m.currency), "XYZ");
+    struct sink s = {.keep = false};
+    struct tw_error err;
+    tw_error_clear(&err);
+    assert_int_equal(tw_mr_write_html(&f.m, sink_write, &s, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "amount"));
+    fx_free(&f);
+}
+
+/* ---- the sample page ------------------------------------------------ */
+
+static enum tw_err file_write(void *arg, const char *buf, size_t len)
+{
+    return fwrite(buf, 1, len, arg) == len ? TW_OK : TW_EIO;
+}
+
+static int write_sample(const char *path)
+{
+    struct fx f;
+    fx_build(&f, 36, 4, 1);
+    size_t idx[1] = {35};
+    fx_unprice(&f, idx, 1);
+    f.m.disks[5].drift_seconds = 26 * 3600;
+    f.m.disks[5].excluded = "tag_excluded";
+    snprintf(f.m.disks[5].excluded_why, sizeof(f.m.disks[5].excluded_why),
+             "the VM's tag tierwise=off excludes it");
+    f.m.disks[3].vm = "finance-<db>&\"01\"";
+    char n0[] = "Transactions of Standard HDD disks while their VM ran are not known and not "
+                "counted (2 disks).";
+    char *notes[1] = {n0};
+    f.m.notes = malloc(sizeof(notes));
+    if (!f.m.notes)
+        return 1;
+    memcpy(f.m.notes, notes, sizeof(notes));
+    f.m.n_notes = 1;
+    FILE *fp = fopen(path, "w");
+    if (!fp) {
+        perror(path);
+        return 1;
+    }
+    struct tw_error err;
+    tw_error_clear(&err);
+    enum tw_err rc = tw_mr_write_html(&f.m, file_write, fp, &err);
+    if (fclose(fp) != 0 && rc == TW_OK)
+        rc = TW_EIO;
+    fx_free(&f);
+    if (rc != TW_OK) {
+        fprintf(stderr, "sample: %s\n", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 3 && !strcmp(argv[1], "--sample"))
+        return write_sample(argv[2]);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_escaping),    cmocka_unit_test(test_headline),
+        cmocka_unit_test(test_unpriced),    cmocka_unit_test(test_collapse),
+        cmocka_unit_test(test_size_100k),   cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_write_error), cmocka_unit_test(test_bad_currency),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
