@@ -117,7 +117,7 @@ function when(t) {
   if (!t) return '-';
   const d = new Date(t);
   if (Number.isNaN(d.getTime())) return String(t);
-  return d.toISOString().slice(0, 16).replace('T', ' ') + ' UTC';
+  return d.toISOString().slice(0, 10) + '\u00a0' + d.toISOString().slice(11, 16) + '\u00a0UTC';
 }
 function utcMonth(d, back) {
   const x = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - (back || 0), 1));
@@ -165,8 +165,9 @@ function fillRows(tbody, ncols, rows, render, idOf, empty) {
     for (const c of render(row, tr)) {
       if (c && typeof c === 'object' && 'v' in c)
         tr.appendChild(el('td', { class: c.cls || null }, c.v === null || c.v === undefined ? '-' : c.v));
-      else
-        tr.appendChild(el('td', null, c === null || c === undefined || c === '' ? '-' : c));
+      else // an instant (when()) stays on one line
+        tr.appendChild(el('td', { class: typeof c === 'string' && /^\d{4}-\d\d-\d\d\u00a0/.test(c) ? 't' : null },
+          c === null || c === undefined || c === '' ? '-' : c));
     }
     tbody.appendChild(tr);
   }

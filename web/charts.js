@@ -84,14 +84,15 @@ function measuredBars(measured, expected, unit) {
     svg('rect', { x: 0, y: 17, width: (W * x / max).toFixed(1), height: 11, class: 'bar-expected' }));
 }
 
-// Points over time: SERIES [{t (ms), v, label}] drawn as dots joined by a line.
+// Points over time: POINTS [{t (ms), v, series}], dots joined by a line
+// within each series (a profile), a legend when there are several.
 function timeChart(title, points, unit) {
-  const W = 720, H = 200, L = 70, R = 20, T = 14, B = 30;
+  const W = 560, H = 190, L = 64, R = 16, T = 26, B = 30;
   const ts = points.map((p) => p.t), vs = points.map((p) => p.v);
   const t0 = Math.min(...ts), t1 = Math.max(...ts), vmax = Math.max(...vs, 0) || 1;
   const X = (t) => L + (t1 === t0 ? (W - L - R) / 2 : (W - L - R) * (t - t0) / (t1 - t0));
   const Y = (v) => T + (H - T - B) * (1 - v / vmax);
-  const g = svg('svg', { class: 'chart', viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': title },
+  const g = svg('svg', { class: 'chart small', viewBox: '0 0 ' + W + ' ' + H, role: 'img', 'aria-label': title },
     svg('title', null, title),
     svg('line', { x1: L, y1: Y(0), x2: W - R, y2: Y(0), class: 'axis' }),
     svg('line', { x1: L, y1: T, x2: L, y2: Y(0), class: 'axis' }),
@@ -99,11 +100,21 @@ function timeChart(title, points, unit) {
     svg('text', { x: L - 6, y: Y(0), 'text-anchor': 'end', class: 'lbl' }, '0'),
     svg('text', { x: L, y: H - 8, class: 'lbl' }, when(new Date(t0).toISOString())),
     svg('text', { x: W - R, y: H - 8, 'text-anchor': 'end', class: 'lbl' }, when(new Date(t1).toISOString())),
-    svg('text', { x: L + 6, y: T + 4, class: 'lbl' }, unit));
-  const sorted = points.slice().sort((a, b) => a.t - b.t);
-  g.appendChild(svg('polyline', { class: 'line', points: sorted.map((p) => X(p.t).toFixed(1) + ',' + Y(p.v).toFixed(1)).join(' ') }));
-  for (const p of sorted)
-    g.appendChild(svg('circle', { cx: X(p.t).toFixed(1), cy: Y(p.v).toFixed(1), r: 4, class: 'dot' },
-      svg('title', null, p.label + ': ' + num(p.v) + ' ' + unit)));
+    svg('text', { x: L, y: 14, class: 'val' }, title + ' (' + unit + ')'));
+  const series = Array.from(new Set(points.map((p) => p.series)));
+  series.forEach((name, i) => {
+    const pts = points.filter((p) => p.series === name).sort((a, b) => a.t - b.t);
+    const cls = 's' + (i % 6);
+    if (pts.length > 1)
+      g.appendChild(svg('polyline', { class: 'line ' + cls, points: pts.map((p) => X(p.t).toFixed(1) + ',' + Y(p.v).toFixed(1)).join(' ') }));
+    for (const p of pts)
+      g.appendChild(svg('circle', { cx: X(p.t).toFixed(1), cy: Y(p.v).toFixed(1), r: 4, class: 'dot ' + cls },
+        svg('title', null, name + ', ' + when(new Date(p.t).toISOString()) + ': ' + num(p.v) + ' ' + unit)));
+    if (series.length > 1) {
+      const lx = W - R - 150, ly = T + 4 + i * 16;
+      g.appendChild(svg('circle', { cx: lx, cy: ly - 4, r: 4, class: 'dot ' + cls }));
+      g.appendChild(svg('text', { x: lx + 8, y: ly, class: 'lbl' }, shorten(name, 20)));
+    }
+  });
   return g;
 }

@@ -43,7 +43,9 @@ pages.fleet = async (box) => {
       fig('Realised saving', figure('realised', money(t.realised, cur), t.realised), 'by switches that ran and were verified'),
       fig('Still possible', figure('possible', money(t.possible, cur), t.possible), 'under the policies, on top of the realised'),
       fig('Disks', figure('disks', String(t.disks), t.disks), t.vms + ' VMs'),
-      fig('Under-delivering', figure('under', String(t.under), t.under), 'disks judged under their tier')));
+      fig('Under-delivering', figure('under', String(t.under), t.under), 'disks judged under their tier'),
+      fig('Switches', figure('switches', String(t.switches), t.switches), t.downgraded_hours + ' h downgraded, ' +
+        t.drift_hours + ' h drift')));
     const unpriced = (r.disks || []).filter((d) => !d.priced);
     if (t.unpriced > 0) {
       box.appendChild(el('p', { class: 'warn', 'data-figure': 'unpriced', text: t.unpriced + ' of ' + t.disks +
@@ -59,6 +61,9 @@ pages.fleet = async (box) => {
       box.appendChild(el('p', { class: 'summary', text: 'Prices: ' + r.books.map((b) => b.region + ' from ' + b.source +
         ' (fetched ' + when(b.fetched_at) + ')').join('; ') + '.' }));
 
+    if ((r.notes || []).length)
+      box.appendChild(el('details', { class: 'notes' }, el('summary', { text: 'How these figures are computed (' + r.notes.length + ' notes)' }),
+        el('ul', null, r.notes.map((n) => el('li', { text: n })))));
     box.appendChild(heading('Realised saving per group'));
     const groups = r.groups || [];
     const withSaving = groups.filter((g) => Number(g.totals.realised) > 0);
@@ -88,7 +93,7 @@ pages.fleet = async (box) => {
       .sort((a, b) => b.n - a.n || a.k.localeCompare(b.k));
     if (rows.length)
       box.appendChild(barChart('Disks by SKU and tier', rows.map((r) => ({ label: r.sku + ' ' + r.tier,
-        value: r.n, text: r.n + ' disks' }))));
+        value: r.n, text: r.n + (r.n === 1 ? ' disk' : ' disks') }))));
     box.appendChild(table('fleet-skus', ['SKU', 'Tier', 'Disks'], rows,
       (r) => [r.sku, r.tier, { v: String(r.n), cls: 'num' }], (r) => r.k, 'no disk is stored yet'));
   }
@@ -515,10 +520,10 @@ pages.disk = async (box, arg, alive) => {
   const results = (k.results || []).slice().sort((a, b) => Date.parse(a.started_at) - Date.parse(b.started_at));
   const wrap = el('div', { id: 'disk-results' });
   const rate = (r, f) => (r.read ? r.read[f] || 0 : 0) + (r.write ? r.write[f] || 0 : 0);
-  if (results.length > 1) {
-    wrap.appendChild(timeChart('IOPS by start', results.map((r) => ({ t: Date.parse(r.started_at), v: rate(r, 'iops'), label: r.profile })), 'IOPS'));
-    wrap.appendChild(timeChart('MB/s by start', results.map((r) => ({ t: Date.parse(r.started_at), v: rate(r, 'mbps'), label: r.profile })), 'MB/s'));
-  }
+  if (results.length > 1)
+    wrap.appendChild(el('div', { class: 'charts' },
+      timeChart('IOPS by start', results.map((r) => ({ t: Date.parse(r.started_at), v: rate(r, 'iops'), series: r.profile })), 'IOPS'),
+      timeChart('MB/s by start', results.map((r) => ({ t: Date.parse(r.started_at), v: rate(r, 'mbps'), series: r.profile })), 'MB/s')));
   wrap.appendChild(table('disk-results-table', ['Started', 'Profile', 'Pattern', 'IOPS', 'MB/s', 'Latency'], results,
     (r) => [when(r.started_at), r.profile, r.method ? r.method.pattern + ' ' + num(r.method.block_size_bytes / 1024, 0) + ' KiB QD' +
       r.method.queue_depth : '-', { v: num(rate(r, 'iops')), cls: 'num' }, { v: num(rate(r, 'mbps')), cls: 'num' }, latencyText(r)],
