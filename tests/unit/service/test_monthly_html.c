@@ -5,9 +5,9 @@
  * TW_MR_HTML_ROWS_MAX rows, the size of 100,000 disks, an empty month, an
  * output that fails.
  *
- * `test_service_monthly_html --sample FILE` writes a sample page (the
- * ctest tools/monthly-html-markup checks its markup with a strict parser,
- * tests/tools/html-check.py).
+ * `test_service_monthly_html --sample [full|empty|collapsed] FILE` writes
+ * a sample page (the ctest tools/monthly-html-markup checks the three
+ * with a strict parser, tests/tools/html-check.py).
  */
 #include "testhelp.h"
 
@@ -603,28 +603,52 @@ static enum tw_err file_write(void *arg, const char *buf, size_t len)
     return fwrite(buf, 1, len, arg) == len ? TW_OK : TW_EIO;
 }
 
-static int write_sample(const char *path)
+/* The sample page (KIND "full"), an empty month ("empty") or 2,500 disks
+ * collapsed ("collapsed") written to PATH. */
+static char sample_note[] = "Transactions of Standard HDD disks while their VM ran are not "
+                            "known and not counted (2 disks).";
+
+/* The full sample's details: an unpriced disk, a drift, an exclusion, a
+ * name to escape, a note. */
+static int sample_details(struct fx *f)
+{
+    size_t idx[1] = {35};
+    fx_unprice(f, idx, 1);
+    f->m.disks[5].drift_seconds = 26 * 3600;
+    f->m.disks[5].excluded = "tag_excluded";
+    snprintf(f->m.disks[5].excluded_why, sizeof(f->m.disks[5].excluded_why),
+             "the VM's tag tierwise=off excludes it");
+    f->m.disks[4].transactions_r = tw_money_micros(420000);
+    f->m.disks[3].vm = "finance-<db>&\"01\"";
+    f->m.notes = malloc(sizeof(char *));
+    if (!f->m.notes)
+        return 1;
+    f->m.notes[0] = sample_note;
+    f->m.n_notes = 1;
+    return 0;
+}
+
+static int write_sample(const char *kind, const char *path)
 {
     struct fx f;
-    fx_build(&f, 36, 4, 1);
-    size_t idx[1] = {35};
-    fx_unprice(&f, idx, 1);
-    f.m.disks[5].drift_seconds = 26 * 3600;
-    f.m.disks[5].excluded = "tag_excluded";
-    snprintf(f.m.disks[5].excluded_why, sizeof(f.m.disks[5].excluded_why),
-             "the VM's tag tierwise=off excludes it");
-    f.m.disks[3].vm = "finance-<db>&\"01\"";
-    char n0[] = "Transactions of Standard HDD disks while their VM ran are not known and not "
-                "counted (2 disks).";
-    char *notes[1] = {n0};
-    f.m.notes = malloc(sizeof(notes));
-    if (!f.m.notes)
-        return 1;
-    memcpy(f.m.notes, notes, sizeof(notes));
-    f.m.n_notes = 1;
+    if (!strcmp(kind, "empty")) {
+        fx_build(&f, 0, 0, 0);
+    } else if (!strcmp(kind, "collapsed")) {
+        fx_build(&f, 2500, 7, 1);
+    } else if (!strcmp(kind, "full")) {
+        fx_build(&f, 36, 4, 1);
+        if (sample_details(&f) != 0) {
+            fx_free(&f);
+            return 1;
+        }
+    } else {
+        fprintf(stderr, "sample: unknown kind %s (full, empty, collapsed)\n", kind);
+        return 2;
+    }
     FILE *fp = fopen(path, "w");
     if (!fp) {
         perror(path);
+        fx_free(&f);
         return 1;
     }
     struct tw_error err;
@@ -643,7 +667,9 @@ static int write_sample(const char *path)
 int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "--sample"))
-        return write_sample(argv[2]);
+        return write_sample("full", argv[2]);
+    if (argc == 4 && !strcmp(argv[1], "--sample"))
+        return write_sample(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escaping),    cmocka_unit_test(test_headline),
         cmocka_unit_test(test_unpriced),    cmocka_unit_test(test_collapse),
