@@ -365,7 +365,7 @@ pages.schedule = async (box, arg, alive) => {
   if (drifting.length)
     box.appendChild(el('p', { class: 'drift-note', role: 'status', text: drifting.length + ' disk' + (drifting.length > 1 ? 's' : '') +
       ' drifting now (a running VM on a disk below the SKU its policy requires): ' + drifting.map((d) => d.vm + '/' + d.disk +
-        ' on ' + d.sku + ', ' + d.required_sku + ' required since ' + when(d.since)).join('; ') + '.' }));
+        ' on ' + d.sku + ' (' + d.required_sku + ' required) since ' + when(d.since)).join('; ') + '.' }));
 
   // The week: a row per VM, a column per day.
   const W = 1000, L = 170, rowH = 46, top = 30;
@@ -390,7 +390,8 @@ pages.schedule = async (box, arg, alive) => {
     if (dr.length)
       row.appendChild(svg('rect', { x: 0, y: y, width: W, height: rowH - 4, class: 'drift-band' },
         svg('title', null, 'drift: ' + dr.map((d) => d.disk + ' on ' + d.sku + ' (' + d.required_sku + ' required)').join(', '))));
-    row.appendChild(svg('text', { x: 6, y: y + 18, class: 'lbl vmname' }, shorten(names_.get(id) || 'VM ' + id, 22)));
+    row.appendChild(svg('a', { href: '#/vm/' + encodeURIComponent(id) },
+      svg('text', { x: 6, y: y + 18, class: 'lbl vmname' }, shorten(names_.get(id) || 'VM ' + id, 22))));
     if (dr.length) row.appendChild(svg('text', { x: 6, y: y + 34, class: 'lbl drift-text' }, 'drift: ' + dr.length + ' disk(s)'));
     for (const w of windows.filter((x) => x.vm_id === id))
       row.appendChild(svg('rect', { x: X(w.from).toFixed(1), y: y + 6, width: Math.max(1, X(w.to) - X(w.from)).toFixed(1),
