@@ -831,4 +831,78 @@ enum tw_err tw_store_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t
 enum tw_err tw_store_policy_names(struct tw_store *st, char ***names, size_t *n,
                                   struct tw_error *err);
 
+/* ---- the monthly report's reads (store_report.c) ---------------------- */
+
+/* A disk's SKU row: the one in force at an instant, or a change. */
+struct tw_store_rp_sku {
+    int64_t disk_id;
+    int64_t at_ms;                 /* observed, ms since 1970 */
+    char sku[32];
+    char tier[16];                 /* "" unknown */
+    int64_t size_gib;
+};
+
+/* A done disk action (downgrade or upgrade), slim: a month of a large
+ * fleet's actions must fit.  SKUs and policies are indexes into the
+ * read's string table (tw_store_report.strs). */
+struct tw_store_rp_action {
+    int64_t id, vm_id, disk_id;
+    int64_t verified_ns;           /* when it moved to verified (the action log), exact */
+    uint16_t from_sku, to_sku, policy; /* indexes into strs; 0 is "" */
+    bool downgrade;                /* else an upgrade */
+    bool before;                   /* the disk's last done one before the span */
+};
+
+/* Any action of a span (the report's week): what a timeline marks. */
+struct tw_store_rp_mark {
+    int64_t id, vm_id, disk_id;
+    int64_t at_ns;                 /* verified instant when it has one, else its due time,
+                                    * else when it was last moved */
+    char kind[16];
+    char disk[128];
+    char to_sku[32];
+    char state[16];
+};
+
+/* A stored price book (every refresh and import is kept). */
+struct tw_store_rp_book {
+    int64_t id;
+    char region[48];
+    char source[256];
+    char fetched_at[40];
+    int64_t fetched_ns;            /* fetched_at as an instant; INT64_MIN when it does not read */
+};
+
+/* What the monthly report reads besides the fleet walk, in one read
+ * snapshot.  Every array is malloc'd; free with tw_store_report_free. */
+struct tw_store_report {
+    struct tw_store_rp_sku *at_start;   /* per disk, the SKU in force at FROM (by disk) */
+    size_t n_at_start;
+    struct tw_store_rp_sku *changes;    /* history rows in [FROM, TO) by disk, time, id */
+    size_t n_changes;
+    struct tw_store_rp_action *actions; /* done disk actions verified in [FROM, TO), and each
+                                         * disk's last done one before FROM (before true),
+                                         * by disk, verified time, id */
+    size_t n_actions;
+    struct tw_store_rp_mark *marks;     /* every action of [MARK_FROM, MARK_TO) by VM, time */
+    size_t n_marks;
+    struct tw_store_rp_book *books;     /* CURRENCY's books by region, fetched time, id */
+    size_t n_books;
+    char (*strs)[65];                   /* the SKU and policy names the actions use */
+    size_t n_strs;
+};
+
+/* Reads the month's rows for the monthly report (instants in ns since
+ * 1970; [FROM_NS, TO_NS) the month, [MARK_FROM_NS, MARK_TO_NS) its week)
+ * into *OUT (free with tw_store_report_free, also after an error). */
+enum tw_err tw_store_report_read(struct tw_store *st, int64_t from_ns, int64_t to_ns,
+                                 int64_t mark_from_ns, int64_t mark_to_ns, const char *currency,
+                                 struct tw_store_report *out, struct tw_error *err);
+void tw_store_report_free(struct tw_store_report *r); /* NULL allowed */
+
+/* Stored book ID's items (a JSON array as text, *ITEMS malloc'd
+ * NUL-terminated); TW_ENOENT if none. */
+enum tw_err tw_store_report_book_items(struct tw_store *st, int64_t id, char **items,
+                                       size_t *len, struct tw_error *err);
+
 #endif
