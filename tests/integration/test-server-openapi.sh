@@ -8,14 +8,14 @@
 # tests/tools/openapi-check.py.  The checker itself is shown to catch a
 # body off its schema (a verdict's VM cap as a silent null among them), an
 # undocumented status, an HTML error page, a route left undocumented and
-# one documented that does not exist.  Needs curl, jq and a python3
+# one documented that does not exist.  Needs curl, jq, sqlite3 and a python3
 # with openapi_spec_validator and jsonschema (Debian's
 # python3-openapi-spec-validator, or pip's); 77 without.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-srv-openapi-XXXXXX")
 . "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
 . "$TW_SOURCE_DIR/tests/integration/server-lib.sh"
-need curl jq
+need curl jq sqlite3
 sim=""
 trap 'cleanup_servers; [ -n "$sim" ] && kill -KILL "$sim" 2>/dev/null; rm -rf "$scratch"' EXIT
 export TIERWISE_LOOPBACK_ONLY=1
@@ -60,6 +60,12 @@ simurl="http://127.0.0.1:$(cat "$scratch/sim.port")"
 agent=$(make_token agent)
 reader=$(make_token reader)
 admin=$(make_token admin)
+# One action in the audit log, for GET /api/v1/actions/{id}.
+sqlite3 "$db" "INSERT INTO actions(id, kind, from_sku, to_sku, state, requested_at, dry_run)
+  VALUES (900001, 'downgrade', 'Premium_LRS', 'StandardSSD_LRS', 'done', '2026-11-06T20:15:00Z', 0);
+  INSERT INTO action_transitions(action_id, from_state, to_state, at, owner, detail)
+  VALUES (900001, NULL, 'planned', '2026-11-06T20:00:00Z', 'test', ''),
+         (900001, 'planned', 'done', '2026-11-06T20:16:00Z', 'test', '')" || bad "storing an action"
 # (--sync gives the server ARM's credential, which POST /api/v1/actions needs)
 start_server main --prices-url "$simurl" --body-max 16KiB --policies "$srcdir/policies" \
   --sync --sync-interval 1h --arm-url "$simurl" --imds-url "$simurl"
@@ -175,6 +181,9 @@ ask 400 POST /api/v1/actions "$admin" "${json[@]}" --data-binary '{"policy": 3}'
 ask 404 POST /api/v1/actions "$admin" "${json[@]}" --data-binary '{"policy": "no-such-policy"}'
 ask 403 POST /api/v1/actions "$reader" "${json[@]}" --data-binary '{"policy": "dev-weekends"}'
 ask 200 GET /api/v1/actions "$reader"
+ask 200 GET /api/v1/actions/900001 "$reader"
+ask 404 GET /api/v1/actions/99999999 "$reader"
+ask 403 GET /api/v1/actions/1 "$agent"
 ask 200 GET '/api/v1/actions?state=done&limit=1' "$reader"
 ask 400 GET '/api/v1/actions?state=bogus' "$reader"
 ask 403 GET /api/v1/actions "$agent"
