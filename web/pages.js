@@ -568,17 +568,22 @@ pages.vm = async (box, arg) => {
     ', last report ' + when(v.last_report_at) + '.' }));
   const tags = v.tags ? Object.keys(v.tags).map((t) => t + '=' + v.tags[t]).join(', ') : '';
   if (tags) box.appendChild(el('p', { class: 'summary', text: 'Tags: ' + tags }));
+  // One table, a row per disk; its verdicts (a stripe's on each of its disks) in a column.
+  const verdictsOf = (name) => (v.verdicts || []).filter((x) => (x.disks || []).includes(name)).map((x) => {
+    const key = x.judged === 'mbps' ? 'mbps' : 'iops', unit = x.judged === 'mbps' ? 'MB/s' : 'IOPS';
+    return el('div', null, el('span', { class: 'verdict v-' + x.verdict, text: x.verdict }), ' ' + dash(x.profile) + ': ' +
+      num(x.measured && x.measured[key]) + ' / ' + num(x.expected && x.expected[key]) + ' ' + unit);
+  });
   box.appendChild(heading('Disks'));
-  box.appendChild(table('vm-disks', ['Disk', 'Role', 'LUN', 'SKU', 'Tier', 'Size', 'Caching', 'Device'], v.disks || [],
-    (d) => [diskLink(d.id, d.name), d.role, d.lun, d.sku, d.tier, { v: d.size_gib === null ? '-' : d.size_gib + ' GiB', cls: 'num' },
-      d.caching, d.device], (d) => d.id, 'No disk stored for this VM.'));
-  box.appendChild(heading('Verdicts'));
-  box.appendChild(table('vm-verdicts', ['Verdict', 'Disks', 'Profile', 'Measured / expected', 'Reason'], v.verdicts || [],
-    (x) => {
-      const key = x.judged === 'mbps' ? 'mbps' : 'iops', unit = x.judged === 'mbps' ? 'MB/s' : 'IOPS';
-      return [{ v: x.verdict, cls: 'verdict v-' + x.verdict }, (x.disks || []).join(', '), x.profile,
-        { v: num(x.measured && x.measured[key]) + ' / ' + num(x.expected && x.expected[key]) + ' ' + unit, cls: 'num' }, x.reason];
-    }, (x) => x.result_id + '/' + x.target, 'No verdict yet: no benchmark was reported from this VM.'));
+  box.appendChild(table('vm-disks', ['Disk', 'Role', 'LUN', 'SKU', 'Tier', 'Size', 'Caching', 'Device', 'Verdicts (measured / expected)'],
+    v.disks || [], (d) => {
+      const vs = verdictsOf(d.name);
+      return [diskLink(d.id, d.name), d.role, d.lun, d.sku, d.tier, { v: d.size_gib === null ? '-' : d.size_gib + ' GiB', cls: 'num' },
+        d.caching, d.device, vs.length ? vs : 'no verdict yet'];
+    }, (d) => d.id, 'No disk stored for this VM.'));
+  if ((v.verdicts || []).length)
+    box.appendChild(el('ul', { class: 'summary why-list' }, v.verdicts.map((x) => el('li', { text: (x.disks || []).join(' + ') +
+      ', ' + dash(x.profile) + ': ' + x.reason }))));
   for (const e of v.verdict_errors || [])
     box.appendChild(el('p', { class: 'error', text: (e.result_id ? 'result ' + e.result_id + ': ' : '') + e.message }));
 };
