@@ -5,7 +5,8 @@
 # signs in, the fleet page (the default route) and the compliance page
 # load and mark themselves ready (data-ready="1") with the verdict of a
 # posted report drawn as a row, a disk page of an id the server does not
-# know shows the API's error in an alert, an unknown token is refused.
+# know shows the API's error in an alert, a 403 or 401 on a page later
+# signs out with words that say why, an unknown token is refused.
 # The scripts run under node, in the order index.html loads them, with a
 # small DOM built from index.html; their fetch goes to the server on
 # 127.0.0.1.  Also: every script index.html loads exists, none inserts
@@ -151,9 +152,15 @@ const ready = (n) => $('[data-page=' + n + '][data-ready="1"]') !== null;
   };
   if (hash !== '-' && out.kept) {
     const name = /^#\/([a-z]+)/.exec(hash)[1];
+    // TW_SWAP_TOKEN: the kept token replaced (a role the server no longer
+    // lets read) before the page is asked for.
+    if (process.env.TW_SWAP_TOKEN) sessionStorage.setItem('tierwise.token', process.env.TW_SWAP_TOKEN);
     location.hash = hash;
     winHandlers.hashchange();
-    await wait(() => ready(name));
+    await wait(() => ready(name) || $('#login').hidden === false);
+    out.after_login_hidden = $('#login').hidden;
+    out.after_login_error = $('#login-error').textContent;
+    out.after_kept = sessionStorage.getItem('tierwise.token') !== null;
     const sec = $('#page-' + name);
     out.page = name;
     out.page_ready = ready(name);
@@ -196,6 +203,14 @@ check "the compliance page" "$s" '.page == "compliance" and .page_ready == true 
 s=$(signin "$reader" "#/disk/999999")
 check "an unknown disk" "$s" '.page == "disk" and .page_ready == true and (.alerts | length) == 1 and
   (.alerts[0] | test("999999")) and .kept == true'
+# A page that gets 403 later (the kept token swapped for an agent's) signs
+# out with the agent token's words; a 401 with the server's.
+s=$(TW_SWAP_TOKEN=$agent signin "$reader" "#/actions")
+check "a later 403" "$s" '.after_login_hidden == false and .after_kept == false and .page_ready == false and
+  (.after_login_error | contains("This is an agent token"))'
+s=$(TW_SWAP_TOKEN=tw_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA signin "$reader" "#/schedule")
+check "a later 401" "$s" '.after_login_hidden == false and .after_kept == false and
+  (.after_login_error | startswith("The token was refused"))'
 # A token the server does not know: refused, kept nowhere.
 s=$(signin "tw_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" -)
 check "unknown token" "$s" '.login_hidden == false and .kept == false and
