@@ -61,6 +61,9 @@ pages.fleet = async (box) => {
       box.appendChild(el('p', { class: 'summary', text: 'Prices: ' + r.books.map((b) => b.region + ' from ' + b.source +
         ' (fetched ' + when(b.fetched_at) + ')').join('; ') + '.' }));
 
+    if ((r.policies || []).length)
+      box.appendChild(el('p', { class: 'summary' }, 'Still possible under the policies ',
+        r.policies.map((n, i) => [i ? ', ' : '', policyLink(n)]), ' (each opens its savings).'));
     if ((r.notes || []).length)
       box.appendChild(el('details', { class: 'notes' }, el('summary', { text: 'How these figures are computed (' + r.notes.length + ' notes)' }),
         el('ul', null, r.notes.map((n) => el('li', { text: n })))));
@@ -426,7 +429,7 @@ pages.schedule = async (box, arg, alive) => {
     (a) => [when(a.due_at), vmLink(a.vm_id, a.vm), diskLink(a.disk_id, a.disk), a.kind, a.from_sku + ' -> ' + a.to_sku,
       { v: money(a.saving, a.currency || cur), cls: 'num' }, a.reason], (a) => a.idempotency_key,
     schedulePolicy ? 'Nothing planned by ' + schedulePolicy + ' this week.' : 'No policy.'));
-  box.appendChild(heading('Executed this week'));
+  box.appendChild(heading('Executed this week (every policy, and switches by hand)'));
   box.appendChild(table('schedule-executed', ['Updated', 'VM', 'Disk', 'Kind', 'SKU', 'State', 'Policy'], executed,
     (a) => [when(a.updated_at), vmLink(a.vm_id, a.vm), diskLink(a.disk_id, a.disk), a.kind,
       a.from_sku ? a.from_sku + ' -> ' + a.to_sku : '-', { v: a.state, cls: 's-' + a.state }, policyLink(a.policy)],
