@@ -330,9 +330,11 @@ static const char STYLE[] =
     ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     ".key{overflow-wrap:anywhere}\n"
     "#groups-table td.key{min-width:42mm}\n"
-    "table.disks col.c-vm{width:19%}table.disks col.c-sku{width:13%}"
-    "table.disks col.c-h{width:15%}table.disks col.c-p{width:12%}"
-    "table.disks col.c-n{width:17%}\n"
+    "table.disks{table-layout:fixed}"
+    "table.disks col.c-vm{width:18%}table.disks col.c-sku{width:12%}"
+    "table.disks col.c-h{width:14%}table.disks col.c-a{width:8%}"
+    "table.disks col.c-p{width:10%}table.disks col.c-n{width:14%}\n"
+    "table.disks td{overflow-wrap:anywhere}table.disks .num{padding-left:.5mm}\n"
     "tr.total td{font-weight:600;border-top:1px solid var(--ink);"
     "border-bottom:1.5px solid var(--ink);background:var(--soft)}\n"
     "td .sub,.sub{color:var(--muted);font-size:7.5pt}\n"
@@ -1164,6 +1166,11 @@ static const char DISK_HEAD[] =
     "<th class=\"num\">Cost</th><th class=\"num\">Baseline</th><th class=\"num\">Realised</th>"
     "<th class=\"num\">Possible</th><th>Policy, verdict</th><th>Notes</th></tr></thead>\n";
 
+static const char DISK_COLS[] =
+    "<colgroup><col class=\"c-vm\"><col class=\"c-sku\"><col class=\"c-h\"><col class=\"c-a\">"
+    "<col class=\"c-a\"><col class=\"c-a\"><col class=\"c-a\"><col class=\"c-p\">"
+    "<col class=\"c-n\"></colgroup>";
+
 static void disk_total_row(struct hw *w, const char *label, const struct tw_mr_total *t)
 {
     char a[48], b[48], c[48], d[48];
@@ -1243,9 +1250,8 @@ static void disk_tables(struct hw *w)
                 continue;
         }
         group_heading(w, g);
-        put(w, "<table class=\"disks\"><colgroup><col class=\"c-vm\"><col class=\"c-sku\">"
-               "<col class=\"c-h\"><col><col><col><col><col class=\"c-p\"><col class=\"c-n\">"
-               "</colgroup>");
+        put(w, "<table class=\"disks\">");
+        put(w, DISK_COLS);
         put(w, DISK_HEAD);
         put(w, "<tbody>\n");
         for (size_t k = 0; k < g->n && g->first + k < m->n_disks; k++)
@@ -1264,7 +1270,9 @@ static void disk_tables(struct hw *w)
                     "them.</p>\n",
                  g->n - shown);
     }
-    put(w, "<table class=\"disks\" id=\"fleet-total\"><tbody>\n");
+    put(w, "<table class=\"disks\" id=\"fleet-total\">");
+    put(w, DISK_COLS);
+    put(w, "<tbody>\n");
     disk_total_row(w, "Fleet total", &m->fleet);
     put(w, "</tbody></table>\n</section>\n");
     free(pick);
