@@ -48,5 +48,7 @@ int tw_cli_cmd_actions(int argc, char **argv);
 int tw_cli_cmd_drift(int argc, char **argv);
 /* sync: the fleet's VMs and disks from ARM into the store (cmd_sync.c). */
 int tw_cli_cmd_sync(int argc, char **argv);
+/* report monthly: the monthly cost-saving report (cmd_report.c). */
+int tw_cli_cmd_report(int argc, char **argv);
 
 #endif

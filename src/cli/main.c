@@ -24,6 +24,7 @@ static const struct tw_app_cmd cmds[] = {
     {"actions", tw_cli_cmd_actions, "the audit log of tier switches and VM actions"},
     {"drift", tw_cli_cmd_drift, "disks below the SKU their policy requires while the VM runs"},
     {"sync", tw_cli_cmd_sync, "read the fleet's VMs and disks from Azure Resource Manager"},
+    {"report", tw_cli_cmd_report, "the monthly cost-saving report as HTML, CSV or JSON (report monthly)"},
 };
 
 int main(int argc, char **argv)

@@ -79,6 +79,7 @@ const struct tw_route tw_api_routes[] = {
     {"GET", "/api/v1/actions", TW_AUTH_READER, tw_v1_actions, false},
     {"POST", "/api/v1/actions", TW_AUTH_ADMIN, tw_v1_actions_post, true},
     {"GET", "/api/v1/actions/{id}", TW_AUTH_READER, tw_v1_action, false},
+    {"GET", "/api/v1/reports/monthly", TW_AUTH_READER, tw_v1_reports_monthly, false},
     {"GET", "/api/v1/openapi.json", TW_AUTH_PUBLIC, tw_v1_openapi, false},
 };
 const size_t tw_api_n_routes = sizeof(tw_api_routes) / sizeof(tw_api_routes[0]);

@@ -322,6 +322,7 @@ void tw_v1_plan_ics(struct tw_req *rq); /* v1_plan.c: GET /api/v1/plan.ics */
 void tw_v1_actions(struct tw_req *rq);      /* v1_actions.c: GET /api/v1/actions */
 void tw_v1_actions_post(struct tw_req *rq); /* v1_actions.c: POST /api/v1/actions */
 void tw_v1_action(struct tw_req *rq);       /* v1_actions.c: GET /api/v1/actions/{id} */
+void tw_v1_reports_monthly(struct tw_req *rq); /* v1_monthly.c: GET /api/v1/reports/monthly */
 void tw_v1_openapi(struct tw_req *rq);         /* v1_openapi.c */
 
 /* The executor in the server (scheduler_job.c): its options over the

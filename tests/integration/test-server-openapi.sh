@@ -182,6 +182,11 @@ ask 404 POST /api/v1/actions "$admin" "${json[@]}" --data-binary '{"policy": "no
 ask 403 POST /api/v1/actions "$reader" "${json[@]}" --data-binary '{"policy": "dev-weekends"}'
 ask 200 GET /api/v1/actions "$reader"
 ask 200 GET /api/v1/actions/900001 "$reader"
+ask 200 GET '/api/v1/reports/monthly?month=2026-11' "$reader"
+ask 200 GET '/api/v1/reports/monthly?month=2026-11&format=csv&group_by=subscription' "$reader"
+ask 400 GET '/api/v1/reports/monthly?month=2026-11&format=pdf' "$reader"
+ask 404 GET '/api/v1/reports/monthly?month=2026-11&policy=no-such-policy' "$reader"
+ask 403 GET '/api/v1/reports/monthly?month=2026-11' "$agent"
 ask 404 GET /api/v1/actions/99999999 "$reader"
 ask 403 GET /api/v1/actions/1 "$agent"
 ask 200 GET '/api/v1/actions?state=done&limit=1' "$reader"

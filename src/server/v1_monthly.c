@@ -1,0 +1,268 @@
+/*
+ * v1_monthly.c - GET /api/v1/reports/monthly?month=YYYY-MM[&format=json|
+ * csv|html][&currency=C][&group_by=G][&policy=NAME]...[&disk=ID] (reader):
+ * the monthly cost-saving report, built by tw_mr_build and written by the
+ * form's writer (service/monthly.h), the document `tierwise report monthly
+ * --format F` writes for the same database and policies.
+ *
+ *   format    json (default, application/json), csv (text/csv; charset=
+ *             utf-8, as the attachment tierwise-YYYY-MM.csv) or html
+ *             (text/html; charset=utf-8)
+ *   group_by  resource-group (default), subscription or tag:NAME
+ *   policy    repeatable: policies of the server's --policies DIR the
+ *             saving still possible is judged by; none: every one of them
+ *   disk      that disk's row alone, its totals its own (the dashboard's
+ *             disk page: cost by month)
+ *
+ * Statuses: 200 with the report, also when some disks have no price (the
+ * report counts them in "unpriced" and names the regions in "missing");
+ * 400 bad_request for a missing or bad month, format, group_by or disk, a
+ * currency to choose or that is no code, more policies than
+ * TW_MR_ROUTE_MAX_POLICIES; 404 unknown_policy for a policy the server
+ * does not hold, not_found for a disk the store does not hold or that is
+ * attached to no VM (a report's rows are attached disks); 409 policy_zone
+ * when a policy's timezone does not load on this server; 422
+ * no_price_book when the store has no price book at all; 503 busy when
+ * TW_MR_ROUTE_MAX_BUILDS reports are being built already (the build runs
+ * on the request's thread and holds the month's rows: the bound keeps a
+ * burst of requests from holding a daemon thread each and their memory);
+ * 500 otherwise.
+ */
+#include "server/server_int.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "service/monthly.h"
+#include "service/opportunities.h"
+
+#define TW_MR_ROUTE_MAX_BUILDS 2
+#define TW_MR_ROUTE_MAX_POLICIES 64
+
+static atomic_int building;
+
+static const char *arg(struct tw_req *rq, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
+    return v && v[0] ? v : NULL;
+}
+
+static enum tw_err to_buf(void *arg, const char *buf, size_t len)
+{
+    return tw_buf_append(arg, buf, len);
+}
+
+/* The server's zone loader; without one (a server started by a program
+ * that gave none) UTC only. */
+static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
+{
+    struct tw_server *srv = arg;
+    if (srv->tz_load)
+        return srv->tz_load(name, out, err);
+    if (strcmp(name, "UTC") == 0)
+        return tw_tz_from_posix("UTC0", 4, out, err);
+    return tw_error_set(err, TW_EUNSUPPORTED,
+                        "this server was started without zone files, so it knows UTC only, "
+                        "not %s", name);
+}
+
+/* The ?policy= values, in the order given. */
+struct picked {
+    struct tw_req *rq;
+    const struct tw_policy *v[TW_MR_ROUTE_MAX_POLICIES];
+    size_t n;
+    bool too_many, unknown;
+};
+
+static enum MHD_Result pick(void *cls, enum MHD_ValueKind kind, const char *key,
+                            const char *value)
+{
+    (void)kind;
+    struct picked *p = cls;
+    if (!key || strcmp(key, "policy") != 0 || p->too_many || p->unknown)
+        return MHD_YES;
+    const struct tw_svc_policy *sp = tw_svc_policies_find(&p->rq->srv->policies,
+                                                          value ? value : "");
+    if (!sp) {
+        char clean[160];
+        tw_srv_clean_text(value ? value : "", clean, sizeof(clean));
+        if (p->rq->srv->policies.n == 0)
+            tw_req_error(p->rq, 404, "unknown_policy",
+                         "no policy \"%s\": this server holds no policies (start it with "
+                         "--policies DIR)", clean);
+        else
+            tw_req_error(p->rq, 404, "unknown_policy",
+                         "no policy \"%s\" among the server's %zu (GET /api/v1/policies lists "
+                         "them)", clean, p->rq->srv->policies.n);
+        p->unknown = true;
+        return MHD_NO;
+    }
+    for (size_t i = 0; i < p->n; i++)
+        if (p->v[i] == &sp->policy)
+            return MHD_YES; /* named twice: once is enough */
+    if (p->n == TW_MR_ROUTE_MAX_POLICIES) {
+        p->too_many = true;
+        return MHD_NO;
+    }
+    p->v[p->n++] = &sp->policy;
+    return MHD_YES;
+}
+
+/* ?disk=ID: a decimal id above 0. */
+static bool disk_arg(const char *s, int64_t *id)
+{
+    if (!s || *s < '0' || *s > '9')
+        return false;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v <= 0)
+        return false;
+    *id = v;
+    return true;
+}
+
+static void build_and_answer(struct tw_req *rq, struct tw_mr_opts *o, const char *format,
+                             const char *month)
+{
+    struct tw_error err = {0};
+    struct tw_store *st = tw_srv_store_get(rq->srv, &err);
+    if (!st) {
+        tw_req_store_error(rq, err.code ? err.code : TW_EIO, &err);
+        return;
+    }
+    if (o->disk_id > 0) {
+        struct tw_store_disk_row row;
+        enum tw_err drc = tw_store_disk(st, o->disk_id, &row, &err);
+        if (drc != TW_OK) {
+            tw_srv_store_put(rq->srv, st);
+            if (drc == TW_ENOENT)
+                tw_req_error(rq, 404, "not_found", "no disk %lld (GET /api/v1/disks lists "
+                             "them)", (long long)o->disk_id);
+            else
+                tw_req_store_error(rq, drc, &err);
+            return;
+        }
+    }
+    struct tw_mr_model m;
+    memset(&m, 0, sizeof(m));
+    enum tw_err rc = tw_mr_build(st, o, &m, &err);
+    tw_srv_store_put(rq->srv, st);
+    struct tw_buf out;
+    tw_buf_init(&out, (size_t)1 << 31);
+    if (rc == TW_OK)
+        rc = !strcmp(format, "csv")    ? tw_mr_write_csv(&m, to_buf, &out, &err)
+             : !strcmp(format, "html") ? tw_mr_write_html(&m, to_buf, &out, &err)
+                                       : tw_mr_write_json(&m, to_buf, &out, &err);
+    tw_mr_model_cleanup(&m);
+    char clean[1024];
+    tw_srv_clean_text(err.msg[0] ? err.msg : tw_strerror(rc), clean, sizeof(clean));
+    if (rc == TW_ENOENT && o->disk_id > 0 && !strstr(err.msg, "price book")) {
+        /* The disk is stored but not attached to a VM: not in a report. */
+        tw_req_error(rq, 404, "not_found", "%s", clean);
+    } else if (rc == TW_ENOENT) {
+        tw_req_error(rq, 422, "no_price_book", "%s", clean);
+    } else if (rc == TW_EINVAL || rc == TW_EPARSE) {
+        tw_req_error(rq, 400, "bad_request", "%s", clean);
+    } else if (rc != TW_OK) {
+        tw_req_error(rq, 500, "internal", "%s", clean);
+    } else {
+        const char *type = !strcmp(format, "csv")    ? "text/csv; charset=utf-8"
+                           : !strcmp(format, "html") ? "text/html; charset=utf-8"
+                                                     : "application/json";
+        if (!out.data && tw_buf_append(&out, "", 0) != TW_OK) {
+            tw_req_error(rq, 500, "internal", "out of memory");
+            return;
+        }
+        tw_req_body(rq, 200, type, out.data, out.len);
+        out.data = NULL;
+        if (rq->resp && !strcmp(format, "csv")) {
+            char cd[96];
+            snprintf(cd, sizeof(cd), "attachment; filename=\"tierwise-%s.csv\"", month);
+            MHD_add_response_header(rq->resp, "Content-Disposition", cd);
+        }
+    }
+    tw_buf_cleanup(&out);
+}
+
+void tw_v1_reports_monthly(struct tw_req *rq)
+{
+    const char *month = arg(rq, "month"), *format = arg(rq, "format");
+    const char *group_by = arg(rq, "group_by"), *disk = arg(rq, "disk");
+    if (!month) {
+        tw_req_error(rq, 400, "bad_request",
+                     "which month? add ?month=YYYY-MM (e.g. ?month=2026-11), and &format=csv "
+                     "or &format=html if not JSON");
+        return;
+    }
+    struct tw_error err = {0};
+    struct tw_mr_opts o = {.currency = arg(rq, "currency"), .cat = &rq->srv->cat,
+                           .caps = &rq->srv->caps, .arm_sizes = rq->srv->vmsizes,
+                           .zone = zone, .zone_arg = rq->srv};
+    char clean[600];
+    if (tw_opp_month_parse(month, strlen(month), &o.year, &o.month, &err) != TW_OK) {
+        tw_srv_clean_text(err.msg, clean, sizeof(clean));
+        tw_req_error(rq, 400, "bad_request", "month: %s", clean);
+        return;
+    }
+    if (!format)
+        format = "json";
+    if (strcmp(format, "json") != 0 && strcmp(format, "csv") != 0 &&
+        strcmp(format, "html") != 0) {
+        tw_srv_clean_text(format, clean, 160);
+        tw_req_error(rq, 400, "bad_request", "format \"%s\" is not one: give json, csv or "
+                     "html", clean);
+        return;
+    }
+    if (group_by && tw_mr_group_by_parse(group_by, strlen(group_by), &o, &err) != TW_OK) {
+        tw_srv_clean_text(err.msg, clean, sizeof(clean));
+        tw_req_error(rq, 400, "bad_request", "group_by: %s", clean);
+        return;
+    }
+    if (disk && !disk_arg(disk, &o.disk_id)) {
+        tw_srv_clean_text(disk, clean, 160);
+        tw_req_error(rq, 400, "bad_request", "disk \"%s\" is not a disk id (a whole number "
+                     "above 0, as GET /api/v1/disks gives)", clean);
+        return;
+    }
+    struct picked p = {.rq = rq};
+    MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, pick, &p);
+    if (p.unknown)
+        return;
+    if (p.too_many) {
+        tw_req_error(rq, 400, "bad_request", "at most %d policies in one report",
+                     TW_MR_ROUTE_MAX_POLICIES);
+        return;
+    }
+    if (p.n == 0) {
+        /* None named: every policy of the server. */
+        for (size_t i = 0; i < rq->srv->policies.n && p.n < TW_MR_ROUTE_MAX_POLICIES; i++)
+            p.v[p.n++] = &rq->srv->policies.v[i].policy;
+    }
+    for (size_t i = 0; i < p.n; i++) {
+        const char *zn = p.v[i]->timezone[0] ? p.v[i]->timezone : "UTC";
+        struct tw_tz *z = NULL;
+        if (zone(rq->srv, zn, &z, &err) != TW_OK) {
+            tw_srv_clean_text(err.msg, clean, sizeof(clean));
+            tw_req_error(rq, 409, "policy_zone",
+                         "the policy %s's timezone \"%s\" does not load on this server: %s",
+                         p.v[i]->name, zn, clean);
+            return;
+        }
+        tw_tz_free(z);
+    }
+    o.policies = p.v;
+    o.n_policies = p.n;
+    if (atomic_fetch_add(&building, 1) >= TW_MR_ROUTE_MAX_BUILDS) {
+        atomic_fetch_sub(&building, 1);
+        tw_req_error(rq, 503, "busy", "%d monthly reports are being built already; try again "
+                     "in a few seconds", TW_MR_ROUTE_MAX_BUILDS);
+        return;
+    }
+    build_and_answer(rq, &o, format, month);
+    atomic_fetch_sub(&building, 1);
+}
