@@ -348,7 +348,9 @@ static const char STYLE[] =
     ".legend svg{display:inline-block;vertical-align:middle;margin-right:1mm}\n"
     ".timeline td{padding:.6mm 1.5mm}\n"
     ".timeline td.vm{width:30%}\n"
-    ".bars td{padding:.8mm 1.5mm}\n"
+    ".bars td{padding:.8mm 1.5mm;overflow-wrap:anywhere}\n"
+    "table.bars{table-layout:fixed}.bars col.b-vm{width:24%}.bars col.b-v{width:22%}"
+    ".bars col.b-bar{width:13%}.bars col.b-n{width:14%}\n"
     ".method{font-size:9pt}\n"
     ".method li{margin:1mm 0}\n"
     "footer{margin-top:8mm;color:var(--muted);font-size:8pt;border-top:.5px solid var(--rule);"
@@ -772,7 +774,9 @@ static void verdicts(struct hw *w)
     put(w, "<p>The latest verdict of each measured disk: its measured IOPS and MB/s as a share "
            "of what its SKU and VM size should give (the line is 100&nbsp;%; bars stop at "
            "150&nbsp;%). Worst first.</p>\n");
-    put(w, "<table class=\"bars\" id=\"measured-table\"><thead><tr><th>VM / disk</th>"
+    put(w, "<table class=\"bars\" id=\"measured-table\"><colgroup><col class=\"b-vm\">"
+           "<col class=\"b-v\"><col class=\"b-bar\"><col class=\"b-n\"><col class=\"b-bar\">"
+           "<col class=\"b-n\"></colgroup><thead><tr><th>VM / disk</th>"
            "<th>Verdict</th><th>IOPS</th><th class=\"num\">measured / expected</th>"
            "<th>MB/s</th><th class=\"num\">measured / expected</th></tr></thead><tbody>\n");
     for (size_t j = 0; j < shown; j++) {
@@ -784,7 +788,18 @@ static void verdicts(struct hw *w)
         esc(w, d->disk);
         putf(w, "</td><td><span class=\"v %s\">", verdict_class(d->verdict));
         esc(w, d->verdict);
-        put(w, "</span></td>");
+        put(w, "</span>");
+        if (d->verdict_reason[0]) {
+            put(w, "<br><span class=\"why\">");
+            esc(w, d->verdict_reason);
+            put(w, "</span>");
+        }
+        if (d->judged_at[0]) {
+            put(w, "<br><span class=\"why\">measured ");
+            esc(w, d->judged_at);
+            put(w, "</span>");
+        }
+        put(w, "</td>");
         measure_cell(w, d->measured_iops, d->expected_iops, 0, fill);
         measure_cell(w, d->measured_mbps, d->expected_mbps, 1, fill);
         put(w, "</tr>\n");
@@ -962,6 +977,9 @@ static void week(struct hw *w)
            "<span><svg width=\"18\" height=\"12\" viewBox=\"0 0 18 12\" aria-hidden=\"true\">"
            "<rect x=\"0\" y=\"0\" width=\"18\" height=\"12\" fill=\"#b9c4d1\"/></svg>"
            "deallocated</span>"
+           "<span><svg width=\"18\" height=\"12\" viewBox=\"0 0 18 12\" aria-hidden=\"true\">"
+           "<rect x=\"0\" y=\"0\" width=\"18\" height=\"12\" fill=\"#e3e3e3\"/></svg>"
+           "stopped, or not known</span>"
            "<span><svg width=\"18\" height=\"12\" viewBox=\"0 0 18 12\" aria-hidden=\"true\">"
            "<rect x=\"0\" y=\"5\" width=\"18\" height=\"1\" fill=\"#5b6675\"/></svg>"
            "running</span></div>\n</section>\n");

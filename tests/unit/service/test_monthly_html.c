@@ -146,6 +146,9 @@ static void fx_build(struct fx *f, size_t n, size_t g, size_t n_policies)
         d->measured_iops = d->measured_mbps = d->expected_iops = d->expected_mbps = NAN;
         if (i % 3 == 0) {
             snprintf(d->verdict, sizeof(d->verdict), "under");
+            snprintf(d->verdict_reason, sizeof(d->verdict_reason),
+                     "IOPS 2400 is 48%% of the 5000 the disk should give");
+            snprintf(d->judged_at, sizeof(d->judged_at), "2026-11-20T02:13:00Z");
             d->measured_iops = 2400;
             d->expected_iops = 5000;
             d->measured_mbps = 90.5;
