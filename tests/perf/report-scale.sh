@@ -182,9 +182,9 @@ if ! "$cli" report monthly --help >"$out/help.txt" 2>&1; then
 fi
 
 for f in json csv html; do
-  timed "$f" "$cli" report monthly --db "$db" --month 2026-11 --format "$f" --out "$out/report.$f" || status=1
+  timed "$f" "$cli" report monthly --db "$db" --month 2026-11 --currency USD --format "$f" --out "$out/report.$f" || status=1
 done
-timed json-policy "$cli" report monthly --db "$db" --month 2026-11 --format json \
+timed json-policy "$cli" report monthly --db "$db" --month 2026-11 --currency USD --format json \
   --policy "$out/weekends.json" --out "$out/report-policy.json" || status=1
 
 # The outputs' checks.
