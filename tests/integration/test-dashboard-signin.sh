@@ -43,6 +43,12 @@ if grep -nE '<script>|<script [^>]*>[^<]|style=|<style| on[a-z]+=' "$web/index.h
   bad "index.html has inline script, style or a handler attribute (above), which the CSP forbids"
 else ok; fi
 
+# The hidden attribute hides whatever a rule of style.css displays (nav is
+# display: flex, which beat the browser's own [hidden] rule: the nav showed
+# before sign-in).
+grep -qF '[hidden] { display: none !important; }' "$web/style.css" && ok ||
+  bad "style.css lets a display rule show a hidden element (no [hidden] { display: none !important; })"
+
 cat >"$scratch/harness.js" <<'EOF'
 // node harness.js BASE INDEX_HTML TOKEN [HASH] SCRIPT...: signs in with
 // TOKEN, then goes to HASH (if not "-"), prints the state.
