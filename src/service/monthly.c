@@ -446,7 +446,7 @@ static enum tw_err region_get(struct build *b, const char *name, struct region *
         bool after = k == n;
         if (after)
             k = 0;
-        const struct tw_price_items *its;
+        const struct tw_price_items *its = NULL;
         if ((rc = items_of(b, bk[k].id, &its, err)) != TW_OK)
             break;
         /* Cut again where this book's items of the region start or end. */
@@ -470,7 +470,7 @@ static enum tw_err region_get(struct build *b, const char *name, struct region *
         }
         sub[ns++] = pt;
         qsort(sub, ns, sizeof(*sub), i64_cmp);
-        size_t be;
+        size_t be = 0;
         rc = book_entry(b, &bk[k], after, pf, pt, &be, err);
         if (rc == TW_OK && after)
             b->after_note = true;
@@ -600,6 +600,8 @@ static enum tw_err seg_add(struct build *b, size_t *n, int64_t from, int64_t to,
     return TW_OK;
 }
 
+#define S(i) (b->rp.strs[(i)])
+
 /* Disk D's timeline over the period into B->segs (*N of them); *SWITCHES
  * the verified actions in it, *POLICY the policy of the last of them. */
 static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, size_t *n,
@@ -616,8 +618,8 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
     const struct tw_store_rp_sku *s0 = sku_at_start(b, d->id);
     size_t ci = changes_from(b, d->id), ai = actions_from(b, d->id);
     if (s0) {
-        snprintf(cur, sizeof(cur), "%s", s0->sku);
-        tier_of(cat, s0->sku, s0->size_gib ? s0->size_gib : size, s0->tier, cur_tier);
+        snprintf(cur, sizeof(cur), "%s", S(s0->sku));
+        tier_of(cat, S(s0->sku), s0->size_gib ? s0->size_gib : size, S(s0->tier), cur_tier);
     } else if (ci < b->rp.n_changes && b->rp.changes[ci].disk_id == d->id) {
         /* First seen inside the month: its timeline starts there. */
         const struct tw_store_rp_sku *c = &b->rp.changes[ci];
@@ -627,8 +629,8 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
         at = floor_s(at);
         if (at > t)
             t = at;
-        snprintf(cur, sizeof(cur), "%s", c->sku);
-        tier_of(cat, c->sku, c->size_gib ? c->size_gib : size, c->tier, cur_tier);
+        snprintf(cur, sizeof(cur), "%s", S(c->sku));
+        tier_of(cat, S(c->sku), c->size_gib ? c->size_gib : size, S(c->tier), cur_tier);
         ci++;
     } else {
         snprintf(cur, sizeof(cur), "%s", d->sku);
@@ -675,10 +677,10 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
         if (take_change) {
             const struct tw_store_rp_sku *c = &b->rp.changes[ci++];
             char ct[16];
-            tier_of(cat, c->sku, c->size_gib ? c->size_gib : size, c->tier, ct);
-            if (strcasecmp(c->sku, cur) != 0)
+            tier_of(cat, S(c->sku), c->size_gib ? c->size_gib : size, S(c->tier), ct);
+            if (strcasecmp(S(c->sku), cur) != 0)
                 tw = false;
-            snprintf(cur, sizeof(cur), "%s", c->sku);
+            snprintf(cur, sizeof(cur), "%s", S(c->sku));
             snprintf(cur_tier, sizeof(cur_tier), "%s", ct);
         } else {
             const struct tw_store_rp_action *a = &b->rp.actions[ai++];
@@ -1150,8 +1152,10 @@ static enum tw_err week_add(struct build *b, const struct tw_store_sv_vm *vm, co
         mk->at_ns = x->at_ns;
         snprintf(mk->kind, sizeof(mk->kind), "%s",
                  strcmp(x->kind, "deallocate") == 0 ? "stop" : x->kind);
-        snprintf(mk->disk, sizeof(mk->disk), "%s", x->disk);
-        snprintf(mk->to_sku, sizeof(mk->to_sku), "%s", x->to_sku);
+        for (size_t j = 0; j < vm->n_disks; j++)
+            if (vm->disks[j].id == x->disk_id)
+                snprintf(mk->disk, sizeof(mk->disk), "%s", vm->disks[j].name);
+        snprintf(mk->to_sku, sizeof(mk->to_sku), "%s", S(x->to_sku));
         snprintf(mk->state, sizeof(mk->state), "%s", x->state);
     }
     m->n_week++;
@@ -1184,18 +1188,19 @@ static enum tw_err row_add(struct build *b, struct tw_mr_disk **out, struct tw_e
 static enum tw_err walk(struct build *b, struct tw_error *err)
 {
     struct tw_mr_model *m = b->m;
-    struct tw_store_sv_cursor *cur = NULL;
+    struct tw_store_rp_cursor *cur = NULL;
     int64_t from_ms = tw_floor_div(m->from_ns, TW_NS_PER_MS);
     int64_t to_ms = tw_floor_div(m->to_ns, TW_NS_PER_MS) + 1;
-    enum tw_err rc = tw_store_savings_open(b->st, from_ms, to_ms, &cur, err);
+    enum tw_err rc = tw_store_report_fleet_open(b->st, from_ms, to_ms, &cur, err);
     struct pspan *ps = NULL;
     size_t cap_ps = 0;
     while (rc == TW_OK) {
-        struct tw_store_sv_vm vm;
+        struct tw_store_rp_vm rv;
         bool done;
-        rc = tw_store_savings_next(cur, &vm, &done, err);
+        rc = tw_store_report_fleet_next(cur, &rv, &done, err);
         if (rc != TW_OK || done)
             break;
+        const struct tw_store_sv_vm vm = rv.vm;
         bool any = false;
         if (b->o->disk_id > 0) {
             for (size_t i = 0; i < vm.n_disks; i++)
@@ -1231,7 +1236,7 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
             const struct tw_store_sv_disk *sd = &vm.disks[i];
             if (b->o->disk_id > 0 && sd->id != b->o->disk_id)
                 continue;
-            struct tw_mr_disk *d;
+            struct tw_mr_disk *d = NULL;
             if ((rc = row_add(b, &d, err)) != TW_OK)
                 break;
             struct rowx *x = &b->x[m->n_disks - 1];
@@ -1248,11 +1253,11 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
             d->resource_group = rg;
             d->location = loc;
             d->vm_size = size;
-            d->resource_id = "";
+            d->resource_id = ar_str(b->ar, rv.resource_ids[i]);
             d->group = key;
             d->role = sd->role;
             d->measured_iops = d->measured_mbps = d->expected_iops = d->expected_mbps = NAN;
-            if (!d->disk) {
+            if (!d->disk || !d->resource_id) {
                 rc = tw_error_set(err, TW_ENOMEM, "out of memory");
                 break;
             }
@@ -1294,7 +1299,7 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
         }
     }
     free(ps);
-    tw_store_savings_close(cur);
+    tw_store_report_fleet_close(cur);
     return rc;
 }
 
@@ -1690,6 +1695,18 @@ static enum tw_err build(struct build *b, struct tw_error *err)
         if (b->n_vds)
             qsort(b->vds, b->n_vds, sizeof(*b->vds), vd_cmp);
     }
+    /* The rows in one allocation (a fleet's are most of the model). */
+    int64_t attached = 1;
+    if (o->disk_id <= 0 && (rc = tw_store_report_attached(b->st, &attached, err)) != TW_OK)
+        return rc;
+    if (attached > 0) {
+        m->disks = malloc((size_t)attached * sizeof(*m->disks));
+        b->x = malloc((size_t)attached * sizeof(*b->x));
+        if (!m->disks || !b->x)
+            return tw_error_set(err, TW_ENOMEM, "out of memory: the report's %lld rows",
+                                (long long)attached);
+        b->cap_disks = (size_t)attached;
+    }
     if ((rc = walk(b, err)) != TW_OK)
         return rc;
     if (o->disk_id > 0 && m->n_disks == 0)
@@ -1797,7 +1814,11 @@ enum tw_err tw_mr_build(struct tw_store *st, const struct tw_mr_opts *o, struct 
         clock_gettime(CLOCK_REALTIME, &ts);
         b.now_ns = (int64_t)ts.tv_sec * TW_NS_PER_S + ts.tv_nsec;
     }
-    rc = build(&b, err);
+    /* One read snapshot for all the build reads. */
+    rc = tw_store_report_begin(st, err);
+    if (rc == TW_OK)
+        rc = build(&b, err);
+    tw_store_report_end(st);
     tw_store_report_free(&b.rp);
     for (size_t i = 0; i < b.n_regions; i++) {
         for (size_t p = 0; p < b.regions[i].n_pieces; p++)

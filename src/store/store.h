@@ -837,9 +837,8 @@ enum tw_err tw_store_policy_names(struct tw_store *st, char ***names, size_t *n,
 struct tw_store_rp_sku {
     int64_t disk_id;
     int64_t at_ms;                 /* observed, ms since 1970 */
-    char sku[32];
-    char tier[16];                 /* "" unknown */
     int64_t size_gib;
+    uint16_t sku, tier;            /* indexes into the read's strs; tier 0 ("") unknown */
 };
 
 /* A done disk action (downgrade or upgrade), slim: a month of a large
@@ -858,10 +857,9 @@ struct tw_store_rp_mark {
     int64_t id, vm_id, disk_id;
     int64_t at_ns;                 /* verified instant when it has one, else its due time,
                                     * else when it was last moved */
-    char kind[16];
-    char disk[128];
-    char to_sku[32];
-    char state[16];
+    char kind[12];
+    char state[12];
+    uint16_t to_sku;               /* an index into strs */
 };
 
 /* A stored price book (every refresh and import is kept). */
@@ -888,7 +886,8 @@ struct tw_store_report {
     size_t n_marks;
     struct tw_store_rp_book *books;     /* CURRENCY's books by region, fetched time, id */
     size_t n_books;
-    char (*strs)[65];                   /* the SKU and policy names the actions use */
+    char (*strs)[65];                   /* the SKU, tier and policy names the rows use;
+                                         * strs[0] is "" */
     size_t n_strs;
 };
 
@@ -904,5 +903,29 @@ void tw_store_report_free(struct tw_store_report *r); /* NULL allowed */
  * NUL-terminated); TW_ENOENT if none. */
 enum tw_err tw_store_report_book_items(struct tw_store *st, int64_t id, char **items,
                                        size_t *len, struct tw_error *err);
+
+/* One read snapshot for everything between (the report's reads, its fleet
+ * walk, the verdicts and the policies' walk: each nests in it); END
+ * releases it.  END is safe after a failed BEGIN. */
+enum tw_err tw_store_report_begin(struct tw_store *st, struct tw_error *err);
+void tw_store_report_end(struct tw_store *st);
+
+/* The report's fleet walk: as tw_store_savings_open/next (every VM with
+ * attached disks by id, its disks by position, LUN, name; its power states
+ * in [FROM_MS, TO_MS) with the one in force at FROM_MS first) without the
+ * SKU changes (the report reads the month's history itself), and each
+ * disk's ARM id.  VM's arrays are the cursor's, valid until the next call. */
+struct tw_store_rp_vm {
+    struct tw_store_sv_vm vm;      /* n_changes 0 */
+    const char *const *resource_ids; /* per disk, "" unknown */
+};
+struct tw_store_rp_cursor;
+enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                                       struct tw_store_rp_cursor **out, struct tw_error *err);
+enum tw_err tw_store_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_store_rp_vm *vm,
+                                       bool *done, struct tw_error *err);
+void tw_store_report_fleet_close(struct tw_store_rp_cursor *c); /* NULL allowed */
+/* The disks attached now (to size the report's rows). */
+enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_error *err);
 
 #endif

@@ -14,6 +14,7 @@
 
 #include "core/time.h"
 
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,33 +55,37 @@ static int64_t ns_to_ms(int64_t ns)
     return tw_floor_div(ns, TW_NS_PER_MS);
 }
 
+/* The read's string table: R->strs and a hash of it. */
+#define ITAB_SLOTS 8192 /* a power of two, past what UINT16_MAX names fill */
+struct itab {
+    size_t cap;
+    uint16_t slot[ITAB_SLOTS]; /* an index into strs; 0 empty */
+};
+
 /* The index of NAME in R's string table, added when new; 0 is "". */
-static enum tw_err intern(struct tw_store_report *r, size_t *cap, const char *name,
+static enum tw_err intern(struct tw_store_report *r, struct itab *t, const char *name,
                           uint16_t *out, struct tw_error *err)
 {
-    if (!name || !*name) {
-        *out = 0;
+    *out = 0;
+    if (!name || !*name)
         return TW_OK;
-    }
-    for (size_t i = 1; i < r->n_strs; i++)
-        if (strcmp(r->strs[i], name) == 0) {
-            *out = (uint16_t)i;
+    uint32_t h = 2166136261u;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    size_t i = h & (ITAB_SLOTS - 1);
+    for (; t->slot[i]; i = (i + 1) & (ITAB_SLOTS - 1))
+        if (strncmp(r->strs[t->slot[i]], name, sizeof(*r->strs) - 1) == 0) {
+            *out = t->slot[i];
             return TW_OK;
         }
-    if (r->n_strs >= UINT16_MAX)
-        return tw_error_set(err, TW_ERANGE, "more than %u SKU and policy names in the actions",
-                            UINT16_MAX);
-    if (r->n_strs == 0) {
-        char(*z)[65] = grow((void **)&r->strs, 0, cap, sizeof(*r->strs));
-        if (!z)
-            return tw_error_set(err, TW_ENOMEM, "out of memory reading the actions");
-        (*z)[0] = '\0';
-        r->n_strs = 1;
-    }
-    char(*p)[65] = grow((void **)&r->strs, r->n_strs, cap, sizeof(*r->strs));
+    if (r->n_strs >= ITAB_SLOTS / 2)
+        return tw_error_set(err, TW_ERANGE, "more than %d SKU, tier and policy names in the month",
+                            ITAB_SLOTS / 2);
+    char(*p)[65] = grow((void **)&r->strs, r->n_strs, &t->cap, sizeof(*r->strs));
     if (!p)
-        return tw_error_set(err, TW_ENOMEM, "out of memory reading the actions");
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading the month");
     snprintf(*p, sizeof(*p), "%s", name);
+    t->slot[i] = (uint16_t)r->n_strs;
     *out = (uint16_t)r->n_strs++;
     return TW_OK;
 }
@@ -91,31 +96,42 @@ static const char at_start_sql[] =
 static const char changes_sql[] =
     "SELECT disk_id, observed_ms, sku, coalesce(tier, ''), size_gib FROM disk_sku_history "
     "WHERE observed_ms > ?1 AND observed_ms < ?2 ORDER BY disk_id, observed_ms, id";
+/* The log is scanned in its order and each action found by its key (CROSS
+ * JOIN keeps that order): the other way round, a month of a large fleet's
+ * actions each looks its moves up by index, ten times slower. */
 static const char actions_sql[] =
-    "SELECT a.id, coalesce(a.vm_id, 0), a.disk_id, a.kind, coalesce(a.from_sku, ''), "
-    "coalesce(a.to_sku, ''), coalesce(a.policy, ''), t.at FROM actions a JOIN "
-    "action_transitions t ON t.action_id = a.id AND t.to_state = 'verified' "
-    "WHERE a.state = 'done' AND a.disk_id IS NOT NULL AND a.dry_run = 0 AND a.kind IN "
-    "('downgrade', 'upgrade') AND t.at >= ?1 AND t.at < ?2 ORDER BY a.disk_id, t.at, a.id";
+    "SELECT a.id, coalesce(a.vm_id, d.vm_id, 0), coalesce(a.disk_id, 0), a.kind, "
+    "coalesce(a.from_sku, ''), coalesce(a.to_sku, ''), coalesce(a.policy, ''), t.at, a.state "
+    "FROM action_transitions t CROSS JOIN actions a ON a.id = t.action_id LEFT JOIN disks d ON "
+    "d.id = a.disk_id WHERE t.to_state = 'verified' AND t.at >= ?1 AND t.at < ?2 AND "
+    "a.dry_run = 0";
 static const char before_sql[] =
     "SELECT a.id, coalesce(a.vm_id, 0), a.disk_id, a.kind, coalesce(a.from_sku, ''), "
-    "coalesce(a.to_sku, ''), coalesce(a.policy, ''), max(t.at) FROM actions a JOIN "
-    "action_transitions t ON t.action_id = a.id AND t.to_state = 'verified' "
-    "WHERE a.state = 'done' AND a.disk_id IS NOT NULL AND a.dry_run = 0 AND a.kind IN "
-    "('downgrade', 'upgrade') AND t.at < ?1 GROUP BY a.disk_id ORDER BY a.disk_id";
-static const char marks_sql[] =
-    "SELECT a.id, coalesce(a.vm_id, d.vm_id, 0), coalesce(a.disk_id, 0), a.kind, "
-    "coalesce(d.name, ''), coalesce(a.to_sku, ''), a.state, (SELECT t.at FROM "
-    "action_transitions t WHERE t.action_id = a.id AND t.to_state = 'verified' ORDER BY t.id "
-    "LIMIT 1), a.due_ms, coalesce(a.updated_at, a.requested_at) FROM actions a LEFT JOIN disks d "
-    "ON d.id = a.disk_id WHERE a.dry_run = 0 AND ((a.due_ms >= ?1 AND a.due_ms < ?2) OR "
-    "EXISTS (SELECT 1 FROM action_transitions t WHERE t.action_id = a.id AND t.to_state = "
-    "'verified' AND t.at >= ?3 AND t.at < ?4)) ORDER BY 2, a.id";
+    "coalesce(a.to_sku, ''), coalesce(a.policy, ''), max(t.at), a.state FROM "
+    "action_transitions t CROSS "
+    "JOIN actions a ON a.id = t.action_id WHERE t.to_state = 'verified' AND t.at < ?1 AND "
+    "a.state = 'done' AND a.disk_id IS NOT NULL AND a.dry_run = 0 AND a.kind IN "
+    "('downgrade', 'upgrade') GROUP BY a.disk_id";
+/* The week's actions never verified: due in it (by the due index, state by
+ * state), or without a due time last moved in it.  Those verified in it
+ * come with the month's (actions_sql). */
+#define MARKS_COLS                                                                          \
+    "SELECT a.id, coalesce(a.vm_id, d.vm_id, 0), coalesce(a.disk_id, 0), a.kind, "           \
+    "coalesce(a.to_sku, ''), a.state, a.due_ms, coalesce(a.updated_at, a.requested_at) FROM " \
+    "actions a LEFT JOIN disks d ON d.id = a.disk_id WHERE a.dry_run = 0 AND NOT EXISTS "    \
+    "(SELECT 1 FROM action_transitions t WHERE t.action_id = a.id AND t.to_state = "         \
+    "'verified') AND "
+static const char marks_due_sql[] =
+    MARKS_COLS "a.state IN ('planned', 'checked', 'sent', 'skipped', 'failed') AND "
+    "a.due_ms >= ?1 AND a.due_ms < ?2 UNION ALL " MARKS_COLS "a.due_ms IS NULL AND "
+    "coalesce(a.updated_at, a.requested_at) >= ?3 AND coalesce(a.updated_at, "
+    "a.requested_at) < ?4";
 static const char books_sql[] =
     "SELECT id, region, source, fetched_at FROM price_books WHERE currency = ?1 "
     "ORDER BY region, fetched_ms, id";
 
-static enum tw_err read_skus(struct tw_sqlite *s, const char *sql, int64_t a, int64_t b,
+static enum tw_err read_skus(struct tw_sqlite *s, struct tw_store_report *r, struct itab *scap,
+                             const char *sql, int64_t a, int64_t b,
                              struct tw_store_rp_sku **out, size_t *n, struct tw_error *err)
 {
     sqlite3_stmt *q;
@@ -127,17 +143,18 @@ static enum tw_err read_skus(struct tw_sqlite *s, const char *sql, int64_t a, in
     size_t cap = 0;
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        struct tw_store_rp_sku *r = grow((void **)out, *n, &cap, sizeof(**out));
-        if (!r) {
+        struct tw_store_rp_sku *x = grow((void **)out, *n, &cap, sizeof(**out));
+        if (!x) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the SKU history");
             break;
         }
-        memset(r, 0, sizeof(*r));
-        r->disk_id = sqlite3_column_int64(q, 0);
-        r->at_ms = sqlite3_column_int64(q, 1);
-        tw_sq_copy(q, 2, r->sku, sizeof(r->sku));
-        tw_sq_copy(q, 3, r->tier, sizeof(r->tier));
-        r->size_gib = sqlite3_column_int64(q, 4);
+        memset(x, 0, sizeof(*x));
+        x->disk_id = sqlite3_column_int64(q, 0);
+        x->at_ms = sqlite3_column_int64(q, 1);
+        x->size_gib = sqlite3_column_int64(q, 4);
+        if ((rc = intern(r, scap, (const char *)sqlite3_column_text(q, 2), &x->sku, err)) ||
+            (rc = intern(r, scap, (const char *)sqlite3_column_text(q, 3), &x->tier, err)))
+            break;
         (*n)++;
     }
     if (rc == TW_OK && step != SQLITE_DONE)
@@ -146,12 +163,34 @@ static enum tw_err read_skus(struct tw_sqlite *s, const char *sql, int64_t a, in
     return rc;
 }
 
+static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct itab *scap,
+                            sqlite3_stmt *q, int kind_col, int to_col, int state_col,
+                            int64_t at, struct tw_error *err)
+{
+    struct tw_store_rp_mark *m = grow((void **)&r->marks, r->n_marks, capm, sizeof(*m));
+    if (!m)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading the week's actions");
+    memset(m, 0, sizeof(*m));
+    m->id = sqlite3_column_int64(q, 0);
+    m->vm_id = sqlite3_column_int64(q, 1);
+    m->disk_id = sqlite3_column_int64(q, 2);
+    m->at_ns = at;
+    tw_sq_copy(q, kind_col, m->kind, sizeof(m->kind));
+    tw_sq_copy(q, state_col, m->state, sizeof(m->state));
+    enum tw_err rc = intern(r, scap, (const char *)sqlite3_column_text(q, to_col), &m->to_sku, err);
+    if (rc == TW_OK)
+        r->n_marks++;
+    return rc;
+}
+
 /* The actions of SQL (bound to the texts A and, when non-NULL, B) whose
- * verified instant is in [FROM_NS, TO_NS). */
+ * verified instant is in [FROM_NS, TO_NS): the done disk switches into
+ * R's actions, and with MARKS (the month's read) every one verified in
+ * [MARK_FROM, MARK_TO) into R's marks. */
 static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, size_t *cap,
-                                size_t *scap, const char *sql, const char *a, const char *b,
-                                int64_t from_ns, int64_t to_ns, bool before,
-                                struct tw_error *err)
+                                struct itab *scap, const char *sql, const char *a, const char *b,
+                                int64_t from_ns, int64_t to_ns, bool before, size_t *capm,
+                                int64_t mark_from, int64_t mark_to, struct tw_error *err)
 {
     sqlite3_stmt *q;
     enum tw_err rc = prep(s, sql, &q, "preparing to read the actions", err);
@@ -174,6 +213,14 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
         }
         if (ns < from_ns || ns >= to_ns)
             continue;
+        if (capm && ns >= mark_from && ns < mark_to &&
+            (rc = mark_add(r, capm, scap, q, 3, 5, 8, ns, err)) != TW_OK)
+            break;
+        const char *kind = (const char *)sqlite3_column_text(q, 3);
+        const char *state = (const char *)sqlite3_column_text(q, 8);
+        if (sqlite3_column_int64(q, 2) <= 0 || !kind || !state || strcmp(state, "done") != 0 ||
+            (strcmp(kind, "downgrade") != 0 && strcmp(kind, "upgrade") != 0))
+            continue;
         struct tw_store_rp_action *x = grow((void **)&r->actions, r->n_actions, cap,
                                             sizeof(*r->actions));
         if (!x) {
@@ -184,8 +231,7 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
         x->id = sqlite3_column_int64(q, 0);
         x->vm_id = sqlite3_column_int64(q, 1);
         x->disk_id = sqlite3_column_int64(q, 2);
-        const char *kind = (const char *)sqlite3_column_text(q, 3);
-        x->downgrade = kind && strcmp(kind, "downgrade") == 0;
+        x->downgrade = strcmp(kind, "downgrade") == 0;
         x->verified_ns = ns;
         x->before = before;
         if ((rc = intern(r, scap, (const char *)sqlite3_column_text(q, 4), &x->from_sku, err)) ||
@@ -200,11 +246,12 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
     return rc;
 }
 
-static enum tw_err read_marks(struct tw_sqlite *s, struct tw_store_report *r, int64_t from_ns,
-                              int64_t to_ns, struct tw_error *err)
+static enum tw_err read_marks(struct tw_sqlite *s, struct tw_store_report *r, const char *sql,
+                              size_t *capm, struct itab *scap, int64_t from_ns, int64_t to_ns,
+                              struct tw_error *err)
 {
     sqlite3_stmt *q;
-    enum tw_err rc = prep(s, marks_sql, &q, "preparing to read the week's actions", err);
+    enum tw_err rc = prep(s, sql, &q, "preparing to read the week's actions", err);
     if (rc != TW_OK)
         return rc;
     char a[40], b[40];
@@ -214,36 +261,19 @@ static enum tw_err read_marks(struct tw_sqlite *s, struct tw_store_report *r, in
     sqlite3_bind_int64(q, 2, ns_to_ms(to_ns) + 1);
     sqlite3_bind_text(q, 3, a, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 4, b, -1, SQLITE_STATIC);
-    size_t cap = 0;
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t at = INT64_MIN;
-        const char *v = (const char *)sqlite3_column_text(q, 7);
-        if (v && tw_rfc3339_parse(v, strlen(v), &at, NULL) != TW_OK)
+        if (sqlite3_column_type(q, 6) != SQLITE_NULL &&
+            !tw_ms_to_ns(sqlite3_column_int64(q, 6), &at))
             at = INT64_MIN;
-        if (at == INT64_MIN && sqlite3_column_type(q, 8) != SQLITE_NULL &&
-            !tw_ms_to_ns(sqlite3_column_int64(q, 8), &at))
-            at = INT64_MIN;
-        const char *u = (const char *)sqlite3_column_text(q, 9);
+        const char *u = (const char *)sqlite3_column_text(q, 7);
         if (at == INT64_MIN && u && tw_rfc3339_parse(u, strlen(u), &at, NULL) != TW_OK)
             at = INT64_MIN;
         if (at < from_ns || at >= to_ns)
             continue;
-        struct tw_store_rp_mark *m = grow((void **)&r->marks, r->n_marks, &cap, sizeof(*m));
-        if (!m) {
-            rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the week's actions");
+        if ((rc = mark_add(r, capm, scap, q, 3, 4, 5, at, err)) != TW_OK)
             break;
-        }
-        memset(m, 0, sizeof(*m));
-        m->id = sqlite3_column_int64(q, 0);
-        m->vm_id = sqlite3_column_int64(q, 1);
-        m->disk_id = sqlite3_column_int64(q, 2);
-        m->at_ns = at;
-        tw_sq_copy(q, 3, m->kind, sizeof(m->kind));
-        tw_sq_copy(q, 4, m->disk, sizeof(m->disk));
-        tw_sq_copy(q, 5, m->to_sku, sizeof(m->to_sku));
-        tw_sq_copy(q, 6, m->state, sizeof(m->state));
-        r->n_marks++;
     }
     if (rc == TW_OK && step != SQLITE_DONE)
         rc = tw_sq_fail(s, NULL, err, "reading the week's actions");
@@ -317,31 +347,45 @@ enum tw_err tw_store_report_read(struct tw_store *st, int64_t from_ns, int64_t t
     if (!currency)
         currency = "";
     struct tw_sqlite *s = (struct tw_sqlite *)st;
-    if (sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+    /* A savepoint: a read transaction of its own, or a part of the
+     * caller's (tw_store_report_begin). */
+    if (sqlite3_exec(s->db, "SAVEPOINT report_read", NULL, NULL, NULL) != SQLITE_OK)
         return tw_sq_fail(s, NULL, err, "starting to read the month");
     int64_t from_ms = ns_to_ms(from_ns), to_ms = ns_to_ms(to_ns) + 1;
     char a[40], b[40];
-    size_t acap = 0, scap = 0;
-    enum tw_err rc = read_skus(s, at_start_sql, from_ms, 0, &out->at_start, &out->n_at_start, err);
+    size_t acap = 0, mcap = 0;
+    struct itab *scap = calloc(1, sizeof(*scap));
+    if (!scap || !(out->strs = calloc(16, sizeof(*out->strs)))) {
+        free(scap);
+        sqlite3_exec(s->db, "RELEASE report_read", NULL, NULL, NULL);
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading the month");
+    }
+    scap->cap = 16;
+    out->n_strs = 1; /* "" */
+    enum tw_err rc = read_skus(s, out, scap, at_start_sql, from_ms, 0, &out->at_start,
+                               &out->n_at_start, err);
     if (rc == TW_OK)
-        rc = read_skus(s, changes_sql, from_ms, to_ms, &out->changes, &out->n_changes, err);
+        rc = read_skus(s, out, scap, changes_sql, from_ms, to_ms, &out->changes,
+                       &out->n_changes, err);
     if (rc == TW_OK) {
         text_at(from_ns - TW_NS_PER_S, a, sizeof(a));
         text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
-        rc = read_actions(s, out, &acap, &scap, actions_sql, a, b, from_ns, to_ns, false, err);
+        rc = read_actions(s, out, &acap, scap, actions_sql, a, b, from_ns, to_ns, false, &mcap,
+                          mark_from_ns, mark_to_ns, err);
     }
     if (rc == TW_OK) {
         /* The last one before the month: the log's texts (one format)
          * compare as their instants do; the exact check stays. */
         text_at(from_ns, a, sizeof(a));
-        rc = read_actions(s, out, &acap, &scap, before_sql, a, NULL, INT64_MIN, from_ns, true,
-                          err);
+        rc = read_actions(s, out, &acap, scap, before_sql, a, NULL, INT64_MIN, from_ns, true,
+                          NULL, 0, 0, err);
     }
     if (rc == TW_OK)
-        rc = read_marks(s, out, mark_from_ns, mark_to_ns, err);
+        rc = read_marks(s, out, marks_due_sql, &mcap, scap, mark_from_ns, mark_to_ns, err);
     if (rc == TW_OK)
         rc = read_books(s, out, currency, err);
-    sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_exec(s->db, "RELEASE report_read", NULL, NULL, NULL);
+    free(scap);
     if (rc != TW_OK) {
         tw_store_report_free(out);
         return rc;
@@ -402,4 +446,262 @@ enum tw_err tw_store_report_book_items(struct tw_store *st, int64_t id, char **i
     }
     sqlite3_finalize(q);
     return rc;
+}
+
+/* ---- one snapshot ---- */
+
+enum tw_err tw_store_report_begin(struct tw_store *st, struct tw_error *err)
+{
+    tw_error_clear(err);
+    if (!st)
+        return tw_error_set(err, TW_EINVAL, "%s: the store is not open", __func__);
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    if (sqlite3_exec(s->db, "SAVEPOINT monthly_report", NULL, NULL, NULL) != SQLITE_OK)
+        return tw_sq_fail(s, NULL, err, "starting to read the month");
+    return TW_OK;
+}
+
+void tw_store_report_end(struct tw_store *st)
+{
+    if (!st)
+        return;
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    /* Only when the savepoint is open (a failed begin left none). */
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "RELEASE monthly_report", NULL, NULL, NULL);
+}
+
+enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_error *err)
+{
+    *n = 0;
+    tw_error_clear(err);
+    if (!st)
+        return tw_error_set(err, TW_EINVAL, "%s: the store is not open", __func__);
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    sqlite3_stmt *q;
+    enum tw_err rc = prep(s, "SELECT count(*) FROM disks WHERE detached_ms IS NULL", &q,
+                          "counting the attached disks", err);
+    if (rc != TW_OK)
+        return rc;
+    if (sqlite3_step(q) == SQLITE_ROW)
+        *n = sqlite3_column_int64(q, 0);
+    else
+        rc = tw_sq_fail(s, NULL, err, "counting the attached disks");
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* ---- the fleet walk ---- */
+
+static const char fleet_disks_sql[] =
+    "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, "
+    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id FROM disks d "
+    "JOIN vms v ON v.id = d.vm_id WHERE d.detached_ms IS NULL "
+    "ORDER BY d.vm_id, d.position, d.lun, d.name, d.id";
+
+/* The observations in [?2, ?3) and the one in force at ?2 (the walk's). */
+static const char fleet_power_sql[] =
+    "SELECT observed_ms, state FROM power_states WHERE vm_id = ?1 AND observed_ms < ?3 AND "
+    "observed_ms >= coalesce((SELECT max(observed_ms) FROM power_states WHERE vm_id = ?1 AND "
+    "observed_ms <= ?2), ?2) ORDER BY observed_ms, id";
+
+struct tw_store_rp_cursor {
+    struct tw_sqlite *s;
+    sqlite3_stmt *disks, *power;
+    int64_t from_ms, to_ms;
+    bool open_tx, pending, finished;
+    struct tw_tag tags[TW_INV_MAX_TAGS];
+    struct tw_store_sv_disk *d;
+    size_t nd, capd;
+    char **ids;                    /* per disk, malloc'd */
+    size_t capi;
+    struct tw_store_sv_power *p;
+    size_t np, capp;
+};
+
+static size_t tags_parse(const char *text, struct tw_tag *out)
+{
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    size_t n = 0;
+    if (json_is_object(o)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(o, k, v)
+        {
+            if (n == TW_INV_MAX_TAGS)
+                break;
+            if (!json_is_string(v))
+                continue;
+            snprintf(out[n].key, sizeof(out[n].key), "%s", k);
+            snprintf(out[n].value, sizeof(out[n].value), "%s", json_string_value(v));
+            n++;
+        }
+    }
+    json_decref(o);
+    return n;
+}
+
+void tw_store_report_fleet_close(struct tw_store_rp_cursor *c)
+{
+    if (!c)
+        return;
+    sqlite3_finalize(c->disks);
+    sqlite3_finalize(c->power);
+    if (c->open_tx)
+        sqlite3_exec(c->s->db, "RELEASE report_fleet", NULL, NULL, NULL);
+    for (size_t i = 0; i < c->capi; i++)
+        free(c->ids[i]);
+    free(c->ids);
+    free(c->d);
+    free(c->p);
+    free(c);
+}
+
+enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                                       struct tw_store_rp_cursor **out, struct tw_error *err)
+{
+    *out = NULL;
+    tw_error_clear(err);
+    if (!st)
+        return tw_error_set(err, TW_EINVAL, "%s: the store is not open", __func__);
+    if (to_ms < from_ms)
+        return tw_error_set(err, TW_EINVAL, "a span ends before it starts");
+    struct tw_store_rp_cursor *c = calloc(1, sizeof(*c));
+    if (!c)
+        return tw_error_set(err, TW_ENOMEM, "out of memory opening the fleet's disks");
+    c->s = (struct tw_sqlite *)st;
+    c->from_ms = from_ms;
+    c->to_ms = to_ms;
+    enum tw_err rc = TW_OK;
+    if (sqlite3_exec(c->s->db, "SAVEPOINT report_fleet", NULL, NULL, NULL) != SQLITE_OK)
+        rc = tw_sq_fail(c->s, NULL, err, "starting to read the fleet");
+    else
+        c->open_tx = true;
+    if (rc == TW_OK)
+        rc = prep(c->s, fleet_disks_sql, &c->disks, "preparing to read the fleet's disks", err);
+    if (rc == TW_OK)
+        rc = prep(c->s, fleet_power_sql, &c->power, "preparing to read the fleet's disks", err);
+    if (rc != TW_OK) {
+        tw_store_report_fleet_close(c);
+        return rc;
+    }
+    *out = c;
+    return TW_OK;
+}
+
+static enum tw_err fleet_disk(struct tw_store_rp_cursor *c, sqlite3_stmt *q, struct tw_error *err)
+{
+    struct tw_store_sv_disk *d = grow((void **)&c->d, c->nd, &c->capd, sizeof(*c->d));
+    if (!d)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading the fleet's disks");
+    if (c->nd >= c->capi) {
+        size_t nc = c->capd;
+        char **ni = realloc(c->ids, nc * sizeof(*ni));
+        if (!ni)
+            return tw_error_set(err, TW_ENOMEM, "out of memory reading the fleet's disks");
+        for (size_t i = c->capi; i < nc; i++)
+            ni[i] = NULL;
+        c->ids = ni;
+        c->capi = nc;
+    }
+    memset(d, 0, sizeof(*d));
+    d->id = sqlite3_column_int64(q, 7);
+    tw_sq_copy(q, 8, d->name, sizeof(d->name));
+    const char *role = (const char *)sqlite3_column_text(q, 9);
+    d->role = role && strcmp(role, "os") == 0 ? TW_DISK_OS : TW_DISK_DATA;
+    d->lun = sqlite3_column_type(q, 10) == SQLITE_NULL ? -1 : sqlite3_column_int(q, 10);
+    tw_sq_copy(q, 11, d->sku, sizeof(d->sku));
+    tw_sq_copy(q, 12, d->tier, sizeof(d->tier));
+    d->size_gib = sqlite3_column_int64(q, 13);
+    const char *rid = (const char *)sqlite3_column_text(q, 14);
+    size_t len = rid ? strlen(rid) : 0;
+    char *p = realloc(c->ids[c->nd], len + 1);
+    if (!p)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading the fleet's disks");
+    if (len)
+        memcpy(p, rid, len);
+    p[len] = '\0';
+    c->ids[c->nd] = p;
+    c->nd++;
+    return TW_OK;
+}
+
+enum tw_err tw_store_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_store_rp_vm *out,
+                                       bool *done, struct tw_error *err)
+{
+    *done = true;
+    tw_error_clear(err);
+    if (!c)
+        return tw_error_set(err, TW_EINVAL, "%s: the walk is not open", __func__);
+    if (c->finished)
+        return TW_OK;
+    sqlite3_stmt *q = c->disks;
+    int rc = c->pending ? SQLITE_ROW : sqlite3_step(q);
+    c->pending = false;
+    if (rc == SQLITE_DONE) {
+        c->finished = true;
+        return TW_OK;
+    }
+    if (rc != SQLITE_ROW) {
+        c->finished = true;
+        return tw_sq_fail(c->s, NULL, err, "reading the fleet's disks");
+    }
+    struct tw_store_rp_vm o;
+    memset(&o, 0, sizeof(o));
+    struct tw_store_sv_vm *v = &o.vm;
+    v->id = sqlite3_column_int64(q, 0);
+    tw_sq_copy(q, 1, v->name, sizeof(v->name));
+    tw_sq_copy(q, 2, v->resource_group, sizeof(v->resource_group));
+    tw_sq_copy(q, 3, v->subscription_id, sizeof(v->subscription_id));
+    tw_sq_copy(q, 4, v->location, sizeof(v->location));
+    tw_sq_copy(q, 5, v->vm_size, sizeof(v->vm_size));
+    v->n_tags = tags_parse((const char *)sqlite3_column_text(q, 6), c->tags);
+    c->nd = 0;
+    enum tw_err e;
+    for (;;) {
+        if ((e = fleet_disk(c, q, err)) != TW_OK) {
+            c->finished = true;
+            return e;
+        }
+        rc = sqlite3_step(q);
+        if (rc == SQLITE_ROW && sqlite3_column_int64(q, 0) == v->id)
+            continue;
+        if (rc == SQLITE_ROW) {
+            c->pending = true;
+        } else {
+            c->finished = true;
+            if (rc != SQLITE_DONE)
+                return tw_sq_fail(c->s, NULL, err, "reading the fleet's disks");
+        }
+        break;
+    }
+    c->np = 0;
+    sqlite3_bind_int64(c->power, 1, v->id);
+    sqlite3_bind_int64(c->power, 2, c->from_ms);
+    sqlite3_bind_int64(c->power, 3, c->to_ms);
+    while ((rc = sqlite3_step(c->power)) == SQLITE_ROW) {
+        struct tw_store_sv_power *p = grow((void **)&c->p, c->np, &c->capp, sizeof(*c->p));
+        if (!p) {
+            sqlite3_reset(c->power);
+            c->finished = true;
+            return tw_error_set(err, TW_ENOMEM, "out of memory reading power states");
+        }
+        p->at_ms = sqlite3_column_int64(c->power, 0);
+        tw_sq_copy(c->power, 1, p->state, sizeof(p->state));
+        c->np++;
+    }
+    sqlite3_reset(c->power);
+    if (rc != SQLITE_DONE) {
+        c->finished = true;
+        return tw_sq_fail(c->s, NULL, err, "reading a VM's power states");
+    }
+    v->tags = c->tags;
+    v->disks = c->d;
+    v->n_disks = c->nd;
+    v->power = c->p;
+    v->n_power = c->np;
+    o.resource_ids = (const char *const *)c->ids;
+    *out = o;
+    *done = false;
+    return TW_OK;
 }
