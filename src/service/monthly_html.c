@@ -234,12 +234,22 @@ static const char *count(int64_t n, char *buf, size_t cap)
     return buf;
 }
 
-/* SECONDS as hours, up to 6 decimals (the JSON's digits), grouped. */
-static const char *hours(int64_t seconds, char *buf, size_t cap)
+/* SECONDS as hours to 2 decimals (half away from zero), grouped: "805.03";
+ * TRIM drops zero decimals ("720", "266.2").  The CSV and the JSON have
+ * them exact. */
+static const char *hours(int64_t seconds, bool trim, char *buf, size_t cap)
 {
     char raw[64];
-    if (!tw_hours_decimal_wide((tw_i128)seconds * TW_NS_PER_S, raw, sizeof(raw)))
-        snprintf(raw, sizeof(raw), "?");
+    int64_t mag = seconds < 0 ? -seconds : seconds;
+    int64_t centi = (mag + 18) / 36; /* 36 s is a hundredth of an hour */
+    int k = snprintf(raw, sizeof(raw), "%s%lld.%02lld", seconds < 0 && centi ? "-" : "",
+                     (long long)(centi / 100), (long long)(centi % 100));
+    if (trim && k > 0) {
+        while (k > 0 && raw[k - 1] == '0')
+            raw[--k] = '\0';
+        if (k > 0 && raw[k - 1] == '.')
+            raw[--k] = '\0';
+    }
     group_digits(raw, buf, cap);
     return buf;
 }
@@ -331,14 +341,15 @@ static const char STYLE[] =
     ".key{overflow-wrap:anywhere}\n"
     "#groups-table td.key{min-width:42mm}\n"
     "table.disks{table-layout:fixed}"
-    "table.disks col.c-vm{width:18%}table.disks col.c-sku{width:12%}"
-    "table.disks col.c-h{width:14%}table.disks col.c-a{width:8%}"
+    "table.disks col.c-vm{width:17%}table.disks col.c-sku{width:12%}"
+    "table.disks col.c-h{width:17%}table.disks col.c-a{width:7.5%}"
     "table.disks col.c-p{width:10%}table.disks col.c-n{width:14%}\n"
     "table.disks td{overflow-wrap:anywhere}table.disks .num{padding-left:.5mm}\n"
     "tr.total td{font-weight:600;border-top:1px solid var(--ink);"
     "border-bottom:1.5px solid var(--ink);background:var(--soft)}\n"
     "td .sub,.sub{color:var(--muted);font-size:7.5pt}\n"
-    ".sku{white-space:nowrap}\n"
+    ".sku{overflow-wrap:anywhere}\n"
+    ".hs{display:flex;flex-wrap:wrap;justify-content:space-between;column-gap:1.5mm}\n"
     ".v{display:inline-block;padding:0 1.5mm;border-radius:2px;font-size:7.5pt;font-weight:600}\n"
     ".v-under{background:var(--under);color:#fff}\n"
     ".v-delivers{background:var(--delivers);color:var(--ink)}\n"
@@ -420,9 +431,6 @@ static void unpriced_sentence(struct hw *w)
     if (t->unpriced <= 0)
         return;
     char n[32];
-    int64_t by_region = 0;
-    for (size_t i = 0; i < m->n_missing; i++)
-        by_region += m->missing[i].disks;
     int64_t by_sku = 0;
     for (size_t i = 0; i < m->n_disks; i++) {
         const struct tw_mr_disk *d = &m->disks[i];
@@ -452,7 +460,6 @@ static void unpriced_sentence(struct hw *w)
         }
         put(w, ")");
     }
-    (void)by_region;
     put(w, ": their amounts are left out of every figure and total of this report, not counted "
            "as zero; the tables list them with the reason.</p>\n");
 }
@@ -510,8 +517,19 @@ static void headline(struct hw *w)
     putf(w, "<div class=\"fig under\"><div class=\"label\">Disks under-delivering</div>"
             "<div class=\"value\"><span data-figure=\"under\">%s</span> "
             "<span class=\"cur\">of <span data-figure=\"disks\">%s</span></span></div>"
-            "<div class=\"sub\">latest measurement below the rated IOPS or MB/s</div></div>\n",
+            "<div class=\"sub\">",
          count(t->under, a, sizeof(a)), count(t->disks, b, sizeof(b)));
+    int64_t judged = 0;
+    for (size_t i = 0; i < m->n_disks; i++)
+        if (m->disks[i].verdict[0])
+            judged++;
+    if (judged == 0 && t->disks > 0)
+        put(w, "no disk has been measured yet: nothing is known to under-deliver");
+    else
+        putf(w, "latest measurement below the rated IOPS or MB/s; <span data-figure=\"judged\">"
+                "%s</span> of the disks measured",
+             count(judged, c, sizeof(c)));
+    put(w, "</div></div>\n");
     put(w, "</div>\n");
     unpriced_sentence(w);
     if (t->disks == 0)
@@ -1013,8 +1031,8 @@ static void group_row(struct hw *w, const char *label, const struct tw_mr_total 
             "<td class=\"num\">%s</td>",
          count(t->vms, a, sizeof(a)), count(t->disks, b, sizeof(b)),
          count(t->unpriced, c, sizeof(c)), count(t->under, d, sizeof(d)),
-         count(t->switches, e, sizeof(e)), hours(t->downgraded_seconds, f, sizeof(f)),
-         hours(t->drift_seconds, g, sizeof(g)));
+         count(t->switches, e, sizeof(e)), hours(t->downgraded_seconds, false, f, sizeof(f)),
+         hours(t->drift_seconds, false, g, sizeof(g)));
     total_cells(w, t, w->m->n_policies > 0);
     put(w, "</tr>\n");
 }
@@ -1094,11 +1112,10 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
     }
     put(w, "</td><td class=\"sku\">");
     for (size_t k = 0; k < d->n_skus; k++) {
-        if (k)
-            put(w, "<br>");
+        put(w, "<span class=\"hs\"><span>");
         esc(w, d->skus[k].sku);
-        putf(w, " <span class=\"sub\">%s&nbsp;h</span>",
-             hours(d->skus[k].seconds, a, sizeof(a)));
+        putf(w, "</span> <span class=\"sub\">%s&nbsp;h</span></span>",
+             hours(d->skus[k].seconds, true, a, sizeof(a)));
     }
     put(w, "</td>");
     if (d->priced) {
@@ -1131,7 +1148,7 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
     bool any = false;
     if (d->switches > 0 || d->downgraded_seconds > 0) {
         putf(w, "%s switches, %s&nbsp;h downgraded", count(d->switches, a, sizeof(a)),
-             hours(d->downgraded_seconds, b, sizeof(b)));
+             hours(d->downgraded_seconds, true, b, sizeof(b)));
         any = true;
     }
     if (d->priced && d->transactions_r.micros != 0) {
@@ -1141,7 +1158,7 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
     }
     if (d->drift_seconds > 0) {
         putf(w, "%s<b>drift %s&nbsp;h</b>", any ? "<br>" : "",
-             hours(d->drift_seconds, a, sizeof(a)));
+             hours(d->drift_seconds, true, a, sizeof(a)));
         any = true;
     }
     if (!d->priced) {
@@ -1174,7 +1191,7 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
     if (d->running_metered_seconds > 0) {
         putf(w, "%s%s&nbsp;h on a per-transaction SKU while running: transactions not known, "
                 "not counted",
-             any ? "<br>" : "", hours(d->running_metered_seconds, a, sizeof(a)));
+             any ? "<br>" : "", hours(d->running_metered_seconds, true, a, sizeof(a)));
     }
     put(w, "</td></tr>\n");
 }
@@ -1288,6 +1305,21 @@ static void disk_tables(struct hw *w)
                     "them.</p>\n",
                  g->n - shown);
     }
+    if (collapse && w->rc == TW_OK) {
+        size_t none = 0;
+        for (size_t gi = 0; gi < m->n_groups; gi++) {
+            const struct tw_mr_group *g = &m->groups[gi];
+            bool any = false;
+            for (size_t k = 0; k < g->n && !any; k++)
+                any = g->first + k < m->n_disks && pick[g->first + k];
+            none += !any;
+        }
+        if (none > 0)
+            putf(w, "<p class=\"note\" id=\"groups-without-rows\">%zu %s none of the rows "
+                    "shown; %s in the table of groups.</p>\n",
+                 none, none == 1 ? "group has" : "groups have",
+                 none == 1 ? "its total is" : "their totals are");
+    }
     put(w, "<table class=\"disks\" id=\"fleet-total\">");
     put(w, DISK_COLS);
     put(w, "<tbody>\n");
@@ -1306,7 +1338,8 @@ static void method(struct hw *w)
            "computed</h2>\n<ul>\n"
            "<li><b>Hours.</b> Each disk's month is cut at every change of its SKU: the SKU "
            "history the fleet's sync observed, and the tier switches tierwise made and verified, "
-           "at the second they were verified. A month still running ends now.</li>\n"
+           "at the second they were verified. A month still running ends now. Hours are shown "
+           "to two decimals; the CSV and JSON forms have them to the second.</li>\n"
            "<li><b>Prices.</b> Each part of the month is priced with the region's price book "
            "in effect then: the one fetched last at or before it (the first one fetched after "
            "when none was, which the list below says). A month is 730 hours: a part costs its "

@@ -382,8 +382,16 @@ static void test_headline(void **state)
     (void)state;
     struct fx f;
     fx_build(&f, 60, 3, 1);
+    f.m.disks[0].skus[1].seconds = 958229; /* 266.174722 h */
     char *page = render(&f.m);
     char v[64];
+    figure(page, "judged", v, sizeof(v));
+    assert_string_equal(v, "40");
+    /* hours to two decimals: in a row trimmed, in the groups' table fixed */
+    assert_non_null(strstr(page, "StandardSSD_LRS</span> <span class=\"sub\">266.17&nbsp;h</span>"));
+    assert_non_null(strstr(page, "Premium_LRS</span> <span class=\"sub\">510&nbsp;h</span>"));
+    assert_non_null(strstr(page, "<td class=\"num\">2,200.00</td>"));
+    assert_null(strstr(page, "266.174722"));
     /* realised: 30 downgraded disks, 35.17 + i cents each, i = 0, 2, .., 58 */
     int64_t cents = 0;
     for (int i = 0; i < 60; i += 2)
@@ -429,7 +437,11 @@ static void test_headline(void **state)
     fx_build(&f, 10, 1, 0);
     f.m.partial = true;
     f.m.to_ns = ns_of(2026, 11, 18, 14);
+    for (size_t i = 0; i < f.m.n_disks; i++)
+        f.m.disks[i].verdict[0] = '\0';
+    f.m.fleet.under = 0;
     page = render(&f.m);
+    assert_non_null(strstr(page, "no disk has been measured yet: nothing is known to under-deliver"));
     figure(page, "partial", v, sizeof(v));
     assert_string_equal(v, "Month to date");
     assert_non_null(strstr(page, "Saved this month (to date)"));
@@ -519,6 +531,19 @@ static void test_collapse(void **state)
     assert_non_null(strstr(page, fleet));
     assert_non_null(strstr(page, "disks (")); /* "Total of the group's N disks (M shown)" */
     assert_int_equal(occurrences(page, "<h3>rg-"), 7);
+    assert_null(strstr(page, "id=\"groups-without-rows\""));
+    free(page);
+    fx_free(&f);
+
+    /* groups none of whose rows make the cut are said to be in the groups' table */
+    fx_build(&f, 2500, 50, 1);
+    for (size_t i = 2000; i < 2500; i++)
+        f.m.disks[i].realised_r = tw_money_micros(0);
+    page = render(&f.m);
+    assert_int_equal(occurrences(page, "<tr class=\"disk\""), TW_MR_HTML_ROWS_MAX);
+    assert_int_equal(occurrences(page, "<h3>rg-"), 40);
+    assert_non_null(strstr(page, "10 groups have none of the rows shown; their totals are in the "
+                                 "table of groups."));
     free(page);
     fx_free(&f);
 }
