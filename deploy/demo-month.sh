@@ -99,11 +99,17 @@ fail() { echo "demo-month.sh: $*" >&2; echo "demo-month.sh: the steps' output is
 # epoch of "YYYY-MM-DD hh:mm" in the policy's zone
 local_at() { date -u -d "TZ=\"$zone\" $1" +%s; }
 iso() { date -u -d "@$1" +%FT%TZ; }
-# faked EPOCH CMD...: CMD with the system clock at EPOCH and running on
+# faked_env EPOCH: FAKED, the env(1) command line that runs a command with
+# the system clock at EPOCH and running on; faked EPOCH CMD...: CMD so, in
+# the foreground.  In the background, `"${FAKED[@]}" CMD &` (env execs CMD,
+# so $! is CMD's pid; a function's would be a subshell's).
+faked_env() {
+  FAKED=(env "LD_PRELOAD=$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}"
+         "FAKETIME=@$(date -u -d "@$1" '+%Y-%m-%d %H:%M:%S')" FAKETIME_DONT_RESET=1 TZ=UTC)
+}
 faked() {
-  local t=$1; shift
-  env "LD_PRELOAD=$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" \
-      "FAKETIME=@$(date -u -d "@$t" '+%Y-%m-%d %H:%M:%S')" FAKETIME_DONT_RESET=1 TZ=UTC "$@"
+  faked_env "$1"; shift
+  "${FAKED[@]}" "$@"
 }
 sim_pid="" srv_pid=""
 cleanup() {
@@ -117,7 +123,8 @@ start0=$(( $(date -u -d "$first" +%s) - 3600 ))
 
 # The simulator, its clock at the month's start (and moved on from there).
 rm -f "$work/sim.port"
-faked "$start0" "$azsim" --scenario "$src/deploy/demo-month-scenario.json" \
+faked_env "$start0"
+"${FAKED[@]}" "$azsim" --scenario "$src/deploy/demo-month-scenario.json" \
   --port-file "$work/sim.port" >/dev/null 2>"$work/azsim.err" &
 sim_pid=$!
 for _ in $(seq 100); do [ -s "$work/sim.port" ] && break; sleep 0.1; done
@@ -135,11 +142,14 @@ sim_to() {
   return 0
 }
 # step EPOCH WHAT CMD...: CMD at EPOCH (the simulator there too), logged
+# (step EPOCH WHAT expect_status N CMD...: CMD must exit N)
 step() {
-  local t=$1 what=$2; shift 2
+  local t=$1 what=$2 want=0 st=0; shift 2
+  [ "$1" = expect_status ] && { want=$2; shift 2; }
   sim_to "$t"
   printf '\n## %s %s: %s\n' "$(iso "$t")" "$what" "$*" >>"$log"
-  faked "$t" "$@" >>"$log" 2>&1 || fail "$what at $(iso "$t") failed: $*"
+  faked "$t" "$@" >>"$log" 2>&1 || st=$?
+  [ "$st" = "$want" ] || fail "$what at $(iso "$t") exited $st (not $want): $*"
 }
 
 # Prices and the fleet, an hour before the month.
@@ -150,7 +160,7 @@ step "$start0" "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
 
 tagged=$(jq -r '.vms[] | select(.tags.tierwise == "weekend-downgrade") | .name' \
   "$src/deploy/demo-month-scenario.json")
-drift_vm=app-02
+drift_vm=app-02 fail_vm=web-02
 weekends=()
 last=$(( $(date -u -d "$next" +%s) ))
 n=0
@@ -164,6 +174,15 @@ for day in $(seq 0 30); do
   n=$((n + 1))
   weekends+=("$(iso "$fri_t") $(iso "$mon_t")")
   for vm in $tagged; do
+    if [ "$n" = 3 ] && [ "$vm" = "$fail_vm" ]; then
+      # ARM fails the disk's update: the downgrade fails (vm stop exits 1),
+      # the VM stays deallocated on Premium; Monday's restore has nothing to do
+      sim POST /_sim/faults "{\"kind\": \"fail-operation\", \"method\": \"PATCH\", \"path\": \"/subscriptions/$sub/resourceGroups/rg-web/providers/Microsoft.Compute/disks/$vm-data0\"}" >/dev/null
+      step "$fri_t" "vm stop $vm (its PATCH fails)" expect_status 1 "$cli" vm stop --db "$db" --vm "$vm" \
+        --policy "$policy" --execute --poll-ms 50 "${ARM[@]}"
+      sim DELETE /_sim/faults >/dev/null
+      continue
+    fi
     step "$fri_t" "vm stop $vm" "$cli" vm stop --db "$db" --vm "$vm" --policy "$policy" \
       --execute --poll-ms 50 "${ARM[@]}"
   done
@@ -254,8 +273,9 @@ if [ -z "$server" ]; then
   tok_file="$work/agent.tok"
   (umask 077; "$cli" token create --db "$db" --role agent --name demo-month-agent >"$tok_file" 2>>"$log")
   rm -f "$work/srv.port"
-  faked "$rep_t" "$cli" serve -q --db "$db" --listen 127.0.0.1:0 --port-file "$work/srv.port" \
-    2>"$work/serve.err" &
+  faked_env "$rep_t"
+  "${FAKED[@]}" "$cli" serve -q --db "$db" --listen 127.0.0.1:0 --port-file "$work/srv.port" \
+    >/dev/null 2>"$work/serve.err" &
   srv_pid=$!
   for _ in $(seq 100); do [ -s "$work/srv.port" ] && break; sleep 0.1; done
   [ -s "$work/srv.port" ] || fail "the backend did not start: $(cat "$work/serve.err")"

@@ -30,6 +30,13 @@ packages=(
 for p in python3-openapi-spec-validator; do  # tests: validates src/server/openapi.json
   apt-cache show "$p" >/dev/null 2>&1 && packages+=("$p")
 done
+# tests/web: the dashboard and the monthly report in a headless browser
+# (playwright-core from npm drives Debian's chromium; pdftotext reads the
+# report's PDF).  Node.js and npm only where none is there: a machine's own
+# Node.js (which may bundle npm) is kept.
+packages+=(chromium poppler-utils)
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

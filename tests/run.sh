@@ -24,6 +24,17 @@ cmake -S . -B "$build" -DTW_SANITIZE=ON -DTW_WERROR=ON -DTW_TESTS=ON \
       -DCMAKE_BUILD_TYPE=Debug >/dev/null
 cmake --build "$build" -j"$(nproc)"
 
+# The browser tests' playwright-core, as tests/web/package-lock.json pins
+# it, in the build folder (tests/web/run-web.sh uses it; without the npm
+# registry that test is skipped, exit 77).
+web_node="$build/web-node"
+if command -v npm >/dev/null; then
+  mkdir -p "$web_node"
+  cp tests/web/package.json tests/web/package-lock.json "$web_node/"
+  (cd "$web_node" && npm ci --no-audit --no-fund --loglevel=error) >"$web_node/npm-ci.log" 2>&1 ||
+    echo "tests/run.sh: npm ci failed ($web_node/npm-ci.log): web/dashboard will say why"
+fi
+
 # A packager's build: the defaults, Release (GCC's -O2 warnings, such as
 # -Warray-bounds, only appear there).  Built, not run: the tests run above.
 release=${TW_RELEASE_BUILD_DIR:-build/release}
