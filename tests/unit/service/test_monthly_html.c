@@ -565,6 +565,74 @@ static void test_size_100k(void **state)
     fx_free(&f);
 }
 
+/* The same with every text as long as the model holds it: names of 120
+ * characters, 5,000 groups of 200-character keys, every disk excluded with
+ * a reason of 511 characters, drift and metered notes, and a week of
+ * 20,000 VMs of 64 switches and 10 spans each. */
+static void test_size_worst(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 100000, 5000, 1);
+    static char name[121], why[512], key[5000][201];
+    memset(name, 'n', sizeof(name) - 1);
+    memset(why, 'w', sizeof(why) - 1);
+    for (size_t k = 0; k < 5000; k++) {
+        memset(key[k], 'k', 200);
+        snprintf(key[k] + 180, 21, "/%019zu", k);
+        f.m.groups[k].key = key[k];
+    }
+    for (size_t i = 0; i < f.m.n_disks; i++) {
+        struct tw_mr_disk *d = &f.m.disks[i];
+        d->vm = d->disk = d->location = name;
+        d->excluded = "tag_excluded";
+        memcpy(d->excluded_why, why, sizeof(why));
+        d->drift_seconds = 3600;
+        d->running_metered_seconds = 7200;
+        memset(d->policy, 'p', sizeof(d->policy) - 1);
+        snprintf(d->verdict_reason, sizeof(d->verdict_reason), "%.255s", why);
+    }
+    size_t nv = 20000, nm = 64, ns = 10;
+    free(f.m.week);
+    free(f.spans);
+    free(f.marks);
+    f.m.week = calloc(nv, sizeof(*f.m.week));
+    f.spans = calloc(nv * ns, sizeof(*f.spans));
+    f.marks = calloc(nv * nm, sizeof(*f.marks));
+    assert_true(f.m.week && f.spans && f.marks);
+    f.m.n_week = nv;
+    int64_t step = (f.m.week_to_ns - f.m.week_from_ns) / (int64_t)(nm + 1);
+    for (size_t v = 0; v < nv; v++) {
+        struct tw_mr_week_vm *wv = &f.m.week[v];
+        wv->vm = name;
+        wv->vm_id = (int64_t)v + 1;
+        wv->spans = &f.spans[v * ns];
+        wv->marks = &f.marks[v * nm];
+        wv->n_spans = ns;
+        wv->n_marks = nm;
+        for (size_t k = 0; k < ns; k++) {
+            wv->spans[k].from_ns = f.m.week_from_ns + (int64_t)(2 * k) * step * 3;
+            wv->spans[k].to_ns = wv->spans[k].from_ns + step * 3;
+            snprintf(wv->spans[k].state, sizeof(wv->spans[k].state), "deallocated");
+        }
+        for (size_t k = 0; k < nm; k++) {
+            struct tw_mr_mark *mk = &wv->marks[k];
+            mk->at_ns = f.m.week_from_ns + (int64_t)(k + 1) * step;
+            snprintf(mk->kind, sizeof(mk->kind), k % 2 ? "upgrade" : "downgrade");
+            memset(mk->disk, 'd', sizeof(mk->disk) - 1);
+            snprintf(mk->to_sku, sizeof(mk->to_sku), "StandardSSD_LRS");
+            snprintf(mk->state, sizeof(mk->state), "done");
+        }
+    }
+    struct sink s = {.keep = false};
+    struct tw_error err;
+    tw_error_clear(&err);
+    assert_int_equal(tw_mr_write_html(&f.m, sink_write, &s, &err), TW_OK);
+    print_message("100,000 disks, the longest texts: %zu bytes\n", s.len);
+    assert_true(s.len < 10u * 1000 * 1000);
+    fx_free(&f);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -701,7 +769,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escaping),    cmocka_unit_test(test_headline),
         cmocka_unit_test(test_unpriced),    cmocka_unit_test(test_collapse),
-        cmocka_unit_test(test_size_100k),   cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_size_100k),   cmocka_unit_test(test_size_worst),
+        cmocka_unit_test(test_empty),
         cmocka_unit_test(test_write_error), cmocka_unit_test(test_bad_currency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
