@@ -175,7 +175,17 @@ struct piece {
     size_t book;                 /* index into the model's books */
 };
 
+/* A price found, kept: a fleet has few SKU, tier and piece keys. */
+#define PRICE_MEMO 256
+struct price_memo {
+    const struct piece *p;
+    char sku[32], tier[16];
+    int64_t micros;
+};
+
 struct region {
+    struct price_memo memo[PRICE_MEMO];
+    size_t n_memo;
     char name[48];
     bool missing;
     char why[320];
@@ -275,6 +285,14 @@ static enum tw_err note(struct build *b, struct tw_error *err, const char *fmt, 
     return TW_OK;
 }
 
+/* SRC into DST (CAP bytes), cut to fit: snprintf's "%s" without its cost. */
+static inline void cpy(char *dst, size_t cap, const char *src)
+{
+    size_t n = strnlen(src, cap - 1);
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
 static void fmt_at(int64_t ns, char *out, size_t cap)
 {
     int digits = tw_floor_mod(ns, TW_NS_PER_S) ? 9 : 0;
@@ -294,10 +312,10 @@ static void tier_of(const struct tw_tier_catalog *cat, const char *sku, int64_t 
     const struct tw_tier *t = NULL;
     if (cat && size_gib > 0 && tw_tier_for_disk(cat, sku, size_gib, hint && *hint ? hint : NULL,
                                                 &t, NULL) == TW_OK && t) {
-        snprintf(out, 16, "%s", t->name);
+        cpy(out, 16, t->name);
         return;
     }
-    snprintf(out, 16, "%s", hint ? hint : "");
+    cpy(out, 16, hint ? hint : "");
 }
 
 /* ---- prices ---- */
@@ -371,9 +389,9 @@ static enum tw_err book_entry(struct build *b, const struct tw_store_rp_book *k,
     }
     struct tw_mr_book *e = &m->books[m->n_books];
     memset(e, 0, sizeof(*e));
-    snprintf(e->region, sizeof(e->region), "%s", k->region);
-    snprintf(e->source, sizeof(e->source), "%s", k->source);
-    snprintf(e->fetched_at, sizeof(e->fetched_at), "%s", k->fetched_at);
+    cpy(e->region, sizeof(e->region), k->region);
+    cpy(e->source, sizeof(e->source), k->source);
+    cpy(e->fetched_at, sizeof(e->fetched_at), k->fetched_at);
     e->from_ns = from_ns;
     e->to_ns = to_ns;
     e->after = after;
@@ -401,7 +419,7 @@ static enum tw_err region_get(struct build *b, const char *name, struct region *
     b->regions = nv;
     struct region *r = &b->regions[b->n_regions++];
     memset(r, 0, sizeof(*r));
-    snprintf(r->name, sizeof(r->name), "%s", reg);
+    cpy(r->name, sizeof(r->name), reg);
     *out = r;
     struct tw_mr_model *m = b->m;
     /* The region's books, by fetch time (the read's order). */
@@ -592,11 +610,11 @@ static enum tw_err seg_add(struct build *b, size_t *n, int64_t from, int64_t to,
     struct seg *s = &b->segs[(*n)++];
     s->from_ns = from;
     s->to_ns = to;
-    snprintf(s->sku, sizeof(s->sku), "%s", sku);
-    snprintf(s->tier, sizeof(s->tier), "%s", tier);
+    cpy(s->sku, sizeof(s->sku), sku);
+    cpy(s->tier, sizeof(s->tier), tier);
     s->tw = tw;
-    snprintf(s->base_sku, sizeof(s->base_sku), "%s", tw ? bsku : "");
-    snprintf(s->base_tier, sizeof(s->base_tier), "%s", tw ? btier : "");
+    cpy(s->base_sku, sizeof(s->base_sku), tw ? bsku : "");
+    cpy(s->base_tier, sizeof(s->base_tier), tw ? btier : "");
     return TW_OK;
 }
 
@@ -618,7 +636,7 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
     const struct tw_store_rp_sku *s0 = sku_at_start(b, d->id);
     size_t ci = changes_from(b, d->id), ai = actions_from(b, d->id);
     if (s0) {
-        snprintf(cur, sizeof(cur), "%s", S(s0->sku));
+        cpy(cur, sizeof(cur), S(s0->sku));
         tier_of(cat, S(s0->sku), s0->size_gib ? s0->size_gib : size, S(s0->tier), cur_tier);
     } else if (ci < b->rp.n_changes && b->rp.changes[ci].disk_id == d->id) {
         /* First seen inside the month: its timeline starts there. */
@@ -629,11 +647,11 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
         at = floor_s(at);
         if (at > t)
             t = at;
-        snprintf(cur, sizeof(cur), "%s", S(c->sku));
+        cpy(cur, sizeof(cur), S(c->sku));
         tier_of(cat, S(c->sku), c->size_gib ? c->size_gib : size, S(c->tier), cur_tier);
         ci++;
     } else {
-        snprintf(cur, sizeof(cur), "%s", d->sku);
+        cpy(cur, sizeof(cur), d->sku);
         tier_of(cat, d->sku, size, d->tier, cur_tier);
     }
     bool tw = false;
@@ -642,7 +660,7 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
         const struct tw_store_rp_action *a = &b->rp.actions[ai];
         if (a->downgrade && strcasecmp(b->rp.strs[a->to_sku], cur) == 0 && a->from_sku) {
             tw = true;
-            snprintf(bsku, sizeof(bsku), "%s", b->rp.strs[a->from_sku]);
+            cpy(bsku, sizeof(bsku), b->rp.strs[a->from_sku]);
             tier_of(cat, bsku, size, "", btier);
         }
         ai++;
@@ -680,8 +698,8 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
             tier_of(cat, S(c->sku), c->size_gib ? c->size_gib : size, S(c->tier), ct);
             if (strcasecmp(S(c->sku), cur) != 0)
                 tw = false;
-            snprintf(cur, sizeof(cur), "%s", S(c->sku));
-            snprintf(cur_tier, sizeof(cur_tier), "%s", ct);
+            cpy(cur, sizeof(cur), S(c->sku));
+            cpy(cur_tier, sizeof(cur_tier), ct);
         } else {
             const struct tw_store_rp_action *a = &b->rp.actions[ai++];
             const char *to = b->rp.strs[a->to_sku];
@@ -689,19 +707,19 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
             if (a->policy)
                 *policy = a->policy;
             char prev[32], prev_tier[16];
-            snprintf(prev, sizeof(prev), "%s", cur);
-            snprintf(prev_tier, sizeof(prev_tier), "%s", cur_tier);
+            cpy(prev, sizeof(prev), cur);
+            cpy(prev_tier, sizeof(prev_tier), cur_tier);
             if (*to && strcasecmp(to, cur) != 0) {
                 tw = false;
-                snprintf(cur, sizeof(cur), "%s", to);
+                cpy(cur, sizeof(cur), to);
                 tier_of(cat, to, size, "", cur_tier);
             }
             if (a->downgrade && a->from_sku) {
                 const char *from = b->rp.strs[a->from_sku];
                 tw = true;
-                snprintf(bsku, sizeof(bsku), "%s", from);
+                cpy(bsku, sizeof(bsku), from);
                 if (strcasecmp(from, prev) == 0)
-                    snprintf(btier, sizeof(btier), "%s", prev_tier);
+                    cpy(btier, sizeof(btier), prev_tier);
                 else
                     tier_of(cat, from, size, "", btier);
             }
@@ -771,9 +789,15 @@ struct price_fail {
 };
 
 /* The price per month of SKU TIER in piece P of region R, in micros. */
-static bool price_in(const struct build *b, const struct region *r, const struct piece *p,
+static bool price_in(const struct build *b, struct region *r, const struct piece *p,
                      const char *sku, const char *tier, int64_t *micros, struct price_fail *f)
 {
+    for (size_t i = 0; i < r->n_memo; i++)
+        if (r->memo[i].p == p && strcmp(r->memo[i].sku, sku) == 0 &&
+            strcmp(r->memo[i].tier, tier) == 0) {
+            *micros = r->memo[i].micros;
+            return true;
+        }
     struct tw_sku s;
     if (!tw_sku_parse(sku, &s)) {
         f->code = "unknown_sku";
@@ -802,6 +826,13 @@ static bool price_in(const struct build *b, const struct region *r, const struct
         return false;
     }
     *micros = mny.micros;
+    if (r->n_memo < PRICE_MEMO) {
+        struct price_memo *pm = &r->memo[r->n_memo++];
+        pm->p = p;
+        cpy(pm->sku, sizeof(pm->sku), sku);
+        cpy(pm->tier, sizeof(pm->tier), tier);
+        pm->micros = mny.micros;
+    }
     return true;
 }
 
@@ -850,8 +881,8 @@ static enum tw_err price_row(struct build *b, struct tw_mr_disk *d, struct regio
                 break;
         if (k == nst) {
             memset(&st[k], 0, sizeof(st[k]));
-            snprintf(st[k].sku, sizeof(st[k].sku), "%s", s->sku);
-            snprintf(st[k].tier, sizeof(st[k].tier), "%s", s->tier);
+            cpy(st[k].sku, sizeof(st[k].sku), s->sku);
+            cpy(st[k].tier, sizeof(st[k].tier), s->tier);
             nst++;
         }
         int64_t secs = (s->to_ns - s->from_ns) / TW_NS_PER_S;
@@ -892,11 +923,11 @@ static enum tw_err price_row(struct build *b, struct tw_mr_disk *d, struct regio
                  "book applies; a sync from ARM (tierwise sync) records it");
     } else if (r->missing) {
         d->unpriced = "no_book";
-        snprintf(d->unpriced_why, sizeof(d->unpriced_why), "%s", r->why);
+        cpy(d->unpriced_why, sizeof(d->unpriced_why), r->why);
         r->missing_disks++;
     } else if (!priced) {
         d->unpriced = pf.code;
-        snprintf(d->unpriced_why, sizeof(d->unpriced_why), "%s", pf.why);
+        cpy(d->unpriced_why, sizeof(d->unpriced_why), pf.why);
     }
     d->priced = d->unpriced == NULL;
     if (d->priced) {
@@ -979,16 +1010,16 @@ static enum tw_err on_verdict(void *arg, int64_t vm_id, const struct tw_inventor
             x = &b->vds[b->n_vds++];
             memset(x, 0, sizeof(*x));
             x->vm_id = vm_id;
-            snprintf(x->name, sizeof(x->name), "%s", name);
+            cpy(x->name, sizeof(x->name), name);
         }
         x->started_ns = started;
-        snprintf(x->kind, sizeof(x->kind), "%s", tw_verdict_name(v->kind));
+        cpy(x->kind, sizeof(x->kind), tw_verdict_name(v->kind));
         snprintf(x->reason, sizeof(x->reason), "%.255s", v->reason);
         x->m_iops = v->measured_iops;
         x->m_mbps = v->measured_mbps;
         x->e_iops = v->expected_known ? v->expected_iops : NAN;
         x->e_mbps = v->expected_known ? v->expected_mbps : NAN;
-        snprintf(x->judged_at, sizeof(x->judged_at), "%s", r ? r->started_at : "");
+        cpy(x->judged_at, sizeof(x->judged_at), r ? r->started_at : "");
     }
     return TW_OK;
 }
@@ -1061,14 +1092,14 @@ static const char *group_key(struct build *b, const struct tw_store_sv_vm *vm)
     char key[1024];
     switch (b->o->group_by) {
     case TW_MR_BY_SUBSCRIPTION:
-        snprintf(key, sizeof(key), "%s", vm->subscription_id);
+        cpy(key, sizeof(key), vm->subscription_id);
         break;
     case TW_MR_BY_TAG: {
         const char *v = NULL;
         for (size_t i = 0; i < vm->n_tags; i++)
             if (strcasecmp(vm->tags[i].key, b->m->group_tag) == 0)
                 v = vm->tags[i].value;
-        snprintf(key, sizeof(key), "%s", v ? v : "(no tag)");
+        cpy(key, sizeof(key), v ? v : "(no tag)");
         break;
     }
     default:
@@ -1129,7 +1160,7 @@ static enum tw_err week_add(struct build *b, const struct tw_store_sv_vm *vm, co
         struct tw_mr_span *s = &w->spans[w->n_spans++];
         s->from_ns = a;
         s->to_ns = z;
-        snprintf(s->state, sizeof(s->state), "%s", ps[i].state);
+        cpy(s->state, sizeof(s->state), ps[i].state);
     }
     size_t lo = 0, hi = b->rp.n_marks;
     while (lo < hi) {
@@ -1154,9 +1185,9 @@ static enum tw_err week_add(struct build *b, const struct tw_store_sv_vm *vm, co
                  strcmp(x->kind, "deallocate") == 0 ? "stop" : x->kind);
         for (size_t j = 0; j < vm->n_disks; j++)
             if (vm->disks[j].id == x->disk_id)
-                snprintf(mk->disk, sizeof(mk->disk), "%s", vm->disks[j].name);
-        snprintf(mk->to_sku, sizeof(mk->to_sku), "%s", S(x->to_sku));
-        snprintf(mk->state, sizeof(mk->state), "%s", x->state);
+                cpy(mk->disk, sizeof(mk->disk), vm->disks[j].name);
+        cpy(mk->to_sku, sizeof(mk->to_sku), S(x->to_sku));
+        cpy(mk->state, sizeof(mk->state), x->state);
     }
     m->n_week++;
     return TW_OK;
@@ -1270,17 +1301,17 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
                 break;
             if (n) {
                 const struct seg *l = &b->segs[n - 1];
-                snprintf(d->sku, sizeof(d->sku), "%s", l->sku);
-                snprintf(d->tier, sizeof(d->tier), "%s", l->tier);
+                cpy(d->sku, sizeof(d->sku), l->sku);
+                cpy(d->tier, sizeof(d->tier), l->tier);
                 snprintf(d->original_sku, sizeof(d->original_sku), "%s",
                          l->tw ? l->base_sku : l->sku);
                 snprintf(d->original_tier, sizeof(d->original_tier), "%s",
                          l->tw ? l->base_tier : l->tier);
             } else {
-                snprintf(d->sku, sizeof(d->sku), "%s", sd->sku);
-                snprintf(d->original_sku, sizeof(d->original_sku), "%s", sd->sku);
+                cpy(d->sku, sizeof(d->sku), sd->sku);
+                cpy(d->original_sku, sizeof(d->original_sku), sd->sku);
                 tier_of(b->o->cat, sd->sku, sd->size_gib, sd->tier, d->tier);
-                snprintf(d->original_tier, sizeof(d->original_tier), "%s", d->tier);
+                cpy(d->original_tier, sizeof(d->original_tier), d->tier);
             }
             if ((rc = price_row(b, d, r, n, ps, nps, err)) != TW_OK)
                 break;
@@ -1288,13 +1319,13 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
             d->drift_seconds = drift_seconds(b, sd->id);
             const struct vd *v = vd_find(b, vm.id, sd->name);
             if (v) {
-                snprintf(d->verdict, sizeof(d->verdict), "%s", v->kind);
-                snprintf(d->verdict_reason, sizeof(d->verdict_reason), "%s", v->reason);
+                cpy(d->verdict, sizeof(d->verdict), v->kind);
+                cpy(d->verdict_reason, sizeof(d->verdict_reason), v->reason);
                 d->measured_iops = v->m_iops;
                 d->measured_mbps = v->m_mbps;
                 d->expected_iops = v->e_iops;
                 d->expected_mbps = v->e_mbps;
-                snprintf(d->judged_at, sizeof(d->judged_at), "%s", v->judged_at);
+                cpy(d->judged_at, sizeof(d->judged_at), v->judged_at);
             }
         }
     }
@@ -1435,7 +1466,7 @@ static enum tw_err possible(struct build *b, struct tw_error *err)
         d->excluded = NULL;
         d->excluded_why[0] = '\0';
         d->possible_known = true;
-        snprintf(d->policy, sizeof(d->policy), "%s", b->o->policies[x->best_pol]->name);
+        cpy(d->policy, sizeof(d->policy), b->o->policies[x->best_pol]->name);
         if (!d->priced)
             continue;
         struct tw_amount p;
@@ -1649,7 +1680,7 @@ static enum tw_err build(struct build *b, struct tw_error *err)
     snprintf(m->generated_at, sizeof(m->generated_at), "%.39s", nowt);
     m->group_by = o->group_by;
     if (o->group_by == TW_MR_BY_TAG)
-        snprintf(m->group_tag, sizeof(m->group_tag), "%s", o->group_tag);
+        cpy(m->group_tag, sizeof(m->group_tag), o->group_tag);
     if ((rc = tw_opp_currency(b->st, o->currency, m->currency, err)) != TW_OK)
         return rc;
     m->decimals = tw_currency_decimals(m->currency);
@@ -1661,7 +1692,7 @@ static enum tw_err build(struct build *b, struct tw_error *err)
         if (!m->policies)
             return tw_error_set(err, TW_ENOMEM, "out of memory");
         for (size_t i = 0; i < o->n_policies; i++)
-            snprintf(m->policies[i], sizeof(m->policies[i]), "%s", o->policies[i]->name);
+            cpy(m->policies[i], sizeof(m->policies[i]), o->policies[i]->name);
         m->n_policies = o->n_policies;
     }
     week_span(m);
@@ -1729,8 +1760,8 @@ static enum tw_err build(struct build *b, struct tw_error *err)
         m->missing = nv;
         struct tw_mr_missing *x = &m->missing[m->n_missing++];
         memset(x, 0, sizeof(*x));
-        snprintf(x->region, sizeof(x->region), "%s", r->name);
-        snprintf(x->why, sizeof(x->why), "%s", r->why);
+        cpy(x->region, sizeof(x->region), r->name);
+        cpy(x->why, sizeof(x->why), r->why);
         x->disks = r->missing_disks;
     }
     for (size_t i = 1; i < m->n_missing; i++)

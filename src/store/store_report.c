@@ -99,19 +99,13 @@ static const char changes_sql[] =
 /* The log is scanned in its order and each action found by its key (CROSS
  * JOIN keeps that order): the other way round, a month of a large fleet's
  * actions each looks its moves up by index, ten times slower. */
+/* Every verified move up to the period's end, in one scan (the log has no
+ * index by time): those in the period, and before it each disk's last. */
 static const char actions_sql[] =
-    "SELECT a.id, coalesce(a.vm_id, d.vm_id, 0), coalesce(a.disk_id, 0), a.kind, "
-    "coalesce(a.from_sku, ''), coalesce(a.to_sku, ''), coalesce(a.policy, ''), t.at, a.state "
-    "FROM action_transitions t CROSS JOIN actions a ON a.id = t.action_id LEFT JOIN disks d ON "
-    "d.id = a.disk_id WHERE t.to_state = 'verified' AND t.at >= ?1 AND t.at < ?2 AND "
-    "a.dry_run = 0";
-static const char before_sql[] =
-    "SELECT a.id, coalesce(a.vm_id, 0), a.disk_id, a.kind, coalesce(a.from_sku, ''), "
-    "coalesce(a.to_sku, ''), coalesce(a.policy, ''), max(t.at), a.state FROM "
-    "action_transitions t CROSS "
-    "JOIN actions a ON a.id = t.action_id WHERE t.to_state = 'verified' AND t.at < ?1 AND "
-    "a.state = 'done' AND a.disk_id IS NOT NULL AND a.dry_run = 0 AND a.kind IN "
-    "('downgrade', 'upgrade') GROUP BY a.disk_id";
+    "SELECT a.id, coalesce(a.vm_id, (SELECT d.vm_id FROM disks d WHERE d.id = a.disk_id), 0), "
+    "coalesce(a.disk_id, 0), a.kind, coalesce(a.from_sku, ''), coalesce(a.to_sku, ''), "
+    "coalesce(a.policy, ''), t.at, a.state FROM action_transitions t CROSS JOIN actions a ON "
+    "a.id = t.action_id WHERE t.to_state = 'verified' AND t.at < ?1 AND a.dry_run = 0";
 /* The week's actions never verified: due in it (by the due index, state by
  * state), or without a due time last moved in it.  Those verified in it
  * come with the month's (actions_sql). */
@@ -183,22 +177,39 @@ static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct itab
     return rc;
 }
 
-/* The actions of SQL (bound to the texts A and, when non-NULL, B) whose
- * verified instant is in [FROM_NS, TO_NS): the done disk switches into
- * R's actions, and with MARKS (the month's read) every one verified in
- * [MARK_FROM, MARK_TO) into R's marks. */
+static int action_cmp(const void *a, const void *b);
+
+/* Keeps, of the N before-rows V (by disk), each disk's last one. */
+static size_t last_per_disk(struct tw_store_rp_action *v, size_t n)
+{
+    if (n < 2)
+        return n;
+    qsort(v, n, sizeof(*v), action_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (i + 1 < n && v[i + 1].disk_id == v[i].disk_id)
+            continue;
+        v[k++] = v[i];
+    }
+    return k;
+}
+
+/* The verified moves up to TO_NS (the text B a second later bounds the
+ * scan): the done disk switches of [FROM_NS, TO_NS) into R's actions and
+ * each disk's last one before FROM_NS (before true), and every action
+ * verified in [MARK_FROM, MARK_TO) into R's marks. */
 static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, size_t *cap,
-                                struct itab *scap, const char *sql, const char *a, const char *b,
-                                int64_t from_ns, int64_t to_ns, bool before, size_t *capm,
-                                int64_t mark_from, int64_t mark_to, struct tw_error *err)
+                                struct itab *scap, const char *b, int64_t from_ns,
+                                int64_t to_ns, size_t *capm, int64_t mark_from,
+                                int64_t mark_to, struct tw_error *err)
 {
     sqlite3_stmt *q;
-    enum tw_err rc = prep(s, sql, &q, "preparing to read the actions", err);
+    enum tw_err rc = prep(s, actions_sql, &q, "preparing to read the actions", err);
     if (rc != TW_OK)
         return rc;
-    sqlite3_bind_text(q, 1, a, -1, SQLITE_STATIC);
-    if (b)
-        sqlite3_bind_text(q, 2, b, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 1, b, -1, SQLITE_STATIC);
+    struct tw_store_rp_action *bef = NULL;
+    size_t nb = 0, capb = 0, compact_at = (size_t)1 << 18;
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
         const char *at = (const char *)sqlite3_column_text(q, 7);
@@ -211,9 +222,10 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
                               (long long)sqlite3_column_int64(q, 0), at ? at : "");
             break;
         }
-        if (ns < from_ns || ns >= to_ns)
+        if (ns >= to_ns)
             continue;
-        if (capm && ns >= mark_from && ns < mark_to &&
+        bool before = ns < from_ns;
+        if (!before && ns >= mark_from && ns < mark_to &&
             (rc = mark_add(r, capm, scap, q, 3, 5, 8, ns, err)) != TW_OK)
             break;
         const char *kind = (const char *)sqlite3_column_text(q, 3);
@@ -221,8 +233,14 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
         if (sqlite3_column_int64(q, 2) <= 0 || !kind || !state || strcmp(state, "done") != 0 ||
             (strcmp(kind, "downgrade") != 0 && strcmp(kind, "upgrade") != 0))
             continue;
-        struct tw_store_rp_action *x = grow((void **)&r->actions, r->n_actions, cap,
-                                            sizeof(*r->actions));
+        if (before && nb == compact_at) {
+            nb = last_per_disk(bef, nb);
+            if (nb * 2 > compact_at)
+                compact_at *= 2;
+        }
+        struct tw_store_rp_action *x =
+            before ? grow((void **)&bef, nb, &capb, sizeof(*bef))
+                   : grow((void **)&r->actions, r->n_actions, cap, sizeof(*r->actions));
         if (!x) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the actions");
             break;
@@ -238,11 +256,26 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
             (rc = intern(r, scap, (const char *)sqlite3_column_text(q, 5), &x->to_sku, err)) ||
             (rc = intern(r, scap, (const char *)sqlite3_column_text(q, 6), &x->policy, err)))
             break;
-        r->n_actions++;
+        if (before)
+            nb++;
+        else
+            r->n_actions++;
     }
     if (rc == TW_OK && step != SQLITE_DONE)
         rc = tw_sq_fail(s, NULL, err, "reading the actions");
     sqlite3_finalize(q);
+    if (rc == TW_OK && (nb = last_per_disk(bef, nb)) > 0) {
+        struct tw_store_rp_action *nv =
+            realloc(r->actions, (r->n_actions + nb) * sizeof(*r->actions));
+        if (!nv) {
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the actions");
+        } else {
+            r->actions = nv;
+            memcpy(r->actions + r->n_actions, bef, nb * sizeof(*bef));
+            r->n_actions += nb;
+        }
+    }
+    free(bef);
     return rc;
 }
 
@@ -352,7 +385,7 @@ enum tw_err tw_store_report_read(struct tw_store *st, int64_t from_ns, int64_t t
     if (sqlite3_exec(s->db, "SAVEPOINT report_read", NULL, NULL, NULL) != SQLITE_OK)
         return tw_sq_fail(s, NULL, err, "starting to read the month");
     int64_t from_ms = ns_to_ms(from_ns), to_ms = ns_to_ms(to_ns) + 1;
-    char a[40], b[40];
+    char b[40];
     size_t acap = 0, mcap = 0;
     struct itab *scap = calloc(1, sizeof(*scap));
     if (!scap || !(out->strs = calloc(16, sizeof(*out->strs)))) {
@@ -368,17 +401,9 @@ enum tw_err tw_store_report_read(struct tw_store *st, int64_t from_ns, int64_t t
         rc = read_skus(s, out, scap, changes_sql, from_ms, to_ms, &out->changes,
                        &out->n_changes, err);
     if (rc == TW_OK) {
-        text_at(from_ns - TW_NS_PER_S, a, sizeof(a));
         text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
-        rc = read_actions(s, out, &acap, scap, actions_sql, a, b, from_ns, to_ns, false, &mcap,
-                          mark_from_ns, mark_to_ns, err);
-    }
-    if (rc == TW_OK) {
-        /* The last one before the month: the log's texts (one format)
-         * compare as their instants do; the exact check stays. */
-        text_at(from_ns, a, sizeof(a));
-        rc = read_actions(s, out, &acap, scap, before_sql, a, NULL, INT64_MIN, from_ns, true,
-                          NULL, 0, 0, err);
+        rc = read_actions(s, out, &acap, scap, b, from_ns, to_ns, &mcap, mark_from_ns,
+                          mark_to_ns, err);
     }
     if (rc == TW_OK)
         rc = read_marks(s, out, marks_due_sql, &mcap, scap, mark_from_ns, mark_to_ns, err);
