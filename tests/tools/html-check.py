@@ -9,7 +9,8 @@ Refused: bytes that are not UTF-8, no <!DOCTYPE html> first, an element left
 open, closed out of order or closed twice (every non-void element must be
 closed explicitly, SVG's self-closed ones aside), an '&' that starts no
 known character reference, a '<' or '>' left raw in text, a duplicate id,
-any <script>, <link>, <iframe>, <object>, <embed> or <img>, an on*= handler,
+any <script>, <iframe>, <object>, <embed> or <img>, a <link> other than an
+inline icon (href="data:..."), an on*= handler,
 anything that would load from elsewhere (src=, href= other than '#...',
 url(), @import), and a page without <html>, <head>, <title>, <body>.
 """
@@ -20,7 +21,7 @@ import sys
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta",
         "source", "track", "wbr"}
-FORBIDDEN = {"script", "link", "iframe", "object", "embed", "img", "frame", "base", "audio",
+FORBIDDEN = {"script", "iframe", "object", "embed", "img", "frame", "base", "audio",
              "video", "source", "image"}
 ENTITY = re.compile(r"&(#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 
@@ -48,7 +49,7 @@ class Checker(html.parser.HTMLParser):
                 self.bad(f"<{tag}> has an event handler {name}=")
             if name in ("src", "srcset", "data", "poster", "background"):
                 self.bad(f"<{tag}> loads {name}={value!r}")
-            if name in ("href", "xlink:href") and not value.startswith("#"):
+            if name in ("href", "xlink:href") and not value.startswith("#") and tag != "link":
                 self.bad(f"<{tag}> links outside the page: {name}={value!r}")
             if name == "style" and ("url(" in value or "@import" in value):
                 self.bad(f"<{tag}> style loads from elsewhere")
@@ -58,10 +59,18 @@ class Checker(html.parser.HTMLParser):
                 else:
                     self.ids[value] = self.where()
 
+    def link_check(self, attrs):
+        a = dict(attrs)
+        if a.get("rel") != "icon" or not (a.get("href") or "").startswith("data:"):
+            self.bad(f"<link> other than an inline icon (rel=icon href=data:...): {attrs}")
+
     def handle_starttag(self, tag, attrs):
         self.seen.add(tag)
         if tag in FORBIDDEN:
             self.bad(f"<{tag}> is not allowed in a self-contained page")
+        if tag == "link":
+            self.link_check(attrs)
+            attrs = [(k, v) for k, v in attrs if k != "href"]
         self.attrs_check(tag, attrs)
         if tag == "style":
             self.in_raw = tag
@@ -149,7 +158,8 @@ def check(raw):
     return problems, c.ids
 
 
-GOOD = (b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>t</title>"
+GOOD = (b"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        b"<link rel=\"icon\" href=\"data:,\"><title>t</title>"
         b"<style>p{color:#000}</style></head><body><p id=\"a\">A &amp; B &lt;x&gt; \xe2\x82\xac"
         b"</p><svg viewBox=\"0 0 1 1\"><rect width=\"1\" height=\"1\"/><text>1 &#38; 2</text>"
         b"</svg><a href=\"#a\">top</a></body></html>\n")
@@ -169,6 +179,8 @@ BROKEN = {
     "a duplicate id": GOOD.replace(b"<a href", b"<span id=\"a\">x</span><a href"),
     "no doctype": GOOD.replace(b"<!DOCTYPE html>\n", b""),
     "an unknown entity": GOOD.replace(b"&amp; B", b"&ampx; B"),
+    "a style sheet linked": GOOD.replace(b"<title>", b"<link rel=\"stylesheet\" href=\"s.css\"><title>"),
+    "an icon from elsewhere": GOOD.replace(b"<title>", b"<link rel=\"icon\" href=\"/favicon.ico\"><title>"),
     "an event handler": GOOD.replace(b"<p id=\"a\">", b"<p id=\"a\" onclick=\"x()\">"),
 }
 
