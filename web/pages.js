@@ -48,10 +48,11 @@ pages.fleet = async (box) => {
         t.drift_hours + ' h drift')));
     const unpriced = (r.disks || []).filter((d) => !d.priced);
     if (t.unpriced > 0) {
-      box.appendChild(el('p', { class: 'warn', 'data-figure': 'unpriced', text: t.unpriced + ' of ' + t.disks +
-        ' disks have no price this month and are left out of these figures (not counted as zero)' +
-        (unpriced.length ? ': ' + unpriced.slice(0, 12).map((d) => d.disk + ' (' + (d.unpriced_why || d.unpriced) + ')').join('; ') +
-          (unpriced.length > 12 ? '; and ' + (unpriced.length - 12) + ' more' : '') : '') + '.' }));
+      box.appendChild(el('p', { class: 'warn' }, figure('unpriced', String(t.unpriced), t.unpriced), ' of ' + t.disks +
+        ' disks have no price this month and are left out of these figures (not counted as zero)',
+        unpriced.length ? ': ' : '', unpriced.slice(0, 12).map((d, i) => [i ? '; ' : '', diskLink(d.disk_id, d.disk),
+          ' on ', vmLink(d.vm_id, d.vm), ' (' + (d.unpriced_why || d.unpriced) + ')']),
+        unpriced.length > 12 ? '; and ' + (unpriced.length - 12) + ' more' : '', '.'));
     } else {
       box.appendChild(el('p', { class: 'summary', text: 'Every disk has a price this month.' }));
     }
