@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/policy.h"
 #include "core/time.h"
+#include "service/compliance.h"
 #include "service/monthly.h"
 #include "service/whatif.h"
 
@@ -801,6 +803,93 @@ static void test_group_by_parse(void **state)
     assert_int_equal(tw_mr_group_by_parse(NULL, 0, &o, &err), TW_EPARSE);
 }
 
+/* The verdicts of a real store (tests/fixtures/store/v4.db): each row's
+ * is its disk's latest, as the compliance service judges it. */
+struct latest {
+    size_t n;
+    struct {
+        int64_t vm_id;
+        char disk[128], kind[16], started[40];
+        double iops;
+    } v[256];
+};
+
+static enum tw_err latest_verdict(void *arg, int64_t vm_id, const struct tw_inventory *inv,
+                                  const struct tw_result *r, const struct tw_verdict *v)
+{
+    (void)inv;
+    struct latest *l = arg;
+    for (size_t k = 0; k < v->n_disks; k++) {
+        size_t i;
+        for (i = 0; i < l->n; i++)
+            if (l->v[i].vm_id == vm_id && strcasecmp(l->v[i].disk, v->disks[k].name) == 0)
+                break;
+        if (i == l->n) {
+            assert_true(l->n < 256);
+            l->n++;
+            l->v[i].vm_id = vm_id;
+            snprintf(l->v[i].disk, sizeof(l->v[i].disk), "%s", v->disks[k].name);
+        } else if (at(l->v[i].started) > at(r->started_at)) {
+            continue;
+        }
+        snprintf(l->v[i].kind, sizeof(l->v[i].kind), "%s", tw_verdict_name(v->kind));
+        snprintf(l->v[i].started, sizeof(l->v[i].started), "%s", r->started_at);
+        l->v[i].iops = v->measured_iops;
+    }
+    return TW_OK;
+}
+
+static enum tw_err no_error(void *arg, const struct tw_svc_compliance_error *e)
+{
+    (void)arg;
+    (void)e;
+    return TW_OK;
+}
+
+static void test_verdicts(void **state)
+{
+    struct fx *f = *state;
+    tw_store_close(f->st);
+    th_fixture_copy("store/v4.db", f->path);
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
+    char items[8192];
+    book_text(items, sizeof(items), "7.16");
+    book_put(f, "2020-01-01T00:00:00Z", items);
+    static struct latest l;
+    memset(&l, 0, sizeof(l));
+    struct tw_svc_compliance_ctx cc = {.cat = &f->cat, .caps = &f->caps};
+    struct tw_svc_compliance_sink sk = {latest_verdict, no_error, &l};
+    assert_int_equal(tw_svc_compliance_fleet(f->st, &cc, &sk, NULL, &err), TW_OK);
+    assert_true(l.n > 0);
+    struct tw_mr_opts o;
+    opts(f, &o);
+    build_ok(f, &o);
+    size_t matched = 0;
+    int64_t under = 0;
+    for (size_t i = 0; i < f->m.n_disks; i++) {
+        const struct tw_mr_disk *d = &f->m.disks[i];
+        size_t k;
+        for (k = 0; k < l.n; k++)
+            if (l.v[k].vm_id == d->vm_id && strcasecmp(l.v[k].disk, d->disk) == 0)
+                break;
+        if (k == l.n) {
+            assert_string_equal(d->verdict, "");
+            assert_true(isnan(d->measured_iops));
+            continue;
+        }
+        matched++;
+        assert_string_equal(d->verdict, l.v[k].kind);
+        assert_string_equal(d->judged_at, l.v[k].started);
+        assert_true(d->measured_iops == l.v[k].iops);
+        assert_true(d->verdict_reason[0]);
+        if (strcmp(d->verdict, "under") == 0)
+            under++;
+    }
+    assert_true(matched > 0);
+    assert_int_equal(f->m.fleet.under, under);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -822,6 +911,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_group_by_tag, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_filter, setup, teardown),
         cmocka_unit_test(test_group_by_parse),
+        cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
