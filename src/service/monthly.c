@@ -535,8 +535,9 @@ static enum tw_err region_get(struct build *b, const char *name, struct region *
                 changed = true;
         if (changed)
             rc = note(b, err,
-                      "Prices of %s change within the month: each part of it is priced by the "
-                      "book and items in effect then (see books).",
+                      "The prices of %s may change within the month (a book fetched or an "
+                      "item taking effect during it): each part of it is priced by the book and "
+                      "items in effect then (see books).",
                       reg);
     }
     return rc;
@@ -1645,8 +1646,8 @@ static enum tw_err check_opts(const struct tw_mr_opts *o, struct tw_error *err)
         return tw_error_set(err, TW_EINVAL, "the report needs the tier catalog");
     if (o->group_by == TW_MR_BY_TAG && (!o->group_tag || !*o->group_tag))
         return tw_error_set(err, TW_EINVAL, "--group-by tag: needs the tag's name (tag:NAME)");
-    if (o->group_by == TW_MR_BY_TAG && strlen(o->group_tag) > 511)
-        return tw_error_set(err, TW_EINVAL, "--group-by tag: a tag's name is at most 511 bytes");
+    if (o->group_by == TW_MR_BY_TAG && strnlen(o->group_tag, 513) > 512)
+        return tw_error_set(err, TW_EINVAL, "--group-by tag: a tag's name is at most 512 bytes");
     if (o->n_policies && !o->policies)
         return tw_error_set(err, TW_EINVAL, "the policies are missing");
     return TW_OK;

@@ -182,7 +182,7 @@ struct tw_mr_model {
     bool partial;                          /* the month is still running */
     char generated_at[40];                 /* RFC 3339 UTC */
     enum tw_mr_group_by group_by;
-    char group_tag[512];
+    char group_tag[513];                   /* a tag's name is 1..512 bytes */
     size_t n_disks, n_groups, n_books, n_missing, n_notes;
     struct tw_mr_disk *disks;              /* by group, VM name, disk position */
     struct tw_mr_group *groups;            /* by key */

@@ -440,7 +440,7 @@ static void test_book_refreshed_mid_month(void **state)
     assert_int_equal(f->m.books[1].from_ns, at("2026-11-16T00:00:00Z"));
     assert_int_equal(f->m.books[0].disks, 1);
     assert_int_equal(f->m.books[1].disks, 1);
-    assert_true(has_note(f, "change within the month"));
+    assert_true(has_note(f, "may change within the month"));
 }
 
 static void test_item_effective_mid_month(void **state)
@@ -744,6 +744,13 @@ static void test_group_by_tag(void **state)
     assert_int_equal(f->m.disks[2].disk_id, 11);
     assert_int_equal(f->m.disks[3].disk_id, 12);
     assert_int_equal(f->m.fleet.vms, 3);
+    /* the longest tag name a VM may have */
+    static char longtag[4 + 512 + 1] = "tag:";
+    memset(longtag + 4, 'k', 512);
+    assert_int_equal(tw_mr_group_by_parse(longtag, 516, &o, &err), TW_OK);
+    build_ok(f, &o);
+    assert_int_equal(strlen(f->m.group_tag), 512);
+    assert_string_equal(f->m.groups[0].key, "(no tag)");
     /* resource groups */
     assert_int_equal(tw_mr_group_by_parse("resource-group", 14, &o, &err), TW_OK);
     build_ok(f, &o);
