@@ -339,7 +339,9 @@ static const char STYLE[] =
     "td{padding:1.2mm 1.5mm;border-bottom:.5px solid var(--rule);vertical-align:top}\n"
     ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     ".key{overflow-wrap:anywhere}\n"
-    "#groups-table td.key{min-width:42mm}\n"
+    "#groups-table td.key{min-width:28mm}\n"
+    "#groups-table td,#groups-table th{padding:1mm .8mm;font-size:7.5pt}"
+    "#groups-table th{font-size:6.5pt}\n"
     "table.disks{table-layout:fixed}"
     "table.disks col.c-vm{width:17%}table.disks col.c-sku{width:12%}"
     "table.disks col.c-h{width:17%}table.disks col.c-a{width:7.5%}"
@@ -357,11 +359,13 @@ static const char STYLE[] =
     ".why{color:var(--muted);font-size:7.5pt}\n"
     ".legend{display:flex;gap:5mm;flex-wrap:wrap;font-size:8pt;color:var(--muted);margin:1mm 0}\n"
     ".legend svg{display:inline-block;vertical-align:middle;margin-right:1mm}\n"
-    ".timeline td{padding:.6mm 1.5mm}\n"
-    ".timeline td.vm{width:30%}\n"
+    ".timeline td,.timeline th{padding:.6mm 1.5mm}\n"
+    "table.timeline{table-layout:fixed}.timeline col.t-vm{width:22%}"
+    ".timeline td.vm{overflow-wrap:anywhere}\n"
+    ".timeline svg{width:100%;height:auto}\n"
     ".bars td{padding:.8mm 1.5mm;overflow-wrap:anywhere}\n"
-    "table.bars{table-layout:fixed}.bars col.b-vm{width:24%}.bars col.b-v{width:22%}"
-    ".bars col.b-bar{width:13%}.bars col.b-n{width:14%}\n"
+    "table.bars{table-layout:fixed}.bars col.b-vm{width:22%}.bars col.b-v{width:20%}"
+    ".bars col.b-bar{width:11%}.bars col.b-n{width:18%}.bars svg{width:100%;height:auto}\n"
     ".method{font-size:9pt}\n"
     ".method li{margin:1mm 0}\n"
     "footer{margin-top:8mm;color:var(--muted);font-size:8pt;border-top:.5px solid var(--rule);"
@@ -463,8 +467,11 @@ static void unpriced_sentence(struct hw *w)
         }
         put(w, ")");
     }
-    put(w, ": their amounts are left out of every figure and total of this report, not counted "
-           "as zero; the tables list them with the reason.</p>\n");
+    put(w, t->unpriced == 1
+               ? ": its amounts are left out of every figure and total of this report, not "
+                 "counted as zero; the tables list it with the reason.</p>\n"
+               : ": their amounts are left out of every figure and total of this report, not "
+                 "counted as zero; the tables list them with the reason.</p>\n");
 }
 
 static void headline(struct hw *w)
@@ -798,8 +805,8 @@ static void verdicts(struct hw *w)
     put(w, "<table class=\"bars\" id=\"measured-table\"><colgroup><col class=\"b-vm\">"
            "<col class=\"b-v\"><col class=\"b-bar\"><col class=\"b-n\"><col class=\"b-bar\">"
            "<col class=\"b-n\"></colgroup><thead><tr><th>VM / disk</th>"
-           "<th>Verdict</th><th>IOPS</th><th class=\"num\">measured / expected</th>"
-           "<th>MB/s</th><th class=\"num\">measured / expected</th></tr></thead><tbody>\n");
+           "<th>Verdict</th><th>IOPS</th><th class=\"num\">measured /<br>expected</th>"
+           "<th>MB/s</th><th class=\"num\">measured /<br>expected</th></tr></thead><tbody>\n");
     for (size_t j = 0; j < shown; j++) {
         const struct tw_mr_disk *d = &m->disks[r[j].i];
         const char *fill = verdict_fill(d->verdict);
@@ -903,7 +910,8 @@ static void week(struct hw *w)
     }
     size_t shown = m->n_week < WEEK_VMS_MAX ? m->n_week : WEEK_VMS_MAX;
     /* the axis, in the table's head so it repeats on each printed page */
-    put(w, "<table class=\"timeline\" id=\"week-table\"><thead><tr><th>VM</th><th>");
+    put(w, "<table class=\"timeline\" id=\"week-table\"><colgroup><col class=\"t-vm\"><col>"
+           "</colgroup><thead><tr><th>VM</th><th>");
     putf(w, "<svg viewBox=\"0 0 %d 14\" width=\"%d\" height=\"14\" "
             "xmlns=\"http://www.w3.org/2000/svg\" aria-label=\"days of the week\">",
          TL_W, TL_W);
@@ -1045,7 +1053,7 @@ static const char GROUP_HEAD[] =
     "<th class=\"num\">Not priced</th><th class=\"num\">Under</th>"
     "<th class=\"num\">Switches</th><th class=\"num\">Downgraded h</th>"
     "<th class=\"num\">Drift h</th><th class=\"num\">Cost</th>"
-    "<th class=\"num\">of it transactions</th><th class=\"num\">Baseline</th>"
+    "<th class=\"num\">of it trans&shy;actions</th><th class=\"num\">Baseline</th>"
     "<th class=\"num\">Realised</th><th class=\"num\">Possible</th></tr></thead>\n";
 
 static void groups_table(struct hw *w)
