@@ -253,6 +253,7 @@ struct build {
     size_t cap_segs;
     int64_t now_ns;
     int64_t metered_total;       /* running_metered seconds of the fleet */
+    int64_t only_vm;             /* disk_id given: its VM */
     int64_t vms;                 /* distinct VMs with rows */
     bool after_note;
     /* the week's VMs being filled */
@@ -1223,7 +1224,7 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
     struct tw_store_rp_cursor *cur = NULL;
     int64_t from_ms = tw_floor_div(m->from_ns, TW_NS_PER_MS);
     int64_t to_ms = tw_floor_div(m->to_ns, TW_NS_PER_MS) + 1;
-    enum tw_err rc = tw_store_report_fleet_open(b->st, from_ms, to_ms, &cur, err);
+    enum tw_err rc = tw_store_report_fleet_open(b->st, from_ms, to_ms, b->only_vm, &cur, err);
     struct pspan *ps = NULL;
     size_t cap_ps = 0;
     while (rc == TW_OK) {
@@ -1707,16 +1708,19 @@ static enum tw_err build(struct build *b, struct tw_error *err)
     /* The verdicts first, kept by VM and disk name. */
     struct tw_svc_compliance_ctx cctx = {.cat = o->cat, .caps = o->caps, .arm = o->arm_sizes};
     struct tw_svc_compliance_sink sink = {on_verdict, on_verdict_error, b};
+    if (o->disk_id > 0) {
+        struct tw_store_disk_row dr;
+        if ((rc = tw_store_disk(b->st, o->disk_id, &dr, err)) != TW_OK) {
+            if (rc == TW_ENOENT)
+                tw_error_set(err, TW_ENOENT, "no disk %lld in the store", (long long)o->disk_id);
+            return rc;
+        }
+        b->only_vm = dr.vm_id > 0 ? dr.vm_id : -1;
+    }
     if (o->caps) {
         if (o->disk_id > 0) {
-            struct tw_store_disk_row dr;
-            if ((rc = tw_store_disk(b->st, o->disk_id, &dr, err)) != TW_OK) {
-                if (rc == TW_ENOENT)
-                    tw_error_set(err, TW_ENOENT, "no disk %lld in the store",
-                                 (long long)o->disk_id);
-                return rc;
-            }
-            rc = tw_svc_compliance_vm(b->st, &cctx, dr.vm_id, &sink, err);
+            rc = b->only_vm > 0 ? tw_svc_compliance_vm(b->st, &cctx, b->only_vm, &sink, err)
+                                : TW_OK;
             if (rc == TW_ENOENT)
                 rc = TW_OK;
         } else {

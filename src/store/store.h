@@ -921,7 +921,8 @@ struct tw_store_rp_vm {
 };
 struct tw_store_rp_cursor;
 enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
-                                       struct tw_store_rp_cursor **out, struct tw_error *err);
+                                       int64_t vm_id, struct tw_store_rp_cursor **out,
+                                       struct tw_error *err); /* VM_ID > 0: that VM alone */
 enum tw_err tw_store_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_store_rp_vm *vm,
                                        bool *done, struct tw_error *err);
 void tw_store_report_fleet_close(struct tw_store_rp_cursor *c); /* NULL allowed */

@@ -518,11 +518,13 @@ enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_
 
 /* ---- the fleet walk ---- */
 
-static const char fleet_disks_sql[] =
-    "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, "
-    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id FROM disks d "
+#define FLEET_DISKS                                                                          \
+    "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, "  \
+    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id FROM disks d "    \
     "JOIN vms v ON v.id = d.vm_id WHERE d.detached_ms IS NULL "
-    "ORDER BY d.vm_id, d.position, d.lun, d.name, d.id";
+#define FLEET_ORDER " ORDER BY d.vm_id, d.position, d.lun, d.name, d.id"
+static const char fleet_disks_sql[] = FLEET_DISKS FLEET_ORDER;
+static const char vm_disks_sql[] = FLEET_DISKS "AND d.vm_id = ?1" FLEET_ORDER;
 
 /* The observations in [?2, ?3) and the one in force at ?2 (the walk's). */
 static const char fleet_power_sql[] =
@@ -583,7 +585,8 @@ void tw_store_report_fleet_close(struct tw_store_rp_cursor *c)
 }
 
 enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
-                                       struct tw_store_rp_cursor **out, struct tw_error *err)
+                                       int64_t vm_id, struct tw_store_rp_cursor **out,
+                                       struct tw_error *err)
 {
     *out = NULL;
     tw_error_clear(err);
@@ -603,7 +606,10 @@ enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int
     else
         c->open_tx = true;
     if (rc == TW_OK)
-        rc = prep(c->s, fleet_disks_sql, &c->disks, "preparing to read the fleet's disks", err);
+        rc = prep(c->s, vm_id > 0 ? vm_disks_sql : fleet_disks_sql, &c->disks,
+                  "preparing to read the fleet's disks", err);
+    if (rc == TW_OK && vm_id > 0)
+        sqlite3_bind_int64(c->disks, 1, vm_id);
     if (rc == TW_OK)
         rc = prep(c->s, fleet_power_sql, &c->power, "preparing to read the fleet's disks", err);
     if (rc != TW_OK) {
