@@ -34,18 +34,18 @@
 
 #define FLUSH_AT (64 * 1024)
 #define BUF_MAX (1024 * 1024)
-#define CHART_GROUPS_MAX 24   /* bars in the saving-per-group chart */
-#define VERDICT_ROWS_MAX 40   /* disks in measured against expected */
-#define WEEK_VMS_MAX 60       /* VMs in the week timeline */
-#define WEEK_MARKS_MAX 64     /* switch marks drawn per VM */
-#define LABEL_CHARS 34        /* characters of a label inside a chart */
+#define CHART_GROUPS_MAX 24 /* bars in the saving-per-group chart */
+#define VERDICT_ROWS_MAX 40 /* disks in measured against expected */
+#define WEEK_VMS_MAX 60     /* VMs in the week timeline */
+#define WEEK_MARKS_MAX 64   /* switch marks drawn per VM */
+#define LABEL_CHARS 34      /* characters of a label inside a chart */
 
 struct hw {
     const struct tw_mr_model *m;
     tw_opp_write_fn write;
     void *arg;
     struct tw_buf b;
-    enum tw_err rc;           /* the first error; everything after is skipped */
+    enum tw_err rc; /* the first error; everything after is skipped */
     struct tw_error *err;
     size_t written;
 };
@@ -98,8 +98,7 @@ static void putf(struct hw *w, const char *fmt, ...)
     if (k < 0 || (size_t)k >= sizeof(tmp)) {
         if (w->rc == TW_OK)
             w->rc = tw_error_set(w->err, TW_EINVAL,
-                                 "the HTML report's markup could not be formatted (%.40s...)",
-                                 fmt);
+                                 "the HTML report's markup could not be formatted (%.40s...)", fmt);
         return;
     }
     putn(w, tmp, (size_t)k);
@@ -217,8 +216,8 @@ static const char *money(struct hw *w, struct tw_money m, char *buf, size_t cap)
     tw_error_clear(&e);
     if (tw_money_format(m, w->m->currency, raw, sizeof(raw), &e) != TW_OK) {
         if (w->rc == TW_OK)
-            w->rc = tw_error_set(w->err, e.code, "the HTML report can't write an amount: %s",
-                                 e.msg);
+            w->rc =
+                tw_error_set(w->err, e.code, "the HTML report can't write an amount: %s", e.msg);
         snprintf(buf, cap, "?");
         return buf;
     }
@@ -266,9 +265,9 @@ static const char *number(double v, int decimals, char *buf, size_t cap)
     return buf;
 }
 
-static const char *const MONTHS[12] = {"January", "February", "March",     "April",
-                                       "May",     "June",     "July",      "August",
-                                       "September", "October", "November", "December"};
+static const char *const MONTHS[12] = {"January",   "February", "March",    "April",
+                                       "May",       "June",     "July",     "August",
+                                       "September", "October",  "November", "December"};
 static const char *const DAYS[7] = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
 /* "23 Nov 2026 19:05 UTC" */
@@ -445,8 +444,9 @@ static void unpriced_sentence(struct hw *w)
             (!strcmp(d->unpriced, "no_price") || !strcmp(d->unpriced, "unknown_sku")))
             by_sku++;
     }
-    putf(w, "<p class=\"unpriced\" role=\"note\" id=\"unpriced\"><span data-figure=\"unpriced\">%s"
-            "</span> %s not priced",
+    putf(w,
+         "<p class=\"unpriced\" role=\"note\" id=\"unpriced\"><span data-figure=\"unpriced\">%s"
+         "</span> %s not priced",
          count(t->unpriced, n, sizeof(n)), t->unpriced == 1 ? "disk is" : "disks are");
     if (m->n_missing > 0 || by_sku > 0) {
         put(w, " (");
@@ -497,8 +497,9 @@ static void headline(struct hw *w)
     }
     put(w, "</div><div class=\"sub\">");
     if (!none_priced) {
-        putf(w, "cost <span data-figure=\"cost\">%s</span> against %s had every disk stayed on "
-                "its original SKU",
+        putf(w,
+             "cost <span data-figure=\"cost\">%s</span> against %s had every disk stayed on "
+             "its original SKU",
              money(w, t->cost_r, b, sizeof(b)), money(w, t->baseline_r, c, sizeof(c)));
     }
     put(w, "</div></div>\n");
@@ -524,10 +525,11 @@ static void headline(struct hw *w)
     }
     put(w, "</div></div>\n");
     /* under */
-    putf(w, "<div class=\"fig under\"><div class=\"label\">Disks under-delivering</div>"
-            "<div class=\"value\"><span data-figure=\"under\">%s</span> "
-            "<span class=\"cur\">of <span data-figure=\"disks\">%s</span></span></div>"
-            "<div class=\"sub\">",
+    putf(w,
+         "<div class=\"fig under\"><div class=\"label\">Disks under-delivering</div>"
+         "<div class=\"value\"><span data-figure=\"under\">%s</span> "
+         "<span class=\"cur\">of <span data-figure=\"disks\">%s</span></span></div>"
+         "<div class=\"sub\">",
          count(t->under, a, sizeof(a)), count(t->disks, b, sizeof(b)));
     int64_t judged = 0;
     for (size_t i = 0; i < m->n_disks; i++)
@@ -536,8 +538,9 @@ static void headline(struct hw *w)
     if (judged == 0 && t->disks > 0)
         put(w, "no disk has been measured yet: nothing is known to under-deliver");
     else
-        putf(w, "latest measurement below the rated IOPS or MB/s; <span data-figure=\"judged\">"
-                "%s</span> of the disks measured",
+        putf(w,
+             "latest measurement below the rated IOPS or MB/s; <span data-figure=\"judged\">"
+             "%s</span> of the disks measured",
              count(judged, c, sizeof(c)));
     put(w, "</div></div>\n");
     put(w, "</div>\n");
@@ -651,16 +654,18 @@ static void group_chart(struct hw *w)
     }
     const int W = 720, LX = 210, BX = 216, BW = 330, VX = 716, ROW = 22, TOP = 26;
     int h = TOP + (int)shown * ROW + 8;
-    putf(w, "<svg id=\"saving-chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-            "role=\"img\" aria-label=\"Realised and possible saving per group\" "
-            "xmlns=\"http://www.w3.org/2000/svg\">\n",
+    putf(w,
+         "<svg id=\"saving-chart\" viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+         "role=\"img\" aria-label=\"Realised and possible saving per group\" "
+         "xmlns=\"http://www.w3.org/2000/svg\">\n",
          W, h, W, h);
-    putf(w, "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"#1f3a5f\"/>"
-            "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">realised</text>"
-            "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"#a9bdd3\"/>"
-            "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">still possible</text>"
-            "<text x=\"%d\" y=\"15\" font-size=\"9\" fill=\"#5b6675\" text-anchor=\"end\">"
-            "realised / possible (",
+    putf(w,
+         "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"#1f3a5f\"/>"
+         "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">realised</text>"
+         "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"#a9bdd3\"/>"
+         "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">still possible</text>"
+         "<text x=\"%d\" y=\"15\" font-size=\"9\" fill=\"#5b6675\" text-anchor=\"end\">"
+         "realised / possible (",
          BX, BX + 14, BX + 80, BX + 94, VX);
     esc(w, m->currency);
     put(w, ")</text>\n");
@@ -671,31 +676,34 @@ static void group_chart(struct hw *w)
         double pw = (double)pos(g->t.possible_r.micros) / (double)top * BW;
         put(w, "<g><title>");
         esc(w, g->key);
-        putf(w, ": realised %s, still possible %s</title>",
-             money(w, g->t.realised_r, a, sizeof(a)), money(w, g->t.possible_r, b, sizeof(b)));
-        putf(w, "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#1b2430\" "
-                "text-anchor=\"end\">",
+        putf(w, ": realised %s, still possible %s</title>", money(w, g->t.realised_r, a, sizeof(a)),
+             money(w, g->t.possible_r, b, sizeof(b)));
+        putf(w,
+             "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#1b2430\" "
+             "text-anchor=\"end\">",
              LX, y + 14);
         esc_max(w, group_label(w, g->key), LABEL_CHARS);
         put(w, "</text>");
         putf(w, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"1\" fill=\"#c9d1db\"/>", BX,
              y + ROW - 2, BW);
         if (rw > 0)
-            putf(w, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"#1f3a5f\"/>",
-                 BX, y + 3, rw);
+            putf(w, "<rect x=\"%d\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"#1f3a5f\"/>", BX,
+                 y + 3, rw);
         if (pw > 0)
             putf(w, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"14\" fill=\"#a9bdd3\"/>",
                  BX + rw, y + 3, pw);
-        putf(w, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" fill=\"#1b2430\">"
-                "<tspan font-weight=\"600\">%s</tspan><tspan fill=\"#5b6675\"> / %s</tspan>"
-                "</text></g>\n",
+        putf(w,
+             "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"end\" fill=\"#1b2430\">"
+             "<tspan font-weight=\"600\">%s</tspan><tspan fill=\"#5b6675\"> / %s</tspan>"
+             "</text></g>\n",
              VX, y + 14, money(w, g->t.realised_r, a, sizeof(a)),
              money(w, g->t.possible_r, b, sizeof(b)));
     }
     put(w, "</svg>\n");
     if (n > shown)
-        putf(w, "<p class=\"note\">The %zu groups with the largest saving; the other %zu are in "
-                "the table of groups.</p>\n",
+        putf(w,
+             "<p class=\"note\">The %zu groups with the largest saving; the other %zu are in "
+             "the table of groups.</p>\n",
              shown, n - shown);
     put(w, "</section>\n");
     free(r);
@@ -723,8 +731,7 @@ static const char *verdict_fill(const char *v)
 
 static double ratio(double measured, double expected)
 {
-    if (isnan(measured) || isnan(expected) || isinf(measured) || isinf(expected) ||
-        expected <= 0)
+    if (isnan(measured) || isnan(expected) || isinf(measured) || isinf(expected) || expected <= 0)
         return NAN;
     return measured / expected;
 }
@@ -734,9 +741,10 @@ static void pct_bar(struct hw *w, double measured, double expected, const char *
 {
     const int W = 150, H = 12;
     double q = ratio(measured, expected);
-    putf(w, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-            "xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\">"
-            "<rect x=\"0\" y=\"2\" width=\"%d\" height=\"8\" fill=\"#eef2f6\"/>",
+    putf(w,
+         "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+         "xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\">"
+         "<rect x=\"0\" y=\"2\" width=\"%d\" height=\"8\" fill=\"#eef2f6\"/>",
          W, H, W, H, W);
     if (!isnan(q)) {
         double len = q * 100.0;
@@ -834,8 +842,9 @@ static void verdicts(struct hw *w)
     }
     put(w, "</tbody></table>\n");
     if (n > shown)
-        putf(w, "<p class=\"note\">The %zu worst of %zu disks with a verdict; the others are in "
-                "the disk tables.</p>\n",
+        putf(w,
+             "<p class=\"note\">The %zu worst of %zu disks with a verdict; the others are in "
+             "the disk tables.</p>\n",
              shown, n);
     put(w, "<div class=\"legend\"><span><span class=\"v v-under\">under</span> below what it "
            "should give</span><span><span class=\"v v-delivers\">delivers</span> what it "
@@ -869,21 +878,25 @@ static void day_grid(struct hw *w, int h)
 
 static void mark_shape(struct hw *w, const char *kind, bool failed, double x, double y)
 {
-    const char *fill = failed ? "#ffffff" : !strcmp(kind, "downgrade") ? "#1f3a5f"
-                                         : !strcmp(kind, "upgrade")   ? "#d08a2e"
-                                                                       : "#5b6675";
+    const char *fill = failed                       ? "#ffffff"
+                       : !strcmp(kind, "downgrade") ? "#1f3a5f"
+                       : !strcmp(kind, "upgrade")   ? "#d08a2e"
+                                                    : "#5b6675";
     const char *stroke = failed ? "#8e1b1b" : "#1b2430";
     if (!strcmp(kind, "downgrade"))
-        putf(w, "<path d=\"M%.1f %.1f l-5 -8 h10 z\" fill=\"%s\" stroke=\"%s\" "
-                "stroke-width=\"0.8\"/>",
+        putf(w,
+             "<path d=\"M%.1f %.1f l-5 -8 h10 z\" fill=\"%s\" stroke=\"%s\" "
+             "stroke-width=\"0.8\"/>",
              x, y + 4, fill, stroke);
     else if (!strcmp(kind, "upgrade"))
-        putf(w, "<path d=\"M%.1f %.1f l-5 8 h10 z\" fill=\"%s\" stroke=\"%s\" "
-                "stroke-width=\"0.8\"/>",
+        putf(w,
+             "<path d=\"M%.1f %.1f l-5 8 h10 z\" fill=\"%s\" stroke=\"%s\" "
+             "stroke-width=\"0.8\"/>",
              x, y - 4, fill, stroke);
     else
-        putf(w, "<rect x=\"%.1f\" y=\"%.1f\" width=\"2\" height=\"12\" fill=\"%s\" "
-                "stroke=\"%s\" stroke-width=\"0.5\"/>",
+        putf(w,
+             "<rect x=\"%.1f\" y=\"%.1f\" width=\"2\" height=\"12\" fill=\"%s\" "
+             "stroke=\"%s\" stroke-width=\"0.5\"/>",
              x - 1, y - 6, fill, stroke);
 }
 
@@ -912,16 +925,18 @@ static void week(struct hw *w)
     /* the axis, in the table's head so it repeats on each printed page */
     put(w, "<table class=\"timeline\" id=\"week-table\"><colgroup><col class=\"t-vm\"><col>"
            "</colgroup><thead><tr><th>VM</th><th>");
-    putf(w, "<svg viewBox=\"0 0 %d 14\" width=\"%d\" height=\"14\" "
-            "xmlns=\"http://www.w3.org/2000/svg\" aria-label=\"days of the week\">",
+    putf(w,
+         "<svg viewBox=\"0 0 %d 14\" width=\"%d\" height=\"14\" "
+         "xmlns=\"http://www.w3.org/2000/svg\" aria-label=\"days of the week\">",
          TL_W, TL_W);
     for (int d = 0; d < 7; d++) {
         int64_t day_ns = m->week_from_ns + (int64_t)d * TW_NS_PER_DAY;
         struct tw_civil c;
         tw_civil_from_ns(day_ns, &c);
         int64_t days = tw_floor_div(day_ns, TW_NS_PER_DAY);
-        putf(w, "<text x=\"%.1f\" y=\"11\" font-size=\"9\" fill=\"#5b6675\" "
-                "text-anchor=\"middle\">%s %d</text>",
+        putf(w,
+             "<text x=\"%.1f\" y=\"11\" font-size=\"9\" fill=\"#5b6675\" "
+             "text-anchor=\"middle\">%s %d</text>",
              (double)TL_W * (d + 0.5) / 7.0, DAYS[tw_weekday_from_days(days) % 7], c.day);
     }
     put(w, "</svg></th></tr></thead><tbody>\n");
@@ -930,8 +945,9 @@ static void week(struct hw *w)
         putf(w, "<tr data-id=\"%lld\"><td class=\"vm\">", (long long)vm->vm_id);
         esc(w, vm->vm);
         put(w, "</td><td>");
-        putf(w, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
-                "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"",
+        putf(w,
+             "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" "
+             "xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"",
              TL_W, TL_H, TL_W, TL_H);
         esc(w, vm->vm);
         putf(w, ": %zu switches\">", vm->n_marks);
@@ -945,8 +961,9 @@ static void week(struct hw *w)
             if (x1 <= x0)
                 continue;
             bool dealloc = strstr(sp->state, "dealloc") != NULL;
-            putf(w, "<rect x=\"%.1f\" y=\"3\" width=\"%.1f\" height=\"16\" fill=\"%s\">"
-                    "<title>",
+            putf(w,
+                 "<rect x=\"%.1f\" y=\"3\" width=\"%.1f\" height=\"16\" fill=\"%s\">"
+                 "<title>",
                  x0, x1 - x0, dealloc ? "#b9c4d1" : "#e3e3e3");
             esc(w, sp->state);
             putf(w, " from %s to %s</title></rect>", when(sp->from_ns, a, sizeof(a)),
@@ -987,8 +1004,9 @@ static void week(struct hw *w)
     }
     put(w, "</tbody></table>\n");
     if (m->n_week > shown)
-        putf(w, "<p class=\"note\">%zu of %zu VMs with a switch that week are drawn; the JSON form "
-                "lists them all.</p>\n",
+        putf(w,
+             "<p class=\"note\">%zu of %zu VMs with a switch that week are drawn; the JSON form "
+             "lists them all.</p>\n",
              shown, m->n_week);
     put(w, "<div class=\"legend\">"
            "<span><svg width=\"12\" height=\"12\" viewBox=\"0 0 12 12\" aria-hidden=\"true\">"
@@ -1019,8 +1037,9 @@ static void week(struct hw *w)
 static void total_cells(struct hw *w, const struct tw_mr_total *t, bool possible)
 {
     char a[48], b[48], c[48], d[48], e[48];
-    putf(w, "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-            "<td class=\"num\">%s</td>",
+    putf(w,
+         "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+         "<td class=\"num\">%s</td>",
          money(w, t->cost_r, a, sizeof(a)), money(w, t->transactions_r, b, sizeof(b)),
          money(w, t->baseline_r, c, sizeof(c)), money(w, t->realised_r, d, sizeof(d)));
     if (possible)
@@ -1037,9 +1056,10 @@ static void group_row(struct hw *w, const char *label, const struct tw_mr_total 
         esc(w, label);
     else
         group_key(w, label, true);
-    putf(w, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-            "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-            "<td class=\"num\">%s</td>",
+    putf(w,
+         "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+         "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+         "<td class=\"num\">%s</td>",
          count(t->vms, a, sizeof(a)), count(t->disks, b, sizeof(b)),
          count(t->unpriced, c, sizeof(c)), count(t->under, d, sizeof(d)),
          count(t->switches, e, sizeof(e)), hours(t->downgraded_seconds, false, f, sizeof(f)),
@@ -1086,9 +1106,10 @@ static void groups_table(struct hw *w)
     group_row(w, "Fleet", &m->fleet, true);
     put(w, "</tbody></table>\n");
     if (shown < n)
-        putf(w, "<p class=\"note\" id=\"groups-left-out\">The %zu groups with the largest "
-                "realised saving are listed; %zu groups are left out here. The fleet's line "
-                "counts them all, and the CSV form has every row.</p>\n",
+        putf(w,
+             "<p class=\"note\" id=\"groups-left-out\">The %zu groups with the largest "
+             "realised saving are listed; %zu groups are left out here. The fleet's line "
+             "counts them all, and the CSV form has every row.</p>\n",
              shown, n - shown);
     free(r);
 }
@@ -1200,8 +1221,9 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
         any = true;
     }
     if (d->running_metered_seconds > 0) {
-        putf(w, "%s%s&nbsp;h on a per-transaction SKU while running: transactions not known, "
-                "not counted",
+        putf(w,
+             "%s%s&nbsp;h on a per-transaction SKU while running: transactions not known, "
+             "not counted",
              any ? "<br>" : "", hours(d->running_metered_seconds, true, a, sizeof(a)));
     }
     put(w, "</td></tr>\n");
@@ -1273,10 +1295,11 @@ static void disk_tables(struct hw *w)
             pick[r[k].i] = true;
         free(r);
         char a[32], b[32], c[32];
-        putf(w, "<p class=\"note\" id=\"disks-left-out\"><b>The report has %s disk rows: this page "
-                "shows the %s with the largest realised saving, under their groups, and leaves "
-                "out the other %s.</b> Every group's total still counts all its disks. The CSV "
-                "form (<code>--format csv</code>) has every row.</p>\n",
+        putf(w,
+             "<p class=\"note\" id=\"disks-left-out\"><b>The report has %s disk rows: this page "
+             "shows the %s with the largest realised saving, under their groups, and leaves "
+             "out the other %s.</b> Every group's total still counts all its disks. The CSV "
+             "form (<code>--format csv</code>) has every row.</p>\n",
              count((int64_t)m->n_disks, a, sizeof(a)), count(TW_MR_HTML_ROWS_MAX, b, sizeof(b)),
              count((int64_t)(m->n_disks - TW_MR_HTML_ROWS_MAX), c, sizeof(c)));
     }
@@ -1312,8 +1335,9 @@ static void disk_tables(struct hw *w)
         disk_total_row(w, label, &g->t);
         put(w, "</tbody></table>\n");
         if (collapse && shown < g->n)
-            putf(w, "<p class=\"note\">%zu of the group's rows are left out here; the CSV has "
-                    "them.</p>\n",
+            putf(w,
+                 "<p class=\"note\">%zu of the group's rows are left out here; the CSV has "
+                 "them.</p>\n",
                  g->n - shown);
     }
     if (collapse && w->rc == TW_OK) {
@@ -1326,8 +1350,9 @@ static void disk_tables(struct hw *w)
             none += !any;
         }
         if (none > 0)
-            putf(w, "<p class=\"note\" id=\"groups-without-rows\">%zu %s none of the rows "
-                    "shown; %s in the table of groups.</p>\n",
+            putf(w,
+                 "<p class=\"note\" id=\"groups-without-rows\">%zu %s none of the rows "
+                 "shown; %s in the table of groups.</p>\n",
                  none, none == 1 ? "group has" : "groups have",
                  none == 1 ? "its total is" : "their totals are");
     }
@@ -1400,8 +1425,7 @@ static void method(struct hw *w)
         for (size_t i = 0; i < m->n_missing; i++) {
             put(w, "<tr><td>");
             esc(w, m->missing[i].region);
-            putf(w, "</td><td class=\"num\">%s</td><td>", count(m->missing[i].disks, c,
-                                                                 sizeof(c)));
+            putf(w, "</td><td class=\"num\">%s</td><td>", count(m->missing[i].disks, c, sizeof(c)));
             esc(w, m->missing[i].why);
             put(w, "</td></tr>\n");
         }

@@ -100,7 +100,7 @@ static void page(char f[FIELDS][600], struct out *o)
     snprintf(m.month, sizeof(m.month), "2026-11");
     snprintf(m.currency, sizeof(m.currency), "EUR");
     m.decimals = 2;
-    m.from_ns = INT64_C(1793491200) * 1000000000;       /* 2026-11-01 */
+    m.from_ns = INT64_C(1793491200) * 1000000000; /* 2026-11-01 */
     m.to_ns = m.month_end_ns = m.from_ns + INT64_C(30) * 86400 * 1000000000;
     snprintf(m.generated_at, sizeof(m.generated_at), "2026-12-01T06:00:00Z");
     for (int i = 0; i < 2; i++) {

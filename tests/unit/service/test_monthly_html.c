@@ -24,7 +24,7 @@
 
 struct fx {
     struct tw_mr_model m;
-    char *pool;                    /* the names */
+    char *pool; /* the names */
     size_t pool_used, pool_cap;
     struct tw_mr_sku_time *skus;
     struct tw_mr_span *spans;
@@ -276,8 +276,8 @@ struct sink {
     char *data;
     size_t len, cap;
     size_t calls, max_chunk;
-    size_t fail_at;               /* > 0: that call fails with TW_EIO */
-    bool keep;                    /* false: only count */
+    size_t fail_at; /* > 0: that call fails with TW_EIO */
+    bool keep;      /* false: only count */
 };
 
 static enum tw_err sink_write(void *arg, const char *buf, size_t len)
@@ -389,7 +389,8 @@ static void test_headline(void **state)
     figure(page, "judged", v, sizeof(v));
     assert_string_equal(v, "40");
     /* hours to two decimals: in a row trimmed, in the groups' table fixed */
-    assert_non_null(strstr(page, "StandardSSD_LRS</span> <span class=\"sub\">266.17&nbsp;h</span>"));
+    assert_non_null(
+        strstr(page, "StandardSSD_LRS</span> <span class=\"sub\">266.17&nbsp;h</span>"));
     assert_non_null(strstr(page, "Premium_LRS</span> <span class=\"sub\">510&nbsp;h</span>"));
     assert_non_null(strstr(page, "<td class=\"num\">2,200.00</td>"));
     assert_null(strstr(page, "266.174722"));
@@ -442,7 +443,8 @@ static void test_headline(void **state)
         f.m.disks[i].verdict[0] = '\0';
     f.m.fleet.under = 0;
     page = render(&f.m);
-    assert_non_null(strstr(page, "no disk has been measured yet: nothing is known to under-deliver"));
+    assert_non_null(
+        strstr(page, "no disk has been measured yet: nothing is known to under-deliver"));
     figure(page, "partial", v, sizeof(v));
     assert_string_equal(v, "Month to date");
     assert_non_null(strstr(page, "Saved this month (to date)"));
@@ -561,8 +563,8 @@ static void test_size_100k(void **state)
     print_message("100,000 disks: %zu bytes in %zu chunks (largest %zu)\n", s.len, s.calls,
                   s.max_chunk);
     assert_true(s.len < 10u * 1000 * 1000);
-    assert_true(s.calls > 10);               /* streamed ... */
-    assert_true(s.max_chunk <= 256 * 1024);  /* ... in chunks, not one string */
+    assert_true(s.calls > 10);              /* streamed ... */
+    assert_true(s.max_chunk <= 256 * 1024); /* ... in chunks, not one string */
     fx_free(&f);
 }
 
@@ -768,11 +770,11 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--sample"))
         return write_sample(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escaping),    cmocka_unit_test(test_headline),
-        cmocka_unit_test(test_unpriced),    cmocka_unit_test(test_collapse),
-        cmocka_unit_test(test_size_100k),   cmocka_unit_test(test_size_worst),
-        cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_write_error), cmocka_unit_test(test_bad_currency),
+        cmocka_unit_test(test_escaping),     cmocka_unit_test(test_headline),
+        cmocka_unit_test(test_unpriced),     cmocka_unit_test(test_collapse),
+        cmocka_unit_test(test_size_100k),    cmocka_unit_test(test_size_worst),
+        cmocka_unit_test(test_empty),        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_bad_currency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
