@@ -1111,6 +1111,20 @@ static const char *group_key(struct build *b, const struct tw_store_sv_vm *vm)
     return ar_str(b->ar, key);
 }
 
+/* Whether disk ID was first seen after the period (no row then). */
+static bool seen_later(const struct build *b, int64_t id)
+{
+    size_t lo = 0, hi = b->rp.n_later;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (b->rp.later[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < b->rp.n_later && b->rp.later[lo] == id;
+}
+
 static bool week_vm(const struct build *b, int64_t vm_id)
 {
     size_t lo = 0, hi = b->rp.n_marks;
@@ -1267,7 +1281,7 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
         bool counted = false;
         for (size_t i = 0; i < vm.n_disks && rc == TW_OK; i++) {
             const struct tw_store_sv_disk *sd = &vm.disks[i];
-            if (b->o->disk_id > 0 && sd->id != b->o->disk_id)
+            if ((b->o->disk_id > 0 && sd->id != b->o->disk_id) || seen_later(b, sd->id))
                 continue;
             struct tw_mr_disk *d = NULL;
             if ((rc = row_add(b, &d, err)) != TW_OK)

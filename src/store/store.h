@@ -886,6 +886,9 @@ struct tw_store_report {
     size_t n_marks;
     struct tw_store_rp_book *books;     /* CURRENCY's books by region, fetched time, id */
     size_t n_books;
+    int64_t *later;                     /* disks first seen at or after TO (by id): not
+                                         * there in the span */
+    size_t n_later;
     char (*strs)[65];                   /* the SKU, tier and policy names the rows use;
                                          * strs[0] is "" */
     size_t n_strs;

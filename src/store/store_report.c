@@ -93,6 +93,9 @@ static enum tw_err intern(struct tw_store_report *r, struct itab *t, const char 
 static const char at_start_sql[] =
     "SELECT disk_id, max(observed_ms), sku, coalesce(tier, ''), size_gib FROM disk_sku_history "
     "WHERE observed_ms <= ?1 GROUP BY disk_id ORDER BY disk_id";
+static const char later_sql[] =
+    "SELECT disk_id FROM disk_sku_history GROUP BY disk_id HAVING min(observed_ms) >= ?1 "
+    "ORDER BY disk_id";
 static const char changes_sql[] =
     "SELECT disk_id, observed_ms, sku, coalesce(tier, ''), size_gib FROM disk_sku_history "
     "WHERE observed_ms > ?1 AND observed_ms < ?2 ORDER BY disk_id, observed_ms, id";
@@ -314,6 +317,31 @@ static enum tw_err read_marks(struct tw_sqlite *s, struct tw_store_report *r, co
     return rc;
 }
 
+static enum tw_err read_later(struct tw_sqlite *s, struct tw_store_report *r, int64_t to_ms,
+                              struct tw_error *err)
+{
+    sqlite3_stmt *q;
+    enum tw_err rc = prep(s, later_sql, &q, "preparing to read the disks first seen later", err);
+    if (rc != TW_OK)
+        return rc;
+    sqlite3_bind_int64(q, 1, to_ms);
+    size_t cap = 0;
+    int step;
+    while ((step = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t *x = grow((void **)&r->later, r->n_later, &cap, sizeof(*r->later));
+        if (!x) {
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the disks first seen later");
+            break;
+        }
+        *x = sqlite3_column_int64(q, 0);
+        r->n_later++;
+    }
+    if (rc == TW_OK && step != SQLITE_DONE)
+        rc = tw_sq_fail(s, NULL, err, "reading the disks first seen later");
+    sqlite3_finalize(q);
+    return rc;
+}
+
 static enum tw_err read_books(struct tw_sqlite *s, struct tw_store_report *r,
                               const char *currency, struct tw_error *err)
 {
@@ -409,6 +437,8 @@ enum tw_err tw_store_report_read(struct tw_store *st, int64_t from_ns, int64_t t
         rc = read_marks(s, out, marks_due_sql, &mcap, scap, mark_from_ns, mark_to_ns, err);
     if (rc == TW_OK)
         rc = read_books(s, out, currency, err);
+    if (rc == TW_OK)
+        rc = read_later(s, out, ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0), err);
     sqlite3_exec(s->db, "RELEASE report_read", NULL, NULL, NULL);
     free(scap);
     if (rc != TW_OK) {
@@ -431,6 +461,7 @@ void tw_store_report_free(struct tw_store_report *r)
     free(r->actions);
     free(r->marks);
     free(r->books);
+    free(r->later);
     free(r->strs);
     memset(r, 0, sizeof(*r));
 }

@@ -751,6 +751,13 @@ static void test_group_by_tag(void **state)
     build_ok(f, &o);
     assert_int_equal(strlen(f->m.group_tag), 512);
     assert_string_equal(f->m.groups[0].key, "(no tag)");
+    /* a disk first seen after the month is not in it */
+    disk(f, 13, 1, "data2", "Premium_LRS", "P10", 128, 2);
+    hist(f, 13, "2026-12-01T00:00:00Z", "Premium_LRS", "P10");
+    build_ok(f, &o);
+    assert_int_equal(f->m.fleet.disks, 4);
+    for (size_t i = 0; i < f->m.n_disks; i++)
+        assert_true(f->m.disks[i].disk_id != 13);
     /* resource groups */
     assert_int_equal(tw_mr_group_by_parse("resource-group", 14, &o, &err), TW_OK);
     build_ok(f, &o);
