@@ -636,6 +636,28 @@ static void test_size_worst(void **state)
     fx_free(&f);
 }
 
+/* A saving below zero (transactions dearer than the downgrade saved) is
+ * written with its sign and grouped, and draws no bar of its own. */
+static void test_negative(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 4, 2, 1);
+    struct tw_mr_disk *d = &f.m.disks[0];
+    d->realised_r = tw_money_micros(-1234500000);
+    d->cost_r = tw_money_micros(d->baseline_r.micros + 1234500000);
+    f.m.groups[0].t.realised_r = tw_money_micros(-1234500000);
+    f.m.fleet.realised_r = tw_money_micros(-1234500000 + f.m.groups[1].t.realised_r.micros);
+    char *page = render(&f.m);
+    assert_non_null(strstr(page, "<td class=\"num\">-1,234.50</td>"));
+    char v[64];
+    figure(page, "realised", v, sizeof(v));
+    assert_string_equal(v, "-1,199.31"); /* -1,234.50 + 35.19 (disk 2) */
+    assert_non_null(strstr(page, "<tspan font-weight=\"600\">-1,234.50</tspan>"));
+    free(page);
+    fx_free(&f);
+}
+
 static void test_empty(void **state)
 {
     (void)state;
@@ -770,11 +792,11 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--sample"))
         return write_sample(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escaping),     cmocka_unit_test(test_headline),
-        cmocka_unit_test(test_unpriced),     cmocka_unit_test(test_collapse),
-        cmocka_unit_test(test_size_100k),    cmocka_unit_test(test_size_worst),
-        cmocka_unit_test(test_empty),        cmocka_unit_test(test_write_error),
-        cmocka_unit_test(test_bad_currency),
+        cmocka_unit_test(test_escaping),    cmocka_unit_test(test_headline),
+        cmocka_unit_test(test_unpriced),    cmocka_unit_test(test_collapse),
+        cmocka_unit_test(test_size_100k),   cmocka_unit_test(test_size_worst),
+        cmocka_unit_test(test_negative),    cmocka_unit_test(test_empty),
+        cmocka_unit_test(test_write_error), cmocka_unit_test(test_bad_currency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
