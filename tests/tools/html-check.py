@@ -7,7 +7,8 @@ report's, src/service/monthly_html.c).
 
 Refused: bytes that are not UTF-8, no <!DOCTYPE html> first, an element left
 open, closed out of order or closed twice (every non-void element must be
-closed explicitly, SVG's self-closed ones aside), an '&' that starts no
+closed explicitly, SVG's self-closed ones aside), a block (<div>, <table>,
+<ul>, ...) opened inside a <p> (a browser would close the <p> there), an '&' that starts no
 known character reference, a '<' or '>' left raw in text, a duplicate id,
 any <script>, <iframe>, <object>, <embed> or <img>, a <link> other than an
 inline icon (href="data:..."), an on*= handler,
@@ -23,6 +24,11 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
         "source", "track", "wbr"}
 FORBIDDEN = {"script", "iframe", "object", "embed", "img", "frame", "base", "audio",
              "video", "source", "image"}
+# Opening one of these while a <p> is open closes the <p> in a browser: the
+# page's tree would not be the one written.
+CLOSES_P = {"address", "article", "aside", "blockquote", "details", "div", "dl", "fieldset",
+            "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+            "header", "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"}
 ENTITY = re.compile(r"&(#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
 
 
@@ -74,6 +80,8 @@ class Checker(html.parser.HTMLParser):
         self.attrs_check(tag, attrs)
         if tag == "style":
             self.in_raw = tag
+        if tag in CLOSES_P and not self.in_svg() and any(t == "p" for t, _ in self.stack):
+            self.bad(f"<{tag}> inside a <p>: a browser closes the <p> before it")
         if tag not in VOID:
             self.stack.append((tag, self.where()))
 
@@ -181,6 +189,7 @@ BROKEN = {
     "an unknown entity": GOOD.replace(b"&amp; B", b"&ampx; B"),
     "a style sheet linked": GOOD.replace(b"<title>", b"<link rel=\"stylesheet\" href=\"s.css\"><title>"),
     "an icon from elsewhere": GOOD.replace(b"<title>", b"<link rel=\"icon\" href=\"/favicon.ico\"><title>"),
+    "a block inside a paragraph": GOOD.replace(b"A &amp; B", b"A <div>x</div> B"),
     "an event handler": GOOD.replace(b"<p id=\"a\">", b"<p id=\"a\" onclick=\"x()\">"),
 }
 
