@@ -161,6 +161,26 @@ step "$start0" "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
 tagged=$(jq -r '.vms[] | select(.tags.tierwise == "weekend-downgrade") | .name' \
   "$src/deploy/demo-month-scenario.json")
 drift_vm=app-02 fail_vm=web-02
+# drift_job EPOCH LINE: the backend's drift job, which records drift in the
+# database (tierwise drift only shows it), once at EPOCH: tierwise serve
+# --policies with it, until its log has LINE
+drift_job() {
+  local t=$1 want=$2 pid
+  rm -f "$work/drift.port"
+  printf '\n## %s the drift job: tierwise serve --policies --drift-interval 1s\n' "$(iso "$t")" >>"$log"
+  faked_env "$t"
+  "${FAKED[@]}" "$cli" serve --db "$db" --listen 127.0.0.1:0 --port-file "$work/drift.port" \
+    --policies "$src/deploy/demo-policies" --drift-interval 1s >/dev/null 2>"$work/drift-job.err" &
+  pid=$!
+  for _ in $(seq 150); do
+    grep -qF "$want" "$work/drift-job.err" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  cat "$work/drift-job.err" >>"$log"
+  grep -qF "$want" "$work/drift-job.err" || fail "the drift job did not log \"$want\""
+}
 weekends=()
 last=$(( $(date -u -d "$next" +%s) ))
 n=0
@@ -193,6 +213,7 @@ for day in $(seq 0 30); do
       sim POST /_sim/power "{\"vm\": \"$vm\", \"state\": \"running\"}" >/dev/null
       step "$mon_t" "sync (app-02 runs)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
       step $((mon_t + 300)) "drift" "$cli" drift --db "$db" --policy "$policy"
+      drift_job $((mon_t + 300)) "drift started: VM $vm disk $vm-data0"
       faked $((mon_t + 300)) "$cli" drift --db "$db" --policy "$policy" --json >"$work/drift.json" 2>>"$log" ||
         fail "tierwise drift failed"
       jq -e --arg d "$vm-data0" '[.drift[].disk] == [$d]' "$work/drift.json" >/dev/null ||
@@ -207,6 +228,7 @@ for day in $(seq 0 30); do
     sim_to "$drift_to"
     sim POST /_sim/power "{\"vm\": \"$drift_vm\", \"state\": \"deallocated\"}" >/dev/null
     step "$drift_to" "sync (app-02 stopped)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+    drift_job "$drift_to" "so disk $drift_vm-data0 need not be on Premium_LRS"
     # a minute later: the sync's observation and the restore not in one second
     drift_to=$((drift_to + 60))
     step "$drift_to" "vm start $drift_vm" "$cli" vm start --db "$db" --vm "$drift_vm" --execute \
