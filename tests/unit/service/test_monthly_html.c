@@ -551,6 +551,71 @@ static void test_collapse(void **state)
     fx_free(&f);
 }
 
+/* The caps of the charts and of the groups' table, each said in a note. */
+static void test_caps(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 2500, 2500, 1); /* a group per disk */
+    size_t nv = 100, nm = 70;
+    free(f.m.week);
+    free(f.marks);
+    f.m.week = calloc(nv, sizeof(*f.m.week));
+    f.marks = calloc(nv * nm, sizeof(*f.marks));
+    assert_true(f.m.week && f.marks);
+    f.m.n_week = nv;
+    for (size_t v = 0; v < nv; v++) {
+        struct tw_mr_week_vm *wv = &f.m.week[v];
+        wv->vm = f.m.disks[v].vm;
+        wv->vm_id = (int64_t)v + 1;
+        wv->marks = &f.marks[v * nm];
+        wv->n_marks = nm;
+        for (size_t k = 0; k < nm; k++) {
+            wv->marks[k].at_ns = f.m.week_from_ns + (int64_t)(k + 1) * TW_NS_PER_HOUR;
+            snprintf(wv->marks[k].kind, sizeof(wv->marks[k].kind), "downgrade");
+            snprintf(wv->marks[k].state, sizeof(wv->marks[k].state), "done");
+        }
+    }
+    char *page = render(&f.m);
+    /* the chart: the 24 largest groups */
+    assert_int_equal(occurrences(page, "<g><title>00000000-"), 24);
+    assert_non_null(strstr(page, "The 24 groups with the largest saving; the other 2476 are in "
+                                 "the table of groups."));
+    /* measured against expected: the 40 worst of 1,667 */
+    const char *mt = strstr(page, "id=\"measured-table\"");
+    const char *me = mt ? strstr(mt, "</table>") : NULL;
+    assert_non_null(me);
+    size_t rows = 0;
+    for (const char *p = strstr(mt, "<tr data-id="); p && p < me; p = strstr(p + 1, "<tr data-id="))
+        rows++;
+    assert_int_equal(rows, 40);
+    assert_non_null(strstr(page, "The 40 worst of 1667 disks with a verdict"));
+    /* the week: 60 of 100 VMs, 64 of 70 marks each */
+    const char *wt = strstr(page, "id=\"week-table\"");
+    const char *we = wt ? strstr(wt, "</table>") : NULL;
+    assert_non_null(we);
+    rows = 0;
+    for (const char *p = strstr(wt, "<tr data-id="); p && p < we; p = strstr(p + 1, "<tr data-id="))
+        rows++;
+    assert_int_equal(rows, 60);
+    assert_int_equal(occurrences(page, "64 of 70 actions drawn"), 60);
+    assert_non_null(strstr(page, "60 of 100 VMs with a switch that week are drawn"));
+    /* the groups' table: its 2,000 largest, and the fleet's line */
+    const char *gt = strstr(page, "id=\"groups-table\"");
+    const char *ge = gt ? strstr(gt, "</table>") : NULL;
+    assert_non_null(ge);
+    rows = 0;
+    const char *row = "<tr><td class=\"key\">";
+    for (const char *p = strstr(gt, row); p && p < ge; p = strstr(p + 1, row))
+        rows++;
+    assert_int_equal(rows, TW_MR_HTML_ROWS_MAX);
+    const char *left = strstr(page, "id=\"groups-left-out\"");
+    assert_non_null(left);
+    assert_non_null(strstr(left, "500 groups are left out here"));
+    free(page);
+    fx_free(&f);
+}
+
 static void test_size_100k(void **state)
 {
     (void)state;
@@ -792,11 +857,12 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--sample"))
         return write_sample(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escaping),    cmocka_unit_test(test_headline),
-        cmocka_unit_test(test_unpriced),    cmocka_unit_test(test_collapse),
-        cmocka_unit_test(test_size_100k),   cmocka_unit_test(test_size_worst),
-        cmocka_unit_test(test_negative),    cmocka_unit_test(test_empty),
-        cmocka_unit_test(test_write_error), cmocka_unit_test(test_bad_currency),
+        cmocka_unit_test(test_escaping),     cmocka_unit_test(test_headline),
+        cmocka_unit_test(test_unpriced),     cmocka_unit_test(test_collapse),
+        cmocka_unit_test(test_caps),         cmocka_unit_test(test_size_100k),
+        cmocka_unit_test(test_size_worst),   cmocka_unit_test(test_negative),
+        cmocka_unit_test(test_empty),        cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_bad_currency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
