@@ -81,6 +81,7 @@ else
   gen_s=$(awk -v a="$gen_start" -v b="$gen_end" 'BEGIN {printf "%.0f s", b - a}')
 fi
 status=0
+rm -f "$out/figures.txt"
 
 # The generator's checks: what it says it wrote is in the database, and the
 # month's actions are what the fleet's shape makes them: per weekend whose
