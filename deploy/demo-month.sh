@@ -238,7 +238,7 @@ for day in $(seq 0 30); do
     step $((drift_to + 60)) "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
   fi
 done
-[ "$n" -ge 2 ] || fail "$month has $n weekends inside it; the drift needs two"
+[ "$n" -ge 3 ] || fail "$month has $n weekends inside it; the drift and the failure need three"
 drift_disk="$drift_vm-data0"
 
 # Agent reports on the second Wednesday at noon.

@@ -19,7 +19,12 @@
 #  8. read the fleet from ARM (tierwise sync), plan the policy's tier
 #     switches for two weeks (and as a calendar), run a weekend by hand
 #     (vm stop, vm start) against the simulator, and show the audit log;
-#  9. judge a constructed field example (an LVM stripe over three P40s).
+#  9. judge a constructed field example (an LVM stripe over three P40s);
+# 10. replay last month's weekends of tier switches on five more VMs
+#     (deploy/demo-month.sh: a failure, a drift, agent reports), write that
+#     month's report (build/demo-results/report-YYYY-MM.html, .json, .csv),
+#     explain each money figure in a line, and give the dashboard's URL and
+#     the reader token.
 #
 #   ./deploy/demo.sh
 #   TW_DEMO_DIR=/mnt/data TW_DEMO_SECONDS=30 ./deploy/demo.sh
@@ -191,14 +196,50 @@ fx=tests/fixtures/compliance
   --result "$fx/stripe-seq-1m-vm-capped.json" --result "$fx/log-perf-tier-delivers.json" \
   --result "$fx/apps-burst.json"
 
+prev=$(date -u -d "$(date -u +%Y-%m-01) -1 month" +%Y-%m)
+step "a month of tier switches: $prev, replayed in the simulator's time (deploy/demo-month.sh)"
+echo "   five more VMs in rg-web and rg-app (westeurope, eastus; P10, P20, P30 and an E10),"
+echo "   four of them under $pol: every weekend of $prev deallocated and"
+echo "   downgraded at Friday 20:00 (vm stop), restored and started at Monday 06:00 (vm start),"
+echo "   each switch verified against their own simulator; one ARM failure; app-02 started by"
+echo "   hand one Monday on Standard SSD (a drift of 12 hours); db-01 under no policy; agent"
+echo "   reports: web-02's and db-01's disks deliver, app-01's P30 does not"
+./deploy/demo-month.sh --db "$db" --work "$out/month" --month "$prev" --cli "$tierwise" \
+  --azsim "$azsim" --server "$api" --agent-token "$out/agent.tok"
+"$tierwise" actions --db "$db" --vm app-02
+
+step "the monthly cost-saving report of $prev (tierwise report monthly, GET /api/v1/reports/monthly)"
+report="$out/report-$prev.html"
+"$tierwise" report monthly --db "$db" --month "$prev" --format html --policy "$pol" --out "$report"
+"$tierwise" report monthly --db "$db" --month "$prev" --format json --policy "$pol" \
+  --out "$out/report-$prev.json"
+"$tierwise" report monthly --db "$db" --month "$prev" --format csv --policy "$pol" \
+  --out "$out/report-$prev.csv"
+jq -r '.currency as $c | .totals as $t |
+  "   saved this month  \($t.realised) \($c): the disks'"'"' cost had nothing been switched (the baseline) less what they cost",
+  "   baseline          \($t.baseline) \($c): every disk on its original SKU all month, at the prices of each hour",
+  "   cost              \($t.cost) \($c): what the \($t.disks) disks cost, hour by hour on the SKU they were on",
+  "   still possible    \($t.possible) \($c): what the policies would save on top of that, had every window been taken",
+  "   transactions      \($t.transactions) \($c): the per-operation charges counted (Standard SSD and HDD bill them; a deallocated VM makes none)",
+  "   switches \($t.switches), \($t.downgraded_hours) h downgraded, \($t.drift_hours) h of drift, \($t.under) of the measured disks under-delivering, \($t.unpriced) without a price"' \
+  "$out/report-$prev.json"
+echo "   the page: $report (also .json and .csv beside it)"
+echo "   the dashboard: $api/ (sign in with the reader token $(cat "$out/reader.tok"),"
+echo "   also in $out/reader.tok; its Fleet page shows this month, its disk pages $prev too)"
+
 step "done"
 echo "The records, the database and the tokens are in $out/."
 echo "'$agent --help' and '$tierwise --help' list the commands."
 if [ "${TW_DEMO_STAY:-0}" = 1 ]; then
   echo
-  echo "The backend stays up: API $api/api/v1, dashboard $api/ (sign in with the reader"
-  echo "token in $out/reader.tok). Ctrl-C stops it and the simulator."
+  echo "The backend stays up: the dashboard at $api/ (paste the reader token"
+  echo "$(cat "$out/reader.tok") from $out/reader.tok at sign-in), the API at $api/api/v1."
+  echo "Ctrl-C here (or kill $srv_pid) stops it and the simulator."
   wait "$srv_pid"
 else
-  echo "The backend stops now; TW_DEMO_STAY=1 ./deploy/demo.sh keeps it (and the dashboard) up."
+  echo "The dashboard was at $api/ (reader token in $out/reader.tok); the backend stops now."
+  echo "To look at it: TW_DEMO_STAY=1 ./deploy/demo.sh keeps it up until Ctrl-C, or start it"
+  echo "again on the same database:"
+  echo "  $tierwise serve --db $db --listen 127.0.0.1:8080 --web web --policies deploy/demo-policies"
+  echo "  then open http://127.0.0.1:8080/ with the token in $out/reader.tok (Ctrl-C stops it)."
 fi
