@@ -10,7 +10,8 @@
 # or bad month, format, group_by or disk and a currency to choose, 401
 # without a token, 403 for an agent's, 404 for an unknown policy or disk,
 # 409 for a policy whose zone no longer loads, 422 with no price book at
-# all, 200 counting the disks of a region without a book.  An action by
+# all, 200 counting the disks of a region without a book, 503 busy for a
+# third build while two run (four at once on four threads).  An action by
 # id with its transitions; 404 for an id not stored.  Needs curl, jq,
 # python3 and sqlite3.
 set -u
@@ -175,5 +176,40 @@ cmp -s "$scratch/a.list" "$scratch/a.one" && ok || bad "the action differs from 
 refused 404 not_found "no action 99999999" "/api/v1/actions/99999999"
 st=$(req GET "/api/v1/actions/$aid" -)
 [ "$st" = 401 ] && ok || bad "action without a token: $st"
+
+# ---- at most two builds at once: a third is 503 busy, never queued ----
+# A fleet whose report takes the better part of a second, asked four
+# times at once of a server with four request threads.
+db="$scratch/big.db"
+"$cli" prices import --db "$db" "$srcdir/pricing/azure-disk-prices.json" >/dev/null 2>&1 &&
+  python3 "$srcdir/tests/perf/fleet-gen.py" "$db" 1000 --activity 2026-11 2>"$scratch/gen.err" ||
+  bad "the big fleet: $(cat "$scratch/gen.err")"
+reader=$(make_token reader)
+start_server big --threads 4
+[ -n "$port" ] || { echo "FAIL: the second server did not start: $(cat "$scratch/big.err")"; exit 1; }
+curls=()
+for i in 1 2 3 4; do
+  curl -s --noproxy '*' -m 120 -H "Authorization: Bearer $reader" -o "$scratch/busy.$i" \
+    -D "$scratch/busy.$i.h" -w '%{http_code}' "$base$m" >"$scratch/busy.$i.st" &
+  curls+=($!)
+done
+wait "${curls[@]}"
+sts="" n200=0 n503=0
+for i in 1 2 3 4; do
+  s=$(cat "$scratch/busy.$i.st")
+  sts+="$s "
+  case $s in 200) n200=$((n200 + 1)) ;; 503) n503=$((n503 + 1)) ;; esac
+done
+[ "$n200" -ge 1 ] && [ "$n503" -ge 1 ] && [ $((n200 + n503)) = 4 ] && [ "$n200" -le 2 ] && ok \
+  || bad "four builds at once: $sts"
+for i in 1 2 3 4; do
+  if [ "$(cat "$scratch/busy.$i.st")" = 503 ]; then
+    jq -e '.error.code == "busy" and (.error.message | contains("try again"))' "$scratch/busy.$i" >/dev/null &&
+      grep -qi '^retry-after:' "$scratch/busy.$i.h" && ok || bad "a busy answer: $(cat "$scratch/busy.$i" "$scratch/busy.$i.h")"
+  fi
+done
+# Once they are done, the next one builds.
+st=$(req GET "$m" "$reader")
+[ "$st" = 200 ] && ok || bad "after the burst: $st"
 
 finish server-report
