@@ -219,7 +219,11 @@ void tw_v1_reports_monthly(struct tw_req *rq)
         return;
     }
     if (group_by && tw_mr_group_by_parse(group_by, strlen(group_by), &o, &err) != TW_OK) {
-        tw_srv_clean_text(err.msg, clean, sizeof(clean));
+        /* The parser speaks of the command's option; this is the query's. */
+        const char *msg = err.msg;
+        if (strncmp(msg, "--group-by: ", 12) == 0)
+            msg += 12;
+        tw_srv_clean_text(msg, clean, sizeof(clean));
         tw_req_error(rq, 400, "bad_request", "group_by: %s", clean);
         return;
     }

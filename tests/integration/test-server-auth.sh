@@ -46,6 +46,8 @@ GET    /api/v1/policies/any    401  401  403   404    404
 GET    /api/v1/savings/opportunities?policy=any&month=2026-12  401  401  403  404  404
 GET    /api/v1/plan?policy=any  401  401  403  404  404
 GET    /api/v1/plan.ics?policy=any  401  401  403  404  404
+GET    /api/v1/reports/monthly?month=2026-11  401  401  403  422  422
+GET    /api/v1/actions/1       401  401  403   404    404
 GET    /                       200  200  200   200    200
 GET    /app.js                 200  200  200   200    200
 GET    /api/v1/nothing         404  404  404   404    404

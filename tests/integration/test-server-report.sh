@@ -139,7 +139,7 @@ refused() { # STATUS CODE WORDS PATH
 refused 400 bad_request "which month?" "/api/v1/reports/monthly"
 refused 400 bad_request "month:" "/api/v1/reports/monthly?month=2026-13"
 refused 400 bad_request 'format "pdf" is not one' "$m&format=pdf"
-refused 400 bad_request "group_by:" "$m&group_by=vm"
+refused 400 bad_request 'group_by: expected resource-group, subscription or tag:NAME, got "vm"' "$m&group_by=vm"
 refused 400 bad_request 'disk "x1" is not a disk id' "$m&disk=x1"
 refused 400 bad_request 'disk "0"' "$m&disk=0"
 refused 404 not_found "no disk 999999" "$m&disk=999999"
