@@ -134,6 +134,18 @@ jq -e '[.disks[] | select(.switches > 0)] | length > 0' "$scratch/report.json" >
 jq -e '(.totals.realised | tonumber) > 0' "$scratch/report.json" >/dev/null \
   && ok || bad "no saving realised: $(jq -c .totals "$scratch/report.json")"
 
+# ---- this month: partial, to now; a month not begun: 2 ----
+this=$(date -u +%Y-%m)
+"$cli" report monthly --db "$db" --month "$this" --currency USD --format json --policy "$scratch/weekends.json" \
+  >"$scratch/now.json" 2>"$scratch/err"; st=$?
+now_s=$(date -u +%s)
+[ $st = 0 ] && jq -e --argjson now "$now_s" '.partial == true and (.period.to | fromdateiso8601) <= $now
+  and (.period.to | fromdateiso8601) > $now - 600 and .period.to < .period.month_end' "$scratch/now.json" >/dev/null \
+  && ok || bad "this month: $st $(jq -c .period "$scratch/now.json") $(cat "$scratch/err")"
+next=$(date -u -d "$(date -u +%Y-%m-01) next month" +%Y-%m)
+expect 2 "has not started" -- "$cli" report monthly --db "$db" --month "$next" --currency USD --format json \
+  --policy "$scratch/weekends.json"
+
 # ---- CSV: one record per disk of the JSON, the same figures ----
 run --format csv --policy "$scratch/weekends.json"
 [ $st = 0 ] && ok || bad "csv: exit $st $(cat "$scratch/err")"
