@@ -372,6 +372,10 @@ static void test_weekends_match_savings(void **state)
     assert_int_equal(f->m.week[0].n_marks, 2); /* Mon 23 06:00 up, Fri 27 20:00 down */
     assert_string_equal(f->m.week[0].marks[1].kind, "downgrade");
     assert_int_equal(f->m.week[0].marks[1].at_ns, at("2026-11-27T20:00:00Z"));
+    assert_string_equal(f->m.week[0].marks[1].disk, "data0");
+    assert_string_equal(f->m.week[0].marks[1].to_sku, "StandardSSD_LRS");
+    assert_string_equal(f->m.week[0].marks[1].state, "done");
+    assert_string_equal(f->m.week[0].marks[0].kind, "upgrade");
     assert_true(f->m.week[0].n_spans >= 3);
     assert_string_equal(f->m.week[0].spans[0].state, "deallocated"); /* since Fri 20 */
     assert_int_equal(f->m.week[0].spans[1].from_ns, at("2026-11-23T06:10:00Z"));
