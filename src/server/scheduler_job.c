@@ -47,19 +47,6 @@ void tw_srv_exec_arm_init(struct tw_server *srv, const char *arm_url, struct tw_
     srv->exec_arm.pacer = pacer;
 }
 
-/* The server's zone loader (UTC only without one). */
-static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
-{
-    struct tw_server *srv = arg;
-    if (srv->tz_load)
-        return srv->tz_load(name, out, err);
-    if (strcmp(name, "UTC") == 0)
-        return tw_tz_from_posix("UTC0", 4, out, err);
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "this server was started without zone files, so it knows UTC only, "
-                        "not %s", name);
-}
-
 void tw_srv_exec_tick(struct tw_server *srv, struct tw_exec_tick *t, const struct tw_policy *p,
                       const struct tw_exec_opts *o)
 {
@@ -69,7 +56,7 @@ void tw_srv_exec_tick(struct tw_server *srv, struct tw_exec_tick *t, const struc
     t->plan.cat = &srv->cat;
     t->plan.caps = &srv->caps;
     t->plan.arm_sizes = srv->vmsizes;
-    t->plan.zone = zone;
+    t->plan.zone = tw_srv_zone;
     t->plan.zone_arg = srv;
 }
 

@@ -292,6 +292,18 @@ extern const size_t tw_api_n_routes;
 /* GET of a dashboard file (anything outside /api/ with no route). */
 void tw_api_static(struct tw_req *rq);
 
+/* ---- the server's policies in a route (policy_args.c) ---- */
+
+/* The zone loader a route's run is given (ARG the server): the server's
+ * own (tz_load), else UTC only. */
+enum tw_err tw_srv_zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err);
+/* The server's policy NAME, or NULL with the 404 unknown_policy answered
+ * (saying which there are). */
+const struct tw_svc_policy *tw_srv_policy_find(struct tw_req *rq, const char *name);
+/* P's timezone loads on this server; false with the 409 policy_zone
+ * answered (naming it). */
+bool tw_srv_policy_zone_ok(struct tw_req *rq, const struct tw_policy *p);
+
 /* ---- handlers, one file per resource (v1_*.c) ---- */
 
 void tw_v1_healthz(struct tw_req *rq);         /* v1_health.c */

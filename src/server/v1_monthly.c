@@ -56,20 +56,6 @@ static enum tw_err to_buf(void *arg, const char *buf, size_t len)
     return tw_buf_append(arg, buf, len);
 }
 
-/* The server's zone loader; without one (a server started by a program
- * that gave none) UTC only. */
-static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
-{
-    struct tw_server *srv = arg;
-    if (srv->tz_load)
-        return srv->tz_load(name, out, err);
-    if (strcmp(name, "UTC") == 0)
-        return tw_tz_from_posix("UTC0", 4, out, err);
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "this server was started without zone files, so it knows UTC only, "
-                        "not %s", name);
-}
-
 /* The ?policy= values, in the order given. */
 struct picked {
     struct tw_req *rq;
@@ -85,20 +71,9 @@ static enum MHD_Result pick(void *cls, enum MHD_ValueKind kind, const char *key,
     struct picked *p = cls;
     if (!key || strcmp(key, "policy") != 0 || p->too_many || p->unknown)
         return MHD_YES;
-    const struct tw_svc_policy *sp = tw_svc_policies_find(&p->rq->srv->policies,
-                                                          value ? value : "");
+    const struct tw_svc_policy *sp = tw_srv_policy_find(p->rq, value ? value : "");
     if (!sp) {
-        char clean[160];
-        tw_srv_clean_text(value ? value : "", clean, sizeof(clean));
-        if (p->rq->srv->policies.n == 0)
-            tw_req_error(p->rq, 404, "unknown_policy",
-                         "no policy \"%s\": this server holds no policies (start it with "
-                         "--policies DIR)", clean);
-        else
-            tw_req_error(p->rq, 404, "unknown_policy",
-                         "no policy \"%s\" among the server's %zu (GET /api/v1/policies lists "
-                         "them)", clean, p->rq->srv->policies.n);
-        p->unknown = true;
+        p->unknown = true; /* answered */
         return MHD_NO;
     }
     for (size_t i = 0; i < p->n; i++)
@@ -202,7 +177,7 @@ void tw_v1_reports_monthly(struct tw_req *rq)
     struct tw_error err = {0};
     struct tw_mr_opts o = {.currency = arg(rq, "currency"), .cat = &rq->srv->cat,
                            .caps = &rq->srv->caps, .arm_sizes = rq->srv->vmsizes,
-                           .zone = zone, .zone_arg = rq->srv};
+                           .zone = tw_srv_zone, .zone_arg = rq->srv};
     char clean[600];
     if (tw_opp_month_parse(month, strlen(month), &o.year, &o.month, &err) != TW_OK) {
         tw_srv_clean_text(err.msg, clean, sizeof(clean));
@@ -247,18 +222,9 @@ void tw_v1_reports_monthly(struct tw_req *rq)
         for (size_t i = 0; i < rq->srv->policies.n && p.n < TW_MR_ROUTE_MAX_POLICIES; i++)
             p.v[p.n++] = &rq->srv->policies.v[i].policy;
     }
-    for (size_t i = 0; i < p.n; i++) {
-        const char *zn = p.v[i]->timezone[0] ? p.v[i]->timezone : "UTC";
-        struct tw_tz *z = NULL;
-        if (zone(rq->srv, zn, &z, &err) != TW_OK) {
-            tw_srv_clean_text(err.msg, clean, sizeof(clean));
-            tw_req_error(rq, 409, "policy_zone",
-                         "the policy %s's timezone \"%s\" does not load on this server: %s",
-                         p.v[i]->name, zn, clean);
+    for (size_t i = 0; i < p.n; i++)
+        if (!tw_srv_policy_zone_ok(rq, p.v[i]))
             return;
-        }
-        tw_tz_free(z);
-    }
     o.policies = p.v;
     o.n_policies = p.n;
     if (atomic_fetch_add(&building, 1) >= TW_MR_ROUTE_MAX_BUILDS) {

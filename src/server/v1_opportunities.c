@@ -39,20 +39,6 @@ static enum tw_err to_buf(void *arg, const char *buf, size_t len)
     return tw_buf_append(arg, buf, len);
 }
 
-/* The server's zone loader; without one (a server started by a program
- * that gave none) UTC only. */
-static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
-{
-    struct tw_server *srv = arg;
-    if (srv->tz_load)
-        return srv->tz_load(name, out, err);
-    if (strcmp(name, "UTC") == 0)
-        return tw_tz_from_posix("UTC0", 4, out, err);
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "this server was started without zone files, so it knows UTC only, "
-                        "not %s", name);
-}
-
 void tw_v1_savings_opportunities(struct tw_req *rq)
 {
     const char *name = arg(rq, "policy"), *month = arg(rq, "month");
@@ -65,27 +51,16 @@ void tw_v1_savings_opportunities(struct tw_req *rq)
     }
     struct tw_error err = {0};
     struct tw_opp_opts o = {.currency = currency, .cat = &rq->srv->cat, .caps = &rq->srv->caps,
-                            .arm_sizes = rq->srv->vmsizes, .zone = zone, .zone_arg = rq->srv};
+                            .arm_sizes = rq->srv->vmsizes, .zone = tw_srv_zone, .zone_arg = rq->srv};
     if (tw_opp_month_parse(month, strlen(month), &o.year, &o.month, &err) != TW_OK) {
         char clean[512];
         tw_srv_clean_text(err.msg, clean, sizeof(clean));
         tw_req_error(rq, 400, "bad_request", "month: %s", clean);
         return;
     }
-    const struct tw_svc_policy *p = tw_svc_policies_find(&rq->srv->policies, name);
-    if (!p) {
-        char clean[160];
-        tw_srv_clean_text(name, clean, sizeof(clean));
-        if (rq->srv->policies.n == 0)
-            tw_req_error(rq, 404, "unknown_policy",
-                         "no policy \"%s\": this server holds no policies (start it with "
-                         "--policies DIR)", clean);
-        else
-            tw_req_error(rq, 404, "unknown_policy",
-                         "no policy \"%s\" among the server's %zu (GET /api/v1/policies lists "
-                         "them)", clean, rq->srv->policies.n);
+    const struct tw_svc_policy *p = tw_srv_policy_find(rq, name);
+    if (!p)
         return;
-    }
     o.policy = &p->policy;
     struct tw_store *st = tw_srv_store_get(rq->srv, &err);
     if (!st) {

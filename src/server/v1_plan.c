@@ -43,20 +43,6 @@ static enum tw_err to_buf(void *arg, const char *buf, size_t len)
     return tw_buf_append(arg, buf, len);
 }
 
-/* The server's zone loader (as the opportunities' route has it); without
- * one UTC only. */
-static enum tw_err zone(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
-{
-    struct tw_server *srv = arg;
-    if (srv->tz_load)
-        return srv->tz_load(name, out, err);
-    if (strcmp(name, "UTC") == 0)
-        return tw_tz_from_posix("UTC0", 4, out, err);
-    return tw_error_set(err, TW_EUNSUPPORTED,
-                        "this server was started without zone files, so it knows UTC only, "
-                        "not %s", name);
-}
-
 static bool date_arg(struct tw_req *rq, const char *name, const char *v, const struct tw_tz *z,
                      int64_t *ns)
 {
@@ -78,24 +64,13 @@ static void plan_route(struct tw_req *rq, bool ics)
                      "&from=DATE&to=DATE if not the next seven days");
         return;
     }
-    const struct tw_svc_policy *p = tw_svc_policies_find(&rq->srv->policies, name);
-    if (!p) {
-        char clean[160];
-        tw_srv_clean_text(name, clean, sizeof(clean));
-        if (rq->srv->policies.n == 0)
-            tw_req_error(rq, 404, "unknown_policy",
-                         "no policy \"%s\": this server holds no policies (start it with "
-                         "--policies DIR)", clean);
-        else
-            tw_req_error(rq, 404, "unknown_policy",
-                         "no policy \"%s\" among the server's %zu (GET /api/v1/policies lists "
-                         "them)", clean, rq->srv->policies.n);
+    const struct tw_svc_policy *p = tw_srv_policy_find(rq, name);
+    if (!p)
         return;
-    }
     const char *zone_name = p->policy.timezone[0] ? p->policy.timezone : "UTC";
     struct tw_tz *z = NULL;
     struct tw_error err = {0};
-    if (zone(rq->srv, zone_name, &z, &err) != TW_OK) {
+    if (tw_srv_zone(rq->srv, zone_name, &z, &err) != TW_OK) {
         char clean[600];
         tw_srv_clean_text(err.msg, clean, sizeof(clean));
         tw_req_error(rq, 409, "policy_zone",
@@ -105,7 +80,7 @@ static void plan_route(struct tw_req *rq, bool ics)
     }
     struct tw_plan_opts o = {.policy = &p->policy, .currency = arg(rq, "currency"),
                              .cat = &rq->srv->cat, .caps = &rq->srv->caps,
-                             .arm_sizes = rq->srv->vmsizes, .zone = zone, .zone_arg = rq->srv};
+                             .arm_sizes = rq->srv->vmsizes, .zone = tw_srv_zone, .zone_arg = rq->srv};
     /* The calendar's UIDs name this installation: the database and the
      * host (as `tierwise plan --ics` on the same database says them). */
     char inst[PATH_MAX + 300], real[PATH_MAX], host[256] = "";
