@@ -10,9 +10,10 @@
  *     When NOW (opts.now_ns, else the system clock, CLOCK_REALTIME) is
  *     inside it, the model ends at NOW floored to the second and is
  *     partial; a month that has not started is TW_EINVAL.
- *   - Rows: every disk attached to a VM now (the savings walk's disks).  A
- *     disk detached before the report is built is left out (the notes say
- *     so); a disk first seen during the month starts at its first SKU row.
+ *   - Rows: every disk attached to a VM during the month: attached now, or
+ *     detached after the month's start (counted until it was detached, the
+ *     instant floored to the second); a disk first seen during the month
+ *     starts at its first SKU row, one first seen after it is left out.
  *   - The SKU at the month's start is the newest SKU-history row at or
  *     before it.  The timeline is the history rows inside the month merged
  *     with the instants the done disk actions were verified (the action
@@ -625,7 +626,8 @@ static enum tw_err seg_add(struct build *b, size_t *n, int64_t from, int64_t to,
 /* Disk D's timeline over the period into B->segs (*N of them); *SWITCHES
  * the verified actions in it, *POLICY the policy of the last of them. */
 static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, size_t *n,
-                            int64_t *switches, uint16_t *policy, struct tw_error *err)
+                            int64_t end, int64_t *switches, uint16_t *policy,
+                            struct tw_error *err)
 {
     const struct tw_mr_model *m = b->m;
     const struct tw_tier_catalog *cat = b->o->cat;
@@ -681,7 +683,7 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
         ta = ha ? floor_s(ta) : INT64_MAX;
         bool take_change = hc && tc <= ta; /* at the same second the history comes first */
         int64_t at = take_change ? tc : ta;
-        if (at >= m->to_ns) {
+        if (at >= end) {
             if (take_change)
                 ci++;
             else
@@ -727,7 +729,7 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
             }
         }
     }
-    return seg_add(b, n, t, m->to_ns, cur, cur_tier, tw, bsku, btier, err);
+    return seg_add(b, n, t, end, cur, cur_tier, tw, bsku, btier, err);
 }
 
 /* ---- pricing a row ---- */
@@ -1312,8 +1314,13 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
                 b->vms++;
                 counted = true;
             }
+            /* A disk detached during the period counts until then. */
+            int64_t end = m->to_ns, det;
+            if (rv.detached_ms[i] > 0 && tw_ms_to_ns(rv.detached_ms[i], &det) &&
+                floor_s(det) < end)
+                end = floor_s(det) > m->from_ns ? floor_s(det) : m->from_ns;
             size_t n;
-            if ((rc = timeline(b, sd, &n, &d->switches, &x->act_policy, err)) != TW_OK)
+            if ((rc = timeline(b, sd, &n, end, &d->switches, &x->act_policy, err)) != TW_OK)
                 break;
             if (n) {
                 const struct seg *l = &b->segs[n - 1];
@@ -1747,7 +1754,9 @@ static enum tw_err build(struct build *b, struct tw_error *err)
     }
     /* The rows in one allocation (a fleet's are most of the model). */
     int64_t attached = 1;
-    if (o->disk_id <= 0 && (rc = tw_store_report_attached(b->st, &attached, err)) != TW_OK)
+    if (o->disk_id <= 0 &&
+        (rc = tw_store_report_attached(b->st, tw_floor_div(m->from_ns, TW_NS_PER_MS), &attached,
+                                       err)) != TW_OK)
         return rc;
     if (attached > 0) {
         m->disks = malloc((size_t)attached * sizeof(*m->disks));
@@ -1761,8 +1770,8 @@ static enum tw_err build(struct build *b, struct tw_error *err)
         return rc;
     if (o->disk_id > 0 && m->n_disks == 0)
         return tw_error_set(err, TW_ENOENT,
-                            "no disk %lld attached to a VM in the store (a detached disk is not "
-                            "in the report)",
+                            "no disk %lld attached to a VM in the store during the month (a "
+                            "disk detached before it is not in its report)",
                             (long long)o->disk_id);
     if ((rc = possible(b, err)) != TW_OK)
         return rc;
@@ -1831,8 +1840,9 @@ static enum tw_err build(struct build *b, struct tw_error *err)
                    TW_MR_WEEK_VMS, all_week)))
         return rc;
     if ((rc = note(b, err,
-                   "Disks detached from their VM are not in the report; a disk first seen during "
-                   "the month counts from then.")))
+                   "A disk detached from its VM during the month counts until then, one "
+                   "detached before it is not in the report; a disk first seen during the "
+                   "month counts from then.")))
         return rc;
     return note(b, err,
                 "Each row's amounts are rounded once to the currency's minor unit (half away "

@@ -914,13 +914,15 @@ enum tw_err tw_store_report_begin(struct tw_store *st, struct tw_error *err);
 void tw_store_report_end(struct tw_store *st);
 
 /* The report's fleet walk: as tw_store_savings_open/next (every VM with
- * attached disks by id, its disks by position, LUN, name; its power states
+ * attached disks by id, its disks by position, LUN, name, those detached
+ * after FROM_MS among them; its power states
  * in [FROM_MS, TO_MS) with the one in force at FROM_MS first) without the
  * SKU changes (the report reads the month's history itself), and each
  * disk's ARM id.  VM's arrays are the cursor's, valid until the next call. */
 struct tw_store_rp_vm {
     struct tw_store_sv_vm vm;      /* n_changes 0 */
     const char *const *resource_ids; /* per disk, "" unknown */
+    const int64_t *detached_ms;    /* per disk, 0 while attached */
 };
 struct tw_store_rp_cursor;
 enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
@@ -930,6 +932,7 @@ enum tw_err tw_store_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_s
                                        bool *done, struct tw_error *err);
 void tw_store_report_fleet_close(struct tw_store_rp_cursor *c); /* NULL allowed */
 /* The disks attached now (to size the report's rows). */
-enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_error *err);
+enum tw_err tw_store_report_attached(struct tw_store *st, int64_t from_ms, int64_t *n,
+                                     struct tw_error *err); /* and those detached after FROM_MS */
 
 #endif

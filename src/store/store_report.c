@@ -527,7 +527,8 @@ void tw_store_report_end(struct tw_store *st)
         sqlite3_exec(s->db, "RELEASE monthly_report", NULL, NULL, NULL);
 }
 
-enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_error *err)
+enum tw_err tw_store_report_attached(struct tw_store *st, int64_t from_ms, int64_t *n,
+                                     struct tw_error *err)
 {
     *n = 0;
     tw_error_clear(err);
@@ -535,10 +536,11 @@ enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_
         return tw_error_set(err, TW_EINVAL, "%s: the store is not open", __func__);
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     sqlite3_stmt *q;
-    enum tw_err rc = prep(s, "SELECT count(*) FROM disks WHERE detached_ms IS NULL", &q,
-                          "counting the attached disks", err);
+    enum tw_err rc = prep(s, "SELECT count(*) FROM disks WHERE detached_ms IS NULL OR "
+                          "detached_ms > ?1", &q, "counting the attached disks", err);
     if (rc != TW_OK)
         return rc;
+    sqlite3_bind_int64(q, 1, from_ms);
     if (sqlite3_step(q) == SQLITE_ROW)
         *n = sqlite3_column_int64(q, 0);
     else
@@ -551,11 +553,12 @@ enum tw_err tw_store_report_attached(struct tw_store *st, int64_t *n, struct tw_
 
 #define FLEET_DISKS                                                                          \
     "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, "  \
-    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id FROM disks d "    \
-    "JOIN vms v ON v.id = d.vm_id WHERE d.detached_ms IS NULL "
+    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id, "                \
+    "coalesce(d.detached_ms, 0) FROM disks d JOIN vms v ON v.id = d.vm_id WHERE "                \
+    "(d.detached_ms IS NULL OR d.detached_ms > :from) "
 #define FLEET_ORDER " ORDER BY d.vm_id, d.position, d.lun, d.name, d.id"
 static const char fleet_disks_sql[] = FLEET_DISKS FLEET_ORDER;
-static const char vm_disks_sql[] = FLEET_DISKS "AND d.vm_id = ?1" FLEET_ORDER;
+static const char vm_disks_sql[] = FLEET_DISKS "AND d.vm_id = :vm" FLEET_ORDER;
 
 /* The observations in [?2, ?3) and the one in force at ?2 (the walk's). */
 static const char fleet_power_sql[] =
@@ -572,6 +575,7 @@ struct tw_store_rp_cursor {
     struct tw_store_sv_disk *d;
     size_t nd, capd;
     char **ids;                    /* per disk, malloc'd */
+    int64_t *det;                  /* per disk (capi of them) */
     size_t capi;
     struct tw_store_sv_power *p;
     size_t np, capp;
@@ -610,6 +614,7 @@ void tw_store_report_fleet_close(struct tw_store_rp_cursor *c)
     for (size_t i = 0; i < c->capi; i++)
         free(c->ids[i]);
     free(c->ids);
+    free(c->det);
     free(c->d);
     free(c->p);
     free(c);
@@ -640,7 +645,9 @@ enum tw_err tw_store_report_fleet_open(struct tw_store *st, int64_t from_ms, int
         rc = prep(c->s, vm_id > 0 ? vm_disks_sql : fleet_disks_sql, &c->disks,
                   "preparing to read the fleet's disks", err);
     if (rc == TW_OK && vm_id > 0)
-        sqlite3_bind_int64(c->disks, 1, vm_id);
+        sqlite3_bind_int64(c->disks, sqlite3_bind_parameter_index(c->disks, ":vm"), vm_id);
+    if (rc == TW_OK)
+        sqlite3_bind_int64(c->disks, sqlite3_bind_parameter_index(c->disks, ":from"), from_ms);
     if (rc == TW_OK)
         rc = prep(c->s, fleet_power_sql, &c->power, "preparing to read the fleet's disks", err);
     if (rc != TW_OK) {
@@ -659,11 +666,15 @@ static enum tw_err fleet_disk(struct tw_store_rp_cursor *c, sqlite3_stmt *q, str
     if (c->nd >= c->capi) {
         size_t nc = c->capd;
         char **ni = realloc(c->ids, nc * sizeof(*ni));
-        if (!ni)
+        if (ni)
+            c->ids = ni;
+        int64_t *nd = realloc(c->det, nc * sizeof(*nd));
+        if (nd)
+            c->det = nd;
+        if (!ni || !nd)
             return tw_error_set(err, TW_ENOMEM, "out of memory reading the fleet's disks");
         for (size_t i = c->capi; i < nc; i++)
             ni[i] = NULL;
-        c->ids = ni;
         c->capi = nc;
     }
     memset(d, 0, sizeof(*d));
@@ -684,6 +695,7 @@ static enum tw_err fleet_disk(struct tw_store_rp_cursor *c, sqlite3_stmt *q, str
         memcpy(p, rid, len);
     p[len] = '\0';
     c->ids[c->nd] = p;
+    c->det[c->nd] = sqlite3_column_int64(q, 15);
     c->nd++;
     return TW_OK;
 }
@@ -763,6 +775,7 @@ enum tw_err tw_store_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_s
     v->power = c->p;
     v->n_power = c->np;
     o.resource_ids = (const char *const *)c->ids;
+    o.detached_ms = c->det;
     *out = o;
     *done = false;
     return TW_OK;

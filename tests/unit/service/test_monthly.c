@@ -795,6 +795,40 @@ static void test_disk_filter(void **state)
     assert_int_equal(tw_mr_build(f->st, &o, &f->m, &err), TW_ENOENT);
 }
 
+static void test_detached_disks(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "vm-a", "rg-a", "westeurope", "{}");
+    disk(f, 11, 1, "data0", "Premium_LRS", "P10", 128, 0);
+    disk(f, 12, 1, "data1", "Premium_LRS", "P10", 128, 1);
+    disk(f, 13, 1, "data2", "Premium_LRS", "P10", 128, 2);
+    for (int i = 11; i <= 13; i++)
+        hist(f, i, "2026-01-01T00:00:00Z", "Premium_LRS", "P10");
+    /* data1 detached on the 16th at 00:00:00.700, data2 in October */
+    sql(f, "UPDATE disks SET detached_at = '2026-11-16T00:00:00.700Z', detached_ms = "
+           "1794787200700 WHERE id = 12;"
+           "UPDATE disks SET detached_at = '2026-10-20T00:00:00Z', detached_ms = 1792454400000 "
+           "WHERE id = 13");
+    struct tw_mr_opts o;
+    opts(f, &o);
+    build_ok(f, &o);
+    assert_int_equal(f->m.n_disks, 2);
+    assert_int_equal(sku_seconds(row(f, 11), "Premium_LRS"), 720 * 3600);
+    assert_int_equal(sku_seconds(row(f, 12), "Premium_LRS"), 15 * 24 * 3600);
+    /* 16.16 x 360 / 730 */
+    amount_is(row(f, 12)->cost, "7.969315068493");
+    for (size_t i = 0; i < f->m.n_disks; i++)
+        assert_true(f->m.disks[i].disk_id != 13);
+    assert_true(has_note(f, "detached from its VM during the month counts until then"));
+    o.disk_id = 12;
+    build_ok(f, &o);
+    assert_int_equal(f->m.n_disks, 1);
+    o.disk_id = 13;
+    tw_mr_model_cleanup(&f->m);
+    struct tw_error err = {0};
+    assert_int_equal(tw_mr_build(f->st, &o, &f->m, &err), TW_ENOENT);
+}
+
 static void test_group_by_parse(void **state)
 {
     (void)state;
@@ -928,6 +962,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_running_metered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_by_tag, setup, teardown),
         cmocka_unit_test_setup_teardown(test_disk_filter, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_detached_disks, setup, teardown),
         cmocka_unit_test(test_group_by_parse),
         cmocka_unit_test_setup_teardown(test_verdicts, setup, teardown),
     };
