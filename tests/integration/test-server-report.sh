@@ -139,6 +139,9 @@ refused() { # STATUS CODE WORDS PATH
 refused 400 bad_request "which month?" "/api/v1/reports/monthly"
 refused 400 bad_request "month:" "/api/v1/reports/monthly?month=2026-13"
 refused 400 bad_request 'format "pdf" is not one' "$m&format=pdf"
+next=$(date -u -d "$(date -u +%Y-%m-01) next month" +%Y-%m)
+refused 400 bad_request "has not started" "/api/v1/reports/monthly?month=$next&currency=USD"
+refused 400 bad_request 'disk "99999999999999999999"' "$m&disk=99999999999999999999"
 refused 400 bad_request 'group_by: expected resource-group, subscription or tag:NAME, got "vm"' "$m&group_by=vm"
 refused 400 bad_request 'disk "x1" is not a disk id' "$m&disk=x1"
 refused 400 bad_request 'disk "0"' "$m&disk=0"
