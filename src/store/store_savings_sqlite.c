@@ -105,21 +105,27 @@ static const char *const walk_power_sql =
     "observed_ms >= coalesce((SELECT max(observed_ms) FROM power_states WHERE vm_id = ?1 AND "
     "observed_ms <= ?2), ?2) ORDER BY observed_ms, id";
 
-/* A history row is a change when the row before it (of that disk) has
- * another SKU or tier; a disk's first row is its first observation. */
+/* A history row is a change when the row before it (of that disk, by
+ * observed_ms then id) has another SKU (case-insensitive) or tier; a
+ * disk's first row is its first observation.  Read in one pass: the span's
+ * rows of the VM's attached disks by disk, time and id, each compared in C
+ * with the row before it (changes_step), which for a disk's first row in
+ * the span is the disk's last row before the span (walk_prior_sql, one
+ * lookup).  Both step over disk_sku_history(disk_id, observed_ms), whose
+ * entries end with the rowid: the id's order too, without a sort. */
 static const char *const walk_changes_sql =
-    "SELECT h.disk_id, h.observed_ms, h.sku, coalesce(h.tier, '') FROM disk_sku_history h "
-    "JOIN disks d ON d.id = h.disk_id WHERE d.vm_id = ?1 AND d.detached_ms IS NULL AND "
-    "h.observed_ms >= ?2 AND h.observed_ms < ?3 AND EXISTS (SELECT 1 FROM (SELECT p.sku, p.tier "
-    "FROM disk_sku_history p WHERE p.disk_id = h.disk_id AND (p.observed_ms < h.observed_ms OR "
-    "(p.observed_ms = h.observed_ms AND p.id < h.id)) ORDER BY p.observed_ms DESC, p.id DESC "
-    "LIMIT 1) x WHERE x.sku <> h.sku COLLATE NOCASE OR coalesce(x.tier, '') <> "
-    "coalesce(h.tier, '')) ORDER BY h.disk_id, h.observed_ms, h.id";
+    "SELECT h.disk_id, h.observed_ms, h.sku, h.tier FROM disks d JOIN disk_sku_history h ON "
+    "h.disk_id = d.id WHERE d.vm_id = ?1 AND d.detached_ms IS NULL AND h.observed_ms >= ?2 AND "
+    "h.observed_ms < ?3 ORDER BY h.disk_id, h.observed_ms, h.id";
+
+static const char *const walk_prior_sql =
+    "SELECT sku, tier FROM disk_sku_history WHERE disk_id = ?1 AND observed_ms < ?2 "
+    "ORDER BY observed_ms DESC, id DESC LIMIT 1";
 
 struct sq_cursor {
     struct tw_store_sv_cursor base;
     struct tw_sqlite *s;
-    sqlite3_stmt *disks, *power, *changes;
+    sqlite3_stmt *disks, *power, *changes, *prior;
     int64_t from_ms, to_ms;
     bool open_tx;      /* the savepoint holding the snapshot is open */
     bool pending;      /* DISKS is on a row not yet handed out */
@@ -131,6 +137,12 @@ struct sq_cursor {
     size_t np, capp;
     struct tw_store_sv_change *c;
     size_t nc, capc;
+    /* The row before the one read: its disk, SKU and tier (whole, not cut
+     * to a change's fields, so that the comparison is the database's). */
+    int64_t prev_disk;
+    bool have_prev;
+    char *prev_sku, *prev_tier;
+    size_t prev_nsku, prev_ntier, cap_sku, cap_tier;
 };
 
 static bool grow(void **v, size_t *cap, size_t n, size_t each)
@@ -182,11 +194,14 @@ void tw_sq_savings_close(struct tw_store_sv_cursor *base)
     sqlite3_finalize(c->disks);
     sqlite3_finalize(c->power);
     sqlite3_finalize(c->changes);
+    sqlite3_finalize(c->prior);
     if (c->open_tx)
         sqlite3_exec(c->s->db, "RELEASE savings_walk", NULL, NULL, NULL);
     free(c->d);
     free(c->p);
     free(c->c);
+    free(c->prev_sku);
+    free(c->prev_tier);
     free(c);
 }
 
@@ -201,14 +216,15 @@ enum tw_err tw_sq_savings_open(struct tw_store *st, int64_t from_ms, int64_t to_
     c->s = s;
     c->from_ms = from_ms;
     c->to_ms = to_ms;
-    /* One snapshot for the three statements: a savepoint opens a read
+    /* One snapshot for the four statements: a savepoint opens a read
      * transaction (or nests in the caller's). */
     enum tw_err rc = walk_exec(s, "SAVEPOINT savings_walk", "starting to read the fleet", err);
     if (rc == TW_OK) {
         c->open_tx = true;
         if (sqlite3_prepare_v2(s->db, walk_disks_sql, -1, &c->disks, NULL) != SQLITE_OK ||
             sqlite3_prepare_v2(s->db, walk_power_sql, -1, &c->power, NULL) != SQLITE_OK ||
-            sqlite3_prepare_v2(s->db, walk_changes_sql, -1, &c->changes, NULL) != SQLITE_OK)
+            sqlite3_prepare_v2(s->db, walk_changes_sql, -1, &c->changes, NULL) != SQLITE_OK ||
+            sqlite3_prepare_v2(s->db, walk_prior_sql, -1, &c->prior, NULL) != SQLITE_OK)
             rc = tw_sq_fail(s, NULL, err, "preparing to read the fleet's disks");
     }
     if (rc != TW_OK) {
@@ -240,6 +256,77 @@ static void disk_from_row(sqlite3_stmt *q, struct tw_store_sv_disk *d)
     col_copy(q, 20, d->original_policy, sizeof(d->original_policy));
 }
 
+/* Column COL's text (NULL is "") kept in *BUF as the row before the next;
+ * false when out of memory. */
+static bool keep_text(sqlite3_stmt *q, int col, char **buf, size_t *cap, size_t *n)
+{
+    const unsigned char *t = sqlite3_column_text(q, col);
+    size_t len = t ? (size_t)sqlite3_column_bytes(q, col) : 0;
+    if (len + 1 > *cap) {
+        size_t ncap = len + 1 < 64 ? 64 : len + 1;
+        char *p = realloc(*buf, ncap);
+        if (!p)
+            return false;
+        *buf = p;
+        *cap = ncap;
+    }
+    if (len)
+        memcpy(*buf, t, len);
+    (*buf)[len] = '\0';
+    *n = len;
+    return true;
+}
+
+/* The changes statement's row against the one before it: *CHANGED when
+ * the row before it of its disk has another SKU (as COLLATE NOCASE
+ * compares: ASCII case folded) or another tier (NULL is ""; byte for
+ * byte).  A disk's first row in the span is compared with its last row
+ * before the span, looked up here; with none it is the disk's first row
+ * ever, no change.  Then the row is the one before the next.  TW_ENOMEM,
+ * or TW_EIO when the lookup failed (its statement left for tw_sq_fail). */
+static enum tw_err changes_step(struct sq_cursor *c, bool *changed)
+{
+    sqlite3_stmt *q = c->changes;
+    int64_t disk = sqlite3_column_int64(q, 0);
+    *changed = false;
+    if (!c->have_prev || c->prev_disk != disk) {
+        c->have_prev = false;
+        sqlite3_bind_int64(c->prior, 1, disk);
+        sqlite3_bind_int64(c->prior, 2, c->from_ms);
+        int rc = sqlite3_step(c->prior);
+        if (rc == SQLITE_ROW) {
+            if (!keep_text(c->prior, 0, &c->prev_sku, &c->cap_sku, &c->prev_nsku) ||
+                !keep_text(c->prior, 1, &c->prev_tier, &c->cap_tier, &c->prev_ntier)) {
+                sqlite3_reset(c->prior);
+                return TW_ENOMEM;
+            }
+            c->have_prev = true;
+        } else if (rc != SQLITE_DONE) {
+            return TW_EIO;
+        }
+        sqlite3_reset(c->prior);
+    }
+    const unsigned char *sku = sqlite3_column_text(q, 2);
+    size_t nsku = sku ? (size_t)sqlite3_column_bytes(q, 2) : 0;
+    const unsigned char *tier = sqlite3_column_text(q, 3);
+    size_t ntier = tier ? (size_t)sqlite3_column_bytes(q, 3) : 0;
+    if (c->have_prev) {
+        bool same_sku =
+            nsku == c->prev_nsku &&
+            (nsku == 0 || sqlite3_strnicmp(c->prev_sku, (const char *)sku, (int)nsku) == 0);
+        bool same_tier =
+            ntier == c->prev_ntier && (ntier == 0 || memcmp(c->prev_tier, tier, ntier) == 0);
+        *changed = !same_sku || !same_tier;
+    }
+    c->have_prev = false;
+    if (!keep_text(q, 2, &c->prev_sku, &c->cap_sku, &c->prev_nsku) ||
+        !keep_text(q, 3, &c->prev_tier, &c->cap_tier, &c->prev_ntier))
+        return TW_ENOMEM;
+    c->prev_disk = disk;
+    c->have_prev = true;
+    return TW_OK;
+}
+
 static enum tw_err vm_history(struct sq_cursor *c, int64_t vm_id, struct tw_error *err)
 {
     struct tw_sqlite *s = c->s;
@@ -263,7 +350,21 @@ static enum tw_err vm_history(struct sq_cursor *c, int64_t vm_id, struct tw_erro
     sqlite3_bind_int64(c->changes, 1, vm_id);
     sqlite3_bind_int64(c->changes, 2, c->from_ms);
     sqlite3_bind_int64(c->changes, 3, c->to_ms);
+    c->have_prev = false;
     while ((rc = sqlite3_step(c->changes)) == SQLITE_ROW) {
+        bool changed;
+        enum tw_err e = changes_step(c, &changed);
+        if (e == TW_ENOMEM) {
+            sqlite3_reset(c->changes);
+            return tw_error_set(err, TW_ENOMEM, "out of memory reading SKU changes");
+        }
+        if (e != TW_OK) {
+            e = tw_sq_fail(s, c->prior, err, "reading a disk's SKU before the span");
+            sqlite3_reset(c->changes);
+            return e;
+        }
+        if (!changed)
+            continue;
         if (!grow((void **)&c->c, &c->capc, c->nc, sizeof(*c->c))) {
             sqlite3_reset(c->changes);
             return tw_error_set(err, TW_ENOMEM, "out of memory reading SKU changes");

@@ -330,12 +330,161 @@ static void test_walk(void **state)
     assert_null(c);
 }
 
+static void exec_ok(sqlite3 *db, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("%s: %s", sql, msg ? msg : sqlite3_errmsg(db));
+}
+
+/* The walk's changes as the correlated subquery it replaced gave them: a
+ * row of the span whose row before it (by observed_ms, then id) has
+ * another SKU (COLLATE NOCASE) or tier. */
+static const char *const changes_oracle_sql =
+    "SELECT h.disk_id, h.observed_ms, h.sku, coalesce(h.tier, '') FROM disk_sku_history h "
+    "JOIN disks d ON d.id = h.disk_id WHERE d.vm_id = ?1 AND d.detached_ms IS NULL AND "
+    "h.observed_ms >= ?2 AND h.observed_ms < ?3 AND EXISTS (SELECT 1 FROM (SELECT p.sku, p.tier "
+    "FROM disk_sku_history p WHERE p.disk_id = h.disk_id AND (p.observed_ms < h.observed_ms OR "
+    "(p.observed_ms = h.observed_ms AND p.id < h.id)) ORDER BY p.observed_ms DESC, p.id DESC "
+    "LIMIT 1) x WHERE x.sku <> h.sku COLLATE NOCASE OR coalesce(x.tier, '') <> "
+    "coalesce(h.tier, '')) ORDER BY h.disk_id, h.observed_ms, h.id";
+
+static void change_is(const struct tw_store_sv_change *c, int64_t disk, int64_t at,
+                      const char *sku, const char *tier)
+{
+    assert_int_equal(c->disk_id, disk);
+    assert_int_equal(c->at_ms, at);
+    assert_string_equal(c->sku, sku);
+    assert_string_equal(c->tier, tier);
+}
+
+/* Each span row against the right predecessor: the row before it by
+ * observed_ms then id (two rows at one instant by id, whatever the order
+ * they came in; a later id observed earlier before it), else the disk's
+ * last row before the span (of two at one instant, the later id); a
+ * disk's first row ever is no change; a case-only SKU difference is none,
+ * a tier-only one is; a NULL tier is "".  And the walk's changes are the
+ * old correlated subquery's, row for row, for every VM and several spans. */
+static void test_walk_predecessor(void **state)
+{
+    struct fx *f = *state;
+    open_ok(f);
+    struct tw_error err = {0};
+    const int64_t S = 1796083200000LL, E = 1796256000000LL, H = 3600000LL;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    char sql[4096];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO disk_sku_history(id, disk_id, observed_at, observed_ms, sku, tier, "
+             "size_gib, source) VALUES "
+             /* disk 8 (Premium_LRS P10 before): case only, then tier only;
+              * one at the span's end is past it. */
+             "(100, 8, 'x', %lld, 'premium_lrs', 'P10', 128, 'arm'),"
+             "(101, 8, 'x', %lld, 'Premium_LRS', 'P15', 256, 'arm'),"
+             "(111, 8, 'x', %lld, 'StandardSSD_LRS', 'E15', 256, 'arm'),"
+             /* disk 9 (Premium_LRS P30 before): two rows at one instant,
+              * the later id first in: 102 (no change) then 103. */
+             "(103, 9, 'x', %lld, 'StandardSSD_LRS', 'E30', 1024, 'arm'),"
+             "(102, 9, 'x', %lld, 'Premium_LRS', 'P30', 1024, 'arm'),"
+             /* disk 10 (Premium_LRS P30): changed before the span, the
+              * same in it: no change. */
+             "(104, 10, 'x', %lld, 'StandardSSD_LRS', 'E30', 1024, 'arm'),"
+             "(105, 10, 'x', %lld, 'StandardSSD_LRS', 'E30', 1024, 'arm'),"
+             /* disk 11 (Premium_LRS P10): its predecessor before the span. */
+             "(106, 11, 'x', %lld, 'StandardSSD_LRS', 'E10', 128, 'arm'),"
+             /* disk 12 (StandardSSD_LRS E15): by time before id. */
+             "(99, 12, 'x', %lld, 'StandardSSD_LRS', 'E20', 512, 'arm'),"
+             "(107, 12, 'x', %lld, 'standardssd_lrs', 'E15', 256, 'arm'),"
+             /* disk 13 (StandardSSD_LRS E6): a change at the span's start. */
+             "(112, 13, 'x', %lld, 'Premium_LRS', 'E6', 64, 'arm'),"
+             /* disk 14 (Premium_LRS P10, id 14): a later id at that instant
+              * is the last row before the span. */
+             "(113, 14, 'x', 1795953900000, 'StandardSSD_LRS', 'E10', 128, 'arm'),"
+             "(114, 14, 'x', %lld, 'Premium_LRS', 'P10', 128, 'arm'),"
+             /* disk 16: no history but in the span: its first row is no
+              * change, a NULL tier after P10 is, '' after NULL is not. */
+             "(108, 16, 'x', %lld, 'Premium_LRS', 'P10', 128, 'arm'),"
+             "(109, 16, 'x', %lld, 'Premium_LRS', NULL, 128, 'arm'),"
+             "(110, 16, 'x', %lld, 'Premium_LRS', '', 128, 'arm');",
+             (long long)(S + H), (long long)(S + 2 * H), (long long)E, (long long)(S + 3 * H),
+             (long long)(S + 3 * H), (long long)(S - H), (long long)(S + H), (long long)(S + H),
+             (long long)(S + 5 * H), (long long)(S + 4 * H), (long long)S, (long long)(S + H),
+             (long long)(S + H), (long long)(S + 2 * H), (long long)(S + 3 * H));
+    exec_ok(db, "DELETE FROM disk_sku_history WHERE disk_id = 16");
+    exec_ok(db, sql);
+
+    struct tw_store_sv_cursor *c;
+    struct tw_store_sv_vm vm;
+    bool done;
+    assert_int_equal(tw_store_savings_open(f->st, S, E, &c, &err), TW_OK);
+    size_t nvm = 0;
+    for (;;) {
+        assert_int_equal(tw_store_savings_next(c, &vm, &done, &err), TW_OK);
+        if (done)
+            break;
+        nvm++;
+        if (vm.id == 1) {
+            assert_int_equal(vm.n_changes, 1);
+            change_is(&vm.changes[0], 3, 1796115600000LL, "StandardSSD_LRS", "E40");
+        } else if (vm.id == 2) {
+            assert_int_equal(vm.n_changes, 4);
+            change_is(&vm.changes[0], 8, S + 2 * H, "Premium_LRS", "P15");
+            change_is(&vm.changes[1], 9, S + 3 * H, "StandardSSD_LRS", "E30");
+            change_is(&vm.changes[2], 11, S + H, "StandardSSD_LRS", "E10");
+            change_is(&vm.changes[3], 12, S + 5 * H, "StandardSSD_LRS", "E20");
+        } else {
+            assert_int_equal(vm.id, 3);
+            assert_int_equal(vm.n_changes, 3);
+            change_is(&vm.changes[0], 13, S, "Premium_LRS", "E6");
+            change_is(&vm.changes[1], 14, S + H, "Premium_LRS", "P10");
+            change_is(&vm.changes[2], 16, S + 2 * H, "Premium_LRS", "");
+        }
+    }
+    tw_store_savings_close(c);
+    assert_int_equal(nvm, 3);
+
+    /* Against the old statement: spans starting before, at, inside and
+     * after the rows; one ending inside them. */
+    const int64_t spans[][2] = {{S, E},         {S + H, E},     {S + 3 * H, E},
+                                {S - 2 * H, E}, {S, S + 3 * H}, {S + H + 1, S + 4 * H},
+                                {0, E + H},     {E, E + H},     {E + H, E + 2 * H}};
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(db, changes_oracle_sql, -1, &q, NULL), SQLITE_OK);
+    for (size_t k = 0; k < sizeof(spans) / sizeof(spans[0]); k++) {
+        assert_int_equal(tw_store_savings_open(f->st, spans[k][0], spans[k][1], &c, &err),
+                         TW_OK);
+        for (;;) {
+            assert_int_equal(tw_store_savings_next(c, &vm, &done, &err), TW_OK);
+            if (done)
+                break;
+            sqlite3_bind_int64(q, 1, vm.id);
+            sqlite3_bind_int64(q, 2, spans[k][0]);
+            sqlite3_bind_int64(q, 3, spans[k][1]);
+            size_t i = 0;
+            while (sqlite3_step(q) == SQLITE_ROW) {
+                assert_true(i < vm.n_changes);
+                change_is(&vm.changes[i], sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+                          (const char *)sqlite3_column_text(q, 2),
+                          (const char *)sqlite3_column_text(q, 3));
+                i++;
+            }
+            assert_int_equal(i, vm.n_changes);
+            sqlite3_reset(q);
+        }
+        tw_store_savings_close(c);
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_from_version_3, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attrs_observe, setup, teardown),
         cmocka_unit_test_setup_teardown(test_walk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walk_predecessor, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
