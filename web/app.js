@@ -70,6 +70,8 @@ async function api(path) {
     const err = new Error(msg);
     err.status = r.status;
     err.code = body && body.error ? body.error.code : null;
+    const ra = r.headers && r.headers.get ? Number(r.headers.get('Retry-After')) : NaN;
+    err.retryAfter = Number.isFinite(ra) && ra >= 0 ? ra : null;
     throw err;
   }
   if (body === null) {
@@ -78,6 +80,20 @@ async function api(path) {
     throw err;
   }
   return body;
+}
+
+const sleep = (ms) => new Promise((res) => setTimeout(res, ms));
+
+// api(PATH), asked once more after the server's Retry-After (at most 10 s)
+// when it answers 503 busy (it builds only a few monthly reports at once).
+async function apiRetry(path) {
+  try {
+    return await api(path);
+  } catch (e) {
+    if (e.status !== 503 || e.code !== 'busy') throw e;
+    await sleep(1000 * Math.min(e.retryAfter === null || e.retryAfter === undefined ? 5 : e.retryAfter, 10));
+    return api(path);
+  }
 }
 
 // Every page of a paged list (next_cursor followed to the end): the rows
@@ -134,6 +150,15 @@ function vmText(v) {
   return name + ': VM cap unknown: ' + (vm.why || 'not given');
 }
 
+// The same as cells: the name (a link to the VM when it has an id), then
+// the size and, when no cap applied, why, on a line of their own.
+function vmCell(v) {
+  const vm = v.vm || {};
+  const name = v.vm_name || 'VM ' + (v.vm_id === undefined || v.vm_id === null ? '?' : v.vm_id);
+  return [v.vm_id === null || v.vm_id === undefined ? name : el('a', { href: '#/vm/' + encodeURIComponent(v.vm_id), text: name }),
+    el('div', { class: 'sub', text: (vm.size || 'size unknown') + (vm.cap ? '' : ': VM cap unknown: ' + (vm.why || 'not given')) })];
+}
+
 // Links between the pages.
 function vmLink(id, name) {
   if (id === null || id === undefined) return document.createTextNode(dash(name));
@@ -155,8 +180,12 @@ function table(id, heads, rows, render, idOf, empty) {
   const tbody = el('tbody');
   const t = el('table', { id }, el('thead', null, el('tr', null, heads.map((h) => el('th', { scope: 'col', text: h })))), tbody);
   fillRows(tbody, heads.length, rows, render, idOf, empty);
-  return t;
+  return wide(t);
 }
+
+// A table in a box that scrolls sideways when the table is wider than the
+// screen (the page itself never does).
+function wide(t) { return el('div', { class: 'table-wrap' }, t); }
 
 function fillRows(tbody, ncols, rows, render, idOf, empty) {
   tbody.textContent = '';
@@ -190,6 +219,10 @@ function select(id, label, options, value, onchange) {
 const pages = {};
 let generation = 0;
 let currentRoute = 'fleet';
+let lastShown = null; // the page last drawn (and its disk or VM): the focus moves on a new one
+// The headings a page rewrites (the disk's and the VM's name), as they
+// read before: reset on every route, so an error never shows the last name.
+const TITLES = { disk: 'Disk', vm: 'VM' };
 
 function parseHash(h) {
   const m = /^#\/([a-z]+)(?:\/(.*))?$/.exec(h || '');
@@ -215,7 +248,12 @@ async function route() {
   }
   const sec = $('#page-' + name);
   sec.removeAttribute('data-ready');
+  const h2 = $('h2', sec);
+  if (TITLES[name]) h2.textContent = TITLES[name];
   const old = $('.page-body', sec);
+  // A filter that redraws its page (a month, a policy, a week) keeps the focus.
+  const act = document.activeElement;
+  const keep = act && act.id && act !== document.body && act.closest && act.closest('.page-body') === old ? act.id : null;
   const box = el('div', { class: 'page-body' });
   sec.replaceChild(box, old);
   $('#main-error').textContent = '';
@@ -232,10 +270,20 @@ async function route() {
   if (!alive()) return;
   sec.setAttribute('data-ready', '1');
   $('#status').textContent = 'updated ' + new Date().toLocaleTimeString();
+  // A new page (not a refresh, not a filter within it): the keyboard's
+  // place moves to its heading, so a screen reader says where it is.
+  const shown = TITLES[name] ? name + '/' + arg : name; // a filter in the hash is not a new page
+  if (shown !== lastShown) {
+    lastShown = shown;
+    h2.focus();
+  } else if (keep && $('#' + keep, box)) {
+    $('#' + keep, box).focus();
+  }
 }
 
 function logout(message) {
   generation++;
+  lastShown = null;
   sessionStorage.removeItem(KEY);
   $('#main').hidden = true;
   $('#nav').hidden = true;

@@ -17,6 +17,8 @@ function svg(tag, attrs, ...kids) {
 }
 
 function shorten(s, n) { s = String(s); return s.length > n ? s.slice(0, n - 1) + '\u2026' : s; }
+// The end of S kept (a group "subscription/resource-group" is told apart by its end).
+function shortenStart(s, n) { s = String(s); return s.length > n ? '\u2026' + s.slice(s.length - n + 1) : s; }
 
 // Horizontal bars: ROWS [{label, value (number), text}], one bar each.
 function barChart(title, rows, cls) {
@@ -30,7 +32,7 @@ function barChart(title, rows, cls) {
     const w = Math.max(0, (W - left - right) * r.value / max);
     g.appendChild(svg('g', null,
       svg('title', null, r.label + ': ' + r.text),
-      svg('text', { x: left - 8, y: y + 17, 'text-anchor': 'end', class: 'lbl' }, shorten(r.label, 28)),
+      svg('text', { x: left - 8, y: y + 17, 'text-anchor': 'end', class: 'lbl' }, shortenStart(r.label, 24)),
       svg('rect', { x: left, y: y + 3, width: w.toFixed(1), height: rowH - 8, class: 'bar ' + (cls || '') }),
       svg('text', { x: left + w + 6, y: y + 17, class: 'val' }, r.text)));
   });

@@ -20,8 +20,16 @@ function heading(text) { return el('h3', { text }); }
 
 // ---------------------------------------------------------------- fleet
 
-pages.fleet = async (box) => {
-  const month = utcMonth(new Date());
+const FLEET_MONTHS = 13; // this month and the 12 before
+
+pages.fleet = async (box, arg) => {
+  const now = new Date(), thisMonth = utcMonth(now);
+  const months = [];
+  for (let i = 0; i < FLEET_MONTHS; i++) months.push(utcMonth(now, i));
+  const month = months.includes(arg) ? arg : thisMonth;
+  box.appendChild(el('div', { class: 'filters' },
+    select('fleet-month', 'Month', months.map((m, i) => ({ value: m, label: m + (i ? '' : ' (this month)') })), month,
+      (v) => { location.hash = v === thisMonth ? '#/fleet' : '#/fleet/' + v; })));
   const got = await Promise.allSettled([
     api('/api/v1/reports/monthly?month=' + month + '&format=json'),
     api('/api/v1/compliance/summary'),
@@ -30,7 +38,7 @@ pages.fleet = async (box) => {
   const rep = settled(got[0]), sum = settled(got[1]), disks = settled(got[2]);
 
   // This month's money.
-  box.appendChild(heading('This month (' + month + ', UTC)'));
+  box.appendChild(heading((month === thisMonth ? 'This month (' : 'The month ') + month + (month === thisMonth ? ', UTC)' : ' (UTC)')));
   if (!rep.ok) {
     box.appendChild(errorBox('The monthly report: ' + rep.error.message));
   } else {
@@ -49,12 +57,12 @@ pages.fleet = async (box) => {
     const unpriced = (r.disks || []).filter((d) => !d.priced);
     if (t.unpriced > 0) {
       box.appendChild(el('p', { class: 'warn' }, figure('unpriced', String(t.unpriced), t.unpriced), ' of ' + t.disks +
-        ' disks have no price this month and are left out of these figures (not counted as zero)',
+        ' disks have no price ' + (month === thisMonth ? 'this month' : 'in ' + month) + ' and are left out of these figures (not counted as zero)',
         unpriced.length ? ': ' : '', unpriced.slice(0, 12).map((d, i) => [i ? '; ' : '', diskLink(d.disk_id, d.disk),
           ' on ', vmLink(d.vm_id, d.vm), ' (' + (d.unpriced_why || d.unpriced) + ')']),
         unpriced.length > 12 ? '; and ' + (unpriced.length - 12) + ' more' : '', '.'));
     } else {
-      box.appendChild(el('p', { class: 'summary', text: 'Every disk has a price this month.' }));
+      box.appendChild(el('p', { class: 'summary', text: 'Every disk has a price ' + (month === thisMonth ? 'this month.' : 'in ' + month + '.') }));
     }
     for (const m of r.missing || [])
       box.appendChild(el('p', { class: 'warn', text: 'No price book for ' + m.region + ': ' + m.why + ' (' + m.disks + ' disks)' }));
@@ -75,7 +83,7 @@ pages.fleet = async (box) => {
       box.appendChild(barChart('Realised saving per ' + r.group_by, withSaving.map((g) => ({
         label: g.key, value: Number(g.totals.realised), text: money(g.totals.realised, cur) })), 'saving'));
     else
-      box.appendChild(el('p', { class: 'summary', text: 'No group has a realised saving this month yet.' }));
+      box.appendChild(el('p', { class: 'summary', text: month === thisMonth ? 'No group has a realised saving this month yet.' : 'No group has a realised saving in ' + month + '.' }));
     box.appendChild(table('fleet-groups', [r.group_by, 'VMs', 'Disks', 'Spend', 'Realised', 'Possible', 'Unpriced'], groups,
       (g) => [g.key, { v: num(g.totals.vms, 0), cls: 'num' }, { v: num(g.totals.disks, 0), cls: 'num' },
         { v: money(g.totals.cost, cur), cls: 'num' }, { v: money(g.totals.realised, cur), cls: 'num' },
@@ -84,7 +92,7 @@ pages.fleet = async (box) => {
   }
 
   // Disks by SKU and tier.
-  box.appendChild(heading('Disks by SKU and tier'));
+  box.appendChild(heading('Disks by SKU and tier' + (month === thisMonth ? '' : ' (now)')));
   if (!disks.ok) {
     box.appendChild(errorBox('The disks: ' + disks.error.message));
   } else {
@@ -103,7 +111,7 @@ pages.fleet = async (box) => {
   }
 
   // Compliance at a glance.
-  box.appendChild(heading('Compliance by SKU'));
+  box.appendChild(heading('Compliance by SKU' + (month === thisMonth ? '' : ' (the latest verdicts)')));
   if (!sum.ok) {
     box.appendChild(errorBox('The compliance summary: ' + sum.error.message));
   } else {
@@ -139,9 +147,12 @@ function latencyText(result) {
   return parts.length ? parts.join('; ') : null;
 }
 
-// Runs FN over ITEMS, N at a time.
+// Runs FN over ITEMS, N at a time; every item's outcome
+// (Promise.allSettled's), in order: one failure stops none of the others.
 async function inBatches(items, n, fn) {
-  for (let i = 0; i < items.length; i += n) await Promise.all(items.slice(i, i + n).map(fn));
+  const out = [];
+  for (let i = 0; i < items.length; i += n) out.push(...await Promise.allSettled(items.slice(i, i + n).map(fn)));
+  return out;
 }
 
 const LATENCY_DISKS_MAX = 100;
@@ -162,11 +173,24 @@ pages.compliance = async (box, arg, alive) => {
     }
   const results = new Map();
   const fetched = wanted.slice(0, LATENCY_DISKS_MAX);
-  await inBatches(fetched, 4, async (id) => {
+  const failed = new Map(); // disk id -> why its results could not be read
+  const outcomes = await inBatches(fetched, 4, async (id) => {
     const o = await api('/api/v1/disks/' + id);
     for (const r of o.results || []) results.set(r.id, r);
   });
   if (!alive()) return;
+  outcomes.forEach((o, i) => { const s = settled(o); if (!s.ok) failed.set(fetched[i], s.error.message); });
+  const fetchedSet = new Set(fetched);
+  // The latency cell: the result's percentiles, or why there are none.
+  const latencyOf = (v) => {
+    const t = latencyText(results.get(v.result_id));
+    if (t) return t;
+    const ids = (v.disks || []).map((n) => diskId.get(v.vm_id + '/' + n)).filter((x) => x !== undefined);
+    const why = ids.map((x) => failed.get(x)).find((x) => x !== undefined);
+    if (why !== undefined) return { v: 'latency unavailable: ' + why, cls: 'why' };
+    if (ids.length && !ids.some((x) => fetchedSet.has(x))) return 'see the disk page';
+    return '-';
+  };
 
   const counts = {};
   for (const v of verdicts) counts[v.verdict] = (counts[v.verdict] || 0) + 1;
@@ -186,14 +210,13 @@ pages.compliance = async (box, arg, alive) => {
       const m = v.measured ? v.measured[key] : null, x = v.expected ? v.expected[key] : null;
       return [
         { v: v.verdict, cls: 'verdict v-' + v.verdict },
-        v.vm_id === null || v.vm_id === undefined ? vmText(v)
-          : el('a', { href: '#/vm/' + encodeURIComponent(v.vm_id), text: vmText(v) }),
+        vmCell(v),
         (v.disks || []).map((n, i) => [i ? ', ' : '', diskLink(diskId.get(v.vm_id + '/' + n), n)]).concat(
           v.tiers && v.tiers.length ? [el('div', { class: 'sub', text: v.tiers.join(', ') })] : []),
         v.profile,
         { v: num(m) + ' / ' + num(x) + ' ' + unit, cls: 'num' },
         m !== null && x !== null ? measuredBars(m, x, unit) : '-',
-        latencyText(results.get(v.result_id)) || (results.size || !wanted.length ? '-' : 'see the disk page'),
+        latencyOf(v),
         v.reason,
         when(v.started_at),
       ];
@@ -203,8 +226,8 @@ pages.compliance = async (box, arg, alive) => {
   box.appendChild(el('div', { class: 'filters' },
     select('compliance-verdict', 'Verdict', [{ value: 'all', label: 'all (' + verdicts.length + ')' }].concat(
       VERDICTS.map((k) => ({ value: k, label: k + ' (' + (counts[k] || 0) + ')' }))), filter, (v) => { filter = v; draw(); })));
-  box.appendChild(el('table', { id: 'compliance-table' },
-    el('thead', null, el('tr', null, heads.map((h) => el('th', { scope: 'col', text: h })))), tbody));
+  box.appendChild(wide(el('table', { id: 'compliance-table' },
+    el('thead', null, el('tr', null, heads.map((h) => el('th', { scope: 'col', text: h })))), tbody)));
   draw();
   if (errors.length) {
     box.appendChild(heading('Could not be judged'));
@@ -441,12 +464,12 @@ pages.schedule = async (box, arg, alive) => {
 
 pages.actions = async (box) => {
   const { rows } = await apiAll('/api/v1/actions?limit=5000', 'actions');
-  const vmsSeen = Array.from(new Set(rows.map((a) => a.vm).filter(Boolean))).sort();
+  const vmsSeen = actionVms(rows);
   let state = 'all', vm = 'all';
   const tbody = el('tbody');
   const heads = ['', 'Id', 'Due', 'VM', 'Disk', 'Kind', 'SKU', 'State', 'Policy', 'Attempts', 'Updated', 'Reason'];
   const draw = () => {
-    const shown = rows.filter((a) => (state === 'all' || a.state === state) && (vm === 'all' || a.vm === vm));
+    const shown = rows.filter((a) => (state === 'all' || a.state === state) && (vm === 'all' || String(a.vm_id) === vm));
     fillRows(tbody, heads.length, shown, (a, tr) => {
       const btn = el('button', { type: 'button', class: 'expand', 'aria-expanded': 'false',
         'aria-label': 'transitions of action ' + a.id, text: '+' });
@@ -461,12 +484,32 @@ pages.actions = async (box) => {
   box.appendChild(el('div', { class: 'filters' },
     select('actions-state', 'State', [{ value: 'all', label: 'all' }].concat(ACTION_STATES.map((s) => ({ value: s, label: s }))),
       state, (v) => { state = v; draw(); }),
-    select('actions-vm', 'VM', [{ value: 'all', label: 'all' }].concat(vmsSeen.map((n) => ({ value: n, label: n }))),
+    select('actions-vm', 'VM', [{ value: 'all', label: 'all' }].concat(vmsSeen),
       vm, (v) => { vm = v; draw(); }), count));
-  box.appendChild(el('table', { id: 'actions-table' },
-    el('thead', null, el('tr', null, heads.map((h) => el('th', { scope: 'col', text: h })))), tbody));
+  box.appendChild(wide(el('table', { id: 'actions-table' },
+    el('thead', null, el('tr', null, heads.map((h) => el('th', { scope: 'col', text: h })))), tbody)));
   draw();
 };
+
+// The resource group in an ARM id (/subscriptions/S/resourceGroups/RG/...), or null.
+function resourceGroupOf(armId) {
+  const m = /\/resourceGroups\/([^/]+)/i.exec(armId || '');
+  return m ? m[1] : null;
+}
+
+// The VM filter's options: one per VM id of the actions (never two VMs
+// merged by name), labelled by the name, and "name (resource group)" when
+// another VM has the same name; sorted by label.
+function actionVms(rows) {
+  const byId = new Map();
+  for (const a of rows)
+    if (a.vm_id !== null && a.vm_id !== undefined && !byId.has(String(a.vm_id)))
+      byId.set(String(a.vm_id), { name: a.vm || 'VM ' + a.vm_id, rg: resourceGroupOf(a.vm_resource_id) });
+  const uses = new Map();
+  for (const v of byId.values()) uses.set(v.name, (uses.get(v.name) || 0) + 1);
+  return Array.from(byId, ([id, v]) => ({ value: id, label: uses.get(v.name) > 1 ? v.name + ' (' + (v.rg || 'VM ' + id) + ')' : v.name }))
+    .sort((a, b) => a.label.localeCompare(b.label) || Number(a.value) - Number(b.value));
+}
 
 // The row under TR with action A's transitions (GET /api/v1/actions/{id}).
 async function toggleTransitions(btn, tr, a, ncols) {
@@ -499,18 +542,47 @@ async function toggleTransitions(btn, tr, a, ncols) {
 // ----------------------------------------------------------------- disk
 
 const COST_MONTHS = 6;
+const NOT_IN_FLEET = 'not in the fleet that month';
+
+// The months of the disk page's costs: the last COST_MONTHS, newest
+// first, each {m, ask} with ask false for a month before FIRST (the disk's
+// first SKU history row, a "YYYY-MM"; null: none is known, every month asked).
+function costMonths(now, first) {
+  const out = [];
+  for (let i = 0; i < COST_MONTHS; i++) {
+    const m = utcMonth(now, i);
+    out.push({ m, ask: first === null || m >= first });
+  }
+  return out;
+}
+
+// The disk's report of each month asked, one month after another (the
+// server builds only two reports at once and answers the others 503 busy:
+// apiRetry asks again after its Retry-After).  Outcomes as allSettled's.
+async function diskCosts(id, months, alive) {
+  const out = [];
+  for (const x of months) {
+    if (!alive()) break;
+    if (!x.ask) { out.push(null); continue; }
+    try {
+      out.push({ status: 'fulfilled', value: await apiRetry('/api/v1/reports/monthly?month=' + x.m + '&disk=' + id + '&format=json') });
+    } catch (e) {
+      out.push({ status: 'rejected', reason: e });
+    }
+  }
+  return out;
+}
 
 pages.disk = async (box, arg, alive) => {
   if (!/^[0-9]+$/.test(arg)) { box.appendChild(errorBox('No disk id in the address (#/disk/ID).')); return; }
-  const now = new Date();
-  const months = [];
-  for (let i = 0; i < COST_MONTHS; i++) months.push(utcMonth(now, i));
-  const got = await Promise.allSettled([api('/api/v1/disks/' + arg)].concat(months.map((m) =>
-    api('/api/v1/reports/monthly?month=' + m + '&disk=' + arg + '&format=json'))));
+  const d = settled((await Promise.allSettled([api('/api/v1/disks/' + arg)]))[0]);
   if (!alive()) return;
-  const d = settled(got[0]);
   if (!d.ok) { box.appendChild(errorBox('Disk ' + arg + ': ' + d.error.message)); return; }
   const k = d.value;
+  const firstSeen = (k.sku_history || []).map((h) => h.observed_at).filter(Boolean).sort()[0];
+  const months = costMonths(new Date(), firstSeen ? utcMonth(new Date(firstSeen)) : null);
+  const costs = await diskCosts(arg, months, alive);
+  if (!alive()) return;
   $('h2', box.parentNode).textContent = 'Disk ' + k.name;
   box.appendChild(el('p', { class: 'summary' }, 'On VM ', vmLink(k.vm_id, k.vm_name), ', ' + dash(k.role) +
     (k.lun !== null && k.lun !== undefined ? ' (LUN ' + k.lun + ')' : '') + ', ' + dash(k.sku) + ' ' + dash(k.tier) + ', ' +
@@ -544,17 +616,20 @@ pages.disk = async (box, arg, alive) => {
   }
 
   box.appendChild(heading('Cost by month'));
-  const rows = months.map((m, i) => ({ m, r: settled(got[i + 1]) }));
+  const rows = months.map((x, i) => ({ m: x.m, r: costs[i] ? settled(costs[i]) : null }));
+  const notIn = (m) => [{ v: m, cls: 't' }, { v: NOT_IN_FLEET, cls: 'why' }, '-', '-', '-', '-', '-'];
   box.appendChild(table('disk-costs', ['Month', 'SKUs (hours)', 'Cost', 'Had it stayed', 'Realised', 'Possible', 'Note'], rows,
     ({ m, r }) => {
-      if (!r.ok) return [m, { v: (r.error.code ? r.error.code + ': ' : '') + r.error.message, cls: 'why' }, '-', '-', '-', '-', '-'];
+      if (r === null) return notIn(m); // before its first SKU row: not asked
+      if (!r.ok && r.error.status === 404 && r.error.code === 'not_found') return notIn(m);
+      if (!r.ok) return [{ v: m, cls: 't' }, { v: (r.error.code ? r.error.code + ': ' : '') + r.error.message, cls: 'why' }, '-', '-', '-', '-', '-'];
       const rep = r.value, row = (rep.disks || [])[0], cur = rep.currency;
-      if (!row) return [m, { v: 'no data: the disk was not in the fleet that month', cls: 'why' }, '-', '-', '-', '-', '-'];
+      if (!row) return notIn(m);
       const note = [];
       if (!row.priced) note.push('no price: ' + (row.unpriced_why || row.unpriced));
       if (row.excluded) note.push('excluded: ' + (row.excluded_why || row.excluded));
       if (rep.partial) note.push('month so far');
-      return [m, (row.hours_by_sku || []).map((h) => h.sku + ' ' + dash(h.tier) + ' ' + h.hours + ' h').join('; '),
+      return [{ v: m, cls: 't' }, (row.hours_by_sku || []).map((h) => h.sku + ' ' + dash(h.tier) + ' ' + h.hours + ' h').join('; '),
         { v: row.priced ? money(row.cost, cur) : '-', cls: 'num' }, { v: row.priced ? money(row.baseline, cur) : '-', cls: 'num' },
         { v: row.priced ? money(row.realised, cur) : '-', cls: 'num' },
         { v: row.possible_known ? money(row.possible, cur) : '-', cls: 'num' }, note.join('; ')];
@@ -608,6 +683,11 @@ pages.prices = async (box, arg, alive) => {
     const b = settled(books[i]);
     if (!b.ok) { box.appendChild(errorBox(region + ': ' + b.error.message)); return; }
     const book = b.value;
+    if (!(book.prices || []).length) { // a snapshot without this region is no book
+      box.appendChild(el('p', { class: 'warn', 'data-region': region, text: 'no price for ' + region +
+        ': the report leaves its disks out' }));
+      return;
+    }
     box.appendChild(el('p', { class: 'summary', text: book.region + ' (' + book.currency + '): ' + book.source +
       ', fetched ' + when(book.fetched_at) }));
     for (const x of book.prices || []) rows.push(Object.assign({ currency: book.currency, region: book.region }, x));

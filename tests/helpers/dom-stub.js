@@ -27,6 +27,7 @@ class Elem {
   get textContent() { return this.text + this.children.map((c) => c.textContent).join(''); }
   set textContent(v) { this.text = String(v); for (const c of this.children) c.parentNode = null; this.children = []; }
   focus() { focused = this; }
+  closest(sel) { for (let e = this; e; e = e.parentNode) if (e instanceof Elem && e.matches(sel)) return e; return null; }
   *walk() { for (const c of this.children) if (c instanceof Elem) { yield c; yield* c.walk(); } }
   matches(simple) {
     const m = /^([a-zA-Z0-9]*)(.*)$/.exec(simple);

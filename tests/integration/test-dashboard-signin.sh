@@ -70,7 +70,7 @@ const window = { addEventListener: (t, fn) => { winHandlers[t] = fn; } };
 const location = { hash: '' };
 const calls = [];
 const fetchLocal = (path, opts) => { calls.push(path); return fetch(base + path, opts); };
-const ctx = vm.createContext({ document, sessionStorage, fetch: fetchLocal, console, window, location });
+const ctx = vm.createContext({ document, sessionStorage, fetch: fetchLocal, console, setTimeout, window, location });
 for (const p of scriptPaths) vm.runInContext(fs.readFileSync(p, 'utf8'), ctx, { filename: p });
 
 const $ = (s) => document.querySelector(s);
