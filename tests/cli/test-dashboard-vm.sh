@@ -47,5 +47,9 @@ node "$scratch/run.js" "$TW_SOURCE_DIR/web/app.js" >"$scratch/out" 2>&1 && ok ||
   bad "vmText: $(cat "$scratch/out")"
 grep -c '^ok: ' "$scratch/out" | grep -qx 4 && ok || bad "not every case ran: $(cat "$scratch/out")"
 # The compliance table's VM cell (web/pages.js) is the one that shows it.
-grep -q "text: vmText(v)" "$TW_SOURCE_DIR/web/pages.js" && ok || bad "the VM cell does not use vmText"
+# The compliance table's VM cell (vmCell: the name, then the size and the
+# cap's reason on a line of their own) says the same as vmText.
+grep -q "vmCell(v)" "$TW_SOURCE_DIR/web/pages.js" && ok || bad "the VM cell does not use vmCell"
+sed -n '/^function vmCell/,/^}/p' "$TW_SOURCE_DIR/web/app.js" | grep -q "VM cap unknown: ' + (vm.why || 'not given')" &&
+  ok || bad "vmCell does not say why no VM cap applied"
 finish dashboard-vm
