@@ -12,13 +12,17 @@
  * per group), and how the figures are computed with the price books used.
  *
  * Every text that comes from the store (names from agents and ARM, the
- * books' sources, reasons) is escaped, invalid UTF-8 and control bytes
- * replaced by U+FFFD.  Amounts are the model's rounded row figures
- * (tw_money_format), with thousands separators; a total is the model's
- * sum of its rows' rounded figures.  The page is written through the sink
- * in chunks of about 64 KiB; past TW_MR_HTML_ROWS_MAX rows the disk
- * tables collapse to the largest-saving rows under each group (the CSV
- * has them all), which keeps 100,000 disks well under 10 MB.
+ * books' sources, reasons) is escaped, invalid UTF-8, control bytes and
+ * Unicode direction controls replaced by U+FFFD, cut past TEXT_CHARS_MAX.
+ * Amounts are the model's rounded row figures (tw_money_format), with
+ * thousands separators; a total is the model's sum of its rows' rounded
+ * figures, and the hours of a total the sum of its rows' hours in
+ * hundredths.  The page is written through the sink in chunks of about
+ * 64 KiB; past TW_MR_HTML_ROWS_MAX rows the disk tables collapse to the
+ * disks not priced, drifting or under-delivering, then the largest-saving
+ * rows, under each group with a line adding up the rows not shown (the
+ * CSV has them all), which keeps 100,000 disks well under 10 MB.  In a
+ * month still running, "possible" says it runs over the whole month.
  */
 #include "service/monthly.h"
 
@@ -39,6 +43,7 @@
 #define WEEK_VMS_MAX 60     /* VMs in the week timeline */
 #define WEEK_MARKS_MAX 64   /* switch marks drawn per VM */
 #define LABEL_CHARS 34      /* characters of a label inside a chart */
+#define TEXT_CHARS_MAX 8192 /* characters of any one store text shown */
 
 struct hw {
     const struct tw_mr_model *m;
@@ -139,12 +144,29 @@ static size_t text_seq(const unsigned char *p, size_t left)
     return n;
 }
 
+/* Whether the N bytes at P are a Unicode direction or format control
+ * (U+061C, U+200E/F, U+202A-E, U+2066-9): text from the store with one
+ * would reorder the page's text around it, so it is shown as U+FFFD. */
+static bool direction_control(const unsigned char *p, size_t n)
+{
+    if (n == 2)
+        return p[0] == 0xd8 && p[1] == 0x9c;
+    if (n != 3 || p[0] != 0xe2)
+        return false;
+    if (p[1] == 0x80)
+        return p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae);
+    return p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9;
+}
+
 /* S as HTML text (also right for an attribute's value in double quotes),
- * at most MAXCH characters (0: all), an ellipsis when cut. */
+ * at most MAXCH characters (0: TEXT_CHARS_MAX), an ellipsis when cut: a
+ * store text of megabytes is cut, not a page that fails. */
 static void esc_max(struct hw *w, const char *s, size_t maxch)
 {
     if (!s)
         return;
+    if (maxch == 0 || maxch > TEXT_CHARS_MAX)
+        maxch = TEXT_CHARS_MAX;
     const unsigned char *p = (const unsigned char *)s;
     size_t left = strlen(s), chars = 0;
     const unsigned char *run = p;
@@ -156,6 +178,8 @@ static void esc_max(struct hw *w, const char *s, size_t maxch)
         }
         const char *rep = NULL;
         size_t n = text_seq(p, left);
+        if (direction_control(p, n))
+            rep = "\xef\xbf\xbd";
         switch (n == 1 ? *p : 0) {
         case '&': rep = "&amp;"; break;
         case '<': rep = "&lt;"; break;
@@ -236,12 +260,21 @@ static const char *count(int64_t n, char *buf, size_t cap)
 /* SECONDS as hours to 2 decimals (half away from zero), grouped: "805.03";
  * TRIM drops zero decimals ("720", "266.2").  The CSV and the JSON have
  * them exact. */
-static const char *hours(int64_t seconds, bool trim, char *buf, size_t cap)
+/* SECONDS in hundredths of an hour, half away from zero: a row's hours
+ * as shown, which a total adds up. */
+static int64_t centi_hours(int64_t seconds)
+{
+    int64_t mag = seconds < 0 ? -seconds : seconds;
+    int64_t c = (mag + 18) / 36; /* 36 s is a hundredth of an hour */
+    return seconds < 0 ? -c : c;
+}
+
+/* CENTI hundredths of an hour as text (see hours()). */
+static const char *hours_centi(int64_t centi_signed, bool trim, char *buf, size_t cap)
 {
     char raw[64];
-    int64_t mag = seconds < 0 ? -seconds : seconds;
-    int64_t centi = (mag + 18) / 36; /* 36 s is a hundredth of an hour */
-    int k = snprintf(raw, sizeof(raw), "%s%lld.%02lld", seconds < 0 && centi ? "-" : "",
+    int64_t centi = centi_signed < 0 ? -centi_signed : centi_signed;
+    int k = snprintf(raw, sizeof(raw), "%s%lld.%02lld", centi_signed < 0 ? "-" : "",
                      (long long)(centi / 100), (long long)(centi % 100));
     if (trim && k > 0) {
         while (k > 0 && raw[k - 1] == '0')
@@ -251,6 +284,11 @@ static const char *hours(int64_t seconds, bool trim, char *buf, size_t cap)
     }
     group_digits(raw, buf, cap);
     return buf;
+}
+
+static const char *hours(int64_t seconds, bool trim, char *buf, size_t cap)
+{
+    return hours_centi(centi_hours(seconds), trim, buf, cap);
 }
 
 static const char *number(double v, int decimals, char *buf, size_t cap)
@@ -288,6 +326,40 @@ static void month_name(const char *month, char *buf, size_t cap)
         snprintf(buf, cap, "%s %04d", MONTHS[mo - 1], y);
     else
         snprintf(buf, cap, "%s", month);
+}
+
+/* "1 Dec 2026" */
+static const char *day_text(int64_t ns, char *buf, size_t cap)
+{
+    struct tw_civil c;
+    tw_civil_from_ns(ns, &c);
+    snprintf(buf, cap, "%d&nbsp;%.3s&nbsp;%04d", c.day % 100, MONTHS[(c.month + 11) % 12],
+             (int)c.year % 10000);
+    return buf;
+}
+
+/* What "possible" runs over: in a month still running, the model's
+ * possible saving is the whole month's less what is realised to date, so
+ * it says " over the whole month (to 1 Dec 2026)"; OTHERWISE when not. */
+static void possible_span(struct hw *w, const char *otherwise)
+{
+    char a[48];
+    if (w->m->partial)
+        putf(w, " over the whole month (to %s)", day_text(w->m->month_end_ns, a, sizeof(a)));
+    else
+        put(w, otherwise);
+}
+
+/* The "Possible" column's head. */
+static void possible_th(struct hw *w)
+{
+    put(w, "<th class=\"num\">Possible");
+    if (w->m->partial) {
+        put(w, "<br><span class=\"sub\">");
+        possible_span(w, "");
+        put(w, "</span>");
+    }
+    put(w, "</th>");
 }
 
 /* ---- the style sheet ------------------------------------------------ */
@@ -342,16 +414,21 @@ static const char STYLE[] =
     "#groups-table td,#groups-table th{padding:1mm .8mm;font-size:7.5pt}"
     "#groups-table th{font-size:6.5pt}\n"
     "table.disks{table-layout:fixed}"
-    "table.disks col.c-vm{width:17%}table.disks col.c-sku{width:12%}"
-    "table.disks col.c-h{width:17%}table.disks col.c-a{width:7.5%}"
-    "table.disks col.c-p{width:10%}table.disks col.c-n{width:14%}\n"
+    "table.disks col.c-vm{width:15%}table.disks col.c-sku{width:14%}"
+    "table.disks col.c-h{width:16%}table.disks col.c-a{width:7.5%}"
+    "table.disks col.c-p{width:11%}table.disks col.c-n{width:14%}\n"
     "table.disks td{overflow-wrap:anywhere}table.disks .num{padding-left:.5mm}\n"
+    "th.num{white-space:normal}table.disks th{font-size:6.5pt;letter-spacing:0}\n"
+    "table.disks td.sku{overflow-wrap:normal;word-break:normal}"
+    "table.disks td.sku,table.disks td.sku .sub{font-size:7pt}\n"
+    "tr.rest td{font-style:italic;color:var(--muted);border-top:1px dashed var(--rule)}\n"
     "tr.total td{font-weight:600;border-top:1px solid var(--ink);"
     "border-bottom:1.5px solid var(--ink);background:var(--soft)}\n"
     "td .sub,.sub{color:var(--muted);font-size:7.5pt}\n"
-    ".sku{overflow-wrap:anywhere}\n"
+    ".sku{overflow-wrap:break-word}\n"
     ".hs{display:flex;flex-wrap:wrap;justify-content:space-between;column-gap:1.5mm}\n"
-    ".v{display:inline-block;padding:0 1.5mm;border-radius:2px;font-size:7.5pt;font-weight:600}\n"
+    ".v{display:inline-block;white-space:nowrap;padding:0 "
+    "1.5mm;border-radius:2px;font-size:7.5pt;font-weight:600}\n"
     ".v-under{background:var(--under);color:#fff}\n"
     ".v-delivers{background:var(--delivers);color:var(--ink)}\n"
     ".v-other{background:var(--other);color:var(--ink)}\n"
@@ -467,6 +544,14 @@ static void unpriced_sentence(struct hw *w)
         }
         put(w, ")");
     }
+    if (t->unpriced > TW_MR_HTML_ROWS_MAX && m->n_disks > TW_MR_HTML_ROWS_MAX) {
+        putf(w,
+             ": their amounts are left out of every figure and total of this report, not "
+             "counted as zero; the tables list %s of them with the reason (the page's "
+             "limit), the CSV form all.</p>\n",
+             count(TW_MR_HTML_ROWS_MAX, n, sizeof(n)));
+        return;
+    }
     put(w, t->unpriced == 1
                ? ": its amounts are left out of every figure and total of this report, not "
                  "counted as zero; the tables list it with the reason.</p>\n"
@@ -497,15 +582,19 @@ static void headline(struct hw *w)
     }
     put(w, "</div><div class=\"sub\">");
     if (!none_priced) {
-        putf(w,
-             "cost <span data-figure=\"cost\">%s</span> against %s had every disk stayed on "
-             "its original SKU",
-             money(w, t->cost_r, b, sizeof(b)), money(w, t->baseline_r, c, sizeof(c)));
+        putf(w, "cost <span data-figure=\"cost\">%s</span> ", money(w, t->cost_r, b, sizeof(b)));
+        esc(w, cur);
+        putf(w, " against %s ", money(w, t->baseline_r, c, sizeof(c)));
+        esc(w, cur);
+        put(w, " had every disk stayed on its original SKU");
+    } else {
+        put(w, "cost <span data-figure=\"cost\">n/a</span>: no disk is priced");
     }
     put(w, "</div></div>\n");
     /* still possible */
-    put(w, "<div class=\"fig possible\"><div class=\"label\">Still possible</div>"
-           "<div class=\"value\">");
+    put(w, "<div class=\"fig possible\"><div class=\"label\">Still possible");
+    possible_span(w, "");
+    put(w, "</div><div class=\"value\">");
     if (m->n_policies == 0 || none_priced) {
         put(w, "<span data-figure=\"possible\">n/a</span></div><div class=\"sub\">");
         put(w, m->n_policies == 0 ? "no policy was given: the report was asked for no "
@@ -515,7 +604,9 @@ static void headline(struct hw *w)
         putf(w, "<span data-figure=\"possible\">%s</span> <span class=\"cur\">",
              money(w, t->possible_r, a, sizeof(a)));
         esc(w, cur);
-        put(w, "</span></div><div class=\"sub\">more this month under ");
+        put(w, m->partial ? "</span></div><div class=\"sub\">the whole month's modelled saving "
+                            "less what is realised to date, under "
+                          : "</span></div><div class=\"sub\">more this month under ");
         put(w, m->n_policies == 1 ? "the policy " : "the policies ");
         for (size_t i = 0; i < m->n_policies; i++) {
             if (i)
@@ -536,7 +627,8 @@ static void headline(struct hw *w)
         if (m->disks[i].verdict[0])
             judged++;
     if (judged == 0 && t->disks > 0)
-        put(w, "no disk has been measured yet: nothing is known to under-deliver");
+        put(w, "no disk has been measured yet (<span data-figure=\"judged\">0</span> "
+               "measured): nothing is known to under-deliver");
     else
         putf(w,
              "latest measurement below the rated IOPS or MB/s; <span data-figure=\"judged\">"
@@ -576,6 +668,47 @@ static const char *group_label(const struct hw *w, const char *key)
 {
     const char *slash = w->m->group_by == TW_MR_BY_RESOURCE_GROUP ? strchr(key, '/') : NULL;
     return slash && slash[1] ? slash + 1 : key;
+}
+
+/* The characters (UTF-8 lead bytes) of S. */
+static size_t utf8_chars(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += ((unsigned char)s[i] & 0xc0) != 0x80;
+    return c;
+}
+
+/* The byte offset of character K of S (N bytes). */
+static size_t utf8_at(const char *s, size_t n, size_t k)
+{
+    size_t i = 0, c = 0;
+    for (; i < n; i++) {
+        if (((unsigned char)s[i] & 0xc0) != 0x80) {
+            if (c == k)
+                return i;
+            c++;
+        }
+    }
+    return n;
+}
+
+/* KEY as a chart label of at most LABEL_CHARS characters into OUT (raw,
+ * escaped when written): a longer one cut in the middle, so keys that
+ * differ only at their end ("...-prod-017", "...-prod-018") stay apart. */
+static void cut_label(const char *key, char *out, size_t cap)
+{
+    size_t n = strlen(key), chars = utf8_chars(key, n);
+    if (chars <= LABEL_CHARS || cap < 64) {
+        snprintf(out, cap, "%s", key);
+        return;
+    }
+    size_t head = utf8_at(key, n, 15), tail = utf8_at(key, n, chars - 18);
+    if (head > cap / 2 - 4)
+        head = 0;
+    if (n - tail > cap / 2 - 4)
+        tail = n;
+    snprintf(out, cap, "%.*s\xe2\x80\xa6%s", (int)head, key, key + tail);
 }
 
 /* ---- saving per group ----------------------------------------------- */
@@ -652,6 +785,15 @@ static void group_chart(struct hw *w)
         free(r);
         return;
     }
+    /* the labels, cut in the middle; two still alike are numbered */
+    char(*labels)[256] = calloc(shown ? shown : 1, sizeof(*labels));
+    if (!labels) {
+        w->rc = tw_error_set(w->err, TW_ENOMEM, "the HTML report ran out of memory");
+        free(r);
+        return;
+    }
+    for (size_t k = 0; k < shown; k++)
+        cut_label(group_label(w, m->groups[r[k].i].key), labels[k], sizeof(labels[k]));
     const int W = 720, LX = 210, BX = 216, BW = 330, VX = 716, ROW = 22, TOP = 26;
     int h = TOP + (int)shown * ROW + 8;
     putf(w,
@@ -663,10 +805,13 @@ static void group_chart(struct hw *w)
          "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"#1f3a5f\"/>"
          "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">realised</text>"
          "<rect x=\"%d\" y=\"6\" width=\"10\" height=\"10\" fill=\"#a9bdd3\"/>"
-         "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">still possible</text>"
-         "<text x=\"%d\" y=\"15\" font-size=\"9\" fill=\"#5b6675\" text-anchor=\"end\">"
-         "realised / possible (",
-         BX, BX + 14, BX + 80, BX + 94, VX);
+         "<text x=\"%d\" y=\"15\" font-size=\"10\" fill=\"#1b2430\">still possible",
+         BX, BX + 14, BX + 80, BX + 94);
+    possible_span(w, "");
+    putf(w,
+         "</text><text x=\"%d\" y=\"15\" font-size=\"9\" fill=\"#5b6675\" "
+         "text-anchor=\"end\">realised / possible (",
+         VX);
     esc(w, m->currency);
     put(w, ")</text>\n");
     for (size_t k = 0; k < shown; k++) {
@@ -682,7 +827,12 @@ static void group_chart(struct hw *w)
              "<text x=\"%d\" y=\"%d\" font-size=\"10\" fill=\"#1b2430\" "
              "text-anchor=\"end\">",
              LX, y + 14);
-        esc_max(w, group_label(w, g->key), LABEL_CHARS);
+        bool alike = false;
+        for (size_t j = 0; j < shown && !alike; j++)
+            alike = j != k && !strcmp(labels[j], labels[k]);
+        if (alike)
+            putf(w, "%zu. ", k + 1);
+        esc_max(w, labels[k], LABEL_CHARS + 1);
         put(w, "</text>");
         putf(w, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"1\" fill=\"#c9d1db\"/>", BX,
              y + ROW - 2, BW);
@@ -706,6 +856,7 @@ static void group_chart(struct hw *w)
              "the table of groups.</p>\n",
              shown, n - shown);
     put(w, "</section>\n");
+    free(labels);
     free(r);
 }
 
@@ -1048,7 +1199,25 @@ static void total_cells(struct hw *w, const struct tw_mr_total *t, bool possible
         put(w, "<td class=\"num\">n/a</td>");
 }
 
-static void group_row(struct hw *w, const char *label, const struct tw_mr_total *t, bool total)
+/* The hours of a table's rows as shown, in hundredths: a group's are the
+ * sum of its disks' rounded rows, the fleet's the sum of the groups'. */
+struct row_hours {
+    int64_t downgraded, drift;
+};
+
+static struct row_hours group_hours(const struct tw_mr_model *m, const struct tw_mr_group *g)
+{
+    struct row_hours h = {0, 0};
+    for (size_t k = 0; k < g->n && g->first + k < m->n_disks; k++) {
+        const struct tw_mr_disk *d = &m->disks[g->first + k];
+        h.downgraded += centi_hours(d->downgraded_seconds);
+        h.drift += centi_hours(d->drift_seconds);
+    }
+    return h;
+}
+
+static void group_row(struct hw *w, const char *label, const struct tw_mr_total *t,
+                      struct row_hours h, bool total)
 {
     char a[32], b[32], c[32], d[32], e[32], f[48], g[48];
     put(w, total ? "<tr class=\"total\"><td class=\"key\">" : "<tr><td class=\"key\">");
@@ -1062,8 +1231,8 @@ static void group_row(struct hw *w, const char *label, const struct tw_mr_total 
          "<td class=\"num\">%s</td>",
          count(t->vms, a, sizeof(a)), count(t->disks, b, sizeof(b)),
          count(t->unpriced, c, sizeof(c)), count(t->under, d, sizeof(d)),
-         count(t->switches, e, sizeof(e)), hours(t->downgraded_seconds, false, f, sizeof(f)),
-         hours(t->drift_seconds, false, g, sizeof(g)));
+         count(t->switches, e, sizeof(e)), hours_centi(h.downgraded, false, f, sizeof(f)),
+         hours_centi(h.drift, false, g, sizeof(g)));
     total_cells(w, t, w->m->n_policies > 0);
     put(w, "</tr>\n");
 }
@@ -1074,7 +1243,7 @@ static const char GROUP_HEAD[] =
     "<th class=\"num\">Switches</th><th class=\"num\">Downgraded h</th>"
     "<th class=\"num\">Drift h</th><th class=\"num\">Cost</th>"
     "<th class=\"num\">of it trans&shy;actions</th><th class=\"num\">Baseline</th>"
-    "<th class=\"num\">Realised</th><th class=\"num\">Possible</th></tr></thead>\n";
+    "<th class=\"num\">Realised</th>";
 
 static void groups_table(struct hw *w)
 {
@@ -1098,12 +1267,20 @@ static void groups_table(struct hw *w)
     }
     put(w, "<table id=\"groups-table\">");
     put(w, GROUP_HEAD);
+    possible_th(w);
+    put(w, "</tr></thead>\n");
     put(w, "<tbody>\n");
+    struct row_hours fleet = {0, 0};
+    for (size_t k = 0; k < n; k++) {
+        struct row_hours h = group_hours(m, &m->groups[k]);
+        fleet.downgraded += h.downgraded;
+        fleet.drift += h.drift;
+    }
     for (size_t k = 0; k < shown; k++) {
         const struct tw_mr_group *g = &m->groups[r ? r[k].i : k];
-        group_row(w, g->key, &g->t, false);
+        group_row(w, g->key, &g->t, group_hours(m, g), false);
     }
-    group_row(w, "Fleet", &m->fleet, true);
+    group_row(w, "Fleet", &m->fleet, fleet, true);
     put(w, "</tbody></table>\n");
     if (shown < n)
         putf(w,
@@ -1127,11 +1304,11 @@ static void sku_tier(struct hw *w, const char *sku, const char *tier)
 static void disk_row(struct hw *w, const struct tw_mr_disk *d)
 {
     char a[48], b[48], c[48];
-    putf(w, "<tr class=\"disk\" data-id=\"%lld\"><td><b>", (long long)d->disk_id);
+    putf(w, "<tr class=\"disk\" data-id=\"%lld\"><td><b><bdi>", (long long)d->disk_id);
     esc(w, d->vm);
-    put(w, "</b><br>");
+    put(w, "</bdi></b><br><bdi>");
     esc(w, d->disk);
-    putf(w, " <span class=\"sub\">%s", d->role == TW_DISK_OS ? "OS" : "data");
+    putf(w, "</bdi> <span class=\"sub\">%s", d->role == TW_DISK_OS ? "OS" : "data");
     if (d->location && d->location[0]) {
         put(w, " &middot; ");
         esc(w, d->location);
@@ -1179,7 +1356,8 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
     put(w, "</td><td class=\"why\">");
     bool any = false;
     if (d->switches > 0 || d->downgraded_seconds > 0) {
-        putf(w, "%s switches, %s&nbsp;h downgraded", count(d->switches, a, sizeof(a)),
+        putf(w, "%s %s, %s&nbsp;h downgraded", count(d->switches, a, sizeof(a)),
+             d->switches == 1 ? "switch" : "switches",
              hours(d->downgraded_seconds, true, b, sizeof(b)));
         any = true;
     }
@@ -1222,27 +1400,32 @@ static void disk_row(struct hw *w, const struct tw_mr_disk *d)
     }
     if (d->running_metered_seconds > 0) {
         putf(w,
-             "%s%s&nbsp;h on a per-transaction SKU while running: transactions not known, "
-             "not counted",
+             "%s%s&nbsp;h on a SKU charged per transaction while its VM ran: the number "
+             "of transactions is not known, so their charge is not counted",
              any ? "<br>" : "", hours(d->running_metered_seconds, true, a, sizeof(a)));
     }
     put(w, "</td></tr>\n");
 }
 
-static const char DISK_HEAD[] =
-    "<thead><tr><th>VM / disk</th><th>SKU original &rarr; now</th><th>Hours by SKU</th>"
-    "<th class=\"num\">Cost</th><th class=\"num\">Baseline</th><th class=\"num\">Realised</th>"
-    "<th class=\"num\">Possible</th><th>Policy, verdict</th><th>Notes</th></tr></thead>\n";
+static void disk_head(struct hw *w)
+{
+    put(w, "<thead><tr><th>VM / disk</th><th>SKU original &rarr; now</th><th>Hours by SKU</th>"
+           "<th class=\"num\">Cost</th><th class=\"num\">Baseline</th>"
+           "<th class=\"num\">Realised</th>");
+    possible_th(w);
+    put(w, "<th>Policy, verdict</th><th>Notes</th></tr></thead>\n");
+}
 
 static const char DISK_COLS[] =
     "<colgroup><col class=\"c-vm\"><col class=\"c-sku\"><col class=\"c-h\"><col class=\"c-a\">"
     "<col class=\"c-a\"><col class=\"c-a\"><col class=\"c-a\"><col class=\"c-p\">"
     "<col class=\"c-n\"></colgroup>";
 
-static void disk_total_row(struct hw *w, const char *label, const struct tw_mr_total *t)
+static void disk_total_row(struct hw *w, const char *label, const struct tw_mr_total *t,
+                           const char *cls)
 {
     char a[48], b[48], c[48], d[48];
-    put(w, "<tr class=\"total\"><td colspan=\"3\">");
+    putf(w, "<tr class=\"%s\"><td colspan=\"3\">", cls);
     esc(w, label);
     putf(w, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>",
          money(w, t->cost_r, a, sizeof(a)), money(w, t->baseline_r, b, sizeof(b)),
@@ -1285,29 +1468,52 @@ static void disk_tables(struct hw *w)
             w->rc = tw_error_set(w->err, TW_ENOMEM, "the HTML report ran out of memory");
             return;
         }
+        /* the disks to look at first, whatever they save: unpriced, then
+         * drifting, then under-delivering; then the largest saving */
+        int64_t flagged = 0, flagged_out = 0;
         for (size_t i = 0; i < m->n_disks; i++) {
-            r[i].key = m->disks[i].priced ? m->disks[i].realised_r.micros : INT64_MIN;
-            r[i].key2 = m->disks[i].priced ? m->disks[i].possible_r.micros : INT64_MIN;
+            const struct tw_mr_disk *d = &m->disks[i];
+            int64_t cls = !d->priced                     ? 3
+                          : d->drift_seconds > 0         ? 2
+                          : !strcmp(d->verdict, "under") ? 1
+                                                         : 0;
+            flagged += cls > 0;
+            r[i].key = cls;
+            r[i].key2 = d->priced ? d->realised_r.micros : 0;
             r[i].i = i;
         }
         qsort(r, m->n_disks, sizeof(*r), by_rank_desc);
         for (size_t k = 0; k < TW_MR_HTML_ROWS_MAX; k++)
             pick[r[k].i] = true;
+        for (size_t k = TW_MR_HTML_ROWS_MAX; k < m->n_disks; k++)
+            flagged_out += r[k].key > 0;
         free(r);
         char a[32], b[32], c[32];
         putf(w,
              "<p class=\"note\" id=\"disks-left-out\"><b>The report has %s disk rows: this page "
-             "shows the %s with the largest realised saving, under their groups, and leaves "
-             "out the other %s.</b> Every group's total still counts all its disks. The CSV "
-             "form (<code>--format csv</code>) has every row.</p>\n",
+             "shows %s of them under their groups and leaves out the other %s.</b> It shows "
+             "first every disk not priced, then every disk that drifted, then every disk "
+             "under-delivering, then those with the largest realised saving",
              count((int64_t)m->n_disks, a, sizeof(a)), count(TW_MR_HTML_ROWS_MAX, b, sizeof(b)),
              count((int64_t)(m->n_disks - TW_MR_HTML_ROWS_MAX), c, sizeof(c)));
+        if (flagged_out > 0)
+            putf(w,
+                 "; <b>%s of the %s disks not priced, drifting or under-delivering do not fit "
+                 "and are left out too</b>",
+                 count(flagged_out, a, sizeof(a)), count(flagged, b, sizeof(b)));
+        put(w, ". Under each group, a line adds up the rows not shown, so the group's total "
+               "is still the sum of the lines above it. The CSV form (<code>--format "
+               "csv</code>) has every row.</p>\n");
     }
     put(w, "<p>Amounts in ");
     esc(w, m->currency);
-    put(w, ", each rounded once; a group's total is the sum of its rows. Baseline: the cost "
-           "had the disk stayed on its original SKU. Realised: baseline minus cost. Possible: "
-           "what its policy would still save this month.</p>\n");
+    put(w, collapse ? ", each rounded once; a group's total is the sum of its rows shown and "
+                      "of the line of its rows not shown. "
+                    : ", each rounded once; a group's total is the sum of its rows. ");
+    put(w, "Baseline: the cost had the disk stayed on its original SKU. Realised: baseline "
+           "minus cost. Possible: what its policy would still save");
+    possible_span(w, " this month");
+    put(w, ".</p>\n");
     for (size_t gi = 0; gi < m->n_groups && w->rc == TW_OK; gi++) {
         const struct tw_mr_group *g = &m->groups[gi];
         size_t shown = 0;
@@ -1321,24 +1527,38 @@ static void disk_tables(struct hw *w)
         group_heading(w, g);
         put(w, "<table class=\"disks\">");
         put(w, DISK_COLS);
-        put(w, DISK_HEAD);
+        disk_head(w);
         put(w, "<tbody>\n");
         for (size_t k = 0; k < g->n && g->first + k < m->n_disks; k++)
             if (!collapse || pick[g->first + k])
                 disk_row(w, &m->disks[g->first + k]);
         char label[160];
-        if (collapse && shown < g->n)
-            snprintf(label, sizeof(label), "Total of the group's %zu disks (%zu shown)", g->n,
-                     shown);
-        else
+        if (collapse && shown < g->n) {
+            struct tw_mr_total rest;
+            memset(&rest, 0, sizeof(rest));
+            for (size_t k = 0; k < g->n && g->first + k < m->n_disks; k++) {
+                const struct tw_mr_disk *d = &m->disks[g->first + k];
+                if (pick[g->first + k])
+                    continue;
+                rest.disks++;
+                if (!d->priced) {
+                    rest.unpriced++;
+                    continue;
+                }
+                rest.cost_r.micros += d->cost_r.micros;
+                rest.baseline_r.micros += d->baseline_r.micros;
+                rest.realised_r.micros += d->realised_r.micros;
+                rest.possible_r.micros += d->possible_r.micros;
+            }
+            snprintf(label, sizeof(label), "%zu %s not shown (the sum of their rows)", g->n - shown,
+                     g->n - shown == 1 ? "row" : "rows");
+            disk_total_row(w, label, &rest, "rest");
+            snprintf(label, sizeof(label), "Total of the group's %zu disks", g->n);
+        } else {
             snprintf(label, sizeof(label), "Total of the group");
-        disk_total_row(w, label, &g->t);
+        }
+        disk_total_row(w, label, &g->t, "total");
         put(w, "</tbody></table>\n");
-        if (collapse && shown < g->n)
-            putf(w,
-                 "<p class=\"note\">%zu of the group's rows are left out here; the CSV has "
-                 "them.</p>\n",
-                 g->n - shown);
     }
     if (collapse && w->rc == TW_OK) {
         size_t none = 0;
@@ -1359,7 +1579,7 @@ static void disk_tables(struct hw *w)
     put(w, "<table class=\"disks\" id=\"fleet-total\">");
     put(w, DISK_COLS);
     put(w, "<tbody>\n");
-    disk_total_row(w, "Fleet total", &m->fleet);
+    disk_total_row(w, "Fleet total", &m->fleet, "total");
     put(w, "</tbody></table>\n</section>\n");
     free(pick);
 }

@@ -3,8 +3,10 @@
  * names of a VM, a disk and a group, a verdict, its reason, a book's
  * source, a power state, an action's kind, disk and state, a note (the
  * input's lines, in that order; agents and ARM write them).  Whatever they
- * hold, the page is written whole, is UTF-8 without control bytes, and no
- * text of the input becomes markup: the page with the input's texts has
+ * hold, the page is written whole, is UTF-8 without control bytes and
+ * without direction or format controls (U+202A-E, U+2066-9, U+200E/F,
+ * U+061C, which would reorder its text), and no text of the input becomes
+ * markup: the page with the input's texts has
  * exactly as many '<' as the same page with texts of the same shape made
  * of 'x'. */
 #include <math.h>
@@ -27,8 +29,8 @@ struct out {
     size_t ntail;
 };
 
-/* The bytes of a valid UTF-8 sequence at P (LEFT there), 0 broken or a
- * control byte other than tab and line feed. */
+/* The bytes of a valid UTF-8 sequence at P (LEFT there), 0 broken, a
+ * control byte other than tab and line feed, or a direction control. */
 static size_t seq(const unsigned char *p, size_t left)
 {
     unsigned c = p[0];
@@ -40,6 +42,14 @@ static size_t seq(const unsigned char *p, size_t left)
     for (size_t i = 1; i < n; i++)
         if ((p[i] & 0xc0) != 0x80)
             return 0;
+    /* a direction or format control (U+061C, U+200E/F, U+202A-E,
+     * U+2066-9) would reorder the page's text: the page has none */
+    if (n == 2 && p[0] == 0xd8 && p[1] == 0x9c)
+        return 0;
+    if (n == 3 && p[0] == 0xe2 &&
+        ((p[1] == 0x80 && (p[2] == 0x8e || p[2] == 0x8f || (p[2] >= 0xaa && p[2] <= 0xae))) ||
+         (p[1] == 0x81 && p[2] >= 0xa6 && p[2] <= 0xa9)))
+        return 0;
     return n;
 }
 

@@ -13,7 +13,9 @@ known character reference, a '<' or '>' left raw in text, a duplicate id,
 any <script>, <iframe>, <object>, <embed> or <img>, a <link> other than an
 inline icon (href="data:..."), an on*= handler,
 anything that would load from elsewhere (src=, href= other than '#...',
-url(), @import), and a page without <html>, <head>, <title>, <body>.
+ping=, action=, formaction=, <meta http-equiv> such as a refresh, and in CSS
+url(), image-set(), @import, http:, https:, // or an escape, in any case),
+and a page without <html>, <head>, <title>, <body>.
 """
 import html.entities
 import html.parser
@@ -30,6 +32,20 @@ CLOSES_P = {"address", "article", "aside", "blockquote", "details", "div", "dl",
             "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
             "header", "hr", "main", "menu", "nav", "ol", "p", "pre", "section", "table", "ul"}
 ENTITY = re.compile(r"&(#[0-9]{1,7};|#[xX][0-9a-fA-F]{1,6};|[A-Za-z][A-Za-z0-9]{1,31};)")
+
+
+# What in CSS loads from elsewhere, case-insensitively: url(, image-set(,
+# @import, src(, a scheme (http:, https:, ftp:, file:), a
+# protocol-relative // (outside a /* comment */), and a backslash (CSS
+# escapes would spell any of these otherwise).
+CSS_LOADS = re.compile(r"url\s*\(|image-set\s*\(|@import|\bsrc\s*\(|"
+                       r"\b(?:https?|ftp|file|data)\s*:|//|\\", re.IGNORECASE)
+
+
+def css_loads(css):
+    """The first thing in CSS that loads from elsewhere, or None."""
+    m = CSS_LOADS.search(re.sub(r"/\*.*?\*/", "", css, flags=re.DOTALL))
+    return m.group(0) if m else None
 
 
 class Checker(html.parser.HTMLParser):
@@ -57,8 +73,13 @@ class Checker(html.parser.HTMLParser):
                 self.bad(f"<{tag}> loads {name}={value!r}")
             if name in ("href", "xlink:href") and not value.startswith("#") and tag != "link":
                 self.bad(f"<{tag}> links outside the page: {name}={value!r}")
-            if name == "style" and ("url(" in value or "@import" in value):
-                self.bad(f"<{tag}> style loads from elsewhere")
+            if name == "style" and css_loads(value):
+                self.bad(f"<{tag}> style loads from elsewhere: {css_loads(value)!r}")
+            if name in ("ping", "action", "formaction", "manifest", "cite", "longdesc",
+                        "profile", "codebase", "archive", "usemap", "itemtype"):
+                self.bad(f"<{tag}> points elsewhere: {name}={value!r}")
+            if tag == "meta" and name == "http-equiv":
+                self.bad(f"<meta http-equiv={value!r}> (a refresh or a header in the page)")
             if name == "id":
                 if value in self.ids:
                     self.bad(f"duplicate id {value!r} (first at {self.ids[value]})")
@@ -118,8 +139,9 @@ class Checker(html.parser.HTMLParser):
 
     def handle_data(self, data):
         if self.in_raw == "style":
-            if "url(" in data or "@import" in data:
-                self.bad("the style sheet loads from elsewhere (url() or @import)")
+            found = css_loads(data)
+            if found:
+                self.bad(f"the style sheet loads from elsewhere ({found!r})")
             return
         if "<" in data or ">" in data:
             self.bad(f"a raw '<' or '>' in text: {data.strip()[:40]!r}")
@@ -191,6 +213,21 @@ BROKEN = {
     "an icon from elsewhere": GOOD.replace(b"<title>", b"<link rel=\"icon\" href=\"/favicon.ico\"><title>"),
     "a block inside a paragraph": GOOD.replace(b"A &amp; B", b"A <div>x</div> B"),
     "an event handler": GOOD.replace(b"<p id=\"a\">", b"<p id=\"a\" onclick=\"x()\">"),
+    "a meta refresh": GOOD.replace(b"<title>",
+                                   b"<meta http-equiv=\"Refresh\" content=\"0;url=x\"><title>"),
+    "a ping": GOOD.replace(b"<a href=\"#a\"", b"<a href=\"#a\" ping=\"https://x/\""),
+    "a form action": GOOD.replace(b"</body>", b"<form action=\"https://x/\"></form></body>"),
+    "a formaction": GOOD.replace(b"</body>", b"<button formaction=\"https://x/\">b</button></body>"),
+    "an upper-case URL(": GOOD.replace(b"p{color:#000}", b"p{background:URL(x.png)}"),
+    "a url( with a space": GOOD.replace(b"p{color:#000}", b"p{background:url (x.png)}"),
+    "an image-set": GOOD.replace(b"p{color:#000}", b"p{background:image-set(\"x.png\" 1x)}"),
+    "an @IMPORT": GOOD.replace(b"p{color:#000}", b"@IMPORT \"x.css\";p{color:#000}"),
+    "an http: in CSS": GOOD.replace(b"p{color:#000}", b"p{content:\"http:x\"}"),
+    "an https: in CSS": GOOD.replace(b"p{color:#000}", b"p{content:\"HTTPS:x\"}"),
+    "a // in CSS": GOOD.replace(b"p{color:#000}", b"p{content:\"//x\"}"),
+    "a CSS escape": GOOD.replace(b"p{color:#000}", b"p{background:u\\72l(x.png)}"),
+    "a style attribute loading": GOOD.replace(b"<p id=\"a\">",
+                                              b"<p id=\"a\" style=\"background:Url(x)\">"),
 }
 
 

@@ -2,11 +2,14 @@
  * test_monthly_html.c - the monthly report's HTML page (tw_mr_write_html)
  * over models built by hand: escaping of the store's text, the headline's
  * figures, the unpriced sentence, the collapse of the disk tables past
- * TW_MR_HTML_ROWS_MAX rows, the size of 100,000 disks, an empty month, an
- * output that fails.
+ * TW_MR_HTML_ROWS_MAX rows (the disks to look at kept, a line of the rows
+ * not shown), the tables' sums parsed back (amounts and hours), a month
+ * still running, direction controls, a text of megabytes, chart labels
+ * alike, the figures in every state, the size of 100,000 disks, an empty
+ * month, an output that fails.
  *
- * `test_service_monthly_html --sample [full|empty|collapsed] FILE` writes
- * a sample page (the ctest tools/monthly-html-markup checks the three
+ * `test_service_monthly_html --sample [full|empty|collapsed|partial] FILE`
+ * writes a sample page (the ctest tools/monthly-html-markup checks them
  * with a strict parser, tests/tools/html-check.py).
  */
 #include "testhelp.h"
@@ -14,6 +17,7 @@
 #include "service/monthly.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,7 +169,9 @@ static void fx_build(struct fx *f, size_t n, size_t g, size_t n_policies)
     }
     for (size_t k = 0; k < m->n_groups; k++)
         m->groups[k].t.vms = (int64_t)(m->groups[k].n + 1) / 2;
-    m->fleet.vms = (int64_t)(n + 1) / 2;
+    m->fleet.vms = 0; /* a VM is in one group: the fleet's are the groups' */
+    for (size_t k = 0; k < m->n_groups; k++)
+        m->fleet.vms += m->groups[k].t.vms;
     m->n_policies = n_policies;
     if (n_policies) {
         m->policies = calloc(n_policies, sizeof(*m->policies));
@@ -235,6 +241,8 @@ static void fx_free(struct fx *f)
     free(f->pool);
 }
 
+static void fx_retotal(struct fx *f);
+
 /* Makes disks I of F unpriced (no book for their region westeurope). */
 static void fx_unprice(struct fx *f, const size_t *idx, size_t n)
 {
@@ -255,7 +263,13 @@ static void fx_unprice(struct fx *f, const size_t *idx, size_t n)
         snprintf(d->unpriced_why, sizeof(d->unpriced_why), "no price book for westeurope");
         d->cost_r = d->baseline_r = d->realised_r = d->possible_r = tw_money_micros(0);
     }
-    /* the totals again */
+    fx_retotal(f);
+}
+
+/* The totals of F again, from its rows. */
+static void fx_retotal(struct fx *f)
+{
+    struct tw_mr_model *m = &f->m;
     for (size_t k = 0; k < m->n_groups; k++) {
         int64_t vms = m->groups[k].t.vms;
         memset(&m->groups[k].t, 0, sizeof(m->groups[k].t));
@@ -336,6 +350,122 @@ static void figure(const char *page, const char *name, char *out, size_t cap)
     const char *e = strchr(p, '<');
     assert_non_null(e);
     snprintf(out, cap, "%.*s", (int)(e - p), p);
+}
+
+/* ---- the tables' sums ----------------------------------------------- */
+
+/* TEXT (tags stripped) as hundredths: "-1,234.56", "720", "0.5"; false
+ * when it is not a plain number ("n/a", "&mdash;", words). */
+static bool cell_number(const char *text, int64_t *out)
+{
+    const char *p = text;
+    while (*p == ' ' || *p == '\n')
+        p++;
+    bool neg = *p == '-';
+    if (neg)
+        p++;
+    int64_t v = 0;
+    int digits = 0, decimals = -1;
+    for (; *p; p++) {
+        if (*p >= '0' && *p <= '9') {
+            if (decimals >= 0) {
+                if (++decimals > 2)
+                    return false;
+            }
+            v = v * 10 + (*p - '0');
+            digits++;
+        } else if (*p == ',' && decimals < 0 && digits > 0) {
+            continue;
+        } else if (*p == '.' && decimals < 0 && digits > 0) {
+            decimals = 0;
+        } else {
+            break;
+        }
+    }
+    while (*p == ' ' || *p == '\n')
+        p++;
+    if (*p || digits == 0)
+        return false;
+    for (int d = decimals < 0 ? 0 : decimals; d < 2; d++)
+        v *= 10;
+    *out = neg ? -v : v;
+    return true;
+}
+
+#define COLS_MAX 16
+
+/* The cells of the row ROW .. END into V (by column, colspans counted):
+ * OK says which are numbers. */
+static void row_cells(const char *row, const char *end, int64_t *v, bool *ok)
+{
+    memset(ok, 0, COLS_MAX * sizeof(*ok));
+    size_t col = 0;
+    for (const char *p = strstr(row, "<td"); p && p < end && col < COLS_MAX; p = strstr(p, "<td")) {
+        const char *gt = strchr(p, '>');
+        const char *close = strstr(p, "</td>");
+        assert_true(gt && close && close <= end);
+        size_t span = 1;
+        const char *cs = strstr(p, "colspan=\"");
+        if (cs && cs < gt)
+            span = (size_t)strtoul(cs + 9, NULL, 10);
+        char text[512];
+        size_t n = 0;
+        bool in_tag = false;
+        for (const char *q = gt + 1; q < close && n + 1 < sizeof(text); q++) {
+            if (*q == '<')
+                in_tag = true;
+            else if (*q == '>')
+                in_tag = false;
+            else if (!in_tag)
+                text[n++] = *q;
+        }
+        text[n] = '\0';
+        if (col < COLS_MAX)
+            ok[col] = cell_number(text, &v[col]);
+        col += span;
+        p = close;
+    }
+}
+
+/* Every <table> of PAGE starting with START: the rows above each row of
+ * class "total" add up to it, column by column (a row "rest", the rows
+ * not shown, among them); returns the totals checked. */
+static size_t check_sums(const char *page, const char *start)
+{
+    size_t totals = 0;
+    for (const char *t = strstr(page, start); t; t = strstr(t + 1, start)) {
+        const char *tend = strstr(t, "</table>");
+        assert_non_null(tend);
+        int64_t acc[COLS_MAX] = {0}, v[COLS_MAX];
+        bool ok[COLS_MAX];
+        size_t rows = 0;
+        for (const char *r = strstr(t, "<tr"); r && r < tend; r = strstr(r + 1, "<tr")) {
+            const char *rend = strstr(r, "</tr>");
+            assert_true(rend && rend < tend);
+            if (strstr(r, "<th") && strstr(r, "<th") < rend)
+                continue;
+            row_cells(r, rend, v, ok);
+            if (!strncmp(r, "<tr class=\"total\"", 17)) {
+                for (size_t c = 0; c < COLS_MAX && rows > 0; c++)
+                    if (ok[c]) {
+                        if (acc[c] != v[c])
+                            print_error("column %zu: the rows add up to %lld, the total says "
+                                        "%lld\n",
+                                        c, (long long)acc[c], (long long)v[c]);
+                        assert_int_equal(acc[c], v[c]);
+                    }
+                totals += rows > 0;
+                memset(acc, 0, sizeof(acc));
+                rows = 0;
+            } else {
+                for (size_t c = 0; c < COLS_MAX; c++)
+                    if (ok[c])
+                        acc[c] += v[c];
+                rows++;
+            }
+        }
+    }
+    return totals;
 }
 
 /* ---- tests ---------------------------------------------------------- */
@@ -443,8 +573,9 @@ static void test_headline(void **state)
         f.m.disks[i].verdict[0] = '\0';
     f.m.fleet.under = 0;
     page = render(&f.m);
-    assert_non_null(
-        strstr(page, "no disk has been measured yet: nothing is known to under-deliver"));
+    assert_non_null(strstr(
+        page, "no disk has been measured yet (<span data-figure=\"judged\">0</span> measured): "
+              "nothing is known to under-deliver"));
     figure(page, "partial", v, sizeof(v));
     assert_string_equal(v, "Month to date");
     assert_non_null(strstr(page, "Saved this month (to date)"));
@@ -522,17 +653,29 @@ static void test_collapse(void **state)
     assert_int_equal(occurrences(page, "<tr class=\"disk\""), TW_MR_HTML_ROWS_MAX);
     const char *note = strstr(page, "id=\"disks-left-out\"");
     assert_non_null(note);
-    assert_non_null(strstr(note, "shows the 2,000 with the largest realised saving"));
+    assert_non_null(strstr(note, "shows 2,000 of them under their groups"));
     assert_non_null(strstr(note, "leaves out the other 500"));
     assert_non_null(strstr(note, "CSV"));
-    /* disk 2498 (id 2499) saves most; the last of those saving nothing is left out */
+    /* disk 2498 (id 2499) saves most; every third one (under) is kept
+     * whatever it saves; the one saving nothing and not under is left out */
     assert_non_null(strstr(page, "<tr class=\"disk\" data-id=\"2499\""));
-    assert_null(strstr(page, "<tr class=\"disk\" data-id=\"2500\""));
-    /* the groups' totals stay whole: the fleet line is the model's */
+    assert_non_null(strstr(page, "<tr class=\"disk\" data-id=\"2500\"")); /* under */
+    assert_null(strstr(page, "<tr class=\"disk\" data-id=\"2498\""));
+    /* the groups' totals stay whole, and the rows shown plus the line of the
+     * rows not shown add up to each of them, column by column */
+    assert_int_equal(check_sums(page, "<table class=\"disks\">"), 7);
+    assert_int_equal(check_sums(page, "<table id=\"groups-table\">"), 1);
+    /* the groups whose rows are not all shown (the last ones show all theirs) */
+    assert_true(occurrences(page, "<tr class=\"rest\">") >= 4);
+    assert_non_null(strstr(page, "rows not shown (the sum of their rows)"));
+    assert_null(strstr(page, "a group's total is the sum of its rows. "));
     char fleet[64];
+    char cents[48];
+    snprintf(cents, sizeof(cents), "%lld.%02lld",
+             (long long)(f.m.fleet.realised_r.micros / 1000000),
+             (long long)(f.m.fleet.realised_r.micros / 10000 % 100));
     snprintf(fleet, sizeof(fleet), "Fleet total</td><td class=\"num\">");
     assert_non_null(strstr(page, fleet));
-    assert_non_null(strstr(page, "disks (")); /* "Total of the group's N disks (M shown)" */
     assert_int_equal(occurrences(page, "<h3>rg-"), 7);
     assert_null(strstr(page, "id=\"groups-without-rows\""));
     free(page);
@@ -540,13 +683,215 @@ static void test_collapse(void **state)
 
     /* groups none of whose rows make the cut are said to be in the groups' table */
     fx_build(&f, 2500, 50, 1);
-    for (size_t i = 2000; i < 2500; i++)
+    for (size_t i = 2000; i < 2500; i++) {
         f.m.disks[i].realised_r = tw_money_micros(0);
+        f.m.disks[i].cost_r = f.m.disks[i].baseline_r;
+        f.m.disks[i].verdict[0] = '\0';
+    }
+    fx_retotal(&f);
     page = render(&f.m);
     assert_int_equal(occurrences(page, "<tr class=\"disk\""), TW_MR_HTML_ROWS_MAX);
     assert_int_equal(occurrences(page, "<h3>rg-"), 40);
     assert_non_null(strstr(page, "10 groups have none of the rows shown; their totals are in the "
                                  "table of groups."));
+    assert_int_equal(check_sums(page, "<table class=\"disks\">"), 40);
+    assert_int_equal(check_sums(page, "<table id=\"groups-table\">"), 1);
+    free(page);
+    fx_free(&f);
+}
+
+/* The groups' table's hours: each group's the sum of its disks' rounded
+ * rows, the fleet's the sum of the groups' (220 h 20 s is 220.01 h a
+ * disk; 10 of them rounded as one would be 2,200.06, not 2,200.10). */
+static void test_hours_total(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 60, 3, 1);
+    for (size_t i = 0; i < f.m.n_disks; i += 2) {
+        f.m.disks[i].downgraded_seconds = 220 * 3600 + 20;
+        f.m.disks[i].drift_seconds = 3600 + 20;
+    }
+    fx_retotal(&f);
+    char *page = render(&f.m);
+    assert_int_equal(check_sums(page, "<table id=\"groups-table\">"), 1);
+    assert_int_equal(check_sums(page, "<table class=\"disks\">"), 3);
+    assert_non_null(strstr(page, "<td class=\"num\">2,200.10</td><td class=\"num\">10.10</td>"));
+    assert_non_null(strstr(page, "<td class=\"num\">6,600.30</td><td class=\"num\">30.30</td>"));
+    free(page);
+    fx_free(&f);
+}
+
+/* Past the limit, the disks not priced, drifting or under-delivering are
+ * always among the rows shown, whatever they save. */
+static void test_collapse_keeps(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, TW_MR_HTML_ROWS_MAX + 1, 7, 1);
+    size_t idx[2] = {1, 3}; /* odd: they save nothing */
+    fx_unprice(&f, idx, 2);
+    f.m.disks[5].drift_seconds = 7200;
+    fx_retotal(&f);
+    char *page = render(&f.m);
+    assert_int_equal(occurrences(page, "<tr class=\"disk\""), TW_MR_HTML_ROWS_MAX);
+    for (size_t i = 0; i < f.m.n_disks; i++) {
+        const struct tw_mr_disk *d = &f.m.disks[i];
+        if (d->priced && d->drift_seconds == 0 && strcmp(d->verdict, "under") != 0)
+            continue;
+        char id[64];
+        snprintf(id, sizeof(id), "<tr class=\"disk\" data-id=\"%lld\"", (long long)d->disk_id);
+        if (!strstr(page, id))
+            print_error("disk %lld (not priced, drifting or under) is left out\n",
+                        (long long)d->disk_id);
+        assert_non_null(strstr(page, id));
+    }
+    /* the one left out saves nothing and is none of those */
+    assert_int_equal(occurrences(page, "<tr class=\"rest\">"), 1);
+    assert_int_equal(check_sums(page, "<table class=\"disks\">"), 7);
+    assert_null(strstr(page, "do not fit"));
+    free(page);
+    fx_free(&f);
+}
+
+/* A month still running: "still possible" runs over the whole month, and
+ * says so wherever it is shown. */
+static void test_partial_possible(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 10, 2, 1);
+    f.m.partial = true;
+    f.m.to_ns = ns_of(2026, 11, 18, 14);
+    char *page = render(&f.m);
+    const char *span = "over the whole month (to 1&nbsp;Dec&nbsp;2026)";
+    char want[160];
+    snprintf(want, sizeof(want), "Still possible %s</div>", span);
+    assert_non_null(strstr(page, want)); /* the headline */
+    snprintf(want, sizeof(want), "still possible %s</text>", span);
+    assert_non_null(strstr(page, want)); /* the chart's legend */
+    snprintf(want, sizeof(want), "Possible<br><span class=\"sub\"> %s</span></th>", span);
+    assert_int_equal(occurrences(page, want), 3); /* the groups' table, two disk tables */
+    free(page);
+    f.m.partial = false;
+    page = render(&f.m);
+    assert_null(strstr(page, "over the whole month"));
+    free(page);
+    fx_free(&f);
+}
+
+/* Direction and format controls from the store become U+FFFD; names sit
+ * in <bdi>. */
+static void test_bidi(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 6, 2, 1);
+    f.m.disks[0].vm = "a\u202eb\u202ac\u2066d\u2069e\u200ff\u200eg\u061ch";
+    f.m.disks[1].disk = "x\u2067\u2068\u202b\u202c\u202dy";
+    f.m.groups[0].key = "sub/rg\u202e-1";
+    f.m.week[0].vm = f.m.disks[0].vm;
+    char *page = render(&f.m);
+    const char *bad[] = {"\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066",
+                         "\u2067", "\u2068", "\u2069", "\u200e", "\u200f", "\u061c"};
+    for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+        assert_null(strstr(page, bad[k]));
+    assert_non_null(strstr(page, "<bdi>a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf\ufffdg\ufffdh</bdi>"));
+    assert_non_null(strstr(page, "<bdi>x\ufffd\ufffd\ufffd\ufffd\ufffdy</bdi>"));
+    assert_non_null(strstr(page, "rg\ufffd-1"));
+    /* the characters around them are kept: an e acute, a zero-width joiner */
+    free(page);
+    f.m.disks[0].vm = "caf\u00e9\u200d";
+    page = render(&f.m);
+    assert_non_null(strstr(page, "caf\u00e9\u200d"));
+    free(page);
+    fx_free(&f);
+}
+
+/* A store text of megabytes is cut with an ellipsis; the page is written. */
+static void test_long_text(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 6, 2, 1);
+    size_t n = 3u << 20;
+    char *big = malloc(n + 1);
+    assert_non_null(big);
+    memset(big, '&', n);
+    big[n] = '\0';
+    f.m.disks[0].vm = big;
+    f.m.week[0].vm = big;
+    char *note[1] = {big};
+    f.m.notes = malloc(sizeof(note));
+    assert_non_null(f.m.notes);
+    memcpy(f.m.notes, note, sizeof(note));
+    f.m.n_notes = 1;
+    char *page = render(&f.m);
+    assert_true(strlen(page) < 2u << 20);
+    assert_non_null(strstr(page, "&amp;&amp;\u2026"));
+    free(page);
+    free(big);
+    fx_free(&f);
+}
+
+/* Chart labels of long keys alike at their start stay apart: cut in the
+ * middle, numbered when still alike. */
+static void test_labels(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_build(&f, 12, 4, 1);
+    f.m.groups[0].key = "sub/a-very-long-resource-group-name-for-production-001";
+    f.m.groups[1].key = "sub/a-very-long-resource-group-name-for-production-002";
+    f.m.groups[2].key = "sub/same-start-of-it-xxxxxxxxxxxxxxxxxxxxxxxxx-and-the-same-end-0001";
+    f.m.groups[3].key = "sub/same-start-of-it-yyyyyyyyyyyyyyyyyyyyyyyyy-and-the-same-end-0001";
+    char *page = render(&f.m);
+    assert_non_null(strstr(page, "a-very-long-res\u2026for-production-001</text>"));
+    assert_non_null(strstr(page, "a-very-long-res\u2026for-production-002</text>"));
+    /* the two alike after the cut are numbered by their rank */
+    const char *chart = strstr(page, "id=\"saving-chart\"");
+    const char *end = strstr(chart, "</svg>");
+    size_t numbered = 0;
+    for (const char *p = strstr(chart, "same-start-of-i\u2026"); p && p < end;
+         p = strstr(p + 1, "same-start-of-i\u2026"))
+        numbered += p[-2] == '.' && p[-1] == ' ';
+    assert_int_equal(numbered, 2);
+    free(page);
+    fx_free(&f);
+}
+
+/* Every data-figure the README lists is there in every state, with "n/a"
+ * or "0" when not known; the cost line names the currency. */
+static void test_figures_always(void **state)
+{
+    (void)state;
+    const char *names[] = {"realised", "possible", "cost", "under", "disks", "judged"};
+    struct fx f;
+    fx_build(&f, 10, 2, 1);
+    char *page = render(&f.m);
+    assert_non_null(strstr(page, "</span> USD against 1,351.70 USD had every disk"));
+    free(page);
+    /* nothing measured, nothing priced */
+    for (size_t i = 0; i < f.m.n_disks; i++) {
+        f.m.disks[i].verdict[0] = '\0';
+        f.m.disks[i].priced = false;
+        f.m.disks[i].unpriced = "unknown_sku";
+    }
+    fx_retotal(&f);
+    page = render(&f.m);
+    char v[64];
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+        figure(page, names[k], v, sizeof(v));
+    figure(page, "cost", v, sizeof(v));
+    assert_string_equal(v, "n/a");
+    figure(page, "judged", v, sizeof(v));
+    assert_string_equal(v, "0");
+    free(page);
+    fx_free(&f);
+    fx_build(&f, 0, 0, 0);
+    page = render(&f.m);
+    for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+        figure(page, names[k], v, sizeof(v));
     free(page);
     fx_free(&f);
 }
@@ -821,6 +1166,10 @@ static int write_sample(const char *kind, const char *path)
         fx_build(&f, 0, 0, 0);
     } else if (!strcmp(kind, "collapsed")) {
         fx_build(&f, 2500, 7, 1);
+    } else if (!strcmp(kind, "partial")) {
+        fx_build(&f, 36, 4, 1);
+        f.m.partial = true;
+        f.m.to_ns = ns_of(2026, 11, 18, 14);
     } else if (!strcmp(kind, "full")) {
         fx_build(&f, 36, 4, 1);
         if (sample_details(&f) != 0) {
@@ -828,7 +1177,7 @@ static int write_sample(const char *kind, const char *path)
             return 1;
         }
     } else {
-        fprintf(stderr, "sample: unknown kind %s (full, empty, collapsed)\n", kind);
+        fprintf(stderr, "sample: unknown kind %s (full, empty, collapsed, partial)\n", kind);
         return 2;
     }
     FILE *fp = fopen(path, "w");
@@ -857,12 +1206,15 @@ int main(int argc, char **argv)
     if (argc == 4 && !strcmp(argv[1], "--sample"))
         return write_sample(argv[2], argv[3]);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escaping),     cmocka_unit_test(test_headline),
-        cmocka_unit_test(test_unpriced),     cmocka_unit_test(test_collapse),
-        cmocka_unit_test(test_caps),         cmocka_unit_test(test_size_100k),
-        cmocka_unit_test(test_size_worst),   cmocka_unit_test(test_negative),
-        cmocka_unit_test(test_empty),        cmocka_unit_test(test_write_error),
-        cmocka_unit_test(test_bad_currency),
+        cmocka_unit_test(test_escaping),       cmocka_unit_test(test_headline),
+        cmocka_unit_test(test_unpriced),       cmocka_unit_test(test_collapse),
+        cmocka_unit_test(test_caps),           cmocka_unit_test(test_size_100k),
+        cmocka_unit_test(test_size_worst),     cmocka_unit_test(test_negative),
+        cmocka_unit_test(test_empty),          cmocka_unit_test(test_write_error),
+        cmocka_unit_test(test_bad_currency),   cmocka_unit_test(test_hours_total),
+        cmocka_unit_test(test_collapse_keeps), cmocka_unit_test(test_partial_possible),
+        cmocka_unit_test(test_bidi),           cmocka_unit_test(test_long_text),
+        cmocka_unit_test(test_labels),         cmocka_unit_test(test_figures_always),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
