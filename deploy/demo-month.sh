@@ -15,9 +15,10 @@
 #  - the fleet of deploy/demo-month-scenario.json: five VMs in two resource
 #    groups and two regions (P10, P20 and P30 data disks, one E10, an OS disk
 #    each); db-01 carries no tag, so no policy covers it;
-#  - the bundled USD price books (pricing/azure-disk-prices.json), imported
-#    and the fleet synced an hour before the month starts, so the books price
-#    the whole month;
+#  - the bundled snapshot's USD price books (pricing/azure-disk-prices.json,
+#    its USD items, imported under the name "pricing/azure-disk-prices.json
+#    (USD)", which the report gives as their source) and the fleet synced an
+#    hour before the month starts, so the books price the whole month;
 #  - every weekend of the month (a Friday whose Monday is in the month): at
 #    Friday 20:00 `tierwise vm stop --policy --execute` for each tagged VM
 #    (deallocated, Premium data disks downgraded and verified), at Monday
@@ -25,8 +26,10 @@
 #    command under libfaketime at that instant, the simulator's clock moved
 #    there first;
 #  - the drift: the month's second weekend, app-02 is started "in the portal"
-#    at Monday 06:00 while its disk is still on Standard SSD (a sync records
-#    it running, `tierwise drift` shows it), and only put right at 18:00;
+#    at Monday 06:01 (a minute after the other VMs' restores) while its disk
+#    is still on Standard SSD (a sync at 06:01:00 records it running,
+#    `tierwise drift` shows it), and deallocated at 18:01:00 (a sync records
+#    it), then restored and started at 18:02: exactly 12 hours of drift;
 #  - agent reports of three disks on the month's second Wednesday: web-02's
 #    P20 delivers, app-01's P30 under-delivers, db-01's P30 delivers (posted
 #    to --server with --agent-token, or to a short-lived `tierwise serve` on
@@ -39,11 +42,18 @@
 # curl and libfaketime (deploy/setup.sh installs faketime).  Exit status: 0
 # done, 1 a step failed (its output is in DIR/month.log), 2 bad usage, 77 a
 # tool is missing.  Deterministic but for the seconds each command takes.
+# SIGTERM or SIGINT stops the step running (its command killed and waited
+# for), the simulator and any server started here.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 src=$(dirname "$here")
 
-usage() { sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+# usage [STATUS]: the synopsis (and, for --help, the whole header) on
+# stdout with status 0, else on stderr with status 2
+usage() {
+  if [ "${1:-2}" = 0 ]; then sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0; fi
+  sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2
+}
 db="" work="" month="" server="" agent_tok=""
 cli=${TW_CLI:-} azsim=${TW_AZSIM:-}
 while [ $# -gt 0 ]; do
@@ -55,7 +65,7 @@ while [ $# -gt 0 ]; do
     --azsim) azsim=${2:?}; shift 2 ;;
     --server) server=${2:?}; shift 2 ;;
     --agent-token) agent_tok=${2:?}; shift 2 ;;
-    -h|--help) usage ;;
+    -h|--help) usage 0 ;;
     *) echo "demo-month.sh: unknown option $1" >&2; usage ;;
   esac
 done
@@ -74,6 +84,10 @@ for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/aarch64-linux-gnu/faketime 
 done
 [ -n "$faketime_lib" ] || { echo "demo-month.sh: libfaketime is not installed (deploy/setup.sh installs faketime)"; exit 77; }
 
+# Absolute paths: the prices are imported from the work folder.
+abs() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$PWD" "$1" ;; esac; }
+db=$(abs "$db") work=$(abs "$work") cli=$(abs "$cli") azsim=$(abs "$azsim")
+[ -z "$agent_tok" ] || agent_tok=$(abs "$agent_tok")
 if [ -z "$month" ]; then
   month=$(date -u -d "$(date -u +%Y-%m-01) -1 month" +%Y-%m)
 fi
@@ -111,13 +125,17 @@ faked() {
   faked_env "$1"; shift
   "${FAKED[@]}" "$@"
 }
-sim_pid="" srv_pid=""
+sim_pid="" srv_pid="" step_pid="" drift_pid=""
 cleanup() {
-  if [ -n "$srv_pid" ]; then kill -TERM "$srv_pid" 2>/dev/null; wait "$srv_pid" 2>/dev/null || true; fi
-  if [ -n "$sim_pid" ]; then kill -TERM "$sim_pid" 2>/dev/null; wait "$sim_pid" 2>/dev/null || true; fi
+  local p
+  for p in "$step_pid" "$drift_pid" "$srv_pid" "$sim_pid"; do
+    if [ -n "$p" ]; then kill -TERM "$p" 2>/dev/null; wait "$p" 2>/dev/null || true; fi
+  done
   return 0
 }
 trap cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT
 
 start0=$(( $(date -u -d "$first" +%s) - 3600 ))
 
@@ -132,7 +150,7 @@ for _ in $(seq 100); do [ -s "$work/sim.port" ] && break; sleep 0.1; done
 sim_url="http://127.0.0.1:$(cat "$work/sim.port")"
 ARM=(--arm-url "$sim_url" --imds-url "$sim_url" --login-url "$sim_url")
 sim() { # sim METHOD PATH [BODY]
-  curl -s --noproxy '*' -X "$1" ${3:+-H 'Content-Type: application/json' -d "$3"} "$sim_url$2"
+  curl -s --noproxy '*' --max-time 30 -X "$1" ${3:+-H 'Content-Type: application/json' -d "$3"} "$sim_url$2"
 }
 # sim_to EPOCH: the simulator's clock moved forward to EPOCH (never back)
 sim_to() {
@@ -148,14 +166,24 @@ step() {
   [ "$1" = expect_status ] && { want=$2; shift 2; }
   sim_to "$t"
   printf '\n## %s %s: %s\n' "$(iso "$t")" "$what" "$*" >>"$log"
-  faked "$t" "$@" >>"$log" 2>&1 || st=$?
+  # in the background and waited for, so a TERM's trap runs at once and
+  # cleanup stops the command too
+  faked_env "$t"
+  "${FAKED[@]}" "$@" >>"$log" 2>&1 </dev/null &
+  step_pid=$!
+  wait "$step_pid" || st=$?
+  step_pid=""
   [ "$st" = "$want" ] || fail "$what at $(iso "$t") exited $st (not $want): $*"
 }
 
 # Prices and the fleet, an hour before the month.
+# imported by a name relative to the work folder, which is the books' source
+# in the report: "snapshot pricing/azure-disk-prices.json (USD)"
+usd_book="pricing/azure-disk-prices.json (USD)"
+mkdir -p "$work/pricing"
 jq '.Items |= map(select(.currencyCode == "USD"))' "$src/pricing/azure-disk-prices.json" \
-  >"$work/prices-usd.json"
-step "$start0" "prices import" "$cli" prices import --db "$db" "$work/prices-usd.json"
+  >"$work/$usd_book"
+step "$start0" "prices import" env -C "$work" "$cli" prices import --db "$db" "$usd_book"
 step "$start0" "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
 
 tagged=$(jq -r '.vms[] | select(.tags.tierwise == "weekend-downgrade") | .name' \
@@ -165,19 +193,20 @@ drift_vm=app-02 fail_vm=web-02
 # database (tierwise drift only shows it), once at EPOCH: tierwise serve
 # --policies with it, until its log has LINE
 drift_job() {
-  local t=$1 want=$2 pid
+  local t=$1 want=$2
   rm -f "$work/drift.port"
   printf '\n## %s the drift job: tierwise serve --policies --drift-interval 1s\n' "$(iso "$t")" >>"$log"
   faked_env "$t"
   "${FAKED[@]}" "$cli" serve --db "$db" --listen 127.0.0.1:0 --port-file "$work/drift.port" \
     --policies "$src/deploy/demo-policies" --drift-interval 1s >/dev/null 2>"$work/drift-job.err" &
-  pid=$!
+  drift_pid=$!
   for _ in $(seq 150); do
     grep -qF "$want" "$work/drift-job.err" && break
-    kill -0 "$pid" 2>/dev/null || break
+    kill -0 "$drift_pid" 2>/dev/null || break
     sleep 0.1
   done
-  kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+  kill -TERM "$drift_pid" 2>/dev/null; wait "$drift_pid" 2>/dev/null || true
+  drift_pid=""
   cat "$work/drift-job.err" >>"$log"
   grep -qF "$want" "$work/drift-job.err" || fail "the drift job did not log \"$want\""
 }
@@ -208,36 +237,37 @@ for day in $(seq 0 30); do
   done
   for vm in $tagged; do
     if [ "$n" = 2 ] && [ "$vm" = "$drift_vm" ]; then
-      # Started in the portal on its Standard SSD disk: the sync sees it run.
-      # (a minute later: the other VMs' restores at 06:00 are not seen again
-      # by a sync of the same second)
-      sim_to "$mon_t"
+      # Started in the portal on its Standard SSD disk at 06:01: the sync
+      # sees it run.  (a minute after the other VMs' restores at 06:00, which
+      # a sync of the same second would see again)
+      drift_from=$((mon_t + 60))
+      sim_to "$drift_from"
       sim POST /_sim/power "{\"vm\": \"$vm\", \"state\": \"running\"}" >/dev/null
-      step $((mon_t + 60)) "sync (app-02 runs)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+      step "$drift_from" "sync (app-02 runs)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
       step $((mon_t + 300)) "drift" "$cli" drift --db "$db" --policy "$policy"
       drift_job $((mon_t + 300)) "drift started: VM $vm disk $vm-data0"
       faked $((mon_t + 300)) "$cli" drift --db "$db" --policy "$policy" --json >"$work/drift.json" 2>>"$log" ||
         fail "tierwise drift failed"
       jq -e --arg d "$vm-data0" '[.drift[].disk] == [$d]' "$work/drift.json" >/dev/null ||
         fail "tierwise drift does not show $vm-data0 alone: $(cat "$work/drift.json")"
-      drift_from=$((mon_t + 60)) drift_to=$((mon_t + 12 * 3600))
+      drift_to=$((drift_from + 12 * 3600))
       continue
     fi
     step "$mon_t" "vm start $vm" "$cli" vm start --db "$db" --vm "$vm" --execute --poll-ms 50 "${ARM[@]}"
   done
   if [ "$n" = 2 ]; then
-    # Put right at 18:00: deallocated again, restored, started.
+    # Put right at 18:01, twelve hours on: deallocated again (the drift's
+    # end), restored and started a minute later.
     sim_to "$drift_to"
     sim POST /_sim/power "{\"vm\": \"$drift_vm\", \"state\": \"deallocated\"}" >/dev/null
     step "$drift_to" "sync (app-02 stopped)" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
     drift_job "$drift_to" "so disk $drift_vm-data0 need not be on Premium_LRS"
     # a minute later: the sync's observation and the restore not in one second
-    drift_to=$((drift_to + 60))
-    step "$drift_to" "vm start $drift_vm" "$cli" vm start --db "$db" --vm "$drift_vm" --execute \
+    step $((drift_to + 60)) "vm start $drift_vm" "$cli" vm start --db "$db" --vm "$drift_vm" --execute \
       --poll-ms 50 "${ARM[@]}"
     # vm stop reads a disk's SKU from the last sync's row, not from the SKU
     # history the restore wrote: sync once more so the next weekend sees P10
-    step $((drift_to + 60)) "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
+    step $((drift_to + 120)) "sync" "$cli" sync --db "$db" --subscription "$sub" "${ARM[@]}"
   fi
 done
 [ "$n" -ge 3 ] || fail "$month has $n weekends inside it; the drift and the failure need three"
@@ -306,7 +336,7 @@ if [ -z "$server" ]; then
   post_url="http://127.0.0.1:$(cat "$work/srv.port")"
 fi
 for vm in web-02 app-01 db-01; do
-  code=$(curl -s --noproxy '*' -o "$work/post-$vm.out" -w '%{http_code}' -X POST \
+  code=$(curl -s --noproxy '*' --max-time 60 -o "$work/post-$vm.out" -w '%{http_code}' -X POST \
     -H "Authorization: Bearer $(cat "$tok_file")" -H 'Content-Type: application/json' \
     --data-binary "@$work/report-$vm.json" "$post_url/api/v1/reports")
   # 200: the id was stored before (a second run on the same database)

@@ -26,19 +26,34 @@
 #     explain each money figure in a line, and give the dashboard's URL and
 #     the reader token.
 #
+# At the end, when standard input is a terminal, the dashboard stays up
+# until you press Enter; otherwise (CI, a pipe) the backend stops with the
+# script, which says so before it prints the URL and prints the command
+# that starts the dashboard again on the same database.
+#
 #   ./deploy/demo.sh
 #   TW_DEMO_DIR=/mnt/data TW_DEMO_SECONDS=30 ./deploy/demo.sh
 #   TW_DEMO_STAY=1 ./deploy/demo.sh     keep the backend up afterwards (Ctrl-C stops it)
+#   ./deploy/demo.sh --help             this text
 #
 # Settings: TW_DEMO_DIR (folder on the disk to measure, default /var/tmp),
 # TW_DEMO_SIZE (scratch file, default 512M), TW_DEMO_SECONDS (measured
 # seconds per profile, default 10: shorter runs are judged inconclusive),
 # TW_DEMO_KEEP=1 keeps the scratch file, TW_DEMO_PORT (the backend's port,
-# default: any free one), TW_DEMO_STAY=1.  The records, the database and the
-# tokens are kept under build/demo-results/.  Every Azure endpoint points at
-# the simulator and the HTTP client refuses any address outside 127.0.0.0/8.
+# default: any free one), TW_DEMO_STAY=1 (keep the backend up until Ctrl-C,
+# terminal or not), TW_BUILD_DIR (the build folder, default build/release).
+# The records, the database and the tokens are kept under
+# build/demo-results/.  Every Azure endpoint points at the simulator and the
+# HTTP client refuses any address outside 127.0.0.0/8.  Exit status 0 when
+# every step ran, else the failing step's.
 set -euo pipefail
+case "${1:-}" in
+  -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'; exit 0 ;;
+  "") ;;
+  *) echo "demo.sh: unknown argument $1 (--help says what it does; settings are TW_DEMO_* variables)" >&2; exit 2 ;;
+esac
 cd "$(dirname "$0")/.."
+root=$PWD
 
 ./deploy/setup.sh
 build=${TW_BUILD_DIR:-build/release}
@@ -202,7 +217,8 @@ echo "   five more VMs in rg-web and rg-app (westeurope, eastus; P10, P20, P30 a
 echo "   four of them under $pol: every weekend of $prev deallocated and"
 echo "   downgraded at Friday 20:00 (vm stop), restored and started at Monday 06:00 (vm start),"
 echo "   each switch verified against their own simulator; one ARM failure; app-02 started by"
-echo "   hand one Monday on Standard SSD (a drift of 12 hours); db-01 under no policy; agent"
+echo "   hand one Monday at 06:01 on Standard SSD, put right at 18:01 (a drift of 12 hours);"
+echo "   db-01 under no policy; agent"
 echo "   reports: web-02's and db-01's disks deliver, app-01's P30 does not"
 ./deploy/demo-month.sh --db "$db" --work "$out/month" --month "$prev" --cli "$tierwise" \
   --azsim "$azsim" --server "$api" --agent-token "$out/agent.tok"
@@ -224,22 +240,45 @@ jq -r '.currency as $c | .totals as $t |
   "   switches \($t.switches), \($t.downgraded_hours) h downgraded, \($t.drift_hours) h of drift, \($t.under) of the measured disks under-delivering, \($t.unpriced) without a price"' \
   "$out/report-$prev.json"
 echo "   the page: $report (also .json and .csv beside it)"
-echo "   the dashboard: $api/ (sign in with the reader token $(cat "$out/reader.tok"),"
-echo "   also in $out/reader.tok; its Fleet page shows this month, its disk pages $prev too)"
+# this month so far, as the dashboard's first page has it: every disk priced
+# (the refreshed westeurope book holds every tier the fleet uses)
+now_month=$(date -u +%Y-%m)
+"$tierwise" report monthly --db "$db" --month "$now_month" --format json --policy "$pol" \
+  --out "$out/report-$now_month.json"
+jq -r '"   this month so far (\(.month // "'"$now_month"'"), the dashboard'"'"'s first page): \(.totals.disks) disks, \(.totals.unpriced) without a price, prices from " + ([.books[] | "\(.region) \(.source)"] | unique | join("; "))' \
+  "$out/report-$now_month.json"
+# Does the dashboard stay up?  Said before its URL.
+stay=0
+if [ "${TW_DEMO_STAY:-0}" = 1 ]; then stay=1
+elif [ -t 0 ]; then stay=2
+else
+  echo "   (standard input is not a terminal, so the dashboard stops when this script ends,"
+  echo "   seconds from now; the command that starts it again is printed at the end)"
+fi
+echo "   the dashboard: $api/#/fleet/$prev, the fleet in $prev (sign in with the reader token"
+echo "   $(cat "$out/reader.tok"), also in $out/reader.tok; $api/ shows this month)"
 
 step "done"
 echo "The records, the database and the tokens are in $out/."
 echo "'$agent --help' and '$tierwise --help' list the commands."
-if [ "${TW_DEMO_STAY:-0}" = 1 ]; then
+abs() { case "$1" in /*) printf '%s' "$1" ;; *) printf '%s/%s' "$root" "$1" ;; esac; }
+if [ "$stay" = 1 ]; then
   echo
-  echo "The backend stays up: the dashboard at $api/ (paste the reader token"
+  echo "The backend stays up: the dashboard at $api/#/fleet/$prev (paste the reader token"
   echo "$(cat "$out/reader.tok") from $out/reader.tok at sign-in), the API at $api/api/v1."
   echo "Ctrl-C here (or kill $srv_pid) stops it and the simulator."
   wait "$srv_pid"
+elif [ "$stay" = 2 ]; then
+  echo
+  echo "The dashboard stays up at $api/#/fleet/$prev (reader token in $out/reader.tok)."
+  printf 'press Enter to stop the dashboard '
+  read -r _ || true
+  echo "stopping the backend and the simulator"
 else
-  echo "The dashboard was at $api/ (reader token in $out/reader.tok); the backend stops now."
-  echo "To look at it: TW_DEMO_STAY=1 ./deploy/demo.sh keeps it up until Ctrl-C, or start it"
-  echo "again on the same database:"
-  echo "  $tierwise serve --db $db --listen 127.0.0.1:8080 --web web --policies deploy/demo-policies"
-  echo "  then open http://127.0.0.1:8080/ with the token in $out/reader.tok (Ctrl-C stops it)."
+  echo "The dashboard was at $api/ (reader token in $out/reader.tok); the backend stops now"
+  echo "(standard input is not a terminal). To start it again on the same database:"
+  echo "  $(abs "$tierwise") serve --db $(abs "$db") --listen 127.0.0.1:${TW_DEMO_PORT:-8080} \\"
+  echo "    --web $root/web --policies $root/deploy/demo-policies"
+  echo "then open http://127.0.0.1:${TW_DEMO_PORT:-8080}/#/fleet/$prev with the token in $(abs "$out/reader.tok")"
+  echo "(Ctrl-C stops it); or run ./deploy/demo.sh from a terminal, or with TW_DEMO_STAY=1."
 fi

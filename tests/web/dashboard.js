@@ -145,8 +145,9 @@ async function signInRefusals(browser) {
 }
 
 // Goes to ROUTE in the signed-in tab, waits for the page's data-ready; the
-// console errors of that load are checked and a screenshot taken.
-async function visit(t, route, name) {
+// console errors of that load are checked and a screenshot taken (SHOT.png,
+// by default NAME.png).
+async function visit(t, route, name, shot) {
   t.errors.length = 0;
   t.responses.length = 0;
   await t.page.goto('about:blank');
@@ -168,7 +169,7 @@ async function visit(t, route, name) {
   const failedApi = t.responses.filter((r) => r.status >= 400);
   check('page ' + route + ': every API read answered', failedApi.length === 0,
     failedApi.map((r) => r.status + ' ' + r.url).join(', '));
-  await t.page.screenshot({ path: path.join(out, name + '.png'), fullPage: true });
+  await t.page.screenshot({ path: path.join(out, (shot || name) + '.png'), fullPage: true });
   return true;
 }
 
@@ -186,6 +187,32 @@ async function figures(t, pageName, want) {
     check(pageName + ' figure ' + name + ' = the API\'s ' + value, shown(text) === Number(value),
       'the page shows "' + text.trim() + '"');
   }
+}
+
+// Every [data-figure] the page shows, each against the same name in WANT
+// (an object of the API's figures): a figure the API has no number for is a
+// failure, and so is a page that shows none.
+async function allFigures(t, pageName, want, label) {
+  label = label || pageName;
+  const shownFigs = await t.page.$$eval('[data-page="' + pageName + '"] [data-figure]',
+    (es) => es.map((e) => [e.getAttribute('data-figure'), e.textContent]));
+  check(label + ' shows figures', shownFigs.length > 0, 'no [data-figure]');
+  for (const [name, text] of shownFigs) {
+    const value = want[name];
+    if (value === undefined || value === null) {
+      bad(label + ' figure ' + name, 'the API\'s answer has no ' + name + ' (the page shows "' + text.trim() + '")');
+      continue;
+    }
+    check(label + ' figure ' + name + ' = the API\'s ' + value, shown(text) === Number(value),
+      'the page shows "' + text.trim() + '"');
+  }
+}
+
+// VALUE (a plain decimal, e.g. "46.88") as a number of its own in TEXT
+// (thousands' commas removed): not part of 146.88 or 46.881.
+function hasNumber(text, value) {
+  const v = String(value).replace(/[.]/g, '\\.');
+  return new RegExp('(^|[^0-9.])' + v + '(?![0-9])').test(text.replace(/,/g, ''));
 }
 
 // The data rows (tr[data-id]) of table SEL that are shown.
@@ -217,9 +244,13 @@ async function seeded() {
     const m = await api('/api/v1/reports/monthly?month=' + month + '&format=json');
     const t = m.totals;
     check('the API\'s ' + month + ': switches ' + t.switches + ', realised ' + t.realised + ' ' + m.currency +
-      ', ' + t.under + ' under-delivering, drift ' + t.drift_hours + ' h',
-    t.switches > 0 && Number(t.realised) > 0 && t.under === 1 && Number(t.drift_hours) >= 11.9 &&
-      Number(t.drift_hours) <= 12.1 && t.unpriced === 0, JSON.stringify(t));
+      ', ' + t.under + ' under-delivering, drift ' + t.drift_hours + ' h (the seed\'s 12), none unpriced',
+    t.switches > 0 && Number(t.realised) > 0 && t.under === 1 && Number(t.drift_hours) === 12 &&
+      t.unpriced === 0, JSON.stringify(t));
+    const src = (m.books || []).map((b) => b.source);
+    check('the API\'s ' + month + ': each book\'s source names the bundled snapshot, not a scratch file',
+      src.length > 0 && src.every((x) => /pricing\/azure-disk-prices\.json/.test(x) && !/\/tmp\/|tw-web-/.test(x)),
+      JSON.stringify(src));
   } catch (e) { bad('the API\'s report of ' + month, e.message); }
 }
 
@@ -237,20 +268,54 @@ async function pages(browser) {
       const msg = await t.page.textContent('#login-error').catch(() => '?');
       bad('sign-in with the reader token', 'no nav in 10 s; the login error reads "' + msg + '"');
     }
-    // the reader token signs in: the fleet page loads
+    // the reader token signs in: the fleet page loads (this month)
     if (await visit(t, 'fleet', 'fleet')) {
       const url = asked(t, /\/api\/v1\/reports\/monthly\?/);
       if (!url) bad('fleet reads the monthly report', 'no GET /api/v1/reports/monthly among ' +
         t.responses.map((r) => r.url).join(', '));
       else {
         const m = await api(url);
-        const tot = m.totals;
-        await figures(t, 'fleet', { realised: tot.realised, possible: tot.possible, cost: tot.cost,
-          disks: tot.disks, under: tot.under });
+        await allFigures(t, 'fleet', m.totals, 'fleet (this month)');
       }
-      const n = await rows(t, '#fleet-skus');
-      check('fleet: #fleet-skus has a row per SKU and tier', n > 0, n + ' rows');
-      fs.copyFileSync(path.join(out, 'fleet.png'), path.join(out, 'screenshot-dashboard.png'));
+    }
+    // the seeded month's fleet page: every figure against that month's report
+    if (await visit(t, 'fleet/' + month, 'fleet', 'fleet-' + month)) {
+      const url = asked(t, /\/api\/v1\/reports\/monthly\?/);
+      const sel = await t.page.$eval('#fleet-month', (e) => e.value).catch(() => null);
+      check('fleet/' + month + ': the month selector shows ' + month, sel === month, 'it shows ' + sel);
+      check('fleet/' + month + ': the page reads the report of ' + month,
+        url !== null && new URL(url).searchParams.get('month') === month, 'it read ' + url);
+      try {
+        const m = await api('/api/v1/reports/monthly?month=' + month + '&format=json');
+        await allFigures(t, 'fleet', m.totals, 'fleet/' + month);
+        const r = await t.page.$eval('[data-page="fleet"] [data-figure="realised"]', (e) => e.textContent)
+          .catch(() => null);
+        check('fleet/' + month + ': the realised saving shown is above 0 (' + m.totals.realised + ')',
+          r !== null && shown(r) > 0 && Number(m.totals.realised) > 0, 'the page shows "' + r + '"');
+      } catch (e) { bad('fleet/' + month + ': the month\'s report', e.message); }
+      // #fleet-skus: a row per SKU and tier of the API's disks, with its count
+      try {
+        const disks = await apiAll('/api/v1/disks?limit=500', 'disks');
+        const want = new Map();
+        for (const d of disks) {
+          const k = (d.sku || 'unknown') + '/' + (d.tier || 'unknown');
+          want.set(k, (want.get(k) || 0) + 1);
+        }
+        const got = await t.page.$$eval('#fleet-skus tr[data-id]', (trs) => trs.map((tr) =>
+          [tr.getAttribute('data-id'), Array.from(tr.cells).map((c) => c.textContent.trim())]));
+        const gotMap = new Map(got.map(([k, c]) => [k, c]));
+        const wrong = [];
+        for (const [k, n] of want) {
+          const c = gotMap.get(k);
+          if (!c) wrong.push(k + ': no row');
+          else if (c[0] + '/' + c[1] !== k || Number(c[2]) !== n) wrong.push(k + ': the row reads ' + c.join(' | ') + ', the API ' + n);
+        }
+        for (const [k] of got) if (!want.has(k)) wrong.push(k + ': a row the API has no disk for');
+        check('fleet: #fleet-skus has a row per SKU and tier of the API\'s ' + disks.length + ' disks (' +
+          Array.from(want, ([k, n]) => k + ' ' + n).join(', ') + ')',
+        wrong.length === 0 && got.length === want.size && disks.length > 0, wrong.join('; '));
+      } catch (e) { bad('fleet: #fleet-skus against the API\'s disks', e.message); }
+      fs.copyFileSync(path.join(out, 'fleet-' + month + '.png'), path.join(out, 'screenshot-dashboard.png'));
     }
 
     if (await visit(t, 'compliance', 'compliance')) {
@@ -374,11 +439,12 @@ async function report(browser) {
       'page 1 reads: ' + first.slice(0, 400).replace(/\s+/g, ' '));
     if (monthJson && fs.existsSync(monthJson)) {
       const m = JSON.parse(fs.readFileSync(monthJson, 'utf8'));
-      const flat = first.replace(/,/g, '');
       check('report: page 1 shows the month\'s saving ' + m.totals.realised + ' ' + m.currency,
-        flat.includes(m.totals.realised), 'not in: ' + first.slice(0, 400).replace(/\s+/g, ' '));
+        hasNumber(first, m.totals.realised), 'not in: ' + first.slice(0, 400).replace(/\s+/g, ' '));
       check('report: page 1 shows what is still possible, ' + m.totals.possible,
-        flat.includes(m.totals.possible), 'not in: ' + first.slice(0, 400).replace(/\s+/g, ' '));
+        hasNumber(first, m.totals.possible), 'not in: ' + first.slice(0, 400).replace(/\s+/g, ' '));
+      check('report: the PDF names no scratch file as a price source', !/\/tmp\/|tw-web-|prices-usd\.json/.test(
+        execFileSync('pdftotext', ['-layout', pdfPath, '-'], { encoding: 'utf8' })), 'a /tmp path in the PDF');
     }
   } finally {
     await t.ctx.close();

@@ -3,9 +3,11 @@
 # headless, driven by playwright-core (pinned in tests/web/package-lock.json)
 # from tests/web/dashboard.js.  This script installs nothing: it copies
 # package.json and package-lock.json to $TW_BUILD_DIR/web-node and runs
-# `npm ci` there unless tests/run.sh already did (same lock); without the
-# npm registry it is skipped (exit 77), as it is without chromium, node, npm,
-# pdftotext, jq, curl or libfaketime.
+# `npm ci` there unless tests/run.sh already did (same lock): first `npm
+# ping` (10 s), then `npm ci` (180 s at most, 30 s per fetch, one retry).
+# Without an answering npm registry, or when npm ci fails for it (times out,
+# a network error), it is skipped (exit 77) with a SKIP line that says so,
+# as it is without chromium, node, npm, pdftotext, jq, curl or libfaketime.
 #
 # It seeds a fresh database with a month of simulated weekend switches
 # (deploy/demo-month.sh: five VMs, a drift, agent reports of mixed
@@ -33,12 +35,28 @@ node_dir="$build/web-node"
 mkdir -p "$node_dir"
 if ! cmp -s "$src/tests/web/package-lock.json" "$node_dir/package-lock.json" ||
    [ ! -f "$node_dir/node_modules/playwright-core/package.json" ]; then
+  # Each npm call has a time limit: a registry that takes the connection and
+  # never answers is a skip, not a hang past ctest's timeout.
+  registry=$(npm config get registry 2>/dev/null || echo "the npm registry")
+  if ! timeout 30 npm ping --fetch-timeout=10000 --fetch-retries=0 >"$node_dir/npm-ping.log" 2>&1; then
+    echo "SKIP: the npm registry ($registry) does not answer npm ping within 10 s, so npm ci can't install playwright-core ($node_dir/npm-ping.log)"
+    exit 77
+  fi
   cp "$src/tests/web/package.json" "$src/tests/web/package-lock.json" "$node_dir/"
-  if ! (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error) >"$node_dir/npm-ci.log" 2>&1; then
-    if ! npm ping >/dev/null 2>&1; then
-      echo "SKIP: npm ci could not reach the npm registry ($node_dir/npm-ci.log)"; exit 77
+  st=0
+  (cd "$node_dir" && timeout 180 npm ci --no-audit --no-fund --loglevel=error \
+     --fetch-timeout=30000 --fetch-retries=1) >"$node_dir/npm-ci.log" 2>&1 || st=$?
+  if [ "$st" != 0 ]; then
+    rm -f "$node_dir/package-lock.json"   # not installed: the next run tries again
+    if [ "$st" = 124 ]; then
+      echo "SKIP: npm ci did not finish within 180 s (the registry $registry is too slow; $node_dir/npm-ci.log)"; exit 77
     fi
-    echo "FAIL: npm ci failed with the registry reachable:"; cat "$node_dir/npm-ci.log"; exit 1
+    if grep -Eq 'E(TIMEDOUT|CONNRESET|CONNREFUSED|NOTFOUND|AI_AGAIN|HOSTUNREACH|NETUNREACH)|ERR_SOCKET_TIMEOUT|network|code E5[0-9][0-9]|code E429' \
+         "$node_dir/npm-ci.log" ||
+       ! timeout 30 npm ping --fetch-timeout=10000 --fetch-retries=0 >/dev/null 2>&1; then
+      echo "SKIP: npm ci failed for the registry $registry (a network error or no answer; $node_dir/npm-ci.log)"; exit 77
+    fi
+    echo "FAIL: npm ci failed (exit $st) with the registry reachable:"; cat "$node_dir/npm-ci.log"; exit 1
   fi
 fi
 
