@@ -375,6 +375,7 @@ static int monthly(int argc, char **argv)
     o.n_policies = n_pols;
     o.cat = &cat;
     o.caps = &caps;
+    o.db_path = db; /* the policies' run on a second handle, beside the report's walk */
     /* ARM's VM sizes as the backend cached them (none: the bundled table). */
     if ((arm = tw_svc_vmsizes_new()) != NULL) {
         struct tw_error aerr = {0};

@@ -137,7 +137,8 @@ static void build_and_answer(struct tw_req *rq, struct tw_mr_opts *o, const char
     char clean[1024];
     tw_srv_clean_text(err.msg[0] ? err.msg : tw_strerror(rc), clean, sizeof(clean));
     if (rc == TW_ENOENT && o->disk_id > 0 && !strstr(err.msg, "price book")) {
-        /* The disk is stored but not attached to a VM: not in a report. */
+        /* No such disk (removed since the check above).  A disk stored but
+         * not in the fleet that month is a report without rows (200). */
         tw_req_error(rq, 404, "not_found", "%s", clean);
     } else if (rc == TW_ENOENT) {
         tw_req_error(rq, 422, "no_price_book", "%s", clean);
@@ -177,7 +178,8 @@ void tw_v1_reports_monthly(struct tw_req *rq)
     struct tw_error err = {0};
     struct tw_mr_opts o = {.currency = arg(rq, "currency"), .cat = &rq->srv->cat,
                            .caps = &rq->srv->caps, .arm_sizes = rq->srv->vmsizes,
-                           .zone = tw_srv_zone, .zone_arg = rq->srv};
+                           .zone = tw_srv_zone, .zone_arg = rq->srv,
+                           .db_path = rq->srv->db_path};
     char clean[600];
     if (tw_opp_month_parse(month, strlen(month), &o.year, &o.month, &err) != TW_OK) {
         tw_srv_clean_text(err.msg, clean, sizeof(clean));

@@ -18,12 +18,14 @@
  *     before it.  The timeline is the history rows inside the month merged
  *     with the instants the done disk actions were verified (the action
  *     log's move to verified) and their to_sku, each instant floored to the
- *     second, equal consecutive SKUs merged.
+ *     second, equal consecutive SKUs merged; a history row in the same
+ *     second as a done action wins over its to_sku (what ARM read back).
  *   - A tierwise interval runs from a verified downgrade to the disk's next
  *     SKU change whatever its source; a downgrade is in force at the start
  *     when the disk's last done action before the month is a downgrade and
  *     the disk is on its to_sku then.  The baseline is the timeline with
- *     those intervals on the downgrade's from_sku; original_sku is the
+ *     those intervals on the downgrade's from_sku (a downgrade made inside
+ *     a tierwise interval keeps the first one's); original_sku is the
  *     baseline's SKU at the end (for a disk never switched, its SKU).
  *   - Prices: one currency (tw_opp_currency).  Per region the month is cut
  *     at every stored book's fetch time inside it; each part is priced by
@@ -41,15 +43,20 @@
  *   - A region without a book in the currency: priced false, "no_book"; a
  *     price the book lacks "no_price"; no region "no_region"; a SKU not
  *     known "unknown_sku".  Never a zero price; the report is still built.
- *   - possible: the policies given, run over the month in one walk
- *     (tw_opp_run_many); the disk's policy is the one that planned its
- *     actions in the month when given, else the given policy saving most
- *     on it; possible = max(0, that saving - realised).
+ *   - possible: the policies given, run in one walk (tw_opp_run_many) over
+ *     the report's own period [from_ns, to_ns) (the planner's mode), not
+ *     the month in the policy's zone; beside the report's walk on a second
+ *     thread and handle when opts.db_path is set, else after it; their
+ *     sinks collect (disk, policy, saving, reason, why) merged after both;
+ *     the disk's policy is the one that planned its actions in the month
+ *     when given, else the given policy saving most on it; possible =
+ *     max(0, that saving - realised); totals count possible_unknown.
  *   - Verdicts: each disk's latest verdict (by the result's start), from
  *     tw_svc_compliance_fleet, matched by VM and disk name.
  *   - Drift: the drift rows clipped to the month.
  *   - Rows by group key, VM name, disk position; totals: rounded = the sum
- *     of the rows' rounded figures, unrounded = the exact sum.
+ *     of the rows' rounded figures, unrounded = the exact sum; a row's
+ *     hours_by_sku cost_r its cost_r split by largest remainder.
  *   - The week: the last whole Monday-to-Monday week (UTC) inside the
  *     period, else its first seven days; the VMs with an action in it (at
  *     most TW_MR_WEEK_VMS, those with most actions first).
@@ -62,6 +69,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -659,6 +667,11 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
         tier_of(cat, d->sku, size, d->tier, cur_tier);
     }
     bool tw = false;
+    /* A history row that ended a tierwise interval: its second, the SKU
+     * before it and the interval's baseline, for a downgrade verified in
+     * the same second (the history row is what ARM read back then). */
+    int64_t last_tc = INT64_MIN;
+    char lost_from[32] = "", lost_bsku[32] = "", lost_btier[16] = "";
     /* A downgrade in force at the start. */
     if (ai < b->rp.n_actions && b->rp.actions[ai].disk_id == d->id && b->rp.actions[ai].before) {
         const struct tw_store_rp_action *a = &b->rp.actions[ai];
@@ -700,8 +713,16 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
             const struct tw_store_rp_sku *c = &b->rp.changes[ci++];
             char ct[16];
             tier_of(cat, S(c->sku), c->size_gib ? c->size_gib : size, S(c->tier), ct);
-            if (strcasecmp(S(c->sku), cur) != 0)
+            last_tc = at;
+            lost_from[0] = '\0';
+            if (strcasecmp(S(c->sku), cur) != 0) {
+                if (tw) {
+                    cpy(lost_from, sizeof(lost_from), cur);
+                    cpy(lost_bsku, sizeof(lost_bsku), bsku);
+                    cpy(lost_btier, sizeof(lost_btier), btier);
+                }
                 tw = false;
+            }
             cpy(cur, sizeof(cur), S(c->sku));
             cpy(cur_tier, sizeof(cur_tier), ct);
         } else {
@@ -713,7 +734,12 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
             char prev[32], prev_tier[16];
             cpy(prev, sizeof(prev), cur);
             cpy(prev_tier, sizeof(prev_tier), cur_tier);
-            if (*to && strcasecmp(to, cur) != 0) {
+            bool was_tw = tw;
+            /* A history row in the same second wins over the action's
+             * to_sku (an upgrade the executor sent to the disk's recorded
+             * original, say): it is what ARM read back. */
+            bool hist_same = last_tc == at;
+            if (*to && strcasecmp(to, cur) != 0 && !hist_same) {
                 tw = false;
                 cpy(cur, sizeof(cur), to);
                 tier_of(cat, to, size, "", cur_tier);
@@ -721,11 +747,19 @@ static enum tw_err timeline(struct build *b, const struct tw_store_sv_disk *d, s
             if (a->downgrade && a->from_sku) {
                 const char *from = b->rp.strs[a->from_sku];
                 tw = true;
-                cpy(bsku, sizeof(bsku), from);
-                if (strcasecmp(from, prev) == 0)
-                    cpy(btier, sizeof(btier), prev_tier);
-                else
-                    tier_of(cat, from, size, "", btier);
+                if (was_tw && strcasecmp(from, prev) == 0) {
+                    /* a downgrade on from a tierwise interval: the baseline
+                     * stays the first downgrade's SKU */
+                } else if (hist_same && lost_from[0] && strcasecmp(from, lost_from) == 0) {
+                    cpy(bsku, sizeof(bsku), lost_bsku);
+                    cpy(btier, sizeof(btier), lost_btier);
+                } else {
+                    cpy(bsku, sizeof(bsku), from);
+                    if (strcasecmp(from, prev) == 0)
+                        cpy(btier, sizeof(btier), prev_tier);
+                    else
+                        tier_of(cat, from, size, "", btier);
+                }
             }
         }
     }
@@ -846,6 +880,64 @@ static enum tw_err amount_of_sum(tw_i128 sum, struct tw_amount *out, struct tw_e
     return tw_amount_scale(a, 1, TW_BILL_MONTH_NS, out, err);
 }
 
+/* The row's rounded cost split over its SKUs by largest remainder: each
+ * part floored to the minor unit, the units left given one each to the
+ * parts with the largest remainders (ties: the earlier part), so that the
+ * parts add up to the row's cost_r exactly. */
+static void split_cost(struct tw_mr_disk *d, int decimals)
+{
+    size_t n = d->n_skus;
+    if (!n)
+        return;
+    int64_t unit = 1;
+    for (int i = decimals; i < TW_MONEY_DECIMALS; i++)
+        unit *= 10;
+    if (!d->priced) {
+        for (size_t k = 0; k < n; k++)
+            d->skus[k].cost_r = tw_money_micros(0);
+        return;
+    }
+    int64_t left = d->cost_r.micros / unit;
+    long double rem[n];
+    int64_t q[n];
+    for (size_t k = 0; k < n; k++) {
+        struct tw_amount a = d->skus[k].cost;
+        tw_i128 dd = (tw_i128)a.den * unit;
+        tw_i128 qq = a.num / dd, r = a.num % dd;
+        if (r < 0) {
+            qq--;
+            r += dd;
+        }
+        q[k] = (int64_t)qq;
+        rem[k] = (long double)r / (long double)dd;
+        left -= q[k];
+    }
+    while (left != 0) {
+        size_t best = 0;
+        for (size_t k = 1; k < n; k++)
+            if (left > 0 ? rem[k] > rem[best] : rem[k] < rem[best])
+                best = k;
+        if (left > 0) {
+            q[best]++;
+            left--;
+            rem[best] = -1.0L; /* taken */
+        } else {
+            q[best]--;
+            left++;
+            rem[best] = 2.0L;
+        }
+        bool all = true; /* more units than parts: a new round */
+        for (size_t k = 0; k < n; k++)
+            if (left > 0 ? rem[k] >= 0 : rem[k] <= 1.0L)
+                all = false;
+        if (all)
+            for (size_t k = 0; k < n; k++)
+                rem[k] = 0.5L;
+    }
+    for (size_t k = 0; k < n; k++)
+        d->skus[k].cost_r = tw_money_micros(q[k] * unit);
+}
+
 static enum tw_err round_row(struct tw_mr_disk *d, int decimals, struct tw_error *err)
 {
     enum tw_err rc;
@@ -855,6 +947,7 @@ static enum tw_err round_row(struct tw_mr_disk *d, int decimals, struct tw_error
         (rc = tw_amount_round(d->transactions, decimals, &d->transactions_r, err)) ||
         (rc = tw_amount_round(d->possible, decimals, &d->possible_r, err)))
         return rc;
+    split_cost(d, decimals);
     return TW_OK;
 }
 
@@ -1359,63 +1452,191 @@ static enum tw_err walk(struct build *b, struct tw_error *err)
 
 /* ---- possible savings ---- */
 
-struct opp_arg {
-    struct build *b;
+/* What the policies' runs said of a disk, collected by their sinks (on
+ * the runs' thread) and merged into the rows after both the walk and the
+ * runs are done, in the order the sinks were called. */
+struct opp_rec {
+    int64_t disk_id;
     size_t pol;
-    struct rowx **by_disk;       /* rows by disk id */
-    size_t n;
+    enum tw_opp_reason reason;
+    struct tw_amount saving;
+    char *why;                   /* excluded: the sentence; NULL otherwise */
 };
 
-static struct rowx *row_by_disk(const struct opp_arg *a, int64_t disk_id)
-{
-    size_t lo = 0, hi = a->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (a->by_disk[mid]->disk_id < disk_id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < a->n && a->by_disk[lo]->disk_id == disk_id ? a->by_disk[lo] : NULL;
-}
+struct opp_coll {
+    struct opp_rec *v;
+    size_t n, cap;
+    int64_t only_disk;           /* > 0: that disk's records alone */
+};
+
+struct opp_arg {
+    struct opp_coll *c;
+    size_t pol;
+};
 
 static enum tw_err on_opp_disk(void *arg, const struct tw_opp_vm *vm, const struct tw_opp_disk *od)
 {
     (void)vm;
     struct opp_arg *a = arg;
-    struct rowx *x = row_by_disk(a, od->id);
-    if (!x)
+    struct opp_coll *c = a->c;
+    if (c->only_disk > 0 && od->id != c->only_disk)
         return TW_OK;
-    struct build *b = a->b;
+    if (c->n == c->cap) {
+        size_t nc = c->cap ? c->cap * 2 : 1024;
+        struct opp_rec *nv = realloc(c->v, nc * sizeof(*nv));
+        if (!nv)
+            return TW_ENOMEM;
+        c->v = nv;
+        c->cap = nc;
+    }
+    struct opp_rec *r = &c->v[c->n];
+    r->disk_id = od->id;
+    r->pol = a->pol;
+    r->reason = od->reason;
+    r->saving = od->saving.saving;
+    r->why = NULL;
+    if (od->reason != TW_OPP_COVERED && !(r->why = strdup(od->why)))
+        return TW_ENOMEM;
+    c->n++;
+    return TW_OK;
+}
+
+/* The policies' runs: set up before the walk, run beside it on a second
+ * handle (opts.db_path) or after it on the report's. */
+struct opp_job {
+    size_t np;
+    struct tw_opp_opts *opts;
+    struct tw_opp_sink *sinks;
+    struct tw_opp_result *outs;
+    struct tw_error *errs;
+    struct opp_arg *args;
+    struct opp_coll coll;
+    struct tw_store *st2;        /* the second handle; NULL: sequential */
+    pthread_t th;
+    bool started;
+    enum tw_err rc;
+};
+
+static void *opp_thread(void *arg)
+{
+    struct opp_job *j = arg;
+    j->rc = tw_opp_run_many(j->st2, j->opts, j->np, j->sinks, j->outs, j->errs);
+    return NULL;
+}
+
+static void opp_job_free(struct opp_job *j)
+{
+    for (size_t i = 0; j->outs && i < j->np; i++)
+        tw_opp_result_cleanup(&j->outs[i]);
+    for (size_t i = 0; i < j->coll.n; i++)
+        free(j->coll.v[i].why);
+    free(j->coll.v);
+    free(j->opts);
+    free(j->sinks);
+    free(j->outs);
+    free(j->errs);
+    free(j->args);
+    if (j->st2)
+        tw_store_close(j->st2);
+    memset(j, 0, sizeof(*j));
+}
+
+static enum tw_err possible_start(struct build *b, struct opp_job *j, struct tw_error *err)
+{
+    struct tw_mr_model *m = b->m;
+    size_t np = b->o->n_policies;
+    memset(j, 0, sizeof(*j));
+    if (np == 0)
+        return TW_OK;
+    j->np = np;
+    j->opts = calloc(np, sizeof(*j->opts));
+    j->sinks = calloc(np, sizeof(*j->sinks));
+    j->outs = calloc(np, sizeof(*j->outs));
+    j->errs = calloc(np, sizeof(*j->errs));
+    j->args = calloc(np, sizeof(*j->args));
+    if (!j->opts || !j->sinks || !j->outs || !j->errs || !j->args)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
+    j->coll.only_disk = b->o->disk_id;
+    for (size_t i = 0; i < np; i++) {
+        j->opts[i].policy = b->o->policies[i];
+        /* the report's own period (the planner's mode), not the month in
+         * the policy's zone: possible and realised cover the same time */
+        j->opts[i].year = 0;
+        j->opts[i].from_ns = m->from_ns;
+        j->opts[i].to_ns = m->to_ns;
+        j->opts[i].currency = m->currency;
+        j->opts[i].cat = b->o->cat;
+        j->opts[i].caps = b->o->caps;
+        j->opts[i].arm_sizes = b->o->arm_sizes;
+        j->opts[i].zone = b->o->zone;
+        j->opts[i].zone_arg = b->o->zone_arg;
+        j->args[i] = (struct opp_arg){&j->coll, i};
+        j->sinks[i].disk = on_opp_disk;
+        j->sinks[i].arg = &j->args[i];
+    }
+    if (!b->o->db_path || !b->o->db_path[0] || strcmp(b->o->db_path, ":memory:") == 0)
+        return TW_OK; /* a database in memory has no second handle */
+    enum tw_err rc = tw_store_open(b->o->db_path, &j->st2, err);
+    if (rc != TW_OK)
+        return rc;
+    if (pthread_create(&j->th, NULL, opp_thread, j) != 0)
+        return tw_error_set(err, TW_ENOMEM, "the policies' run: no thread");
+    j->started = true;
+    return TW_OK;
+}
+
+static void possible_join(struct opp_job *j)
+{
+    if (j->started) {
+        pthread_join(j->th, NULL);
+        j->started = false;
+    }
+}
+
+static struct rowx *row_by_disk(struct rowx **idx, size_t n, int64_t disk_id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (idx[mid]->disk_id < disk_id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && idx[lo]->disk_id == disk_id ? idx[lo] : NULL;
+}
+
+/* One record of a policy's run merged into its row. */
+static void opp_merge(struct build *b, struct rowx *x, const struct opp_rec *r)
+{
     struct tw_mr_disk *d = &b->m->disks[x->row];
-    const struct tw_policy *p = b->o->policies[a->pol];
+    const struct tw_policy *p = b->o->policies[r->pol];
     x->matched++;
-    if (od->reason != TW_OPP_COVERED) {
+    if (r->reason != TW_OPP_COVERED) {
         x->excluded++;
         if (x->excluded == 1) {
-            d->excluded = tw_opp_reason_name(od->reason);
-            snprintf(d->excluded_why, sizeof(d->excluded_why), "%.400s (policy %.64s)", od->why,
-                     p->name);
+            d->excluded = tw_opp_reason_name(r->reason);
+            snprintf(d->excluded_why, sizeof(d->excluded_why), "%.400s (policy %.64s)",
+                     r->why ? r->why : "", p->name);
         }
-        return TW_OK;
+        return;
     }
     bool mine = x->act_policy && strcmp(b->rp.strs[x->act_policy], p->name) == 0;
     if (x->forced && !mine)
-        return TW_OK;
+        return;
     if (mine || !x->have) {
         x->have = true;
         x->forced = mine;
-        x->best = od->saving.saving;
-        x->best_pol = (int)a->pol;
-        return TW_OK;
+        x->best = r->saving;
+        x->best_pol = (int)r->pol;
+        return;
     }
     /* the larger saving: compare A - B's sign */
     struct tw_amount diff;
-    if (tw_amount_sub(od->saving.saving, x->best, &diff, NULL) == TW_OK && diff.num > 0) {
-        x->best = od->saving.saving;
-        x->best_pol = (int)a->pol;
+    if (tw_amount_sub(r->saving, x->best, &diff, NULL) == TW_OK && diff.num > 0) {
+        x->best = r->saving;
+        x->best_pol = (int)r->pol;
     }
-    return TW_OK;
 }
 
 static int rowx_disk_cmp(const void *a, const void *b)
@@ -1424,57 +1645,47 @@ static int rowx_disk_cmp(const void *a, const void *b)
     return x->disk_id < y->disk_id ? -1 : x->disk_id > y->disk_id;
 }
 
-static enum tw_err possible(struct build *b, struct tw_error *err)
+static enum tw_err possible_finish(struct build *b, struct opp_job *j, struct tw_error *err)
 {
     struct tw_mr_model *m = b->m;
-    size_t np = b->o->n_policies;
+    size_t np = j->np;
     if (np == 0) {
-        for (size_t i = 0; i < m->n_disks; i++) {
+        for (size_t i = 0; i < m->n_disks; i++)
             m->disks[i].possible_known = false;
-        }
         return TW_OK;
     }
-    struct rowx **idx = malloc((m->n_disks ? m->n_disks : 1) * sizeof(*idx));
-    struct tw_opp_opts *opts = calloc(np, sizeof(*opts));
-    struct tw_opp_sink *sinks = calloc(np, sizeof(*sinks));
-    struct tw_opp_result *outs = calloc(np, sizeof(*outs));
-    struct tw_error *errs = calloc(np, sizeof(*errs));
-    struct opp_arg *args = calloc(np, sizeof(*args));
-    enum tw_err rc = TW_OK;
-    if (!idx || !opts || !sinks || !outs || !errs || !args) {
-        rc = tw_error_set(err, TW_ENOMEM, "out of memory");
-        goto out;
+    enum tw_err rc;
+    if (j->st2) {
+        possible_join(j);
+        rc = j->rc;
+    } else {
+        rc = tw_opp_run_many(b->st, j->opts, np, j->sinks, j->outs, j->errs);
     }
+    if (rc != TW_OK) {
+        for (size_t i = 0; i < np; i++)
+            if (j->outs[i].fail != TW_OPP_FAIL_NONE) {
+                if (j->errs[i].code != TW_OK)
+                    *err = j->errs[i];
+                else
+                    tw_error_set(err, rc, "the policy %s's run failed%s",
+                                 b->o->policies[i]->name,
+                                 rc == TW_ENOMEM ? ": out of memory" : "");
+                return err->code;
+            }
+        return err->code ? err->code : tw_error_set(err, rc, "the policies' run failed");
+    }
+    struct rowx **idx = malloc((m->n_disks ? m->n_disks : 1) * sizeof(*idx));
+    if (!idx)
+        return tw_error_set(err, TW_ENOMEM, "out of memory");
     for (size_t i = 0; i < m->n_disks; i++)
         idx[i] = &b->x[i];
     qsort(idx, m->n_disks, sizeof(*idx), rowx_disk_cmp);
-    for (size_t i = 0; i < np; i++) {
-        opts[i].policy = b->o->policies[i];
-        opts[i].year = b->o->year;
-        opts[i].month = b->o->month;
-        opts[i].currency = m->currency;
-        opts[i].cat = b->o->cat;
-        opts[i].caps = b->o->caps;
-        opts[i].arm_sizes = b->o->arm_sizes;
-        opts[i].zone = b->o->zone;
-        opts[i].zone_arg = b->o->zone_arg;
-        args[i] = (struct opp_arg){b, i, idx, m->n_disks};
-        sinks[i].disk = on_opp_disk;
-        sinks[i].arg = &args[i];
+    for (size_t i = 0; i < j->coll.n; i++) {
+        struct rowx *x = row_by_disk(idx, m->n_disks, j->coll.v[i].disk_id);
+        if (x)
+            opp_merge(b, x, &j->coll.v[i]);
     }
-    rc = tw_opp_run_many(b->st, opts, np, sinks, outs, errs);
-    if (rc != TW_OK) {
-        for (size_t i = 0; i < np; i++)
-            if (outs[i].fail != TW_OPP_FAIL_NONE) {
-                if (errs[i].code != TW_OK)
-                    *err = errs[i];
-                else
-                    tw_error_set(err, rc, "the policy %s's run failed", b->o->policies[i]->name);
-                rc = err->code;
-                break;
-            }
-        goto out;
-    }
+    free(idx);
     for (size_t i = 0; i < m->n_disks && rc == TW_OK; i++) {
         struct tw_mr_disk *d = &m->disks[i];
         struct rowx *x = &b->x[i];
@@ -1497,15 +1708,6 @@ static enum tw_err possible(struct build *b, struct tw_error *err)
             break;
         d->possible = p.num > 0 ? p : zero_amount;
     }
-out:
-    for (size_t i = 0; outs && i < np; i++)
-        tw_opp_result_cleanup(&outs[i]);
-    free(idx);
-    free(opts);
-    free(sinks);
-    free(outs);
-    free(errs);
-    free(args);
     return rc;
 }
 
@@ -1531,6 +1733,8 @@ static enum tw_err total_add(struct tw_mr_total *t, const struct tw_mr_disk *d,
     t->disks++;
     if (!d->priced)
         t->unpriced++;
+    if (!d->possible_known)
+        t->possible_unknown++;
     if (strcmp(d->verdict, "under") == 0)
         t->under++;
     t->switches += d->switches;
@@ -1656,6 +1860,11 @@ static int book_cmp(const void *a, const void *b)
 
 /* ---- the build ---- */
 
+static int pol_name_cmp(const void *a, const void *b)
+{
+    return strcmp((const char *)a, (const char *)b);
+}
+
 static enum tw_err check_opts(const struct tw_mr_opts *o, struct tw_error *err)
 {
     if (!o)
@@ -1717,6 +1926,7 @@ static enum tw_err build(struct build *b, struct tw_error *err)
         for (size_t i = 0; i < o->n_policies; i++)
             cpy(m->policies[i], sizeof(m->policies[i]), o->policies[i]->name);
         m->n_policies = o->n_policies;
+        qsort(m->policies, m->n_policies, sizeof(*m->policies), pol_name_cmp);
     }
     week_span(m);
     if ((rc = tw_store_report_read(b->st, m->from_ns, m->to_ns, m->week_from_ns, m->week_to_ns,
@@ -1766,14 +1976,27 @@ static enum tw_err build(struct build *b, struct tw_error *err)
                                 (long long)attached);
         b->cap_disks = (size_t)attached;
     }
-    if ((rc = walk(b, err)) != TW_OK)
+    /* The policies' runs beside the walk (a second handle), else after it. */
+    struct opp_job job;
+    rc = possible_start(b, &job, err);
+    if (rc == TW_OK)
+        rc = walk(b, err);
+    else
+        possible_join(&job);
+    if (rc != TW_OK) {
+        possible_join(&job);
+        opp_job_free(&job);
         return rc;
-    if (o->disk_id > 0 && m->n_disks == 0)
-        return tw_error_set(err, TW_ENOENT,
-                            "no disk %lld attached to a VM in the store during the month (a "
-                            "disk detached before it is not in its report)",
-                            (long long)o->disk_id);
-    if ((rc = possible(b, err)) != TW_OK)
+    }
+    rc = possible_finish(b, &job, err);
+    possible_join(&job);
+    opp_job_free(&job);
+    if (rc != TW_OK)
+        return rc;
+    if (o->disk_id > 0 && m->n_disks == 0 &&
+        (rc = note(b, err, "disk %lld was not in the fleet in %s (not attached to a VM during "
+                           "it): the report has no row for it.",
+                   (long long)o->disk_id, m->month)) != TW_OK)
         return rc;
     if ((rc = order_and_total(b, err)) != TW_OK)
         return rc;

@@ -23,8 +23,12 @@
  *     part's price being the one in effect then: the region's book fetched
  *     last at or before the part's start (else the first one fetched
  *     after, which the notes say), its items in effect at that instant;
- *   - realised = baseline - cost; possible = max(0, the month's modelled
- *     saving under the disk's policy - realised);
+ *   - realised = baseline - cost; possible = max(0, the modelled saving
+ *     under the disk's policy over the report's own period [from_ns, to_ns)
+ *     (UTC, ending at NOW when partial; the planner's period mode of
+ *     tw_opp_run, not the month in the policy's zone) - realised), so a disk
+ *     that took every window has possible 0; totals count the disks no
+ *     policy covers in possible_unknown;
  *   - every amount exact (struct tw_amount) until shown; a row's amounts
  *     are rounded once to the currency's minor unit; a total's rounded
  *     figure is the sum of its rows' rounded figures (the page adds up),
@@ -64,7 +68,13 @@ struct tw_mr_opts {
     void *zone_arg;
     int64_t now_ns;                        /* 0: the system clock (tw_now_ns) */
     int64_t disk_id;                       /* > 0: that disk's row alone (the dashboard's
-                                            * disk page); the totals are its own */
+                                            * disk page); the totals are its own; a
+                                            * disk stored but not in the fleet that
+                                            * month: no rows, a note */
+    const char *db_path;                   /* set: the policies' run (possible) goes on a
+                                            * second thread on its own handle
+                                            * (tw_store_open of it) beside the report's
+                                            * walk; NULL: after it, on ST */
 };
 
 /* Time on one SKU in the month. */
@@ -73,6 +83,8 @@ struct tw_mr_sku_time {
     char tier[16];                         /* "" unknown */
     int64_t seconds;
     struct tw_amount cost;                 /* exact; zero when not priced */
+    struct tw_money cost_r;                /* the row's cost_r split over its SKUs by
+                                            * largest remainder: the parts add up to it */
 };
 
 /* One disk's row. */
@@ -120,6 +132,8 @@ struct tw_mr_disk {
 struct tw_mr_total {
     int64_t vms, disks;                    /* disks listed, priced or not */
     int64_t unpriced;                      /* disks whose figures are left out */
+    int64_t possible_unknown;              /* disks no policy given covers (possible_known
+                                            * false): their possible is not known, not 0 */
     int64_t under;                         /* disks whose latest verdict is "under" */
     int64_t switches;
     int64_t downgraded_seconds, drift_seconds;
@@ -203,9 +217,11 @@ struct tw_mr_model {
  * Builds the model of O's month from ST into *OUT (free with
  * tw_mr_model_cleanup, also after an error).  TW_EINVAL bad options or a
  * currency to choose (the message lists them), TW_ENOENT when the store
- * has no price book at all; a region without a book is no error (its
- * disks are rows with priced false, counted in unpriced, the region in
- * missing).  A policy's zone that does not load is its error.
+ * has no price book at all or no disk O->disk_id (a disk stored but not
+ * in the fleet that month is TW_OK, no rows, a note); a region without a
+ * book is no error (its disks are rows with priced false, counted in
+ * unpriced, the region in missing).  A policy's zone that does not load
+ * is its error.
  */
 enum tw_err tw_mr_build(struct tw_store *st, const struct tw_mr_opts *o, struct tw_mr_model *out,
                         struct tw_error *err);

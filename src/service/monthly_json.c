@@ -26,8 +26,11 @@
  * Amounts are decimal strings: rounded to the currency's minor unit, and
  * "_unrounded" with 12 decimals.  A disk not priced has null amounts (its
  * hours_by_sku costs too), never "0"; "possible" is null as well when no
- * policy given covers the disk (possible_known false).  Totals are always
- * strings (the rows they sum are counted in "unpriced").  Hours are
+ * policy given covers the disk (possible_known false).  A row's
+ * hours_by_sku costs are its rounded cost split by largest remainder (they
+ * add up to it; cost_unrounded exact).  Totals are always strings (the
+ * rows they sum are counted in "unpriced"); "possible_unknown" counts the
+ * disks no policy given covers, whose possible is not known (not 0).  Hours are
  * decimal strings with up to 6 decimals, seconds integers; measured and
  * expected figures are numbers, null when not known.
  *
@@ -218,14 +221,6 @@ static enum tw_err kamount(struct jw *w, const char *name, struct tw_money r, st
     return rc;
 }
 
-/* The exact A rounded once (an amount the model does not round). */
-static enum tw_err kamount_exact(struct jw *w, const char *name, struct tw_amount a, bool nul)
-{
-    struct tw_money r = {0};
-    enum tw_err rc = nul ? TW_OK : tw_amount_round(zero_ok(a), w->m->decimals, &r, w->err);
-    return rc == TW_OK ? kamount(w, name, r, a, nul) : rc;
-}
-
 static enum tw_err flush(struct jw *w, bool always)
 {
     if (!w->b.len || (!always && w->b.len < FLUSH_AT))
@@ -245,6 +240,7 @@ static enum tw_err total(struct jw *w, const struct tw_mr_total *t)
     if (rc == TW_OK) rc = ki(w, "vms", t->vms, true);
     if (rc == TW_OK) rc = ki(w, "disks", t->disks, false);
     if (rc == TW_OK) rc = ki(w, "unpriced", t->unpriced, false);
+    if (rc == TW_OK) rc = ki(w, "possible_unknown", t->possible_unknown, false);
     if (rc == TW_OK) rc = ki(w, "under", t->under, false);
     if (rc == TW_OK) rc = ki(w, "switches", t->switches, false);
     if (rc == TW_OK) rc = khours(w, "downgraded_hours", t->downgraded_seconds);
@@ -302,7 +298,7 @@ static enum tw_err disk(struct jw *w, const struct tw_mr_disk *d, bool first)
         if (rc == TW_OK) rc = kv(w, "tier", s->tier, false);
         if (rc == TW_OK) rc = ki(w, "seconds", s->seconds, false);
         if (rc == TW_OK) rc = khours(w, "hours", s->seconds);
-        if (rc == TW_OK) rc = kamount_exact(w, "cost", s->cost, unp);
+        if (rc == TW_OK) rc = kamount(w, "cost", s->cost_r, s->cost, unp);
         if (rc == TW_OK) rc = put(w, "}");
     }
     if (rc == TW_OK) rc = put(w, "]");

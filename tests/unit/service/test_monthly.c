@@ -672,8 +672,249 @@ static void test_possible_two_policies(void **state)
     assert_true(x->excluded_why[0]);
     amount_is(x->possible, "0.000000000000");
     assert_int_equal(f->m.n_policies, 2);
+    /* by name, as the header says */
+    assert_string_equal(f->m.policies[0], "long");
+    assert_string_equal(f->m.policies[1], "weekends");
+    /* vm-x's possible is not known: counted, not read as nothing more possible */
+    assert_int_equal(f->m.fleet.possible_unknown, 1);
+    /* the policies' run on a second thread with its own handle: the same figures */
+    struct tw_amount pa = a->possible, pb = b->possible, fp = f->m.fleet.possible;
+    o.db_path = f->path;
+    build_ok(f, &o);
+    assert_true(same(row(f, 11)->possible, pa));
+    assert_true(same(row(f, 21)->possible, pb));
+    assert_true(same(f->m.fleet.possible, fp));
+    assert_string_equal(row(f, 11)->policy, "long");
+    assert_string_equal(row(f, 31)->excluded, "excluded_by_policy");
+    assert_int_equal(f->m.fleet.possible_unknown, 1);
     tw_policy_cleanup(&p[0]);
     tw_policy_cleanup(&p[1]);
+}
+
+static enum tw_err zone_ams(void *arg, const char *name, struct tw_tz **out, struct tw_error *err)
+{
+    (void)arg;
+    if (strcmp(name, "UTC") == 0)
+        return tw_tz_from_posix("UTC0", 4, out, err);
+    if (strcmp(name, "Europe/Amsterdam") == 0) {
+        const char *p = "CET-1CEST,M3.5.0,M10.5.0/3";
+        return tw_tz_from_posix(p, strlen(p), out, err);
+    }
+    return tw_error_set(err, TW_ENOENT, "no zone %s here", name);
+}
+
+/* Every Amsterdam window Fri 20:00-Mon 06:00 (19:00Z-05:00Z in November)
+ * taken: possible is modelled over the report's own (UTC) period, so
+ * nothing more is possible (the month in Amsterdam would have started an
+ * hour earlier and counted a window's hour the report does not). */
+static void test_possible_policy_zone(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "vm-a", "rg-a", "westeurope", "{}");
+    disk(f, 11, 1, "data0", "Premium_LRS", "P10", 128, 0);
+    hist(f, 11, "2026-01-01T00:00:00Z", "Premium_LRS", "P10");
+    static const char *const fri[] = {"2026-10-30", "2026-11-06", "2026-11-13", "2026-11-20",
+                                      "2026-11-27"};
+    static const char *const mon[] = {"2026-11-02", "2026-11-09", "2026-11-16", "2026-11-23",
+                                      "2026-11-30"};
+    int id = 1;
+    for (int w = 0; w < 5; w++) {
+        char a[40], c[40];
+        snprintf(a, sizeof(a), "%sT18:50:00Z", fri[w]);
+        power(f, 1, a, "deallocated");
+        snprintf(a, sizeof(a), "%sT19:00:00.000Z", fri[w]);
+        snprintf(c, sizeof(c), "%sT19:00:04Z", fri[w]);
+        action(f, id++, 11, 1, "downgrade", "Premium_LRS", "StandardSSD_LRS", a, "ams");
+        hist(f, 11, c, "StandardSSD_LRS", "E10");
+        snprintf(a, sizeof(a), "%sT05:00:00.000Z", mon[w]);
+        snprintf(c, sizeof(c), "%sT05:00:03Z", mon[w]);
+        action(f, id++, 11, 1, "upgrade", "StandardSSD_LRS", "Premium_LRS", a, "ams");
+        hist(f, 11, c, "Premium_LRS", "P10");
+        snprintf(a, sizeof(a), "%sT05:10:00Z", mon[w]);
+        power(f, 1, a, "running");
+    }
+    struct tw_policy p;
+    memset(&p, 0, sizeof(p));
+    policy_text(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"ams\","
+                    "\"match\":{\"skus\":[\"Premium_LRS\"]},\"target\":\"StandardSSD_LRS\","
+                    "\"timezone\":\"Europe/Amsterdam\",\"windows\":[\"Fri 20:00-Mon 06:00\"],"
+                    "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    const struct tw_policy *pp[1] = {&p};
+    struct tw_mr_opts o;
+    opts(f, &o);
+    o.zone = zone_ams;
+    o.policies = pp;
+    o.n_policies = 1;
+    build_ok(f, &o);
+    const struct tw_mr_disk *d = row(f, 11);
+    assert_true(d->possible_known);
+    assert_string_equal(d->policy, "ams");
+    /* 29 h of the weekend begun on 30 Oct, then 4 x 58 h */
+    assert_int_equal(d->downgraded_seconds, 261 * 3600);
+    assert_true(d->realised.num > 0);
+    amount_is(d->possible, "0.000000000000");
+    assert_int_equal(f->m.fleet.possible_unknown, 0);
+    tw_policy_cleanup(&p);
+}
+
+/* hours_by_sku's costs are the row's rounded cost split by largest
+ * remainder: 0.015 + 0.015 = 0.03, each part rounded alone 0.02 + 0.02. */
+static void test_sku_costs_add_up(void **state)
+{
+    struct fx *f = *state;
+    sql(f, "DELETE FROM price_books");
+    char items[8192];
+    snprintf(items, sizeof(items), "[");
+    item(items, sizeof(items), "westeurope", "P10 LRS Disk", PREM, "26.28", EARLY);
+    item(items, sizeof(items), "westeurope", "E10 LRS Disk", STD, "26.28", EARLY);
+    strcat(items, "]");
+    book_put(f, "2020-01-01T00:00:00Z", items);
+    vm(f, 1, "vm-a", "rg-a", "westeurope", "{}");
+    disk(f, 11, 1, "data0", "Premium_LRS", "P10", 128, 0);
+    hist(f, 11, "2026-01-01T00:00:00Z", "Premium_LRS", "P10");
+    hist(f, 11, "2026-11-01T00:25:00Z", "StandardSSD_LRS", "E10");
+    struct tw_mr_opts o;
+    opts(f, &o);
+    o.now_ns = at("2026-11-01T00:50:00Z");
+    build_ok(f, &o);
+    const struct tw_mr_disk *d = row(f, 11);
+    money_is(d->cost_r, "0.03");
+    assert_int_equal(d->n_skus, 2);
+    struct tw_money sum = {0};
+    for (size_t i = 0; i < d->n_skus; i++) {
+        amount_is(d->skus[i].cost, "0.015000000000");
+        assert_int_equal(tw_money_add(sum, d->skus[i].cost_r, &sum, NULL), TW_OK);
+    }
+    assert_int_equal(sum.micros, d->cost_r.micros);
+    /* ties go to the earlier part */
+    money_is(d->skus[0].cost_r, "0.02");
+    money_is(d->skus[1].cost_r, "0.01");
+}
+
+/* Premium -> StandardSSD -> Standard_LRS by two downgrades: the baseline
+ * stays Premium until the upgrade. */
+static void test_downgrade_chain(void **state)
+{
+    struct fx *f = *state;
+    sql(f, "DELETE FROM price_books");
+    char items[8192];
+    book_text(items, sizeof(items), "7.16");
+    items[strlen(items) - 1] = '\0';
+    item(items, sizeof(items), "westeurope", "S10 LRS Disk", "Standard HDD Managed Disks", "3.00",
+         EARLY);
+    strcat(items, "]");
+    book_put(f, "2020-01-01T00:00:00Z", items);
+    vm(f, 1, "vm-a", "rg-a", "westeurope", "{}");
+    disk(f, 11, 1, "data0", "Premium_LRS", "P10", 128, 0);
+    hist(f, 11, "2026-01-01T00:00:00Z", "Premium_LRS", "P10");
+    power(f, 1, "2026-10-01T00:00:00Z", "deallocated");
+    action(f, 1, 11, 1, "downgrade", "Premium_LRS", "StandardSSD_LRS", "2026-11-10T00:00:00.000Z",
+           NULL);
+    action(f, 2, 11, 1, "downgrade", "StandardSSD_LRS", "Standard_LRS", "2026-11-11T00:00:00.000Z",
+           NULL);
+    action(f, 3, 11, 1, "upgrade", "Standard_LRS", "Premium_LRS", "2026-11-12T00:00:00.000Z",
+           NULL);
+    struct tw_mr_opts o;
+    opts(f, &o);
+    build_ok(f, &o);
+    const struct tw_mr_disk *d = row(f, 11);
+    assert_true(d->priced);
+    assert_int_equal(d->downgraded_seconds, 48 * 3600);
+    assert_int_equal(sku_seconds(d, "Standard_LRS"), 24 * 3600);
+    /* baseline P10 all month: 16.16 x 720 / 730 */
+    amount_is(d->baseline, "15.938630136986");
+    /* realised (16.16 - 7.16) x 24 / 730 + (16.16 - 3.00) x 24 / 730 */
+    amount_is(d->realised, "0.728547945205");
+    assert_string_equal(d->original_sku, "Premium_LRS");
+}
+
+/* An upgrade the executor sent to the disk's recorded original: the
+ * stored action keeps the plan's to_sku, the SKU history has what ARM read
+ * back in the same second, and the history wins. */
+static void test_history_wins_same_second(void **state)
+{
+    struct fx *f = *state;
+    vm(f, 1, "vm-a", "rg-a", "westeurope", "{}");
+    disk(f, 11, 1, "data0", "Premium_ZRS", "P10", 128, 0);
+    hist(f, 11, "2026-01-01T00:00:00Z", "Premium_ZRS", "P10");
+    power(f, 1, "2026-10-01T00:00:00Z", "deallocated");
+    action(f, 1, 11, 1, "downgrade", "Premium_ZRS", "StandardSSD_LRS", "2026-11-06T20:00:00.000Z",
+           NULL);
+    hist(f, 11, "2026-11-06T20:00:04Z", "StandardSSD_LRS", "E10");
+    action(f, 2, 11, 1, "upgrade", "StandardSSD_LRS", "Premium_LRS", "2026-11-09T06:00:00.200Z",
+           NULL);
+    hist(f, 11, "2026-11-09T06:00:00.900Z", "Premium_ZRS", "P10");
+    struct tw_mr_opts o;
+    opts(f, &o);
+    build_ok(f, &o);
+    const struct tw_mr_disk *d = row(f, 11);
+    assert_int_equal(sku_seconds(d, "Premium_LRS"), 0);
+    assert_int_equal(sku_seconds(d, "StandardSSD_LRS"), 58 * 3600);
+    assert_int_equal(sku_seconds(d, "Premium_ZRS"), (720 - 58) * 3600);
+    assert_string_equal(d->sku, "Premium_ZRS");
+    assert_string_equal(d->original_sku, "Premium_ZRS");
+    assert_int_equal(d->downgraded_seconds, 58 * 3600);
+    assert_int_equal(d->switches, 2);
+}
+
+struct opp_one {
+    int64_t disk_id;
+    struct tw_amount saving;
+    int64_t downgraded_ns;
+    bool seen;
+};
+
+static enum tw_err opp_one_disk(void *arg, const struct tw_opp_vm *vm, const struct tw_opp_disk *d)
+{
+    (void)vm;
+    struct opp_one *o = arg;
+    if (d->id == o->disk_id && d->reason == TW_OPP_COVERED) {
+        o->seen = true;
+        o->saving = d->saving.saving;
+        o->downgraded_ns = d->saving.downgraded_ns;
+    }
+    return TW_OK;
+}
+
+/* A month of done actions at the exact window edges (margins 0, UTC): the
+ * realised saving is tw_opp_run's saving for that policy and month, to
+ * the exact amount, as it is the what-if's (test_weekends_match_savings). */
+static void test_realised_matches_opportunities(void **state)
+{
+    struct fx *f = *state;
+    weekends(f, 1, 11, "vm-a", 100);
+    struct tw_policy p;
+    memset(&p, 0, sizeof(p));
+    policy_text(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"weekends\","
+                    "\"match\":{\"skus\":[\"Premium_LRS\"]},\"target\":\"StandardSSD_LRS\","
+                    "\"windows\":[\"Fri 20:00-Mon 06:00\"],"
+                    "\"margins\":{\"after_deallocate_minutes\":0,\"before_start_minutes\":0}}");
+    struct tw_mr_opts o;
+    opts(f, &o);
+    build_ok(f, &o);
+    const struct tw_mr_disk *d = row(f, 11);
+    struct tw_opp_opts oo;
+    memset(&oo, 0, sizeof(oo));
+    oo.policy = &p;
+    oo.year = 2026;
+    oo.month = 11;
+    oo.cat = &f->cat;
+    oo.caps = &f->caps;
+    oo.zone = zone;
+    struct opp_one one = {.disk_id = 11};
+    struct tw_opp_sink sink = {.disk = opp_one_disk, .arg = &one};
+    struct tw_opp_result res;
+    memset(&res, 0, sizeof(res));
+    struct tw_error err = {0};
+    if (tw_opp_run(f->st, &oo, &sink, &res, &err) != TW_OK)
+        fail_msg("tw_opp_run: %s", err.msg);
+    assert_true(one.seen);
+    assert_int_equal(one.downgraded_ns, d->downgraded_seconds * TW_NS_PER_S);
+    amount_is(one.saving, "3.230136986301");
+    assert_true(same(one.saving, d->realised));
+    assert_true(same(res.fleet.saving, f->m.fleet.realised));
+    tw_opp_result_cleanup(&res);
+    tw_policy_cleanup(&p);
 }
 
 static void test_drift_clipped(void **state)
@@ -823,10 +1064,12 @@ static void test_detached_disks(void **state)
     o.disk_id = 12;
     build_ok(f, &o);
     assert_int_equal(f->m.n_disks, 1);
+    /* stored, not in the fleet that month: no rows and a note, not "no such disk" */
     o.disk_id = 13;
-    tw_mr_model_cleanup(&f->m);
-    struct tw_error err = {0};
-    assert_int_equal(tw_mr_build(f->st, &o, &f->m, &err), TW_ENOENT);
+    build_ok(f, &o);
+    assert_int_equal(f->m.n_disks, 0);
+    assert_int_equal(f->m.fleet.disks, 0);
+    assert_true(has_note(f, "disk 13 was not in the fleet in 2026-11"));
 }
 
 static void test_group_by_parse(void **state)
@@ -958,6 +1201,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_no_book_at_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_totals_sum_rounded_rows, setup, teardown),
         cmocka_unit_test_setup_teardown(test_possible_two_policies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_possible_policy_zone, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sku_costs_add_up, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_downgrade_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_history_wins_same_second, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_realised_matches_opportunities, setup, teardown),
         cmocka_unit_test_setup_teardown(test_drift_clipped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_running_metered, setup, teardown),
         cmocka_unit_test_setup_teardown(test_group_by_tag, setup, teardown),

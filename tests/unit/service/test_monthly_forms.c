@@ -84,10 +84,12 @@ static void build(struct fx *f)
     snprintf(f->sk[0].tier, sizeof(f->sk[0].tier), "P30");
     f->sk[0].seconds = 1800000;
     f->sk[0].cost = amt(60500000);
+    f->sk[0].cost_r = tw_money_micros(60500000);
     snprintf(f->sk[1].sku, sizeof(f->sk[1].sku), "Standard_LRS");
     snprintf(f->sk[1].tier, sizeof(f->sk[1].tier), "S30");
     f->sk[1].seconds = 5400; /* 1.5 h */
     f->sk[1].cost = third(1000000);
+    f->sk[1].cost_r = tw_money_micros(330000); /* the row's split */
     d->n_skus = 2; d->skus = f->sk;
     d->downgraded_seconds = 5400;
     d->switches = 2;
@@ -231,7 +233,8 @@ static const char *s_of(const json_t *o, const char *k)
 }
 
 static const char *const total_keys[] = {
-    "vms", "disks", "unpriced", "under", "switches", "downgraded_hours", "drift_hours", "cost",
+    "vms", "disks", "unpriced", "possible_unknown", "under", "switches", "downgraded_hours",
+    "drift_hours", "cost",
     "cost_unrounded", "baseline", "baseline_unrounded", "realised", "realised_unrounded",
     "transactions", "transactions_unrounded", "possible", "possible_unrounded"};
 
