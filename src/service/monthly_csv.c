@@ -24,7 +24,10 @@
  * well when no policy given covers the disk.  Hours as tw_hours_decimal;
  * x_HoursBySku is "SKU=HOURS" joined by ";", longest first.  RFC 4180:
  * fields holding a comma, a quote, CR or LF are quoted with their quotes
- * doubled, records end with CRLF.
+ * doubled, records end with CRLF.  Text is UTF-8: a byte from the store
+ * that starts no valid sequence is written as U+FFFD.  Measured and
+ * expected IOPS and MB/s are plain decimals (15 significant digits, never
+ * an exponent).
  */
 #include "service/monthly.h"
 
@@ -34,6 +37,7 @@
 
 #include "core/buf.h"
 #include "core/time.h"
+#include "service/monthly_forms.h"
 
 #define FLUSH_AT ((size_t)64 << 10)
 #define ROW_MAX ((size_t)16 << 20)
@@ -57,11 +61,57 @@ struct cw {
     struct tw_error *err;
 };
 
-/* One field, quoted when it must be. */
+/* S with every byte that starts no valid UTF-8 sequence as U+FFFD
+ * (monthly_forms.h) into FIX; false when S is valid as it is. */
+static bool utf8_fixed(const char *s, struct tw_buf *fix, enum tw_err *rc)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + strlen(s);
+    const unsigned char *run = p;
+    bool bad = false;
+    *rc = TW_OK;
+    while (p < end && *rc == TW_OK) {
+        size_t n = *p < 0x80 ? 1 : tw_mr_utf8_seq(p, (size_t)(end - p));
+        if (n) {
+            p += n;
+            continue;
+        }
+        bad = true;
+        *rc = tw_buf_append(fix, (const char *)run, (size_t)(p - run));
+        if (*rc == TW_OK)
+            *rc = tw_buf_puts(fix, TW_MR_FFFD);
+        run = ++p;
+    }
+    if (bad && *rc == TW_OK)
+        *rc = tw_buf_append(fix, (const char *)run, (size_t)(end - run));
+    return bad;
+}
+
+static enum tw_err field_valid(struct cw *w, const char *s);
+
+/* One field, quoted when it must be, invalid UTF-8 as U+FFFD. */
 static enum tw_err field(struct cw *w, const char *s)
 {
     if (!s)
         s = "";
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p < 0x80)
+            continue;
+        struct tw_buf fix;
+        tw_buf_init(&fix, ROW_MAX * 3);
+        enum tw_err rc;
+        if (utf8_fixed(s, &fix, &rc) || rc != TW_OK)
+            rc = rc == TW_OK ? field_valid(w, fix.data ? fix.data : "") : rc;
+        else
+            rc = field_valid(w, s);
+        tw_buf_cleanup(&fix);
+        return rc;
+    }
+    return field_valid(w, s);
+}
+
+/* One field of valid UTF-8, quoted when it must be. */
+static enum tw_err field_valid(struct cw *w, const char *s)
+{
     enum tw_err rc = w->col++ ? tw_buf_append(&w->b, ",", 1) : TW_OK;
     if (rc != TW_OK || !strpbrk(s, ",\"\r\n"))
         return rc == TW_OK ? tw_buf_puts(&w->b, s) : rc;
@@ -102,11 +152,30 @@ static enum tw_err field_int(struct cw *w, int64_t v)
     return field(w, s + at);
 }
 
+/* V with 15 significant digits as a plain decimal (never an exponent,
+ * which %g gives past 1e15 and below 1e-4), trailing zeros dropped; ""
+ * when not finite. */
 static enum tw_err field_num(struct cw *w, double v)
 {
-    char s[48] = "";
-    if (isfinite(v))
-        snprintf(s, sizeof(s), "%.15g", v);
+    char s[400] = "";
+    if (isfinite(v)) {
+        int mag = v == 0 ? 0 : (int)floor(log10(fabs(v)));
+        int dec = 14 - mag;
+        if (dec < 0)
+            dec = 0;
+        if (dec > 340)
+            dec = 340;
+        snprintf(s, sizeof(s), "%.*f", dec, v);
+        if (strchr(s, '.')) {
+            size_t n = strlen(s);
+            while (n > 0 && s[n - 1] == '0')
+                s[--n] = '\0';
+            if (n > 0 && s[n - 1] == '.')
+                s[--n] = '\0';
+        }
+        if (strcmp(s, "-0") == 0)
+            snprintf(s, sizeof(s), "0");
+    }
     return field(w, s);
 }
 

@@ -8,8 +8,12 @@
 # not parse or whose zone does not load, a currency to choose: 2); the
 # JSON's totals the sums of its rounded rows and its groups; the CSV one
 # record per disk of the JSON with the same figures (RFC 4180, CRLF, read
-# back by Python's csv module); --out written whole through F.tmp (no F
-# and no F.tmp after a failure, an old F kept), a write that fails (1); a
+# back by Python's csv module); --out written whole through a mkstemp
+# F.tmp.XXXXXX (no F and no temporary after a failure, an old F kept, four
+# runs at once for one F each whole, a symlink at F.tmp not followed, an old
+# F's mode kept, a new F 0640 less the umask), a write that fails (1), a
+# closed pipe (1, "Broken pipe" said once, not SIGPIPE's 141); a currency
+# no book is in (2, the currencies there are named); a
 # region without a book (1, the report still written whole, stderr naming
 # the region and the count), no book at all (1); --policy repeated and the
 # policies the database holds; --group-by subscription and tag:NAME; the
@@ -82,6 +86,11 @@ run() { # ARGS...: report monthly of November, USD; status in $st
 
 # The snapshot has GBP items for uksouth too: a currency to choose.
 expect 2 "GBP, USD" -- "$cli" report monthly --db "$db" --month 2026-11 --format json
+# A currency no book is in: said, 2 (not a report of every disk unpriced, 1).
+expect 2 "no price book in EUR: the database's books are in GBP, USD" -- \
+  "$cli" report monthly --db "$db" --month 2026-11 --format json --currency EUR --out "$scratch/eur.json"
+[ ! -e "$scratch/eur.json" ] && ok || bad "--currency EUR wrote a report"
+expect 2 "no price book in EUR" -- "$cli" report monthly --db "$db" --month 2026-11 --format csv --currency eur
 
 run --format json --policy "$scratch/weekends.json"
 [ $st = 0 ] && ok || bad "json: exit $st $(cat "$scratch/err")"
@@ -191,9 +200,10 @@ print("\n".join(bad[:10]))
 sys.exit(1 if bad else 0)
 EOF
 
-# ---- --out: through F.tmp, renamed whole; a failure leaves no F ----
+# ---- --out: through a mkstemp F.tmp.XXXXXX, renamed whole; a failure leaves no F ----
+tmps() { compgen -G "$1.tmp*" >/dev/null; } # F: a temporary of F is left
 run --format json --policy "$scratch/weekends.json" --out "$scratch/r.json"
-[ $st = 0 ] && [ ! -s "$scratch/out" ] && [ ! -e "$scratch/r.json.tmp" ] &&
+[ $st = 0 ] && [ ! -s "$scratch/out" ] && ! tmps "$scratch/r.json" &&
   cmp -s <(jq -S 'del(.generated_at)' "$scratch/r.json") <(jq -S 'del(.generated_at)' "$scratch/report.json") \
   && ok || bad "--out: exit $st $(cat "$scratch/err")"
 run --format csv --out - --policy "$scratch/weekends.json"
@@ -203,7 +213,44 @@ expect 1 "--out $scratch/no/such/r.json" -- "$cli" report monthly --db "$db" --m
 # A build that fails leaves an older F as it was.
 echo old >"$scratch/keep.json"
 expect 2 "GBP, USD" -- "$cli" report monthly --db "$db" --month 2026-11 --format json --out "$scratch/keep.json"
-[ "$(cat "$scratch/keep.json")" = old ] && [ ! -e "$scratch/keep.json.tmp" ] && ok || bad "the old --out file changed"
+[ "$(cat "$scratch/keep.json")" = old ] && ! tmps "$scratch/keep.json" && ok || bad "the old --out file changed"
+# Runs for the same F at once each write their own temporary: F is one
+# whole report (a shared F.tmp opened O_TRUNC had mixed their bytes).
+pids=()
+for i in 1 2 3 4; do
+  "$cli" report monthly --db "$db" --month 2026-11 --currency USD --format json \
+    --policy "$scratch/weekends.json" --out "$scratch/same.json" 2>"$scratch/same.$i.err" &
+  pids+=($!)
+done
+sts=""
+for p in "${pids[@]}"; do wait "$p"; sts+="$? "; done
+[ "$sts" = "0 0 0 0 " ] &&
+  cmp -s <(jq -S 'del(.generated_at)' "$scratch/same.json") <(jq -S 'del(.generated_at)' "$scratch/report.json") && ! tmps "$scratch/same.json" && ok \
+  || bad "four runs for one --out: $sts $(cat "$scratch"/same.*.err | head -c 600)"
+# A symlink planted at F.tmp is never followed (nor removed).
+echo precious >"$scratch/victim"
+ln -s "$scratch/victim" "$scratch/sym.json.tmp"
+run --format json --policy "$scratch/weekends.json" --out "$scratch/sym.json"
+[ $st = 0 ] && [ "$(cat "$scratch/victim")" = precious ] && [ -L "$scratch/sym.json.tmp" ] &&
+  jq -e '.month == "2026-11"' "$scratch/sym.json" >/dev/null && ok \
+  || bad "a symlink at F.tmp: exit $st, victim now $(head -c 80 "$scratch/victim") $(cat "$scratch/err")"
+rm -f "$scratch/sym.json.tmp"
+# The mode: an existing F's kept, a new F 0640 less the umask (a finance
+# report is not for every account).
+echo old >"$scratch/mode.json"
+chmod 600 "$scratch/mode.json"
+run --format json --policy "$scratch/weekends.json" --out "$scratch/mode.json"
+[ $st = 0 ] && [ "$(stat -c %a "$scratch/mode.json")" = 600 ] && ok || bad "the old F's mode: $(stat -c %a "$scratch/mode.json")"
+(umask 022; "$cli" report monthly --db "$db" --month 2026-11 --currency USD --format json \
+  --policy "$scratch/weekends.json" --out "$scratch/new.json" 2>"$scratch/err"); st=$?
+[ $st = 0 ] && [ "$(stat -c %a "$scratch/new.json")" = 640 ] && ok || bad "a new F's mode: $st $(stat -c %a "$scratch/new.json")"
+# A reader that goes away: exit 1 and the write error said once with
+# errno's text, not a death by SIGPIPE (141).
+( "$cli" report monthly --db "$db" --month 2026-11 --currency USD --format csv \
+    --policy "$scratch/weekends.json" 2>"$scratch/pipe.err"; echo $? >"$scratch/pipe.st" ) | true
+[ "$(cat "$scratch/pipe.st")" = 1 ] && [ "$(wc -l <"$scratch/pipe.err")" = 1 ] &&
+  grep -q "writing the report to stdout failed: Broken pipe" "$scratch/pipe.err" && ok \
+  || bad "a closed pipe: exit $(cat "$scratch/pipe.st") $(cat "$scratch/pipe.err")"
 # A write that fails: exit 1, said.
 if [ -w /dev/full ]; then
   "$cli" report monthly --db "$db" --month 2026-11 --currency USD --format json >/dev/full 2>"$scratch/err"; st=$?

@@ -2,7 +2,8 @@
  * tw_mr_group_by_parse) on arbitrary bytes: it comes from `tierwise report
  * monthly --group-by` and from the route's ?group_by=.  What it accepts is
  * "resource-group", "subscription" or "tag:NAME" (NAME pointing into the
- * input, within its LEN bytes); what it refuses is TW_EPARSE with a
+ * input, within its LEN bytes, also read as a C string from a
+ * NUL-terminated copy of them, as its callers give it); what it refuses is TW_EPARSE with a
  * message, the options' grouping as it was. */
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (size <= 4 || memcmp(buf, "tag:", 4) != 0 || !o.group_tag ||
             o.group_tag < buf + 4 || o.group_tag >= buf + size)
             abort();
+        {
+            /* The name lies within the LEN bytes: its callers (the command,
+             * the route) give a NUL-terminated copy of them and the build
+             * reads the name as a C string, which must end at or before the
+             * copy's NUL. */
+            char *z = malloc(size + 1);
+            if (!z)
+                abort();
+            memcpy(z, data, size);
+            z[size] = '\0';
+            struct tw_mr_opts oz;
+            memset(&oz, 0, sizeof(oz));
+            struct tw_error zerr = {0};
+            if (tw_mr_group_by_parse(z, size, &oz, &zerr) != TW_OK || oz.group_by != TW_MR_BY_TAG ||
+                !oz.group_tag || oz.group_tag < z + 4 || oz.group_tag >= z + size ||
+                oz.group_tag + strlen(oz.group_tag) > z + size)
+                abort();
+            free(z);
+        }
         break;
     default:
         abort();

@@ -7,7 +7,10 @@
 # the server's when none is named, the ones named otherwise), the CSV and
 # HTML with their content types (the CSV as an attachment named after the
 # month) equal to the command's; one disk's row alone; 400 for a missing
-# or bad month, format, group_by or disk and a currency to choose, 401
+# or bad month, format, group_by or disk, one of them (or currency) given
+# empty or twice with different values, a server of more policies than a
+# report judges by (as the command refuses), and a currency to choose; 422
+# for a currency no book is in; 401
 # without a token, 403 for an agent's, 404 for an unknown policy or disk,
 # 409 for a policy whose zone no longer loads, 422 with no price book at
 # all, 200 counting the disks of a region without a book, 503 busy for a
@@ -148,6 +151,24 @@ refused 400 bad_request 'disk "0"' "$m&disk=0"
 refused 404 not_found "no disk 999999" "$m&disk=999999"
 refused 404 unknown_policy 'no policy "nightly"' "$m&policy=nightly"
 refused 400 bad_request "GBP, USD" "/api/v1/reports/monthly?month=2026-11"
+# Given empty is not the default; given twice with different values is
+# said, naming the argument (the command's usage errors, exit 2).
+refused 400 bad_request "format is empty" "$m&format="
+refused 400 bad_request "group_by is empty" "$m&group_by="
+refused 400 bad_request "currency is empty" "/api/v1/reports/monthly?month=2026-11&currency="
+refused 400 bad_request "month is empty" "/api/v1/reports/monthly?month="
+refused 400 bad_request "disk is empty" "$m&disk="
+refused 400 bad_request "month is given twice with different values" "$m&month=2026-10"
+refused 400 bad_request "format is given twice" "$m&format=csv&format=json"
+refused 400 bad_request "currency is given twice" "$m&currency=GBP"
+refused 400 bad_request "group_by is given twice" "$m&group_by=subscription&group_by=tag:env"
+refused 400 bad_request "disk is given twice" "$m&disk=1&disk=2"
+st=$(req GET "$m&format=json&format=json&policy=weekends" "$reader")
+[ "$st" = 200 ] && ok || bad "the same value twice: $st $(head -c 300 "$scratch/body")"
+# A currency no book is in: 422, the currencies there are named (the
+# command's exit 2), not a report of every disk unpriced.
+refused 422 no_price_book "no price book in EUR: the database's books are in GBP, USD" \
+  "/api/v1/reports/monthly?month=2026-11&currency=EUR&policy=weekends"
 rm "$zi/Test/Gone"
 refused 409 policy_zone "Test/Gone" "$m"
 refused 409 policy_zone "Test/Gone" "$m&policy=gone"
@@ -214,5 +235,20 @@ done
 # Once they are done, the next one builds.
 st=$(req GET "$m" "$reader")
 [ "$st" = 200 ] && ok || bad "after the burst: $st"
+
+# ---- a server of 65 policies: none named is refused as the command refuses
+# (never the 65th dropped); 64 named are judged by ----
+mkdir -p "$scratch/pol65"
+for i in $(seq -w 1 65); do
+  printf '{ "schema_version": "tierwise.policy/1", "name": "p%s", "match": { "skus": ["Premium_LRS"] },
+  "target": "StandardSSD_LRS", "windows": ["Sat 00:00-Mon 00:00"], "timezone": "UTC", "os_disks": false }\n' \
+    "$i" >"$scratch/pol65/p$i.json"
+done
+start_server many --policies "$scratch/pol65"
+[ -n "$port" ] || { echo "FAIL: the third server did not start: $(cat "$scratch/many.err")"; exit 1; }
+refused 400 bad_request "the server holds 65 policies, more than the 64" "$m"
+q=""
+for i in $(seq -w 1 65); do q+="&policy=p$i"; done
+refused 400 bad_request "at most 64 policies" "$m$q"
 
 finish server-report
