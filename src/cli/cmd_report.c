@@ -5,15 +5,25 @@
  * database (service/monthly.h, tw_mr_build) and written in one of its three
  * forms, the same document GET /api/v1/reports/monthly answers.
  *
- * --out F is written to F.tmp, flushed and synced, then renamed over F, so
- * F is never a half-written report; a failure removes F.tmp.
+ * --out F is written to a temporary file of F's folder made by mkstemp
+ * (F.tmp.XXXXXX: created exclusively, so two runs for the same F never
+ * share it and a symlink planted there is never followed), given the mode
+ * of the F it replaces (a new F: 0640 less the umask, a finance report is
+ * not for every account), flushed, synced and renamed over F: F is never a
+ * half-written report.  A failure, SIGINT or SIGTERM removes the temporary.
+ *
+ * SIGPIPE is ignored: a reader that goes away (| head) is a write error
+ * said once with errno's text ("writing the report to stdout failed:
+ * Broken pipe"), exit 1, not a death by signal.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "app/app.h"
@@ -24,6 +34,7 @@
 #include "core/tier.h"
 #include "core/vmcap.h"
 #include "service/monthly.h"
+#include "service/monthly_forms.h"
 #include "service/opportunities.h"
 #include "service/vmsizes.h"
 #include "store/store.h"
@@ -73,8 +84,9 @@ static void usage(FILE *f)
             "  --format F        html (one self-contained page that prints on A4), csv\n"
             "                    (one FOCUS-aligned record per disk: RFC 4180, a header\n"
             "                    row, CRLF) or json (tierwise.monthly-report/1); required\n"
-            "  --out FILE        write the report to FILE (through FILE.tmp, renamed when\n"
-            "                    complete); - or none: stdout\n"
+            "  --out FILE        write the report to FILE (through a new FILE.tmp.XXXXXX\n"
+            "                    beside it, renamed when complete; FILE's mode kept, a\n"
+            "                    new FILE 0640 less the umask); - or none: stdout\n"
             "  --currency C      the price books' currency (default: the only one the\n"
             "                    database has)\n"
             "  --group-by G      resource-group (default), subscription, or tag:NAME (the\n"
@@ -89,15 +101,40 @@ static void usage(FILE *f)
             "written complete, those disks listed with the reason; stderr says how many\n"
             "and which regions); 2 bad usage or input (a month that is not YYYY-MM, a\n"
             "--format or --group-by that is not one of those, a policy file that does\n"
-            "not parse or whose timezone does not load, a currency to choose).\n",
+            "not parse or whose timezone does not load, a currency to choose or one no\n"
+            "price book is in). A reader that goes away (| head) is a write error: 1.\n",
             TW_CLI_PROG, MAX_POLICIES);
 }
 
 enum form { FORM_NONE, FORM_HTML, FORM_CSV, FORM_JSON };
 
+/* Where the report goes, and the errno of the first write that failed. */
+struct sink {
+    FILE *f;
+    int err;
+};
+
 static enum tw_err write_out(void *arg, const char *buf, size_t len)
 {
-    return fwrite(buf, 1, len, (FILE *)arg) == len ? TW_OK : TW_EIO;
+    struct sink *k = arg;
+    errno = 0;
+    if (fwrite(buf, 1, len, k->f) == len)
+        return TW_OK;
+    if (!k->err)
+        k->err = errno ? errno : EIO;
+    return TW_EIO;
+}
+
+/* The temporary --out file while it exists, for the signal handler. */
+static char *volatile tmp_path;
+
+static void on_signal(int sig)
+{
+    char *t = tmp_path;
+    if (t)
+        unlink(t);
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 static enum tw_err load_zone(void *arg, const char *name, struct tw_tz **out,
@@ -182,50 +219,72 @@ static void say_unpriced(const struct tw_mr_model *m, const char *db)
     tw_buf_cleanup(&regions);
 }
 
-/* Opens where the report goes: stdout, or OUT.tmp (its name into TMP). */
+/* Opens where the report goes: stdout, or a new OUT.tmp.XXXXXX beside OUT
+ * (mkstemp: O_EXCL, never a symlink followed), its name into TMP, its mode
+ * that of the OUT it replaces (a new OUT: 0640 less the umask). */
 static FILE *open_out(const char *out, char **tmp)
 {
     *tmp = NULL;
     if (!out || strcmp(out, "-") == 0)
         return stdout;
-    size_t n = strlen(out) + sizeof(".tmp");
+    size_t n = strlen(out) + sizeof(".tmp.XXXXXX");
     *tmp = malloc(n);
     if (!*tmp) {
         tw_app_error(TW_CLI_PROG, "report monthly: out of memory");
         return NULL;
     }
-    snprintf(*tmp, n, "%s.tmp", out);
-    int fd = open(*tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    snprintf(*tmp, n, "%s.tmp.XXXXXX", out);
+    mode_t um = umask(0);
+    umask(um);
+    mode_t mode = 0640 & ~um;
+    struct stat sb;
+    if (stat(out, &sb) == 0 && S_ISREG(sb.st_mode))
+        mode = sb.st_mode & 07777;
+    int fd = mkstemp(*tmp);
+    if (fd >= 0) {
+        tmp_path = *tmp;
+        signal(SIGINT, on_signal);
+        signal(SIGTERM, on_signal);
+    }
+    FILE *f = NULL;
+    if (fd >= 0 && fcntl(fd, F_SETFD, FD_CLOEXEC) == 0 && fchmod(fd, mode) == 0)
+        f = fdopen(fd, "w");
     if (!f) {
-        tw_app_error(TW_CLI_PROG, "report monthly: --out %s: can't write %s: %s", out, *tmp,
-                     strerror(errno));
+        int e = errno;
+        tw_app_error(TW_CLI_PROG, "report monthly: --out %s: can't write %s: %s", out,
+                     fd >= 0 ? *tmp : "a temporary file beside it", strerror(e));
         if (fd >= 0) {
             close(fd);
             unlink(*tmp);
         }
+        tmp_path = NULL;
         free(*tmp);
         *tmp = NULL;
     }
     return f;
 }
 
-/* Ends the output: true when all of it is where it belongs. */
-static bool close_out(FILE *f, const char *out, char *tmp, bool ok)
+/* Ends the output: true when all of it is where it belongs.  WERR: the
+ * errno of a write that failed already (0 none), said here once. */
+static bool close_out(FILE *f, const char *out, char *tmp, bool ok, int werr)
 {
     if (f == stdout) {
         /* A write that failed before the last flush leaves only the
          * stream's error flag: the flush of what is left may succeed. */
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-            tw_app_error(TW_CLI_PROG, "report monthly: writing the report to stdout failed");
+        errno = 0;
+        if (fflush(stdout) != 0 || ferror(stdout) || werr) {
+            int e = werr ? werr : errno ? errno : EIO;
+            tw_app_error(TW_CLI_PROG, "report monthly: writing the report to stdout failed: %s",
+                         strerror(e));
             return false;
         }
         return ok;
     }
-    bool wrote = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
-    int e = errno;
+    errno = 0;
+    bool wrote = !werr && fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+    int e = werr ? werr : errno;
     wrote = (fclose(f) == 0) && wrote;
-    if (ok && !wrote)
+    if (werr || (ok && !wrote))
         tw_app_error(TW_CLI_PROG, "report monthly: --out %s: writing %s failed: %s", out, tmp,
                      strerror(e ? e : EIO));
     if (ok && wrote && rename(tmp, out) != 0) {
@@ -235,6 +294,7 @@ static bool close_out(FILE *f, const char *out, char *tmp, bool ok)
     }
     if (!ok || !wrote)
         unlink(tmp);
+    tmp_path = NULL;
     return ok && wrote;
 }
 
@@ -257,6 +317,7 @@ static int monthly(int argc, char **argv)
     const char *paths[MAX_POLICIES];
     size_t n_paths = 0;
     int c;
+    signal(SIGPIPE, SIG_IGN);
     optind = 1;
     while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
@@ -311,9 +372,22 @@ static int monthly(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "report monthly: --month: %s", err.msg);
         return TW_EXIT_USAGE;
     }
-    if (group_by && tw_mr_group_by_parse(group_by, strlen(group_by), &o, &err) != TW_OK) {
-        tw_app_error(TW_CLI_PROG, "report monthly: %s", err.msg);
-        return TW_EXIT_USAGE;
+    /* The parser points o.group_tag into what it is given, read later as
+     * a C string: a NUL-terminated copy of its LEN bytes, kept to the end. */
+    static char group_buf[1024];
+    if (group_by) {
+        size_t glen = strnlen(group_by, sizeof(group_buf));
+        if (glen == sizeof(group_buf)) {
+            tw_app_error(TW_CLI_PROG, "report monthly: --group-by: too long (tag:NAME, a tag's "
+                                      "name 1 to 512 bytes)");
+            return TW_EXIT_USAGE;
+        }
+        memcpy(group_buf, group_by, glen);
+        group_buf[glen] = '\0';
+        if (tw_mr_group_by_parse(group_buf, glen, &o, &err) != TW_OK) {
+            tw_app_error(TW_CLI_PROG, "report monthly: %s", err.msg);
+            return TW_EXIT_USAGE;
+        }
     }
     if (access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "report monthly: --db %s: no such database; give the "
@@ -360,6 +434,13 @@ static int monthly(int argc, char **argv)
         status = tw_app_exit_code(rc);
         goto out;
     }
+    if ((rc = tw_mr_currency_ok(st, currency, &err)) != TW_OK) {
+        /* Books there are, none in that currency: every disk would be
+         * unpriced.  A currency to choose again is the usage's (2). */
+        tw_app_error(TW_CLI_PROG, "report monthly: --currency: %s", err.msg);
+        status = rc == TW_ENOENT ? TW_EXIT_USAGE : tw_app_exit_code(rc);
+        goto out;
+    }
     if (n_paths == 0 && (rc = stored_policies(st, pols, &n_pols, &err)) != TW_OK) {
         tw_app_error(TW_CLI_PROG, "report monthly: %s", err.msg);
         status = rc == TW_EPARSE || rc == TW_EINVAL ? TW_EXIT_USAGE : tw_app_exit_code(rc);
@@ -397,12 +478,13 @@ static int monthly(int argc, char **argv)
         status = TW_EXIT_FAIL;
         goto out;
     }
-    rc = form == FORM_JSON  ? tw_mr_write_json(&m, write_out, f, &err)
-         : form == FORM_CSV ? tw_mr_write_csv(&m, write_out, f, &err)
-                            : tw_mr_write_html(&m, write_out, f, &err);
-    if (rc != TW_OK)
+    struct sink sink = {.f = f};
+    rc = form == FORM_JSON  ? tw_mr_write_json(&m, write_out, &sink, &err)
+         : form == FORM_CSV ? tw_mr_write_csv(&m, write_out, &sink, &err)
+                            : tw_mr_write_html(&m, write_out, &sink, &err);
+    if (rc != TW_OK && !sink.err) /* a write that failed: close_out says it */
         tw_app_error(TW_CLI_PROG, "report monthly: %s", err.msg[0] ? err.msg : tw_strerror(rc));
-    bool done = close_out(f, out, tmp, rc == TW_OK);
+    bool done = close_out(f, out, tmp, rc == TW_OK, sink.err);
     f = NULL;
     if (!done) {
         status = TW_EXIT_FAIL;

@@ -16,13 +16,17 @@
  *
  * Statuses: 200 with the report, also when some disks have no price (the
  * report counts them in "unpriced" and names the regions in "missing");
- * 400 bad_request for a missing or bad month, format, group_by or disk, a
- * currency to choose or that is no code, more policies than
- * TW_MR_ROUTE_MAX_POLICIES; 404 unknown_policy for a policy the server
+ * 400 bad_request for a missing or bad month, format, group_by or disk, one
+ * of month, format, currency, group_by, disk given empty (not the default)
+ * or twice with different values, a currency to choose or that is no code,
+ * more policies than TW_MR_ROUTE_MAX_POLICIES named or (none named) held by
+ * the server, as the command refuses; 404 unknown_policy for a policy the server
  * does not hold, not_found for a disk the store does not hold or that is
  * attached to no VM (a report's rows are attached disks); 409 policy_zone
  * when a policy's timezone does not load on this server; 422
- * no_price_book when the store has no price book at all; 503 busy when
+ * no_price_book when the store has no price book at all, or none in the
+ * ?currency= asked while it has books in others ("no price book in EUR:
+ * the database's books are in GBP, USD"; the command's exit 2); 503 busy when
  * TW_MR_ROUTE_MAX_BUILDS reports are being built already (the build runs
  * on the request's thread and holds the month's rows: the bound keeps a
  * burst of requests from holding a daemon thread each and their memory);
@@ -38,6 +42,7 @@
 
 #include "core/buf.h"
 #include "service/monthly.h"
+#include "service/monthly_forms.h"
 #include "service/opportunities.h"
 
 #define TW_MR_ROUTE_MAX_BUILDS 2
@@ -45,10 +50,35 @@
 
 static atomic_int building;
 
-static const char *arg(struct tw_req *rq, const char *name)
+/* The single-valued arguments, gathered in one pass: each NULL when not
+ * given, "" when given empty (?format= is a 400, not the default), and the
+ * first of them named twice with different values. */
+static const char *const single_names[] = {"month", "format", "currency", "group_by", "disk"};
+#define N_SINGLE (sizeof(single_names) / sizeof(single_names[0]))
+
+struct singles {
+    const char *v[N_SINGLE];
+    const char *twice; /* the name given twice with different values */
+};
+
+static enum MHD_Result gather(void *cls, enum MHD_ValueKind kind, const char *key,
+                              const char *value)
 {
-    const char *v = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, name);
-    return v && v[0] ? v : NULL;
+    (void)kind;
+    struct singles *a = cls;
+    if (!key)
+        return MHD_YES;
+    if (!value)
+        value = "";
+    for (size_t i = 0; i < N_SINGLE; i++) {
+        if (strcmp(key, single_names[i]) != 0)
+            continue;
+        if (!a->v[i])
+            a->v[i] = value;
+        else if (strcmp(a->v[i], value) != 0 && !a->twice)
+            a->twice = single_names[i];
+    }
+    return MHD_YES;
 }
 
 static enum tw_err to_buf(void *arg, const char *buf, size_t len)
@@ -110,6 +140,17 @@ static void build_and_answer(struct tw_req *rq, struct tw_mr_opts *o, const char
         tw_req_store_error(rq, err.code ? err.code : TW_EIO, &err);
         return;
     }
+    enum tw_err crc = tw_mr_currency_ok(st, o->currency, &err);
+    if (crc != TW_OK) {
+        tw_srv_store_put(rq->srv, st);
+        char cclean[600];
+        tw_srv_clean_text(err.msg, cclean, sizeof(cclean));
+        if (crc == TW_ENOENT)
+            tw_req_error(rq, 422, "no_price_book", "currency: %s", cclean);
+        else
+            tw_req_store_error(rq, crc, &err);
+        return;
+    }
     if (o->disk_id > 0) {
         struct tw_store_disk_row row;
         enum tw_err drc = tw_store_disk(st, o->disk_id, &row, &err);
@@ -167,8 +208,21 @@ static void build_and_answer(struct tw_req *rq, struct tw_mr_opts *o, const char
 
 void tw_v1_reports_monthly(struct tw_req *rq)
 {
-    const char *month = arg(rq, "month"), *format = arg(rq, "format");
-    const char *group_by = arg(rq, "group_by"), *disk = arg(rq, "disk");
+    struct singles a = {0};
+    MHD_get_connection_values(rq->conn, MHD_GET_ARGUMENT_KIND, gather, &a);
+    if (a.twice) {
+        tw_req_error(rq, 400, "bad_request", "%s is given twice with different values: give "
+                     "it once", a.twice);
+        return;
+    }
+    for (size_t i = 0; i < N_SINGLE; i++)
+        if (a.v[i] && !a.v[i][0]) {
+            tw_req_error(rq, 400, "bad_request", "%s is empty: give a value or leave it out",
+                         single_names[i]);
+            return;
+        }
+    const char *month = a.v[0], *format = a.v[1], *currency = a.v[2];
+    const char *group_by = a.v[3], *disk = a.v[4];
     if (!month) {
         tw_req_error(rq, 400, "bad_request",
                      "which month? add ?month=YYYY-MM (e.g. ?month=2026-11), and &format=csv "
@@ -176,7 +230,7 @@ void tw_v1_reports_monthly(struct tw_req *rq)
         return;
     }
     struct tw_error err = {0};
-    struct tw_mr_opts o = {.currency = arg(rq, "currency"), .cat = &rq->srv->cat,
+    struct tw_mr_opts o = {.currency = currency, .cat = &rq->srv->cat,
                            .caps = &rq->srv->caps, .arm_sizes = rq->srv->vmsizes,
                            .zone = tw_srv_zone, .zone_arg = rq->srv,
                            .db_path = rq->srv->db_path};
@@ -195,7 +249,20 @@ void tw_v1_reports_monthly(struct tw_req *rq)
                      "html", clean);
         return;
     }
-    if (group_by && tw_mr_group_by_parse(group_by, strlen(group_by), &o, &err) != TW_OK) {
+    /* The parser points o.group_tag into what it is given, read by the
+     * build as a C string: a NUL-terminated copy of its LEN bytes. */
+    char group_buf[1024];
+    size_t glen = group_by ? strnlen(group_by, sizeof(group_buf)) : 0;
+    if (glen == sizeof(group_buf)) {
+        tw_req_error(rq, 400, "bad_request", "group_by: too long (tag:NAME, a tag's name 1 to "
+                     "512 bytes)");
+        return;
+    }
+    if (group_by) {
+        memcpy(group_buf, group_by, glen);
+        group_buf[glen] = '\0';
+    }
+    if (group_by && tw_mr_group_by_parse(group_buf, glen, &o, &err) != TW_OK) {
         /* The parser speaks of the command's option; this is the query's. */
         const char *msg = err.msg;
         if (strncmp(msg, "--group-by: ", 12) == 0)
@@ -220,8 +287,15 @@ void tw_v1_reports_monthly(struct tw_req *rq)
         return;
     }
     if (p.n == 0) {
-        /* None named: every policy of the server. */
-        for (size_t i = 0; i < rq->srv->policies.n && p.n < TW_MR_ROUTE_MAX_POLICIES; i++)
+        /* None named: every policy of the server, refused past the bound
+         * as the command refuses the database's (never some dropped). */
+        if (rq->srv->policies.n > TW_MR_ROUTE_MAX_POLICIES) {
+            tw_req_error(rq, 400, "bad_request", "the server holds %zu policies, more than the "
+                         "%d a report judges by; name them with ?policy=NAME",
+                         rq->srv->policies.n, TW_MR_ROUTE_MAX_POLICIES);
+            return;
+        }
+        for (size_t i = 0; i < rq->srv->policies.n; i++)
             p.v[p.n++] = &rq->srv->policies.v[i].policy;
     }
     for (size_t i = 0; i < p.n; i++)

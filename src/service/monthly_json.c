@@ -46,6 +46,7 @@
 
 #include "core/buf.h"
 #include "core/time.h"
+#include "service/monthly_forms.h"
 
 #define FLUSH_AT ((size_t)64 << 10)
 #define ROW_MAX ((size_t)64 << 20)
@@ -68,21 +69,29 @@ static enum tw_err put(struct jw *w, const char *s)
     return tw_buf_puts(&w->b, s);
 }
 
-/* S as a JSON string, quotes included; bytes below 0x20 escaped. */
+/* S as a JSON string, quotes included; bytes below 0x20 escaped, a byte
+ * that starts no valid UTF-8 sequence written as U+FFFD (monthly_forms.h). */
 static enum tw_err put_str(struct jw *w, const char *s)
 {
     struct tw_buf *b = &w->b;
     char tmp[8];
     enum tw_err rc = tw_buf_append(b, "\"", 1);
     const char *run = nz(s);
+    const unsigned char *end = (const unsigned char *)run + strlen(run);
     for (const unsigned char *p = (const unsigned char *)run; rc == TW_OK && *p; p++) {
-        if (*p >= 0x20 && *p != '"' && *p != '\\')
+        if (*p >= 0x20 && *p < 0x80 && *p != '"' && *p != '\\')
             continue;
+        size_t n = *p >= 0x80 ? tw_mr_utf8_seq(p, (size_t)(end - p)) : 0;
+        if (n > 0) {
+            p += n - 1; /* valid: kept as it is */
+            continue;
+        }
         if ((const char *)p > run)
             rc = tw_buf_append(b, run, (size_t)((const char *)p - run));
         if (rc != TW_OK)
             break;
-        switch (*p) {
+        switch (*p >= 0x80 ? 0x80 : *p) {
+        case 0x80: rc = tw_buf_puts(b, TW_MR_FFFD); break;
         case '"': rc = tw_buf_puts(b, "\\\""); break;
         case '\\': rc = tw_buf_puts(b, "\\\\"); break;
         case '\n': rc = tw_buf_puts(b, "\\n"); break;

@@ -3,7 +3,9 @@
  * member of the JSON document and every column of the CSV, an unpriced
  * disk's amounts null / empty (never 0), RFC 4180 quoting of commas,
  * quotes and newlines in names, CRLF record ends, amounts as plain
- * decimals, and a write that fails stopping the writer with its error. */
+ * decimals (measured and expected figures too, never an exponent),
+ * invalid UTF-8 from the store written as U+FFFD in both forms, and a
+ * write that fails stopping the writer with its error. */
 #include "testhelp.h"
 
 #include <jansson.h>
@@ -698,6 +700,81 @@ static void test_bad_currency(void **state)
     tw_buf_cleanup(&b);
 }
 
+/* Invalid UTF-8 from the store (a name with 0xFF, a cut sequence, an
+ * overlong form, a surrogate) is written as U+FFFD in both forms; valid
+ * multi-byte text is kept as it is. */
+static void test_invalid_utf8(void **state)
+{
+    (void)state;
+    struct fx f;
+    build(&f);
+    f.d[0].disk = "a\xff" "b\xc3" "\xe9t\xc0\xaf\xed\xa0\x80\xe2\x82";
+    f.d[0].vm = "caf\xc3\xa9 \xf0\x9f\x92\xbe";
+    /* each byte that starts no sequence is one U+FFFD: \xc3 before \xe9,
+     * \xe9 before 't', the overlong \xc0\xaf, the surrogate \xed\xa0\x80,
+     * the cut \xe2\x82 */
+#define R "\xef\xbf\xbd"
+    const char *want = "a" R "b" R R "t" R R R R R R R;
+#undef R
+    json_t *doc = json_of(&f.m); /* jansson refuses invalid UTF-8 */
+    const json_t *d0 = json_array_get(json_object_get(doc, "disks"), 0);
+    assert_string_equal(s_of(d0, "disk"), want);
+    assert_string_equal(s_of(d0, "vm"), "caf\xc3\xa9 \xf0\x9f\x92\xbe");
+    json_decref(doc);
+    struct tw_buf b;
+    tw_buf_init(&b, 1 << 24);
+    struct tw_error err = {0};
+    assert_int_equal(tw_mr_write_csv(&f.m, to_buf, &b, &err), TW_OK);
+    json_error_t je;
+    /* the whole CSV is valid UTF-8: jansson dumps a string of it (it
+     * refuses to encode invalid UTF-8) */
+    json_t *s = json_stringn_nocheck(b.data, b.len);
+    assert_non_null(s);
+    char *dumped = json_dumps(s, JSON_ENCODE_ANY);
+    json_decref(s);
+    assert_non_null(dumped);
+    json_t *back = json_loads(dumped, JSON_DECODE_ANY, &je);
+    free(dumped);
+    if (!back)
+        fail_msg("the CSV is not valid UTF-8: %s", je.text);
+    json_decref(back);
+    size_t n = 0;
+    char ***rows = csv_parse(b.data, &n);
+    assert_string_equal(col(rows, 1, "ResourceName"), want);
+    assert_string_equal(col(rows, 1, "x_VmName"), "caf\xc3\xa9 \xf0\x9f\x92\xbe");
+    csv_free(rows, n);
+    tw_buf_cleanup(&b);
+}
+
+/* The CSV's measured and expected figures are plain decimals, never an
+ * exponent (%.15g gave 1e+20 and 1.5e-05). */
+static void test_csv_plain_numbers(void **state)
+{
+    (void)state;
+    struct fx f;
+    build(&f);
+    f.d[0].measured_iops = 1e20;
+    f.d[0].expected_iops = 0.000015;
+    f.d[0].measured_mbps = -2.5e-7;
+    f.d[0].expected_mbps = 123456.75;
+    struct tw_buf b;
+    tw_buf_init(&b, 1 << 24);
+    struct tw_error err = {0};
+    assert_int_equal(tw_mr_write_csv(&f.m, to_buf, &b, &err), TW_OK);
+    size_t n = 0;
+    char ***rows = csv_parse(b.data, &n);
+    assert_string_equal(col(rows, 1, "x_MeasuredIops"), "100000000000000000000");
+    assert_string_equal(col(rows, 1, "x_ExpectedIops"), "0.000015");
+    assert_string_equal(col(rows, 1, "x_MeasuredMBps"), "-0.00000025");
+    assert_string_equal(col(rows, 1, "x_ExpectedMBps"), "123456.75");
+    for (size_t r = 1; r < n; r++)
+        for (size_t j = 0; rows[r][j]; j++)
+            if (!strncmp(rows[0][j], "x_Measured", 10) || !strncmp(rows[0][j], "x_Expected", 10))
+                assert_null(strpbrk(rows[r][j], "eE"));
+    csv_free(rows, n);
+    tw_buf_cleanup(&b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -706,6 +783,8 @@ int main(void)
         cmocka_unit_test(test_csv_columns),
         cmocka_unit_test(test_write_failure),
         cmocka_unit_test(test_bad_currency),
+        cmocka_unit_test(test_invalid_utf8),
+        cmocka_unit_test(test_csv_plain_numbers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
