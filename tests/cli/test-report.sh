@@ -101,8 +101,9 @@ jq -e '.schema_version == "tierwise.monthly-report/1" and .month == "2026-11" an
   and (.disks | length) == 200 and .totals.disks == 200 and .totals.vms == 40
   and .totals.unpriced == 0 and (.books | length) >= 4' "$scratch/report.json" >/dev/null \
   && ok || bad "json head: $(jq -c 'del(.disks, .groups, .week)' "$scratch/report.json" | head -c 1500)"
-# Totals are the sums of the rounded rows (fleet and every group); the
-# groups' rows add up to the fleet's.
+# Totals are exactly the sums of the rounded rows (fleet and every group,
+# possible_unknown the rows whose possible is not known); each row's
+# realised its baseline - cost - transactions to within a cent.
 sums_check() { # FILE
   python3 - "$1" <<'EOF'
 import json, sys
@@ -120,6 +121,8 @@ def total(rows, t, where):
         bad.append("%s unpriced" % where)
     if sum(r["switches"] for r in rows) != t["switches"]:
         bad.append("%s switches" % where)
+    if sum(1 for r in rows if not r["possible_known"]) != t["possible_unknown"]:
+        bad.append("%s possible_unknown: %d rows, total %s" % (where, sum(1 for r in rows if not r["possible_known"]), t.get("possible_unknown")))
 total(doc["disks"], doc["totals"], "fleet")
 for g in doc["groups"]:
     total([r for r in doc["disks"] if r["group"] == g["key"]], g["totals"], "group " + g["key"])
