@@ -941,11 +941,17 @@ static void split_cost(struct tw_mr_disk *d, int decimals)
 static enum tw_err round_row(struct tw_mr_disk *d, int decimals, struct tw_error *err)
 {
     enum tw_err rc;
+    /* cost, baseline, transactions and possible are rounded once each; the
+     * row's realised saving is then what the reader gets on paper from the
+     * rounded figures beside it, baseline - cost - transactions (the exact
+     * difference, rounded on its own, could be a minor unit apart from
+     * it); realised_unrounded keeps the exact figure */
     if ((rc = tw_amount_round(d->cost, decimals, &d->cost_r, err)) ||
         (rc = tw_amount_round(d->baseline, decimals, &d->baseline_r, err)) ||
-        (rc = tw_amount_round(d->realised, decimals, &d->realised_r, err)) ||
         (rc = tw_amount_round(d->transactions, decimals, &d->transactions_r, err)) ||
-        (rc = tw_amount_round(d->possible, decimals, &d->possible_r, err)))
+        (rc = tw_amount_round(d->possible, decimals, &d->possible_r, err)) ||
+        (rc = tw_money_sub(d->baseline_r, d->cost_r, &d->realised_r, err)) ||
+        (rc = tw_money_sub(d->realised_r, d->transactions_r, &d->realised_r, err)))
         return rc;
     split_cost(d, decimals);
     return TW_OK;
@@ -1266,8 +1272,17 @@ static enum tw_err week_add(struct build *b, const struct tw_store_sv_vm *vm, co
     for (size_t i = 0; i < nps; i++) {
         int64_t a = ps[i].from_ns > wf ? ps[i].from_ns : wf;
         int64_t z = ps[i].to_ns < wt ? ps[i].to_ns : wt;
+        /* to the second, as every instant of the report: a state held for
+         * less than a second (two observations in one) is no span */
+        a -= tw_floor_mod(a, 1000000000);
+        z -= tw_floor_mod(z, 1000000000);
         if (z <= a)
             continue;
+        if (w->n_spans && w->spans[w->n_spans - 1].to_ns == a &&
+            !strcmp(w->spans[w->n_spans - 1].state, ps[i].state)) {
+            w->spans[w->n_spans - 1].to_ns = z;
+            continue;
+        }
         struct tw_mr_span *s = &w->spans[w->n_spans++];
         s->from_ns = a;
         s->to_ns = z;

@@ -29,8 +29,11 @@
  *     tw_opp_run, not the month in the policy's zone) - realised), so a disk
  *     that took every window has possible 0; totals count the disks no
  *     policy covers in possible_unknown;
- *   - every amount exact (struct tw_amount) until shown; a row's amounts
- *     are rounded once to the currency's minor unit; a total's rounded
+ *   - every amount exact (struct tw_amount) until shown; a row's cost,
+ *     baseline, transactions and possible are rounded once to the
+ *     currency's minor unit, and its rounded realised saving is the rounded
+ *     baseline - cost - transactions beside it (what a reader gets on
+ *     paper; realised_unrounded stays exact); a total's rounded
  *     figure is the sum of its rows' rounded figures (the page adds up),
  *     its unrounded one the exact sum.
  */

@@ -22,7 +22,7 @@
  * disks not priced, drifting or under-delivering, then the largest-saving
  * rows, under each group with a line adding up the rows not shown (the
  * CSV has them all), which keeps 100,000 disks well under 10 MB.  In a
- * month still running, "possible" says it runs over the whole month.
+ * month still running, "possible" says it runs to date, as every figure.
  */
 #include "service/monthly.h"
 
@@ -339,13 +339,13 @@ static const char *day_text(int64_t ns, char *buf, size_t cap)
 }
 
 /* What "possible" runs over: in a month still running, the model's
- * possible saving is the whole month's less what is realised to date, so
- * it says " over the whole month (to 1 Dec 2026)"; OTHERWISE when not. */
+ * possible saving is modelled over the month to date, as the realised
+ * saving is, so it says " to date (to 18 Nov 2026)"; OTHERWISE when not. */
 static void possible_span(struct hw *w, const char *otherwise)
 {
     char a[48];
     if (w->m->partial)
-        putf(w, " over the whole month (to %s)", day_text(w->m->month_end_ns, a, sizeof(a)));
+        putf(w, " to date (to %s)", day_text(w->m->to_ns, a, sizeof(a)));
     else
         put(w, otherwise);
 }
@@ -604,8 +604,8 @@ static void headline(struct hw *w)
         putf(w, "<span data-figure=\"possible\">%s</span> <span class=\"cur\">",
              money(w, t->possible_r, a, sizeof(a)));
         esc(w, cur);
-        put(w, m->partial ? "</span></div><div class=\"sub\">the whole month's modelled saving "
-                            "less what is realised to date, under "
+        put(w, m->partial ? "</span></div><div class=\"sub\">modelled over the month to date, "
+                            "beyond what is realised, under "
                           : "</span></div><div class=\"sub\">more this month under ");
         put(w, m->n_policies == 1 ? "the policy " : "the policies ");
         for (size_t i = 0; i < m->n_policies; i++) {

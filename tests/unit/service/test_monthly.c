@@ -210,6 +210,21 @@ static void build_ok(struct fx *f, const struct tw_mr_opts *o)
     tw_mr_model_cleanup(&f->m);
     if (tw_mr_build(f->st, o, &f->m, &err) != TW_OK)
         fail_msg("tw_mr_build: %s", err.msg);
+    /* every row adds up on paper: its rounded realised saving is its rounded
+     * baseline less its rounded cost and transactions, and the fleet's
+     * rounded figures are the sums of the rows' */
+    int64_t cost = 0, base = 0, real = 0;
+    for (size_t i = 0; i < f->m.n_disks; i++) {
+        const struct tw_mr_disk *d = &f->m.disks[i];
+        assert_int_equal(d->realised_r.micros,
+                         d->baseline_r.micros - d->cost_r.micros - d->transactions_r.micros);
+        cost += d->cost_r.micros;
+        base += d->baseline_r.micros;
+        real += d->realised_r.micros;
+    }
+    assert_int_equal(f->m.fleet.cost_r.micros, cost);
+    assert_int_equal(f->m.fleet.baseline_r.micros, base);
+    assert_int_equal(f->m.fleet.realised_r.micros, real);
 }
 
 static const struct tw_mr_disk *row(const struct fx *f, int64_t disk_id)

@@ -754,8 +754,9 @@ static void test_collapse_keeps(void **state)
     fx_free(&f);
 }
 
-/* A month still running: "still possible" runs over the whole month, and
- * says so wherever it is shown. */
+/* A month still running: "still possible" runs to date (the model
+ * models the policies over the report's own period), and says so wherever
+ * it is shown. */
 static void test_partial_possible(void **state)
 {
     (void)state;
@@ -764,7 +765,7 @@ static void test_partial_possible(void **state)
     f.m.partial = true;
     f.m.to_ns = ns_of(2026, 11, 18, 14);
     char *page = render(&f.m);
-    const char *span = "over the whole month (to 1&nbsp;Dec&nbsp;2026)";
+    const char *span = "to date (to 18&nbsp;Nov&nbsp;2026)";
     char want[160];
     snprintf(want, sizeof(want), "Still possible %s</div>", span);
     assert_non_null(strstr(page, want)); /* the headline */
@@ -775,7 +776,7 @@ static void test_partial_possible(void **state)
     free(page);
     f.m.partial = false;
     page = render(&f.m);
-    assert_null(strstr(page, "over the whole month"));
+    assert_null(strstr(page, "to date (to"));
     free(page);
     fx_free(&f);
 }
