@@ -232,7 +232,9 @@ void tw_mr_model_cleanup(struct tw_mr_model *m); /* NULL allowed */
 
 /* "resource-group", "subscription", "tag:NAME" (LEN bytes) into O's
  * group_by and group_tag (pointing into BUF); TW_EPARSE saying what is
- * expected. */
+ * expected.  The parse reads LEN bytes only, but tw_mr_build reads
+ * group_tag as a C string: hand it a BUF with a NUL at BUF[LEN] (a copy of
+ * an argument or a query parameter, as the command and the route do). */
 enum tw_err tw_mr_group_by_parse(const char *buf, size_t len, struct tw_mr_opts *o,
                                  struct tw_error *err);
 
