@@ -25,6 +25,7 @@
  * month still running, "possible" says it runs to date, as every figure.
  */
 #include "service/monthly.h"
+#include "service/monthly_forms.h"
 
 #include "core/buf.h"
 #include "core/time.h"
@@ -117,29 +118,9 @@ static size_t text_seq(const unsigned char *p, size_t left)
     unsigned c = p[0];
     if (c < 0x80)
         return (c >= 0x20 && c != 0x7f) || c == '\t' || c == '\n' ? 1 : 0;
-    size_t n;
-    uint32_t cp;
-    if (c >= 0xc2 && c <= 0xdf) {
-        n = 2;
-        cp = c & 0x1f;
-    } else if (c >= 0xe0 && c <= 0xef) {
-        n = 3;
-        cp = c & 0x0f;
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        n = 4;
-        cp = c & 0x07;
-    } else {
-        return 0;
-    }
-    if (left < n)
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-        cp = (cp << 6) | (p[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+    size_t n = tw_mr_utf8_seq(p, left);
+    /* the C1 controls, U+0080..U+009F, are C2 80..C2 9F */
+    if (n == 2 && c == 0xc2 && p[1] <= 0x9f)
         return 0;
     return n;
 }
