@@ -581,28 +581,6 @@ struct tw_store_rp_cursor {
     size_t np, capp;
 };
 
-static size_t tags_parse(const char *text, struct tw_tag *out)
-{
-    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
-    size_t n = 0;
-    if (json_is_object(o)) {
-        const char *k;
-        json_t *v;
-        json_object_foreach(o, k, v)
-        {
-            if (n == TW_INV_MAX_TAGS)
-                break;
-            if (!json_is_string(v))
-                continue;
-            snprintf(out[n].key, sizeof(out[n].key), "%s", k);
-            snprintf(out[n].value, sizeof(out[n].value), "%s", json_string_value(v));
-            n++;
-        }
-    }
-    json_decref(o);
-    return n;
-}
-
 void tw_store_report_fleet_close(struct tw_store_rp_cursor *c)
 {
     if (!c)
@@ -729,7 +707,7 @@ enum tw_err tw_store_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_s
     tw_sq_copy(q, 3, v->subscription_id, sizeof(v->subscription_id));
     tw_sq_copy(q, 4, v->location, sizeof(v->location));
     tw_sq_copy(q, 5, v->vm_size, sizeof(v->vm_size));
-    v->n_tags = tags_parse((const char *)sqlite3_column_text(q, 6), c->tags);
+    v->n_tags = tw_sq_tags_parse((const char *)sqlite3_column_text(q, 6), c->tags);
     c->nd = 0;
     enum tw_err e;
     for (;;) {

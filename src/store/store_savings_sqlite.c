@@ -158,7 +158,9 @@ static bool grow(void **v, size_t *cap, size_t n, size_t each)
     return true;
 }
 
-static size_t tags_parse(const char *text, struct tw_tag *out)
+/* A VM's stored tags (a JSON object of strings) into OUT, at most
+ * TW_INV_MAX_TAGS; anything else is no tag. */
+size_t tw_sq_tags_parse(const char *text, struct tw_tag *out)
 {
     json_t *o = text ? json_loads(text, 0, NULL) : NULL;
     size_t n = 0;
@@ -410,7 +412,7 @@ enum tw_err tw_sq_savings_next(struct tw_store_sv_cursor *base, struct tw_store_
     col_copy(q, 3, v.subscription_id, sizeof(v.subscription_id));
     col_copy(q, 4, v.location, sizeof(v.location));
     col_copy(q, 5, v.vm_size, sizeof(v.vm_size));
-    v.n_tags = tags_parse((const char *)sqlite3_column_text(q, 6), c->tags);
+    v.n_tags = tw_sq_tags_parse((const char *)sqlite3_column_text(q, 6), c->tags);
     col_copy(q, 7, v.power_state, sizeof(v.power_state));
     v.power_state_ms = sqlite3_column_type(q, 8) == SQLITE_NULL ? 0 : sqlite3_column_int64(q, 8);
     c->nd = 0;

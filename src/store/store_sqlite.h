@@ -397,6 +397,11 @@ sqlite3_stmt *tw_sq_stmt(struct tw_sqlite *s, enum tw_sq_id id, struct tw_error 
 enum tw_err tw_sq_fail(struct tw_sqlite *s, sqlite3_stmt *stmt, struct tw_error *err,
                        const char *what);
 
+/* A VM's stored tags (the vms.tags JSON object) into OUT (room for
+ * TW_INV_MAX_TAGS); returns how many (store_savings_sqlite.c; the savings
+ * walk and the monthly report's walk read them so). */
+size_t tw_sq_tags_parse(const char *text, struct tw_tag *out);
+
 /* Binds S as text (static: it must outlive the step); "" binds as NULL
  * when EMPTY_NULL. */
 int tw_sq_text(sqlite3_stmt *st, int i, const char *s, bool empty_null);
