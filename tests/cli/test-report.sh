@@ -103,7 +103,7 @@ jq -e '.schema_version == "tierwise.monthly-report/1" and .month == "2026-11" an
   && ok || bad "json head: $(jq -c 'del(.disks, .groups, .week)' "$scratch/report.json" | head -c 1500)"
 # Totals are exactly the sums of the rounded rows (fleet and every group,
 # possible_unknown the rows whose possible is not known); each row's
-# realised its baseline - cost - transactions to within a cent.
+# realised exactly its baseline - cost - transactions.
 sums_check() { # FILE
   python3 - "$1" <<'EOF'
 import json, sys
@@ -127,8 +127,9 @@ total(doc["disks"], doc["totals"], "fleet")
 for g in doc["groups"]:
     total([r for r in doc["disks"] if r["group"] == g["key"]], g["totals"], "group " + g["key"])
 for r in doc["disks"]:
-    # realised = baseline - cost - transactions, each rounded once: a cent apart at most
-    if r["priced"] and abs(D(r["realised"]) - (D(r["baseline"]) - D(r["cost"]) - D(r["transactions"]))) > D("0.011"):
+    # realised = baseline - cost - transactions, exactly (the model derives
+    # the rounded realised from the rounded three)
+    if r["priced"] and D(r["realised"]) != D(r["baseline"]) - D(r["cost"]) - D(r["transactions"]):
         bad.append("disk %s: realised %s, baseline %s - cost %s - transactions %s" % (r["disk_id"], r["realised"], r["baseline"], r["cost"], r["transactions"]))
     if r["priced"] and D(r["realised_unrounded"]) != D(r["baseline_unrounded"]) - D(r["cost_unrounded"]) - D(r["transactions_unrounded"]):
         # 12 decimals each, rounded: equal to within 3e-12
