@@ -1,7 +1,7 @@
 /* plan_fixture.h - the store the planner's tests build row by row (a
  * temporary database with a price book, VMs, disks and their SKU history)
- * and the zone loader the plans take; shared by test_plan.c and
- * test_plan_many.c. */
+ * the zone loader the plans take and a sink that keeps their actions;
+ * shared by test_plan.c and test_plan_many.c. */
 #ifndef TW_TEST_PLAN_FIXTURE_H
 #define TW_TEST_PLAN_FIXTURE_H
 
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/money.h"
 #include "core/policy.h"
 #include "core/time.h"
 #include "service/plan.h"
@@ -133,5 +134,61 @@ static inline enum tw_err zone(void *arg, const char *name, struct tw_tz **out, 
     if (!posix)
         return tw_error_set(err, TW_ENOENT, "no zone %s here", name);
     return tw_tz_from_posix(posix, strlen(posix), out, err);
+}
+
+/* The actions of a plan as its sink got them (on_action), an instant from
+ * RFC 3339 (at), and a plan's options over the fixture (opts). */
+#define ACTS_MAX 64
+struct acts {
+    size_t n;
+    struct {
+        enum tw_plan_kind kind;
+        int64_t disk_id, vm_id, due_ns, pair_ns;
+        char vm[128], disk[128], from[32], to[32], at[40], local[48], reason[256], key[160];
+        char saving[64];
+    } a[ACTS_MAX];
+};
+
+static inline enum tw_err on_action(void *arg, const struct tw_plan_action *a)
+{
+    struct acts *s = arg;
+    assert_true(s->n < ACTS_MAX);
+    s->a[s->n].kind = a->kind;
+    s->a[s->n].disk_id = a->disk_id;
+    s->a[s->n].vm_id = a->vm_id;
+    s->a[s->n].due_ns = a->due_ns;
+    s->a[s->n].pair_ns = a->pair_due_ns;
+    snprintf(s->a[s->n].vm, sizeof(s->a[0].vm), "%s", a->vm);
+    snprintf(s->a[s->n].disk, sizeof(s->a[0].disk), "%s", a->disk);
+    snprintf(s->a[s->n].from, sizeof(s->a[0].from), "%s", a->from_sku);
+    snprintf(s->a[s->n].to, sizeof(s->a[0].to), "%s", a->to_sku);
+    snprintf(s->a[s->n].at, sizeof(s->a[0].at), "%s", a->due_at);
+    snprintf(s->a[s->n].local, sizeof(s->a[0].local), "%s", a->due_local);
+    snprintf(s->a[s->n].reason, sizeof(s->a[0].reason), "%s", a->reason);
+    snprintf(s->a[s->n].key, sizeof(s->a[0].key), "%s", a->idempotency_key);
+    assert_true(tw_amount_decimal(a->saving, 6, s->a[s->n].saving, sizeof(s->a[0].saving)));
+    s->n++;
+    return TW_OK;
+}
+
+static inline int64_t at(const char *s)
+{
+    int64_t ns;
+    struct tw_error err = {0};
+    if (tw_rfc3339_parse(s, strlen(s), &ns, &err) != TW_OK)
+        fail_msg("%s: %s", s, err.msg);
+    return ns;
+}
+
+static inline void opts(struct fx *f, struct tw_plan_opts *o, const struct tw_policy *p, const char *from,
+                 const char *to)
+{
+    memset(o, 0, sizeof(*o));
+    o->policy = p;
+    o->from_ns = at(from);
+    o->to_ns = at(to);
+    o->cat = &f->cat;
+    o->zone = zone;
+}
 
 #endif

@@ -17,7 +17,6 @@
 #include "service/plan.h"
 
 #include "plan_fixture.h"
-}
 
 static void power(struct fx *f, int vm_id, const char *at, const char *state)
 {
@@ -38,59 +37,6 @@ static void policy_text(struct tw_policy *p, const char *text)
     struct tw_error err = {0};
     if (tw_policy_parse(text, strlen(text), p, NULL, &err) != TW_OK)
         fail_msg("%s", err.msg);
-}
-
-#define ACTS_MAX 64
-struct acts {
-    size_t n;
-    struct {
-        enum tw_plan_kind kind;
-        int64_t disk_id, vm_id, due_ns, pair_ns;
-        char vm[128], disk[128], from[32], to[32], at[40], local[48], reason[256], key[160];
-        char saving[64];
-    } a[ACTS_MAX];
-};
-
-static enum tw_err on_action(void *arg, const struct tw_plan_action *a)
-{
-    struct acts *s = arg;
-    assert_true(s->n < ACTS_MAX);
-    s->a[s->n].kind = a->kind;
-    s->a[s->n].disk_id = a->disk_id;
-    s->a[s->n].vm_id = a->vm_id;
-    s->a[s->n].due_ns = a->due_ns;
-    s->a[s->n].pair_ns = a->pair_due_ns;
-    snprintf(s->a[s->n].vm, sizeof(s->a[0].vm), "%s", a->vm);
-    snprintf(s->a[s->n].disk, sizeof(s->a[0].disk), "%s", a->disk);
-    snprintf(s->a[s->n].from, sizeof(s->a[0].from), "%s", a->from_sku);
-    snprintf(s->a[s->n].to, sizeof(s->a[0].to), "%s", a->to_sku);
-    snprintf(s->a[s->n].at, sizeof(s->a[0].at), "%s", a->due_at);
-    snprintf(s->a[s->n].local, sizeof(s->a[0].local), "%s", a->due_local);
-    snprintf(s->a[s->n].reason, sizeof(s->a[0].reason), "%s", a->reason);
-    snprintf(s->a[s->n].key, sizeof(s->a[0].key), "%s", a->idempotency_key);
-    assert_true(tw_amount_decimal(a->saving, 6, s->a[s->n].saving, sizeof(s->a[0].saving)));
-    s->n++;
-    return TW_OK;
-}
-
-static int64_t at(const char *s)
-{
-    int64_t ns;
-    struct tw_error err = {0};
-    if (tw_rfc3339_parse(s, strlen(s), &ns, &err) != TW_OK)
-        fail_msg("%s: %s", s, err.msg);
-    return ns;
-}
-
-static void opts(struct fx *f, struct tw_plan_opts *o, const struct tw_policy *p, const char *from,
-                 const char *to)
-{
-    memset(o, 0, sizeof(*o));
-    o->policy = p;
-    o->from_ns = at(from);
-    o->to_ns = at(to);
-    o->cat = &f->cat;
-    o->zone = zone;
 }
 
 static void same_actions(const struct acts *a, const struct acts *b)
