@@ -24,6 +24,9 @@ packages=(
   prometheus                               # tests: promtool check metrics of /metrics (its daemon is disabled below)
   python3-jsonschema                       # tests: the API's answers checked against its OpenAPI document
   faketime                                 # tests/integration/test-switch-*.sh: the scheduler's ticks at chosen wall-clock times
+  libpq-dev                                # the PostgreSQL store (libpq)
+  postgresql                               # tests: a private server (initdb in a temporary folder; Debian's own cluster is stopped below)
+  haproxy                                  # tests: haproxy -c checks deploy/haproxy-tierwise.cfg (its daemon is disabled below)
 )
 # Only some Debian releases have these (13 does, 12 does not); the tests that
 # need them exit 77 without.
@@ -68,4 +71,12 @@ $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 if printf '%s\n' "${missing[@]}" | grep -qx prometheus && [ -d /run/systemd/system ]; then
   $sudo systemctl disable --now prometheus >/dev/null 2>&1 || true
 fi
+# Of postgresql, the tests want the binaries (initdb, pg_ctl) for a private
+# server of their own; of haproxy, its configuration check.  The services
+# Debian enables and starts are stopped and disabled where systemd runs.
+for svc in postgresql haproxy; do
+  if printf '%s\n' "${missing[@]}" | grep -qx "$svc" && [ -d /run/systemd/system ]; then
+    $sudo systemctl disable --now "$svc" >/dev/null 2>&1 || true
+  fi
+done
 echo "setup: done"

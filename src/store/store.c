@@ -46,11 +46,49 @@ enum tw_err tw_store_open_with(const char *path, const struct tw_store_open_opts
     *out = NULL;
     if (!path || !*path)
         return tw_error_set(err, TW_EINVAL, "no database path given");
-    if (strncmp(path, "postgres://", 11) == 0 || strncmp(path, "postgresql://", 13) == 0)
-        return tw_error_set(err, TW_EUNSUPPORTED,
-                            "this tierwise has no PostgreSQL store; give the path of a "
-                            "SQLite file instead of %s", path);
+    if (tw_store_location_is_pg(path, strlen(path)))
+        return tw_store_pg_open(path, opts ? opts : &defaults, out, err);
     return tw_store_sqlite_open(path, opts ? opts : &defaults, out, err);
+}
+
+/* libpq's connection keywords (PostgreSQL 15's, "Parameter Key Words"):
+ * a location whose first word is one of them, followed by '=', is a
+ * keyword/value connection string. */
+static const char *const pg_keywords[] = {
+    "host", "hostaddr", "port", "dbname", "user", "password", "passfile", "channel_binding",
+    "connect_timeout", "client_encoding", "options", "application_name",
+    "fallback_application_name", "keepalives", "keepalives_idle", "keepalives_interval",
+    "keepalives_count", "tcp_user_timeout", "replication", "gssencmode", "sslmode",
+    "requiressl", "sslcompression", "sslcert", "sslkey", "sslpassword", "sslrootcert",
+    "sslcrl", "sslcrldir", "sslsni", "requirepeer", "ssl_min_protocol_version",
+    "ssl_max_protocol_version", "krbsrvname", "gsslib", "service", "target_session_attrs",
+};
+
+bool tw_store_location_is_pg(const char *location, size_t len)
+{
+    if (!location)
+        return false;
+    static const char *const schemes[] = {"postgresql://", "postgres://"};
+    for (size_t i = 0; i < 2; i++) {
+        size_t n = strlen(schemes[i]);
+        if (len >= n && memcmp(location, schemes[i], n) == 0)
+            return true;
+    }
+    size_t i = 0;
+    while (i < len && (location[i] == ' ' || location[i] == '\t'))
+        i++;
+    size_t w = i;
+    while (i < len && ((location[i] >= 'a' && location[i] <= 'z') || location[i] == '_'))
+        i++;
+    size_t wl = i - w;
+    while (i < len && (location[i] == ' ' || location[i] == '\t'))
+        i++;
+    if (wl == 0 || i >= len || location[i] != '=')
+        return false;
+    for (size_t k = 0; k < sizeof(pg_keywords) / sizeof(pg_keywords[0]); k++)
+        if (strlen(pg_keywords[k]) == wl && memcmp(pg_keywords[k], location + w, wl) == 0)
+            return true;
+    return false;
 }
 
 void tw_store_close(struct tw_store *st)
@@ -861,4 +899,22 @@ enum tw_err tw_store_policy_names(struct tw_store *st, char ***names, size_t *n,
     *n = 0;
     CHECK_ST(st, err);
     return st->ops->policy_names(st, names, n, err);
+}
+
+enum tw_err tw_store_probe(struct tw_store *st, struct tw_error *err)
+{
+    CHECK_ST(st, err);
+    return st->ops->probe(st, err);
+}
+
+enum tw_err tw_store_work_lock(struct tw_store *st, const char *kind, bool *held,
+                               struct tw_error *err)
+{
+    *held = false;
+    CHECK_ST(st, err);
+    size_t n = kind ? strlen(kind) : 0;
+    if (n == 0 || n > 15 || strspn(kind, "abcdefghijklmnopqrstuvwxyz") != n)
+        return tw_error_set(err, TW_EINVAL, "a kind of periodic work is a short lower-case "
+                                            "word, not \"%.32s\"", kind ? kind : "");
+    return st->ops->work_lock(st, kind, held, err);
 }

@@ -35,7 +35,12 @@ const char *tw_role_name(enum tw_role r);
 enum tw_err tw_role_parse(const char *s, enum tw_role *out);
 
 /*
- * Opens (creating if needed) the SQLite database at PATH: WAL mode,
+ * Opens the store at PATH: a PostgreSQL database when PATH is a libpq
+ * connection string (tw_store_location_is_pg; the PostgreSQL store
+ * refuses one that carries a password: it belongs in PGPASSFILE or
+ * ~/.pgpass, never on a command line or in a log), else a SQLite file.
+ *
+ * SQLite: opens (creating if needed) the database at PATH: WAL mode,
  * foreign keys on, a busy timeout, and the schema migrated to this
  * binary's version (PRAGMA user_version) in one transaction.  A database
  * written by a newer tierwise (user_version above ours) is refused with
@@ -59,8 +64,45 @@ enum tw_err tw_store_open_with(const char *path, const struct tw_store_open_opts
                                struct tw_store **out, struct tw_error *err);
 void tw_store_close(struct tw_store *st);   /* NULL allowed */
 
-/* The schema version this binary writes. */
+/* The schema version this binary writes (the same for every
+ * implementation). */
 int tw_store_schema_version(void);
+
+/*
+ * Whether LOCATION (LEN bytes, not necessarily NUL-terminated) names a
+ * PostgreSQL database rather than a SQLite file: a "postgresql://" or
+ * "postgres://" URI, or a libpq keyword/value string whose first word is
+ * one of libpq's keywords ("host=/run/postgresql dbname=tierwise",
+ * "service=tierwise").  Anything else is a file path; a file whose name
+ * looks like "dbname=x" is given as "./dbname=x".
+ */
+bool tw_store_location_is_pg(const char *location, size_t len);
+
+/* ---- running beside others ------------------------------------------- */
+
+/*
+ * Whether the store takes writes now, for /healthz: TW_OK, or an error
+ * whose sentence says what is wrong (SQLite: a page written and synced
+ * beside the database failed; PostgreSQL: the server does not answer,
+ * or answers as a read-only standby).  A PostgreSQL handle whose
+ * connection was lost tries once to connect again first.
+ */
+enum tw_err tw_store_probe(struct tw_store *st, struct tw_error *err);
+
+/*
+ * The right to run the periodic work KIND ("sync", "prices", "vmsizes",
+ * "drift", "scheduler", "rejudge": a short lower-case word) on this
+ * handle: *HELD true when this handle holds it now (taken now, or held
+ * since an earlier call), false when another process does.  It is held
+ * for as long as the handle's connection lives and dropped when the
+ * handle is closed or its process dies, so another backend's next call
+ * takes it over.  SQLite: always held (one process serves a database
+ * file).  PostgreSQL: a session-level advisory lock per kind; a lost
+ * connection is connected again and the lock asked for again (it may be
+ * another's by then).
+ */
+enum tw_err tw_store_work_lock(struct tw_store *st, const char *kind, bool *held,
+                               struct tw_error *err);
 
 /* ---- tokens ---------------------------------------------------------- */
 

@@ -18,8 +18,10 @@
 
 #include "store/store.h"
 
+struct tw_store_copy_ops; /* store_copy.h */
+
 struct tw_store_ops {
-    const char *name;   /* "sqlite", later "postgresql" */
+    const char *name;   /* "sqlite", "postgresql" */
     void (*close)(struct tw_store *st);
 
     enum tw_err (*token_add)(struct tw_store *st, const char *name, enum tw_role role,
@@ -202,10 +204,41 @@ struct tw_store_ops {
                               const int64_t *since_ms, size_t n, const char *at, int64_t at_ms,
                               bool *started, struct tw_store_drift_row **ended, size_t *n_ended,
                               struct tw_error *err);
+
+    /* the monthly report's reads (store.h, "the monthly report's reads") */
+    enum tw_err (*report_read)(struct tw_store *st, int64_t from_ns, int64_t to_ns,
+                               int64_t mark_from_ns, int64_t mark_to_ns, const char *currency,
+                               struct tw_store_report *out, struct tw_error *err);
+    enum tw_err (*report_book_items)(struct tw_store *st, int64_t id, char **items, size_t *len,
+                                     struct tw_error *err);
+    enum tw_err (*report_begin)(struct tw_store *st, struct tw_error *err);
+    void (*report_end)(struct tw_store *st);
+    enum tw_err (*report_fleet_open)(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                                     int64_t vm_id, struct tw_store_rp_cursor **out,
+                                     struct tw_error *err);
+    enum tw_err (*report_fleet_next)(struct tw_store_rp_cursor *c, struct tw_store_rp_vm *vm,
+                                     bool *done, struct tw_error *err);
+    void (*report_fleet_close)(struct tw_store_rp_cursor *c);
+    enum tw_err (*report_attached)(struct tw_store *st, int64_t from_ms, int64_t *n,
+                                   struct tw_error *err);
+
+    /* several backends on one database (store.h, "running beside others") */
+    enum tw_err (*probe)(struct tw_store *st, struct tw_error *err);
+    enum tw_err (*work_lock)(struct tw_store *st, const char *kind, bool *held,
+                             struct tw_error *err);
+
+    /* tierwise store copy: the table-level reads and writes (store_copy.h) */
+    const struct tw_store_copy_ops *copy;
 };
 
 struct tw_store {
     const struct tw_store_ops *ops;
+};
+
+/* The monthly report's fleet walk: an implementation's cursor starts with
+ * this (as the savings walk's). */
+struct tw_store_rp_cursor {
+    struct tw_store *st;
 };
 
 /* A savings walk: an implementation's cursor starts with this. */
@@ -218,5 +251,10 @@ struct tw_store_sv_cursor {
 /* The SQLite store (store_sqlite.c): PATH is a file. */
 enum tw_err tw_store_sqlite_open(const char *path, const struct tw_store_open_opts *opts,
                                  struct tw_store **out, struct tw_error *err);
+
+/* The PostgreSQL store (store_pg.c): CONNINFO is a postgresql:// URI or a
+ * libpq keyword/value string (tw_store_location_is_pg). */
+enum tw_err tw_store_pg_open(const char *conninfo, const struct tw_store_open_opts *opts,
+                             struct tw_store **out, struct tw_error *err);
 
 #endif

@@ -10,8 +10,11 @@
  */
 #include "store/store_sqlite.h"
 
+#include "store/store_copy.h"
+
 #include "core/time.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1045,6 +1048,50 @@ static enum tw_err sq_check(struct tw_store *st, struct tw_error *err)
     return rc;
 }
 
+/* The store's health (tw_store_probe): a page-sized file written, synced
+ * and removed beside the database.  A full disk, a read-only mount or a
+ * quota fails it as it fails the next commit.  The file is new (a unique
+ * name, created exclusively: no file of the user's is touched) and
+ * removed at once, before the write. */
+static enum tw_err sq_probe(struct tw_store *st, struct tw_error *err)
+{
+    struct tw_sqlite *s = (struct tw_sqlite *)st;
+    char path[sizeof(s->path) + 32];
+    int pn = snprintf(path, sizeof(path), "%s-healthz-XXXXXX", s->path);
+    if (pn < 0 || (size_t)pn >= sizeof(path))
+        return tw_error_set(err, TW_EINVAL, "the database's path is too long for the write "
+                                            "probe");
+    int fd = mkostemp(path, O_CLOEXEC);
+    if (fd < 0)
+        return tw_error_set(err, TW_EIO, "can't create a file beside the database (%.300s): %s",
+                            path, strerror(errno));
+    unlink(path);
+    static const char page[4096];
+    ssize_t w = write(fd, page, sizeof(page));
+    int e = w < 0 ? errno : w < (ssize_t)sizeof(page) ? ENOSPC : 0;
+    if (!e && fdatasync(fd) != 0)
+        e = errno;
+    close(fd);
+    if (e)
+        return tw_error_set(err, TW_EIO, "writing beside the database failed: %s%s",
+                            strerror(e),
+                            e == ENOSPC || e == EFBIG || e == EDQUOT
+                                ? " (the disk is full: free space, or move the database)"
+                                : "");
+    return TW_OK;
+}
+
+/* One process serves a SQLite file: its periodic work is always its own. */
+static enum tw_err sq_work_lock(struct tw_store *st, const char *kind, bool *held,
+                                struct tw_error *err)
+{
+    (void)st;
+    (void)kind;
+    (void)err;
+    *held = true;
+    return TW_OK;
+}
+
 static const struct tw_store_ops sqlite_ops = {
     .name = "sqlite",
     .close = sq_close,
@@ -1113,4 +1160,15 @@ static const struct tw_store_ops sqlite_ops = {
     .vm_power_before = tw_sq_vm_power_before,
     .policy_names = tw_sq_policy_names,
     .drift_sync = tw_sq_drift_sync,
+    .report_read = tw_sq_report_read,
+    .report_book_items = tw_sq_report_book_items,
+    .report_begin = tw_sq_report_begin,
+    .report_end = tw_sq_report_end,
+    .report_fleet_open = tw_sq_report_fleet_open,
+    .report_fleet_next = tw_sq_report_fleet_next,
+    .report_fleet_close = tw_sq_report_fleet_close,
+    .report_attached = tw_sq_report_attached,
+    .probe = sq_probe,
+    .work_lock = sq_work_lock,
+    .copy = &tw_sqlite_copy_ops,
 };

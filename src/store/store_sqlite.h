@@ -567,4 +567,21 @@ enum tw_err tw_sq_drift_sync(struct tw_store *st, const struct tw_store_drift_ro
                              bool *started, struct tw_store_drift_row **ended, size_t *n_ended,
                              struct tw_error *err);
 
+/* store_report_sqlite.c: the monthly report's reads */
+enum tw_err tw_sq_report_read(struct tw_store *st, int64_t from_ns, int64_t to_ns,
+                              int64_t mark_from_ns, int64_t mark_to_ns, const char *currency,
+                              struct tw_store_report *out, struct tw_error *err);
+enum tw_err tw_sq_report_book_items(struct tw_store *st, int64_t id, char **items, size_t *len,
+                                    struct tw_error *err);
+enum tw_err tw_sq_report_begin(struct tw_store *st, struct tw_error *err);
+void tw_sq_report_end(struct tw_store *st);
+enum tw_err tw_sq_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_t to_ms,
+                                    int64_t vm_id, struct tw_store_rp_cursor **out,
+                                    struct tw_error *err);
+enum tw_err tw_sq_report_fleet_next(struct tw_store_rp_cursor *c, struct tw_store_rp_vm *vm,
+                                    bool *done, struct tw_error *err);
+void tw_sq_report_fleet_close(struct tw_store_rp_cursor *c);
+enum tw_err tw_sq_report_attached(struct tw_store *st, int64_t from_ms, int64_t *n,
+                                  struct tw_error *err);
+
 #endif
