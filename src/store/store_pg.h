@@ -41,6 +41,7 @@ struct tw_pg {
     unsigned char *prepared; /* per statement slot: prepared on this connection */
     size_t n_prepared;
     char sqlstate[6];      /* of the last failure, "" none */
+    int report_tx;         /* tw_pg_report_begin's depth once begun, 0 none */
     /* periodic work held by this connection (tw_store_work_lock) */
     char held[16][16];
     size_t n_held;
@@ -333,6 +334,27 @@ enum tw_err tw_pg_savings_next(struct tw_store_sv_cursor *c, struct tw_store_sv_
 void tw_pg_savings_close(struct tw_store_sv_cursor *c);
 enum tw_err tw_pg_pricebook_currencies(struct tw_store *st, char (*out)[4], size_t max,
                                        size_t *n, struct tw_error *err);
+/* A read in one snapshot (the walks, the report's reads): at depth 0 a
+ * REPEATABLE READ, READ ONLY transaction; inside the caller's, a savepoint
+ * (which sees the caller's snapshot).  End it with tw_pg_commit, or
+ * tw_pg_rollback after a failure. */
+enum tw_err tw_pg_begin_read(struct tw_pg *pg, const char *what, struct tw_error *err);
+/* A server-side cursor's rows, a batch at a time: FETCH is "FETCH N FROM
+ * cursor" (N = BATCH), prepared as any statement; RES holds the batch,
+ * ROW the next row to read in it. */
+struct tw_pg_feed {
+    struct tw_pg *pg;
+    struct tw_pg_stmt *fetch;
+    int batch;
+    const char *what;
+    PGresult *res;
+    int row, n;
+    bool last;             /* the batch in RES is the cursor's last */
+};
+/* *HAVE: whether F has a row at F->row (fetching the next batch when the
+ * one held is read). */
+enum tw_err tw_pg_feed_peek(struct tw_pg_feed *f, bool *have, struct tw_error *err);
+void tw_pg_feed_clear(struct tw_pg_feed *f);
 
 /* store_pg_report.c */
 enum tw_err tw_pg_report_read(struct tw_store *st, int64_t from_ns, int64_t to_ns,
