@@ -539,7 +539,8 @@ enum tw_err tw_pg_reconnect(struct tw_pg *pg, struct tw_error *err)
                             "in (pg_hba.conf, ~/.pgpass)",
                             pg->label, m);
     }
-    memset(pg->prepared, 0, pg->n_prepared);
+    if (pg->prepared)
+        memset(pg->prepared, 0, pg->n_prepared);
     pg->tx_depth = 0;
     pg->n_held = 0;
     PGresult *r = PQexec(pg->conn, "SET TIME ZONE 'UTC'");
