@@ -65,6 +65,7 @@ struct drift_ctx {
     atomic_bool queued;         /* a run after a sync is queued and not yet started */
     struct tw_worker *worker;
     struct tw_srv_drift_gauge *gauge;
+    struct tw_srv_leader *leader; /* a reference of the context's own */
     char db_path[PATH_MAX];
     size_t n;
     struct tw_policy *pols;
@@ -86,6 +87,7 @@ static void ctx_unref(struct drift_ctx *c)
     free(c->pols);
     free(c->ptrs);
     gauge_unref(c->gauge);
+    tw_srv_leader_unref(c->leader);
     free(c);
 }
 
@@ -139,6 +141,10 @@ static void job_run(struct tw_worker_job *job)
     struct tw_error err = {0};
     struct tw_store *st = NULL;
     struct tw_drift_update u = {0};
+    /* Another backend on this database judges drift (and logs its
+     * starts and ends): this run is skipped, and the next asks again. */
+    if (!tw_srv_leader_mine(c->leader, "drift"))
+        goto next;
     enum tw_err rc = tw_store_open(c->db_path, &st, &err);
     if (rc == TW_OK)
         rc = tw_svc_drift_update(st, c->ptrs, c->n, tw_worker_now_ns() / 1000000, log_line,
@@ -153,6 +159,7 @@ static void job_run(struct tw_worker_job *job)
                         "the next --drift-interval): %s\n",
                 err.msg[0] ? err.msg : tw_strerror(rc));
     }
+next:
     if (!j->every_ns) {
         job_free(j);
         return;
@@ -212,6 +219,7 @@ enum tw_err tw_srv_drift_start(struct tw_server *srv, unsigned every_s, struct t
     atomic_init(&c->refs, 1); /* the periodic job's */
     atomic_init(&c->queued, false);
     c->gauge = g;
+    c->leader = tw_srv_leader_ref(srv->leader);
     j->ctx = c;
     c->pols = calloc(srv->policies.n, sizeof(*c->pols));
     c->ptrs = calloc(srv->policies.n, sizeof(*c->ptrs));

@@ -33,6 +33,7 @@ struct rejudge_job {
     struct tw_tier_catalog cat;   /* copies, the job's own */
     struct tw_vmcap_table caps;
     struct tw_svc_vmsizes *vs;    /* a reference of the job's own, or NULL */
+    struct tw_srv_leader *leader; /* a reference of the job's own */
     uint64_t fixed;               /* the basis's share of CAT and CAPS */
     int64_t after;                /* the round goes on past this VM id */
 };
@@ -43,6 +44,7 @@ static void job_free(struct rejudge_job *j)
     free(j->caps.caps);
     if (j->vs)
         tw_svc_vmsizes_unref(j->vs);
+    tw_srv_leader_unref(j->leader);
     free(j);
 }
 
@@ -54,6 +56,16 @@ static void job_cancel(struct tw_worker_job *job)
 static void job_run(struct tw_worker_job *job)
 {
     struct rejudge_job *j = job->arg;
+    /* Another backend on this database judges again: asked again at the
+     * next minute.  (Backends of one database run one build, whose rules
+     * the holder judges by.) */
+    if (!tw_srv_leader_mine(j->leader, "rejudge")) {
+        j->after = 0;
+        int64_t later = tw_worker_now_ns() + (int64_t)TW_SRV_REJUDGE_EVERY_S * 1000000000LL;
+        if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, later) != TW_OK)
+            job_free(j);
+        return;
+    }
     struct tw_svc_compliance_ctx ctx = {
         .cat = &j->cat, .caps = &j->caps, .arm = j->vs, .fixed = &j->fixed};
     struct tw_error err = {0};
@@ -107,6 +119,7 @@ enum tw_err tw_srv_rejudge_start(struct tw_server *srv, struct tw_error *err)
     j->vs = srv->vmsizes ? tw_svc_vmsizes_ref(srv->vmsizes) : NULL;
     j->fixed = srv->basis_fixed;
     j->worker = srv->worker;
+    j->leader = tw_srv_leader_ref(srv->leader);
     snprintf(j->db_path, sizeof(j->db_path), "%s", srv->db_path);
     j->job = (struct tw_worker_job){.run = job_run, .cancel = job_cancel, .arg = j};
     if (tw_worker_submit(srv->worker, &j->job) != TW_OK) {

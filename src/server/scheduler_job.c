@@ -71,6 +71,12 @@ static void sched_run(struct tw_worker_job *job)
 {
     struct sched_job *j = job->arg;
     struct tw_server *srv = j->srv;
+    /* Another backend on this database ticks the policies: asked again
+     * at the next interval.  (Actions are claimed with a lease besides,
+     * so a run of POST /api/v1/actions on any backend never sends one
+     * twice.) */
+    if (!tw_srv_work_mine(srv, "scheduler"))
+        goto next;
     struct tw_exec_opts o;
     tw_srv_exec_opts(srv, &o, false);
     char owner[96];
@@ -99,6 +105,7 @@ static void sched_run(struct tw_worker_job *job)
                     (long long)sum.run.failed, (long long)sum.run.waiting,
                     (long long)sum.run.retry);
     }
+next:;
     int64_t due = tw_worker_now_ns() +
                   (int64_t)(srv->scheduler_interval_s ? srv->scheduler_interval_s : 60) * NS_PER_S;
     if (tw_worker_stopping(srv->sched_worker) ||

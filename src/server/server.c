@@ -113,6 +113,7 @@ static void server_free(struct tw_server *srv)
     tw_svc_vmsizes_unref(srv->vmsizes);
     tw_srv_drift_release(srv);
     tw_srv_sync_release(srv);
+    tw_srv_leader_unref(srv->leader);
     tw_svc_policies_cleanup(&srv->policies);
     pthread_mutex_destroy(&srv->pool_lock);
     pthread_cond_destroy(&srv->pool_cond);
@@ -348,6 +349,11 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         return rc;
     }
     if ((rc = tw_srv_health_start(srv, err)) != TW_OK) {
+        server_free(srv);
+        return rc;
+    }
+    /* Before the periodic jobs: each asks it before each run. */
+    if ((rc = tw_srv_leader_start(srv, err)) != TW_OK) {
         server_free(srv);
         return rc;
     }

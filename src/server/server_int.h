@@ -69,6 +69,7 @@ struct tw_server {
     int64_t health_probed_ms; /* 0: never; stamped when a probe ended */
     bool health_ok;
     char health_why[512];
+    struct tw_store *health_st; /* the probe thread's own handle; NULL: not open */
     atomic_bool commit_failed; /* the writer's last batch failed */
     atomic_llong commit_ok_ms; /* tw_srv_mono_ms of the writer's last commit that held; 0 none */
     char commit_why[512];      /* under health_lock */
@@ -116,6 +117,7 @@ struct tw_server {
     struct tw_vmcap_table caps;
     uint64_t basis_fixed;     /* tw_svc_compliance_fixed_hash of CAT and CAPS */
     struct tw_svc_vmsizes *vmsizes; /* ARM's VM sizes (vmsizes_job.c); NULL: not read */
+    struct tw_srv_leader *leader; /* which periodic work is this backend's (leader.c) */
     struct tw_srv_drift_gauge *drift; /* the drifting disks for /metrics (drift_job.c); NULL:
                                        * no drift job */
 
@@ -193,6 +195,23 @@ void tw_srv_on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
  * gate's counts (request.c). */
 void tw_srv_on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
                           enum MHD_ConnectionNotificationCode toe);
+
+/* Periodic work on one backend at a time (leader.c): before each run a
+ * job asks whether its KIND ("sync", "vmsizes", "drift", "scheduler",
+ * "rejudge") is this backend's, through tw_store_work_lock on one handle
+ * the leader keeps (reopened when lost), and skips the run when not.  A
+ * line is logged when this backend takes a kind over or loses it (none on
+ * SQLite, where every kind is always held).  Start: before the jobs (a
+ * failed first open is tried again at the first ask; TW_ENOMEM only).
+ * The leader is counted: jobs hold a reference (tw_srv_leader_ref) and
+ * let go of it when freed; the server's goes in server_free.  _mine with
+ * NULL: true. */
+struct tw_srv_leader;
+enum tw_err tw_srv_leader_start(struct tw_server *srv, struct tw_error *err);
+struct tw_srv_leader *tw_srv_leader_ref(struct tw_srv_leader *ld);
+void tw_srv_leader_unref(struct tw_srv_leader *ld);
+bool tw_srv_leader_mine(struct tw_srv_leader *ld, const char *kind);
+bool tw_srv_work_mine(struct tw_server *srv, const char *kind);
 
 /* Loads ARM's VM sizes cached in the store into SRV->vmsizes and queues
  * their refresh on the worker, now and daily (vmsizes_job.c); nothing when
@@ -307,8 +326,9 @@ bool tw_srv_policy_zone_ok(struct tw_req *rq, const struct tw_policy *p);
 /* ---- handlers, one file per resource (v1_*.c) ---- */
 
 void tw_v1_healthz(struct tw_req *rq);         /* v1_health.c */
-/* The store's write probe: one at once, then every 2 s on its own thread
- * until stopped (v1_health.c; stop: NULL-safe, no thread allowed). */
+/* The store's probe (tw_store_probe on a handle of its own): one at once,
+ * then every 2 s on its own thread until stopped (v1_health.c; stop:
+ * NULL-safe, no thread allowed; it closes the handle). */
 enum tw_err tw_srv_health_start(struct tw_server *srv, struct tw_error *err);
 void tw_srv_health_stop(struct tw_server *srv);
 void tw_v1_metrics(struct tw_req *rq);

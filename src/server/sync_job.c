@@ -63,6 +63,7 @@ struct sync_job {
     void *hook_arg;
     void (*hook_hold)(void *arg, bool hold); /* held while the job keeps the hook */
     struct tw_srv_sync_counts *counts;
+    struct tw_srv_leader *leader; /* a reference of the job's own */
     struct tw_arm_cred *cred;
     struct tw_arm_pacer *pacer;
     char db_path[PATH_MAX];
@@ -78,6 +79,7 @@ static void job_free(struct sync_job *j)
     if (j->hook_hold)
         j->hook_hold(j->hook_arg, false);
     counts_unref(j->counts);
+    tw_srv_leader_unref(j->leader);
     free(j);
 }
 
@@ -131,6 +133,14 @@ static enum tw_err sync_once(struct sync_job *j, struct tw_sync_summary *sum,
 static void job_run(struct tw_worker_job *job)
 {
     struct sync_job *j = job->arg;
+    /* Another backend on this database syncs: asked again at the next
+     * interval (taken over then when that one has stopped). */
+    if (!tw_srv_leader_mine(j->leader, "sync")) {
+        int64_t later = tw_worker_now_ns() + j->every_ns;
+        if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, later) != TW_OK)
+            job_free(j);
+        return;
+    }
     struct tw_error err = {0};
     struct tw_sync_summary sum;
     memset(&sum, 0, sizeof sum);
@@ -186,6 +196,7 @@ enum tw_err tw_srv_sync_start(struct tw_server *srv, const struct tw_server_opti
     atomic_init(&c->errors, 0);
     j->counts = c;
     srv->sync = c;
+    j->leader = tw_srv_leader_ref(srv->leader);
     if (strlen(arm_url) >= sizeof j->arm_url ||
         (opt->sync_imds_url && strlen(opt->sync_imds_url) >= sizeof j->imds_url)) {
         job_free(j);

@@ -7,65 +7,36 @@
 #include "server/gate.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 /* How long /metrics may reuse the store's counts when no report came. */
 #define METRICS_STATS_TTL_S 5
-/* How often the probe thread checks that the store takes writes (a probe
- * is a 4 KiB write and an fdatasync beside the database). */
+/* How often the probe thread asks the store whether it takes writes
+ * (tw_store_probe: SQLite writes and syncs a page beside the database,
+ * PostgreSQL asks its server). */
 #define HEALTH_PROBE_EVERY_MS 2000
-#define HEALTH_PROBE_BYTES 4096
 
-/* Whether the database's folder takes new data now: a page-sized file
- * written, synced and removed beside the database (a full disk, a
- * read-only mount or a quota fails it, as it fails the next commit).
- * The file is new (a unique name, created exclusively: no file of the
- * user's is touched) and removed at once, before the write.  WHY says
- * what failed. */
-static bool probe_write(const char *db_path, char *why, size_t whylen)
-{
-    char path[PATH_MAX + 32];
-    int pn = snprintf(path, sizeof(path), "%s-healthz-XXXXXX", db_path);
-    if (pn < 0 || (size_t)pn >= sizeof(path)) {
-        snprintf(why, whylen, "the database's path is too long for the write probe");
-        return false;
-    }
-    int fd = mkostemp(path, O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(why, whylen, "can't create a file beside the database (%.300s): %s", path,
-                 strerror(errno));
-        return false;
-    }
-    unlink(path);
-    static const char page[HEALTH_PROBE_BYTES];
-    ssize_t w = write(fd, page, sizeof(page));
-    int e = w < 0 ? errno : w < (ssize_t)sizeof(page) ? ENOSPC : 0;
-    if (!e && fdatasync(fd) != 0)
-        e = errno;
-    close(fd);
-    if (e) {
-        snprintf(why, whylen, "writing beside the database failed: %s%s", strerror(e),
-                 e == ENOSPC || e == EFBIG || e == EDQUOT
-                     ? " (the disk is full: free space, or move the database)"
-                     : "");
-        return false;
-    }
-    return true;
-}
-
-/* One probe, its outcome kept (the file work is done without the lock:
- * the writer's report of a failed commit takes it too). */
+/* One probe on the probe thread's own handle, its outcome kept (the
+ * store's work is done without the lock: the writer's report of a failed
+ * commit takes it too).  The handle is opened here when there is none (the
+ * open at the start failed, or the last open did); a PostgreSQL handle
+ * whose connection was lost connects again inside the probe. */
 static void probe_once(struct tw_server *srv)
 {
+    struct tw_error err = {0};
+    enum tw_err rc = TW_OK;
+    if (!srv->health_st)
+        rc = tw_store_open(srv->db_path, &srv->health_st, &err);
+    if (rc == TW_OK)
+        rc = tw_store_probe(srv->health_st, &err);
     char why[sizeof(srv->health_why)] = "";
-    bool ok = probe_write(srv->db_path, why, sizeof(why));
+    if (rc != TW_OK)
+        snprintf(why, sizeof(why), "%s", err.msg[0] ? err.msg : tw_strerror(rc));
     pthread_mutex_lock(&srv->health_lock);
-    srv->health_ok = ok;
+    srv->health_ok = rc == TW_OK;
     memcpy(srv->health_why, why, sizeof(why));
     srv->health_probed_ms = tw_srv_mono_ms(); /* when it ended */
     pthread_mutex_unlock(&srv->health_lock);
@@ -119,9 +90,13 @@ enum tw_err tw_srv_health_start(struct tw_server *srv, struct tw_error *err)
     if (e != 0)
         return tw_error_set(err, TW_ENOMEM, "can't start the store's write probe: %s",
                             strerror(e));
+    /* The probe's handle, kept for the server's life (a failed open is
+     * tried again at each probe, and /healthz says why meanwhile). */
     probe_once(srv);
     if ((e = pthread_create(&srv->health_thread, NULL, probe_main, srv)) != 0) {
         pthread_cond_destroy(&srv->health_cond);
+        tw_store_close(srv->health_st);
+        srv->health_st = NULL;
         return tw_error_set(err, TW_EIO, "can't start the store's write probe: %s",
                             strerror(e));
     }
@@ -140,6 +115,8 @@ void tw_srv_health_stop(struct tw_server *srv)
     pthread_join(srv->health_thread, NULL);
     pthread_cond_destroy(&srv->health_cond);
     srv->health_running = false;
+    tw_store_close(srv->health_st);
+    srv->health_st = NULL;
 }
 
 /* The store's health: false with WHY when it does not take writes (the

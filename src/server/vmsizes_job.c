@@ -27,6 +27,7 @@ struct vmsizes_job {
     struct tw_worker_job job;
     struct tw_worker *worker;
     struct tw_svc_vmsizes *vs; /* a reference of the job's own */
+    struct tw_srv_leader *leader; /* a reference of the job's own */
     char db_path[PATH_MAX];
     char arm_url[256];
     char imds_url[256];
@@ -35,6 +36,7 @@ struct vmsizes_job {
 static void job_free(struct vmsizes_job *j)
 {
     tw_svc_vmsizes_unref(j->vs);
+    tw_srv_leader_unref(j->leader);
     free(j);
 }
 
@@ -48,9 +50,34 @@ static bool stopping(void *arg)
     return tw_worker_stopping(arg);
 }
 
+/* Another backend on this database refreshes the sizes: this one loads
+ * what that one stored, and asks again, every RETRY_S (so its verdicts
+ * follow the refresh within an hour, and it takes the refresh over
+ * within an hour of the other's end). */
+static void follow(struct vmsizes_job *j)
+{
+    struct tw_error err = {0};
+    struct tw_store *st = NULL;
+    enum tw_err rc = tw_store_open(j->db_path, &st, &err);
+    if (rc == TW_OK)
+        rc = tw_svc_vmsizes_load_fleet(j->vs, st, &err);
+    tw_store_close(st);
+    if (rc != TW_OK)
+        fprintf(stderr, "tierwise serve: VM sizes: reading those another backend stored "
+                        "failed (the sizes in memory are kept; tried again in an hour): %s\n",
+                err.msg[0] ? err.msg : tw_strerror(rc));
+}
+
 static void job_run(struct tw_worker_job *job)
 {
     struct vmsizes_job *j = job->arg;
+    if (!tw_srv_leader_mine(j->leader, "vmsizes")) {
+        follow(j);
+        int64_t later = tw_worker_now_ns() + (int64_t)RETRY_S * 1000000000LL;
+        if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, later) != TW_OK)
+            job_free(j);
+        return;
+    }
     struct tw_error err = {0};
     struct tw_store *st = NULL;
     struct tw_svc_vmsizes_report rep = {0};
@@ -108,6 +135,7 @@ enum tw_err tw_srv_vmsizes_start(struct tw_server *srv, const char *arm_url, con
     }
     j->worker = srv->worker;
     j->vs = tw_svc_vmsizes_ref(srv->vmsizes);
+    j->leader = tw_srv_leader_ref(srv->leader);
     snprintf(j->db_path, sizeof(j->db_path), "%s", srv->db_path);
     snprintf(j->arm_url, sizeof(j->arm_url), "%s", arm_url);
     snprintf(j->imds_url, sizeof(j->imds_url), "%s", imds_url ? imds_url : "");
