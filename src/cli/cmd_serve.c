@@ -43,10 +43,14 @@ static void usage(FILE *f)
             "                [--threads N] [--body-max BYTES] [--log-requests]\n"
             "                [--prices-url URL] [--max-connections N]\n"
             "                [--max-connections-per-client N] [--header-timeout S]\n"
-            "                [--body-memory-max BYTES] [--policies DIR]\n\n"
+            "                [--body-memory-max BYTES] [--db-connections N]\n"
+            "                [--policies DIR]\n\n"
             "Runs the backend: the REST API /api/v1 (agents post reports, readers read),\n"
-            "/healthz, /metrics (Prometheus) and the dashboard, over one SQLite database.\n\n"
-            "  --db FILE          the SQLite database (created and migrated if needed)\n"
+            "/healthz, /metrics (Prometheus) and the dashboard, over one database: a SQLite\n"
+            "file, or PostgreSQL, which several backends may serve at once.\n\n"
+            "  --db FILE|URL      the SQLite database (created and migrated if needed), or a\n"
+            "                     PostgreSQL one: postgresql://HOST/DB or \"host=... dbname=...\"\n"
+            "                     (migrated if needed; the password in PGPASSFILE, never here)\n"
             "  --listen HOST:PORT where to listen (default %s; [::1]:PORT for IPv6;\n"
             "                     port 0 picks a free one)\n"
             "  --web DIR          the dashboard's files (default: ../share/tierwise/web next\n"
@@ -54,7 +58,7 @@ static void usage(FILE *f)
             "                     from a build directory inside it; none found: no dashboard)\n"
             "  --config FILE      a JSON object with the same keys as these flags (\"db\",\n"
             "                     \"listen\", \"web\", \"tls-cert\", \"tls-key\", \"port-file\",\n"
-            "                     \"threads\", \"body-max\", \"log-requests\",\n"
+            "                     \"threads\", \"body-max\", \"log-requests\", \"db-connections\",\n"
             "                     \"vm-sizes-from-arm\", ...); flags win\n"
             "  --tls-cert FILE    serve HTTPS with this PEM certificate (chain) ...\n"
             "  --tls-key FILE     ... and its PEM private key (both or neither)\n"
@@ -69,6 +73,10 @@ static void usage(FILE *f)
             "                     headers (default 10, 1..300); 408 past it\n"
             "  --body-memory-max BYTES  request bodies held at once in all (default 64MiB,\n"
             "                     at least --body-max); a body past it gets 503 busy\n"
+            "  --db-connections N the store handles requests read through, each a database\n"
+            "                     connection on PostgreSQL (default --threads + 2, 1..1000);\n"
+            "                     the writer, the health probe, the periodic work and each\n"
+            "                     run of the executor use a few more\n"
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
@@ -133,13 +141,16 @@ struct serve_opts {
     int log_requests; /* -1 unset */
     int vm_sizes;     /* --vm-sizes-from-arm; -1 unset */
     /* --max-connections, --max-connections-per-client, --header-timeout,
-     * --body-memory-max; numbers from the config file in LIMIT_NUM */
-    const char *limit[4];
-    char *limit_num[4];
+     * --body-memory-max, --db-connections; numbers from the config file in
+     * LIMIT_NUM */
+    const char *limit[5];
+    char *limit_num[5];
 };
 
-static const char *const limit_keys[4] = {"max-connections", "max-connections-per-client",
-                                          "header-timeout", "body-memory-max"};
+#define N_LIMITS 5
+static const char *const limit_keys[N_LIMITS] = {"max-connections", "max-connections-per-client",
+                                                 "header-timeout", "body-memory-max",
+                                                 "db-connections"};
 
 /* Copies the config file's keys into O where the flags left them unset.
  * The strings point into CFG (kept alive by the caller). */
@@ -182,9 +193,9 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
             continue;
         }
         size_t lk = 0;
-        while (lk < 4 && strcmp(limit_keys[lk], key) != 0)
+        while (lk < N_LIMITS && strcmp(limit_keys[lk], key) != 0)
             lk++;
-        if (lk < 4) {
+        if (lk < N_LIMITS) {
             if (!json_is_string(v) && !(json_is_integer(v) && json_integer_value(v) >= 0))
                 return tw_error_set(err, TW_EINVAL, "%s: \"%s\" must be a number or a string",
                                     path, key);
@@ -204,7 +215,8 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                                 "%s: unknown key \"%s\"; the keys are the serve flags (db, "
                                 "listen, web, tls-cert, tls-key, port-file, threads, body-max, "
                                 "log-requests, max-connections, max-connections-per-client, "
-                                "header-timeout, body-memory-max, vm-sizes-from-arm, policies) and the "
+                                "header-timeout, body-memory-max, db-connections, "
+                                "vm-sizes-from-arm, policies) and the "
                                 "Azure endpoints "
                                 "(prices_url, ...)",
                                 path, key);
@@ -319,6 +331,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"max-connections-per-client", required_argument, NULL, 1001},
         {"header-timeout", required_argument, NULL, 1002},
         {"body-memory-max", required_argument, NULL, 1003},
+        {"db-connections", required_argument, NULL, 1004},
         {"log-requests", no_argument, NULL, 'L'},
         {"prices-url", required_argument, NULL, 'P'},
         {"vm-sizes-from-arm", no_argument, NULL, 1010},
@@ -377,7 +390,8 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1000:
         case 1001:
         case 1002:
-        case 1003: o.limit[c - 1000] = optarg; break;
+        case 1003:
+        case 1004: o.limit[c - 1000] = optarg; break;
         case 'L': o.log_requests = 1; break;
         case 'P': o.prices_url = optarg; break;
         case 1010: o.vm_sizes = 1; break;
@@ -440,7 +454,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         }
     }
     if (!o.db) {
-        rc = tw_error_set(&err, TW_EINVAL, "serve needs --db FILE (or \"db\" in --config)");
+        rc = tw_error_set(&err, TW_EINVAL, "serve needs --db FILE or --db postgresql://... (or \"db\" in --config)");
         status = TW_EXIT_USAGE;
         goto fail_msg;
     }
@@ -501,6 +515,20 @@ int tw_cli_cmd_serve(int argc, char **argv)
             goto fail_msg;
         }
         so.body_memory_max = (size_t)b;
+    }
+    if (o.limit[4]) {
+        char *end;
+        errno = 0;
+        long n = strtol(o.limit[4], &end, 10);
+        if (!*o.limit[4] || *end || errno || n < 1 || n > TW_SERVER_MAX_DB_CONNECTIONS) {
+            rc = tw_error_set(&err, TW_EINVAL,
+                              "--db-connections \"%s\" must be a whole number from 1 to %d "
+                              "(the store handles requests read through)",
+                              o.limit[4], TW_SERVER_MAX_DB_CONNECTIONS);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.db_connections = (unsigned)n;
     }
     if (!o.tls_cert != !o.tls_key) {
         rc = tw_error_set(&err, TW_EINVAL,
@@ -733,7 +761,7 @@ out:
     json_decref(cfg);
     free(num_buf[0]);
     free(num_buf[1]);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < N_LIMITS; i++)
         free(o.limit_num[i]);
     wipe_free(cert);
     wipe_free(key);

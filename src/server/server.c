@@ -220,7 +220,8 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     *out = NULL;
     enum tw_err rc;
     if (!opt || !opt->db_path || !opt->db_path[0])
-        return tw_error_set(err, TW_EINVAL, "the server needs a database (--db FILE)");
+        return tw_error_set(err, TW_EINVAL, "the server needs a database (--db FILE or "
+                                            "--db postgresql://...)");
     if (!opt->tls_cert_pem != !opt->tls_key_pem)
         return tw_error_set(err, TW_EINVAL,
                             "TLS needs both a certificate and its key (--tls-cert and --tls-key)");
@@ -279,7 +280,12 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
     labels[srv->route_static] = "GET (dashboard files)";
     labels[srv->route_unmatched] = "(no route)";
     srv->metrics = tw_metrics_new(labels, srv->n_routes + 2);
-    srv->pool_max = srv->threads + 2;
+    if (opt->db_connections > TW_SERVER_MAX_DB_CONNECTIONS) {
+        server_free(srv);
+        return tw_error_set(err, TW_EINVAL, "--db-connections %u is more than %d",
+                            opt->db_connections, TW_SERVER_MAX_DB_CONNECTIONS);
+    }
+    srv->pool_max = opt->db_connections ? opt->db_connections : srv->threads + 2;
     srv->pool = calloc(srv->pool_max, sizeof(*srv->pool));
     srv->daemons = calloc(srv->threads, sizeof(*srv->daemons));
     if (!srv->metrics || !srv->pool || !srv->daemons) {

@@ -1,6 +1,7 @@
 /*
  * server.h - tierwise's REST backend: /api/v1 over libmicrohttpd, the
- * SQLite store behind it, the dashboard's files.
+ * store behind it (a SQLite file, or PostgreSQL shared by several
+ * backends), the dashboard's files.
  *
  * Requests run on libmicrohttpd's internal thread pool (epoll).  Reads use
  * store handles from a small pool, one thread per handle at a time.
@@ -22,6 +23,7 @@
 #define TW_SERVER_DEFAULT_LISTEN "127.0.0.1:8080"
 #define TW_SERVER_DEFAULT_BODY_MAX (1u << 20)
 #define TW_SERVER_MAX_THREADS 256
+#define TW_SERVER_MAX_DB_CONNECTIONS 1000
 #define TW_SERVER_DEFAULT_MAX_CONNECTIONS 4096
 /* Per client address: a quarter of the default in all, so one address
  * can't hold the server, yet a fleet's agents behind one NAT (or a
@@ -35,7 +37,7 @@ struct tw_arm_cred;
 struct tw_arm_pacer;
 
 struct tw_server_options {
-    const char *db_path;      /* required */
+    const char *db_path;      /* required: a SQLite file or a PostgreSQL location (store.h) */
     const char *listen;       /* "HOST:PORT" (IPv4, [IPv6]); NULL: 127.0.0.1:8080 */
     const char *web_dir;      /* the dashboard's files; NULL: none served */
     const char *tls_cert_pem; /* PEM text of the certificate (chain) and key: */
@@ -93,6 +95,11 @@ struct tw_server_options {
     unsigned max_connections_per_client; /* open at once from one address; default 1024 */
     unsigned header_timeout_ms;          /* the request head's deadline; default 10 s */
     size_t body_memory_max;              /* request bodies held at once in all; default 64 MiB */
+    /* The pool of store handles requests read through (each one database
+     * connection on PostgreSQL), 1..TW_SERVER_MAX_DB_CONNECTIONS; 0: the
+     * request threads + 2.  The writer, the health probe, the periodic
+     * work's lock and each job or executor run open handles of their own. */
+    unsigned db_connections;
 };
 
 struct tw_server;
