@@ -7,6 +7,8 @@
 
 #include "store/store_copy.h"
 
+#include "core/time.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -305,6 +307,10 @@ static enum tw_err pg_identity(struct tw_pg *pg, bool *meta, char *app, size_t a
     if (rc != TW_OK)
         return rc;
     tw_pg_copy(app, app_len, r, 0, 0);
+    if (strcmp(app, "tierwise") != 0) {
+        PQclear(r); /* someone else's table of that name: pg_judge says so */
+        return TW_OK;
+    }
     const char *v = tw_pg_text(r, 0, 1);
     char *end = NULL;
     long long n = strtoll(v, &end, 10);
@@ -415,116 +421,352 @@ enum tw_err tw_pg_migrate(struct tw_pg *pg, struct tw_error *err)
 void tw_pg_close(struct tw_store *st)
 {
     struct tw_pg *pg = (struct tw_pg *)st;
+    /* The work locks go now, not when the server gets round to ending
+     * the session: another backend's next ask takes the work over. */
+    if (pg->n_held > 0 && pg->conn && PQstatus(pg->conn) == CONNECTION_OK)
+        PQclear(PQexec(pg->conn, "SELECT pg_advisory_unlock_all()"));
     tw_pg_disconnect(pg);
     free(pg->prepared);
     free(pg);
 }
 
+/* ---- small helpers ---------------------------------------------------- */
+
+/* TEXT's instant in ms as a parameter (NULL when TEXT is NULL or ""), read
+ * by core's RFC 3339 reader as the SQLite store reads it; TW_EPARSE naming
+ * WHAT when it is no RFC 3339 time. */
+static enum tw_err p_instant(struct tw_pg_params *p, const char *text, const char *what,
+                             struct tw_error *err)
+{
+    if (!text || !text[0]) {
+        tw_pg_p_null(p);
+        return TW_OK;
+    }
+    int64_t ms;
+    if (!tw_rfc3339_ms(text, &ms))
+        return tw_error_set(err, TW_EPARSE,
+                            "%s \"%.60s\" is not an RFC 3339 time (e.g. 2026-11-14T09:30:00Z)",
+                            what, text);
+    tw_pg_p_int(p, ms);
+    return TW_OK;
+}
+
+/* A read whose statements see one snapshot: REPEATABLE READ, READ ONLY at
+ * depth 0, a savepoint inside the caller's transaction. */
+static enum tw_err begin_snapshot(struct tw_pg *pg, const char *what, struct tw_error *err)
+{
+    if (pg->tx_depth > 0)
+        return tw_pg_begin(pg, what, err);
+    enum tw_err rc = tw_pg_exec(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", what,
+                                err);
+    if (rc == TW_OK)
+        pg->tx_depth = 1;
+    return rc;
+}
+
+/* ---- tokens ----------------------------------------------------------- */
+
 enum tw_err tw_pg_token_add(struct tw_store *st, const char *name, enum tw_role role,
                             const uint8_t sha256[32], int64_t *id_out, struct tw_error *err)
 {
-    (void)st;
-    (void)name;
-    (void)role;
-    (void)sha256;
-    (void)id_out;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do token_add yet");
+    /* One INSERT: the unique hash makes a repeat fail, whoever writes. */
+    TW_PG_STMT(q, "INSERT INTO tokens(sha256, name, role, created_at)"
+                  " VALUES ($1, $2, $3, $4) RETURNING id");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    char now[40];
+    tw_pg_now_text(now);
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_bytes(&p, sha256, 32);
+    tw_pg_p_text(&p, name ? name : "");
+    tw_pg_p_text(&p, tw_role_name(role));
+    tw_pg_p_text(&p, now);
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, &p, &r, "storing a token", err);
+    if (rc != TW_OK) {
+        if (strcmp(pg->sqlstate, "23505") == 0)
+            return tw_error_set(err, TW_EINVAL,
+                                "a token with this secret is already stored; create a new one");
+        return rc;
+    }
+    if (id_out)
+        *id_out = PQntuples(r) > 0 ? tw_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    return TW_OK;
 }
 
 enum tw_err tw_pg_token_lookup(struct tw_store *st, const uint8_t sha256[32],
                                enum tw_role *role_out, char *name_out, size_t name_len,
                                struct tw_error *err)
 {
-    (void)st;
-    (void)sha256;
-    (void)role_out;
-    (void)name_out;
-    (void)name_len;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do token_lookup yet");
+    TW_PG_STMT(q, "SELECT role, name FROM tokens WHERE sha256 = $1 AND revoked_at IS NULL");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_bytes(&p, sha256, 32);
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, &p, &r, "looking a token up", err);
+    if (rc != TW_OK)
+        return rc;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return tw_error_set(err, TW_ENOENT, "no such token, or it was revoked");
+    }
+    enum tw_role role;
+    if (tw_role_parse(tw_pg_text(r, 0, 0), &role) != TW_OK) {
+        PQclear(r);
+        return tw_error_set(err, TW_EIO, "%s: a token has an unknown role", pg->label);
+    }
+    if (role_out)
+        *role_out = role;
+    if (name_out && name_len)
+        snprintf(name_out, name_len, "%s", tw_pg_text(r, 0, 1));
+    PQclear(r);
+    return TW_OK;
 }
 
 enum tw_err tw_pg_token_list(struct tw_store *st, struct tw_store_token_row **rows, size_t *n,
                              struct tw_error *err)
 {
-    (void)st;
-    (void)rows;
-    (void)n;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do token_list yet");
+    TW_PG_STMT(q, "SELECT id, name, role, created_at, revoked_at FROM tokens ORDER BY id");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, NULL, &r, "listing tokens", err);
+    if (rc != TW_OK)
+        return rc;
+    int k = PQntuples(r);
+    struct tw_store_token_row *arr = calloc(k ? (size_t)k : 1, sizeof(*arr));
+    if (!arr) {
+        PQclear(r);
+        return tw_error_set(err, TW_ENOMEM, "out of memory listing tokens");
+    }
+    for (int i = 0; i < k; i++) {
+        struct tw_store_token_row *t = &arr[i];
+        t->id = tw_pg_int(r, i, 0);
+        tw_pg_copy(t->name, sizeof(t->name), r, i, 1);
+        if (tw_role_parse(tw_pg_text(r, i, 2), &t->role) != TW_OK) {
+            long long bad = (long long)t->id;
+            PQclear(r);
+            free(arr);
+            return tw_error_set(err, TW_EIO, "%s: token %lld has an unknown role", pg->label,
+                                bad);
+        }
+        tw_pg_copy(t->created_at, sizeof(t->created_at), r, i, 3);
+        tw_pg_copy(t->revoked_at, sizeof(t->revoked_at), r, i, 4);
+    }
+    PQclear(r);
+    *rows = arr;
+    *n = (size_t)k;
+    return TW_OK;
 }
 
 enum tw_err tw_pg_token_revoke(struct tw_store *st, int64_t id, struct tw_error *err)
 {
-    (void)st;
-    (void)id;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do token_revoke yet");
+    /* Compare-and-set on revoked_at: of two revocations at once, one
+     * writes the time and the other finds it revoked (fine, as twice). */
+    TW_PG_STMT(q_revoke, "UPDATE tokens SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL");
+    TW_PG_STMT(q_exists, "SELECT 1 FROM tokens WHERE id = $1");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    char now[40];
+    tw_pg_now_text(now);
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_int(&p, id);
+    tw_pg_p_text(&p, now);
+    int64_t changed = 0;
+    enum tw_err rc = tw_pg_run_n(pg, &q_revoke, &p, &changed, "revoking a token", err);
+    if (rc != TW_OK || changed > 0)
+        return rc;
+    /* Revoking twice is fine; revoking what never existed is not. */
+    tw_pg_p_init(&p);
+    tw_pg_p_int(&p, id);
+    PGresult *r;
+    rc = tw_pg_run(pg, &q_exists, &p, &r, "revoking a token", err);
+    if (rc != TW_OK)
+        return rc;
+    bool found = PQntuples(r) > 0;
+    PQclear(r);
+    if (found)
+        return TW_OK;
+    return tw_error_set(err, TW_ENOENT, "there is no token %lld", (long long)id);
 }
+
+/* ---- counts ----------------------------------------------------------- */
 
 enum tw_err tw_pg_stats(struct tw_store *st, struct tw_store_stats *out, struct tw_error *err)
 {
-    (void)st;
-    (void)out;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do stats yet");
+    TW_PG_STMT(q, "SELECT (SELECT count(*) FROM reports), (SELECT count(*) FROM vms),"
+                  " (SELECT count(*) FROM disks WHERE detached_ms IS NULL),"
+                  " (SELECT count(*) FROM results), pg_database_size(current_database())");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, NULL, &r, "counting what is stored", err);
+    if (rc != TW_OK)
+        return rc;
+    out->reports = tw_pg_int(r, 0, 0);
+    out->vms = tw_pg_int(r, 0, 1);
+    out->disks = tw_pg_int(r, 0, 2);
+    out->results = tw_pg_int(r, 0, 3);
+    out->db_bytes = tw_pg_int(r, 0, 4);
+    PQclear(r);
+    return TW_OK;
 }
+
+/* ---- price books ------------------------------------------------------ */
 
 enum tw_err tw_pg_pricebook_put(struct tw_store *st, const char *region, const char *currency,
                                 const char *source, const char *fetched_at, const char *items,
                                 size_t items_len, struct tw_error *err)
 {
-    (void)st;
-    (void)region;
-    (void)currency;
-    (void)source;
-    (void)fetched_at;
-    (void)items;
-    (void)items_len;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do pricebook_put yet");
+    /* One INSERT, one transaction: the old book stays the latest until the
+     * new one is wholly written; two backends storing books at once each
+     * add theirs (the higher id is the latest, as in SQLite). */
+    TW_PG_STMT(q, "INSERT INTO price_books(region, currency, source, fetched_at, fetched_ms,"
+                  " items) VALUES ($1, $2, $3, $4, $5, $6)");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    if (items_len > 0x7fffffff)
+        return tw_error_set(err, TW_ERANGE, "a price book of %zu bytes is too large", items_len);
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, region);
+    tw_pg_p_text(&p, currency);
+    tw_pg_p_text(&p, source);
+    tw_pg_p_text(&p, fetched_at);
+    enum tw_err rc = p_instant(&p, fetched_at, "the price book's fetch time", err);
+    if (rc != TW_OK)
+        return rc;
+    tw_pg_p_textn(&p, items ? items : "", items ? items_len : 0);
+    return tw_pg_run(pg, &q, &p, NULL, "storing a price book", err);
+}
+
+/* The book Q (with P) finds. */
+static enum tw_err price_read(struct tw_pg *pg, struct tw_pg_stmt *q,
+                              const struct tw_pg_params *p, const char *region,
+                              const char *currency, char **items, size_t *items_len,
+                              char *source, size_t source_len, char *fetched_at,
+                              size_t fetched_len, struct tw_error *err)
+{
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, q, p, &r, "reading a price book", err);
+    if (rc != TW_OK)
+        return rc;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return tw_error_set(err, TW_ENOENT, "no price book for %s in %s is stored", region,
+                            currency);
+    }
+    size_t n = 0;
+    char *copy = tw_pg_dup(r, 0, 2, &n);
+    if (!copy) {
+        size_t want = (size_t)PQgetlength(r, 0, 2);
+        PQclear(r);
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading a price book of %zu bytes",
+                            want);
+    }
+    if (source && source_len)
+        snprintf(source, source_len, "%s", tw_pg_text(r, 0, 0));
+    if (fetched_at && fetched_len)
+        snprintf(fetched_at, fetched_len, "%s", tw_pg_text(r, 0, 1));
+    PQclear(r);
+    *items = copy;
+    if (items_len)
+        *items_len = n;
+    return TW_OK;
 }
 
 enum tw_err tw_pg_pricebook_get(struct tw_store *st, const char *region, const char *currency,
                                 char **items, size_t *items_len, char *source, size_t source_len,
                                 char *fetched_at, size_t fetched_len, struct tw_error *err)
 {
-    (void)st;
-    (void)region;
-    (void)currency;
-    (void)items;
-    (void)items_len;
-    (void)source;
-    (void)source_len;
-    (void)fetched_at;
-    (void)fetched_len;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do pricebook_get yet");
+    TW_PG_STMT(q, "SELECT source, fetched_at, items FROM price_books"
+                  " WHERE region = $1 AND currency = $2 ORDER BY id DESC LIMIT 1");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, region);
+    tw_pg_p_text(&p, currency);
+    return price_read(pg, &q, &p, region, currency, items, items_len, source, source_len,
+                      fetched_at, fetched_len, err);
 }
 
-enum tw_err tw_pg_pricebook_get_at(struct tw_store *st, const char *region, const char *currency,
-                                   const char *at, char **items, size_t *items_len, char *source,
-                                   size_t source_len, char *fetched_at, size_t fetched_len,
-                                   struct tw_error *err)
+enum tw_err tw_pg_pricebook_get_at(struct tw_store *st, const char *region,
+                                   const char *currency, const char *at, char **items,
+                                   size_t *items_len, char *source, size_t source_len,
+                                   char *fetched_at, size_t fetched_len, struct tw_error *err)
 {
-    (void)st;
-    (void)region;
-    (void)currency;
-    (void)at;
-    (void)items;
-    (void)items_len;
-    (void)source;
-    (void)source_len;
-    (void)fetched_at;
-    (void)fetched_len;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do pricebook_get_at yet");
+    TW_PG_STMT(q, "SELECT source, fetched_at, items FROM price_books"
+                  " WHERE region = $1 AND currency = $2 AND fetched_ms <= $3::bigint"
+                  " ORDER BY fetched_ms DESC, id DESC LIMIT 1");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    if (!at || !at[0])
+        return tw_error_set(err, TW_EINVAL, "a price lookup needs an instant");
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, region);
+    tw_pg_p_text(&p, currency);
+    enum tw_err rc = p_instant(&p, at, "the instant of a price lookup", err);
+    if (rc != TW_OK)
+        return rc;
+    return price_read(pg, &q, &p, region, currency, items, items_len, source, source_len,
+                      fetched_at, fetched_len, err);
 }
+
+/* ---- VM sizes --------------------------------------------------------- */
 
 enum tw_err tw_pg_vm_sizes_put(struct tw_store *st, const char *region, const char *source,
                                const char *fetched_at, const struct tw_store_vm_size *rows,
                                size_t n, struct tw_error *err)
 {
-    (void)st;
-    (void)region;
-    (void)source;
-    (void)fetched_at;
-    (void)rows;
-    (void)n;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do vm_sizes_put yet");
+    /* Two backends replacing sizes at once would mix their sets (each
+     * DELETE sees only the rows of its snapshot): the table lock, which
+     * readers pass, makes the second wait for the first and then replace
+     * the first's rows whole.  Names are unique without regard to case
+     * (the key), and a name given again replaces the row, as SQLite's
+     * INSERT OR REPLACE. */
+    TW_PG_STMT(q_lock, "LOCK TABLE vm_sizes IN SHARE ROW EXCLUSIVE MODE");
+    TW_PG_STMT(q_del, "DELETE FROM vm_sizes WHERE region = $1");
+    TW_PG_STMT(q_ins, "INSERT INTO vm_sizes(region, name, caps, source, fetched_at, fetched_ms)"
+                      " VALUES ($1, $2, $3, $4, $5, $6)"
+                      " ON CONFLICT (region, lower(name)) DO UPDATE SET name = EXCLUDED.name,"
+                      " caps = EXCLUDED.caps, source = EXCLUDED.source,"
+                      " fetched_at = EXCLUDED.fetched_at, fetched_ms = EXCLUDED.fetched_ms");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    struct tw_pg_params p;
+    int64_t ms = 0;
+    bool have_ms = fetched_at && fetched_at[0];
+    if (n > 0 && (!have_ms || !tw_rfc3339_ms(fetched_at, &ms))) {
+        /* SQLite refuses the first row (fetched_ms is NOT NULL). */
+        tw_pg_p_init(&p);
+        enum tw_err e = p_instant(&p, fetched_at, "the VM sizes' fetch time", err);
+        if (e != TW_OK)
+            return e;
+        return tw_error_set(err, TW_EINVAL, "%s: storing a VM size: no fetch time",
+                            pg->label);
+    }
+    enum tw_err rc = tw_pg_begin(pg, "starting to store VM sizes", err);
+    if (rc != TW_OK)
+        return rc;
+    rc = tw_pg_run(pg, &q_lock, NULL, NULL, "waiting to replace a region's VM sizes", err);
+    if (rc == TW_OK) {
+        tw_pg_p_init(&p);
+        tw_pg_p_text(&p, region);
+        rc = tw_pg_run(pg, &q_del, &p, NULL, "replacing a region's VM sizes", err);
+    }
+    for (size_t i = 0; rc == TW_OK && i < n; i++) {
+        tw_pg_p_init(&p);
+        tw_pg_p_text(&p, region);
+        tw_pg_p_text(&p, rows[i].name);
+        tw_pg_p_text(&p, rows[i].caps);
+        tw_pg_p_text(&p, source);
+        tw_pg_p_text(&p, fetched_at);
+        tw_pg_p_int(&p, ms);
+        rc = tw_pg_run(pg, &q_ins, &p, NULL, "storing a VM size", err);
+    }
+    if (rc == TW_OK)
+        return tw_pg_commit(pg, "finishing the VM sizes", err);
+    /* Undone as a whole: the region keeps the sizes it had. */
+    tw_pg_rollback(pg);
+    return rc;
 }
 
 enum tw_err tw_pg_vm_sizes_get(struct tw_store *st, const char *region,
@@ -532,44 +774,310 @@ enum tw_err tw_pg_vm_sizes_get(struct tw_store *st, const char *region,
                                size_t source_len, char *fetched_at, size_t fetched_len,
                                struct tw_error *err)
 {
-    (void)st;
-    (void)region;
-    (void)rows;
-    (void)n;
-    (void)source;
-    (void)source_len;
-    (void)fetched_at;
-    (void)fetched_len;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do vm_sizes_get yet");
+    /* By name without regard to case, as SQLite's NOCASE column sorts
+     * (names are unique so within a region). */
+    TW_PG_STMT(q, "SELECT name, caps, source, fetched_at FROM vm_sizes WHERE region = $1"
+                  " ORDER BY lower(name), name");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, region);
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, &p, &r, "reading VM sizes", err);
+    if (rc != TW_OK)
+        return rc;
+    int k = PQntuples(r);
+    if (k == 0) {
+        PQclear(r);
+        return tw_error_set(err, TW_ENOENT, "no VM sizes are cached for region %s", region);
+    }
+    struct tw_store_vm_size *arr = calloc((size_t)k, sizeof(*arr));
+    if (!arr) {
+        PQclear(r);
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading VM sizes");
+    }
+    for (int i = 0; i < k; i++) {
+        tw_pg_copy(arr[i].name, sizeof(arr[i].name), r, i, 0);
+        arr[i].caps = tw_pg_dup(r, i, 1, NULL);
+        if (!arr[i].caps) {
+            PQclear(r);
+            tw_store_vm_sizes_free(arr, (size_t)i);
+            return tw_error_set(err, TW_ENOMEM, "out of memory reading VM sizes");
+        }
+    }
+    if (source && source_len)
+        tw_pg_copy(source, source_len, r, 0, 2);
+    if (fetched_at && fetched_len)
+        tw_pg_copy(fetched_at, fetched_len, r, 0, 3);
+    PQclear(r);
+    *rows = arr;
+    *n = (size_t)k;
+    return TW_OK;
 }
 
+/* ---- the check -------------------------------------------------------- */
+
+/* The tables of schema version 5, as a text[] literal. */
+static const char pg_tables[] =
+    "{tierwise_meta,tokens,vms,reports,disks,results,result_disks,power_states,plans,"
+    "disk_sku_history,price_books,policies,actions,action_transitions,result_latest,"
+    "vm_sizes,disk_originals,drift}";
+
+/*
+ * What SQLite's integrity check means here (PostgreSQL keeps its own
+ * pages consistent): the connection answers, the database is tierwise's
+ * at this binary's schema version, every table of that version is there,
+ * and no index on them was left invalid (a build that failed half way).
+ */
 enum tw_err tw_pg_check(struct tw_store *st, struct tw_error *err)
 {
-    (void)st;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do check yet");
+    TW_PG_STMT(q_missing, "SELECT t FROM unnest($1::text[]) AS t WHERE NOT EXISTS ("
+                          "SELECT 1 FROM pg_catalog.pg_class c"
+                          " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                          " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')"
+                          " AND c.relname = t) ORDER BY t");
+    TW_PG_STMT(q_invalid, "SELECT c.relname FROM pg_catalog.pg_index i"
+                          " JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid"
+                          " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+                          " WHERE n.nspname = current_schema()"
+                          " AND NOT (i.indisvalid AND i.indisready) ORDER BY c.relname");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    bool meta;
+    char app[64];
+    int64_t version, tables;
+    enum tw_err rc = pg_identity(pg, &meta, app, sizeof(app), &version, &tables, err);
+    if (rc != TW_OK)
+        return rc;
+    if (!meta || strcmp(app, "tierwise") != 0 || version != TW_PG_VERSION)
+        return tw_error_set(err, TW_EIO,
+                            "%s fails its check: %s (this tierwise writes version %d)",
+                            pg->label, !meta ? "its tierwise_meta table is gone"
+                                       : strcmp(app, "tierwise") != 0
+                                           ? "tierwise_meta names another application"
+                                           : "its schema version changed since it was opened",
+                            TW_PG_VERSION);
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, pg_tables);
+    PGresult *r;
+    rc = tw_pg_run(pg, &q_missing, &p, &r, "checking the database's tables", err);
+    if (rc != TW_OK)
+        return rc;
+    if (PQntuples(r) > 0) {
+        rc = tw_error_set(err, TW_EIO,
+                          "%s fails its check: table %.64s is missing (%d missing in all); "
+                          "restore the database from a backup",
+                          pg->label, tw_pg_text(r, 0, 0), PQntuples(r));
+        PQclear(r);
+        return rc;
+    }
+    PQclear(r);
+    rc = tw_pg_run(pg, &q_invalid, NULL, &r, "checking the database's indexes", err);
+    if (rc != TW_OK)
+        return rc;
+    if (PQntuples(r) > 0)
+        rc = tw_error_set(err, TW_EIO,
+                          "%s fails its check: index %.64s is invalid; rebuild it "
+                          "(REINDEX INDEX %.64s)",
+                          pg->label, tw_pg_text(r, 0, 0), tw_pg_text(r, 0, 0));
+    PQclear(r);
+    return rc;
+}
+
+/* ---- the fleet's counts ----------------------------------------------- */
+
+/* Appends a row (KEY, TIER, N) to *ROWS; past TW_STORE_COUNTS_MAX - 1
+ * rows, the last row is "other" and counts the rest (as store_stats.c). */
+static bool add_count(struct tw_store_count **rows, size_t *n, size_t *cap, const char *key,
+                      const char *tier, int64_t count)
+{
+    if (*n == TW_STORE_COUNTS_MAX) {
+        struct tw_store_count *last = &(*rows)[*n - 1];
+        if (strcmp(last->key, "other") != 0 || last->tier[0]) {
+            snprintf(last->key, sizeof(last->key), "other");
+            last->tier[0] = '\0';
+        }
+        last->n += count;
+        return true;
+    }
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        struct tw_store_count *r = realloc(*rows, nc * sizeof(*r));
+        if (!r)
+            return false;
+        *rows = r;
+        *cap = nc;
+    }
+    struct tw_store_count *r = &(*rows)[(*n)++];
+    snprintf(r->key, sizeof(r->key), "%s", key ? key : "");
+    snprintf(r->tier, sizeof(r->tier), "%s", tier ? tier : "");
+    r->n = count;
+    return true;
+}
+
+/* Runs Q (columns: key, tier or NULL, count) into *ROWS. */
+static enum tw_err count_rows(struct tw_pg *pg, struct tw_pg_stmt *q, const char *what,
+                              struct tw_store_count **rows, size_t *n, struct tw_error *err)
+{
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, q, NULL, &r, what, err);
+    if (rc != TW_OK)
+        return rc;
+    size_t cap = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        if (!add_count(rows, n, &cap, tw_pg_text(r, i, 0), tw_pg_text(r, i, 1),
+                       tw_pg_int(r, i, 2))) {
+            PQclear(r);
+            return tw_error_set(err, TW_ENOMEM, "%s: out of memory %s", pg->label, what);
+        }
+    }
+    PQclear(r);
+    return TW_OK;
 }
 
 enum tw_err tw_pg_fleet_counts(struct tw_store *st, int64_t silent_before_ms,
                                struct tw_store_fleet_counts *out, struct tw_error *err)
 {
-    (void)st;
-    (void)silent_before_ms;
-    (void)out;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do fleet_counts yet");
+    TW_PG_STMT(q_sizes, "SELECT vm_size, NULL, count(*) FROM vms GROUP BY vm_size"
+                        " ORDER BY vm_size");
+    TW_PG_STMT(q_skus, "SELECT sku, coalesce(tier, ''), count(*) FROM disks"
+                       " WHERE detached_ms IS NULL GROUP BY sku, coalesce(tier, '')"
+                       " ORDER BY sku, coalesce(tier, '')");
+    /* The received time is the server's own clock, read in C by the same
+     * reader as SQLite's (a time that does not read counts as silent). */
+    TW_PG_STMT(q_silent, "SELECT p.received_at FROM vms v"
+                         " JOIN reports p ON p.id = v.last_report_id");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    enum tw_err rc = begin_snapshot(pg, "starting to count the fleet", err);
+    if (rc != TW_OK)
+        return rc;
+    rc = count_rows(pg, &q_sizes, "counting the VMs by size", &out->vm_sizes, &out->n_vm_sizes,
+                    err);
+    if (rc == TW_OK)
+        rc = count_rows(pg, &q_skus, "counting the disks by SKU", &out->disk_skus,
+                        &out->n_disk_skus, err);
+    if (rc == TW_OK) {
+        PGresult *r;
+        rc = tw_pg_run(pg, &q_silent, NULL, &r, "counting the VMs not heard from", err);
+        if (rc == TW_OK) {
+            out->vms_silent = 0;
+            for (int i = 0; i < PQntuples(r); i++) {
+                int64_t ms;
+                if (tw_pg_null(r, i, 0) || !tw_rfc3339_ms(tw_pg_text(r, i, 0), &ms) ||
+                    ms < silent_before_ms)
+                    out->vms_silent++;
+            }
+            PQclear(r);
+        }
+    }
+    for (size_t i = 0; i < out->n_vm_sizes; i++)
+        out->vms += out->vm_sizes[i].n;
+    if (rc == TW_OK)
+        return tw_pg_commit(pg, "ending the count of the fleet", err);
+    tw_pg_rollback(pg);
+    return rc;
 }
+
+/* ---- health and periodic work ----------------------------------------- */
 
 enum tw_err tw_pg_probe(struct tw_store *st, struct tw_error *err)
 {
-    (void)st;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do probe yet");
+    /* A round trip (tw_pg_run connects again first when the connection
+     * was lost), and a standby is no place for a backend's writes. */
+    TW_PG_STMT(q, "SELECT pg_is_in_recovery()");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, NULL, &r, "asking the server whether it answers", err);
+    if (rc != TW_OK)
+        return rc;
+    bool standby = PQntuples(r) > 0 && strcmp(tw_pg_text(r, 0, 0), "t") == 0;
+    PQclear(r);
+    if (standby)
+        return tw_error_set(err, TW_EIO, "%s is a read-only standby: point tierwise at the "
+                                         "primary", pg->label);
+    return TW_OK;
 }
 
-enum tw_err tw_pg_work_lock(struct tw_store *st, const char *kind, bool *held, struct tw_error *err)
+/* The fixed keys of the kinds of periodic work; any other kind a stable
+ * hash of its name, kept clear of these. */
+static const struct {
+    const char *kind;
+    int key;
+} work_keys[] = {
+    {"sync", 1}, {"prices", 2}, {"vmsizes", 3}, {"drift", 4}, {"scheduler", 5}, {"rejudge", 6},
+};
+#define TW_PG_WORK_HASHED_FROM 1000
+
+static int work_key(const char *kind)
 {
-    (void)st;
-    (void)kind;
-    (void)held;
-    return tw_error_set(err, TW_EUNSUPPORTED, "the PostgreSQL store can't do work_lock yet");
+    for (size_t i = 0; i < sizeof(work_keys) / sizeof(work_keys[0]); i++)
+        if (strcmp(work_keys[i].kind, kind) == 0)
+            return work_keys[i].key;
+    /* FNV-1a, 32 bits: the same key in every process and every build. */
+    uint32_t h = 2166136261u;
+    for (const unsigned char *c = (const unsigned char *)kind; *c; c++) {
+        h ^= *c;
+        h *= 16777619u;
+    }
+    return TW_PG_WORK_HASHED_FROM + (int)(h % (uint32_t)(INT32_MAX - TW_PG_WORK_HASHED_FROM));
+}
+
+/*
+ * A session-level advisory lock per kind, held while this connection
+ * lives.  The statement takes the lock only when this session does not
+ * hold it already (pg_locks says which it holds), so asking again never
+ * stacks it (a stacked lock would need as many unlocks); and since it
+ * asks the server each time, a connection the server ended (the lock
+ * went with it) is noticed: tw_pg_run connects again and the lock is
+ * asked for on the new session, where it may be another's by then.
+ */
+enum tw_err tw_pg_work_lock(struct tw_store *st, const char *kind, bool *held,
+                            struct tw_error *err)
+{
+    TW_PG_STMT(q, "SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_catalog.pg_locks"
+                  " WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted"
+                  " AND database = (SELECT oid FROM pg_catalog.pg_database"
+                  " WHERE datname = current_database())"
+                  " AND classid::bigint = $1::bigint AND objid::bigint = $2::bigint"
+                  " AND objsubid = 2)"
+                  " THEN true ELSE pg_try_advisory_lock($1::int, $2::int) END");
+    struct tw_pg *pg = (struct tw_pg *)st;
+    *held = false;
+    size_t kl = kind ? strlen(kind) : 0;
+    bool ok = kl > 0 && kl < sizeof(pg->held[0]);
+    for (size_t i = 0; ok && i < kl; i++)
+        ok = (kind[i] >= 'a' && kind[i] <= 'z') || (kind[i] >= '0' && kind[i] <= '9') ||
+             kind[i] == '_' || kind[i] == '-';
+    if (!ok)
+        return tw_error_set(err, TW_EINVAL,
+                            "\"%.40s\" is no kind of periodic work (a lower-case word of at "
+                            "most %zu letters)",
+                            kind ? kind : "", sizeof(pg->held[0]) - 1);
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_int(&p, TW_PG_LOCK_SPACE);
+    tw_pg_p_int(&p, work_key(kind));
+    char what[64];
+    snprintf(what, sizeof(what), "asking for the right to run \"%s\"", kind);
+    PGresult *r;
+    enum tw_err rc = tw_pg_run(pg, &q, &p, &r, what, err);
+    if (rc != TW_OK)
+        return rc;
+    bool mine = PQntuples(r) > 0 && strcmp(tw_pg_text(r, 0, 0), "t") == 0;
+    PQclear(r);
+    /* pg->held: what this session holds (a reconnection empties it). */
+    size_t at = pg->n_held;
+    for (size_t i = 0; i < pg->n_held; i++)
+        if (strcmp(pg->held[i], kind) == 0)
+            at = i;
+    if (mine && at == pg->n_held && pg->n_held < sizeof(pg->held) / sizeof(pg->held[0]))
+        snprintf(pg->held[pg->n_held++], sizeof(pg->held[0]), "%s", kind);
+    else if (!mine && at < pg->n_held) {
+        memmove(pg->held[at], pg->held[at + 1], (pg->n_held - at - 1) * sizeof(pg->held[0]));
+        pg->n_held--;
+    }
+    *held = mine;
+    return TW_OK;
 }
 
 static const struct tw_store_ops pg_ops = {
