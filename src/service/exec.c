@@ -78,13 +78,33 @@ static void nap(const struct tw_exec_opts *o, long ms)
     }
 }
 
+/* A tag of this process, drawn once: backends in containers may share a
+ * host name and a PID (1), and claims must still tell them apart. */
+static pthread_once_t owner_once = PTHREAD_ONCE_INIT;
+static unsigned owner_tag;
+
+static void owner_tag_draw(void)
+{
+    unsigned t = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&t, sizeof t, 1, f) != 1) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = (unsigned)ts.tv_nsec ^ (unsigned)ts.tv_sec * 2654435761u ^ (unsigned)getpid();
+    }
+    if (f)
+        fclose(f);
+    owner_tag = t;
+}
+
 void tw_exec_owner_default(char *out, size_t cap)
 {
-    char host[48]; /* with ":PID" and a run's ":N" it fits an owner of 64 */
+    char host[33]; /* with ":PID:TAG", ":sched" and a run's ":N" it fits an owner of 64 */
     if (gethostname(host, sizeof host) != 0)
         snprintf(host, sizeof host, "localhost");
     host[sizeof host - 1] = '\0';
-    snprintf(out, cap, "%s:%ld", host, (long)getpid());
+    pthread_once(&owner_once, owner_tag_draw);
+    snprintf(out, cap, "%s:%ld:%08x", host, (long)getpid(), owner_tag);
 }
 
 static bool is_disk_kind(const char *kind)

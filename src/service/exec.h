@@ -119,7 +119,7 @@ struct tw_exec_opts {
     const struct tw_exec_arm_ops *arm;
     void *arm_arg;                 /* to ARM->open */
     const char *arm_url;           /* for the URLs shown (dry run and results) */
-    const char *owner;             /* claim owner prefix; NULL or "": "HOST:PID"; each run
+    const char *owner;             /* claim owner prefix; NULL or "": "HOST:PID:TAG"; each run
                                     * adds ":N" (a counter of the process's runs) so two
                                     * runs of one process never share a claim */
     int parallel;                  /* VMs at once; 0: 4 */
@@ -257,7 +257,9 @@ struct json_t *tw_exec_result_json(const struct tw_exec_result *r);
 /* A run's counts: {"actions", "done", "skipped", ...}. */
 struct json_t *tw_exec_summary_json(const struct tw_exec_summary *s);
 
-/* The default owner of claims, "HOST:PID" (CAP bytes). */
+/* The default owner of claims, "HOST:PID:TAG" (CAP bytes): TAG is 8 hex
+ * digits drawn once per process, so that backends on several machines
+ * (or containers) with one host name and PID never share a claim. */
 void tw_exec_owner_default(char *out, size_t cap);
 
 #endif
