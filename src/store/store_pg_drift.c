@@ -300,10 +300,13 @@ enum tw_err tw_pg_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t be
 /* ---- a whole update in one transaction ---- */
 
 /* Every open drift whose disk is not in $1 ends, in one statement: the
- * rows its own UPDATE ended come back, by since, with their names. */
+ * rows its own UPDATE ended come back, by since, with their names.  Rows
+ * are locked by disk, as the opens before it go (sync_work), so that two
+ * syncs at once wait for each other rather than deadlock. */
 TW_PG_STMT(q_sync_end,
-           "WITH e AS (UPDATE drift SET ended_at = $2, ended_ms = $3 WHERE ended_at IS NULL "
-           "AND NOT (disk_id = ANY ($1::bigint[])) RETURNING *) "
+           "WITH e AS (UPDATE drift SET ended_at = $2, ended_ms = $3 WHERE id IN (SELECT id "
+           "FROM drift WHERE ended_at IS NULL AND NOT (disk_id = ANY ($1::bigint[])) "
+           "ORDER BY disk_id FOR UPDATE) AND ended_at IS NULL RETURNING *) "
            "SELECT " DRIFT_COLS " FROM e r LEFT JOIN vms v ON v.id = r.vm_id "
            "LEFT JOIN disks k ON k.id = r.disk_id ORDER BY r.since_ms, r.id");
 
@@ -334,6 +337,19 @@ static char *id_array(const struct tw_store_drift_row *rows, size_t n)
     return s;
 }
 
+/* qsort's rows for by_disk (a sync runs on one thread of its handle;
+ * thread-local, as several handles' syncs may run at once). */
+static _Thread_local const struct tw_store_drift_row *sort_rows;
+
+static int by_disk(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    int64_t a = sort_rows[i].disk_id, b = sort_rows[j].disk_id;
+    if (a != b)
+        return a < b ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
 static enum tw_err sync_work(struct tw_pg *pg, void *arg, struct tw_error *err)
 {
     struct sync_arg *a = arg;
@@ -342,14 +358,28 @@ static enum tw_err sync_work(struct tw_pg *pg, void *arg, struct tw_error *err)
     a->n_ended = 0;
     if (a->started)
         memset(a->started, 0, a->n * sizeof(*a->started));
-    enum tw_err rc = TW_OK;
-    for (size_t i = 0; rc == TW_OK && i < a->n; i++)
-        rc = open_one(pg, &a->rows[i], a->since_ms[i], a->started ? &a->started[i] : NULL, err);
-    if (rc != TW_OK)
-        return rc;
+    /* The opens by disk id (each row's results in its own place). */
+    size_t *order = malloc((a->n ? a->n : 1) * sizeof(*order));
     char *ids = id_array(a->rows, a->n);
-    if (!ids)
-        return tw_error_set(err, TW_ENOMEM, "out of memory ending drifts");
+    if (!order || !ids) {
+        free(order);
+        free(ids);
+        return tw_error_set(err, TW_ENOMEM, "out of memory recording drifts");
+    }
+    for (size_t i = 0; i < a->n; i++)
+        order[i] = i;
+    sort_rows = a->rows;
+    qsort(order, a->n, sizeof(*order), by_disk);
+    enum tw_err rc = TW_OK;
+    for (size_t k = 0; rc == TW_OK && k < a->n; k++) {
+        size_t i = order[k];
+        rc = open_one(pg, &a->rows[i], a->since_ms[i], a->started ? &a->started[i] : NULL, err);
+    }
+    free(order);
+    if (rc != TW_OK) {
+        free(ids);
+        return rc;
+    }
     struct tw_pg_params p;
     tw_pg_p_init(&p);
     tw_pg_p_text(&p, ids);
