@@ -50,5 +50,7 @@ int tw_cli_cmd_drift(int argc, char **argv);
 int tw_cli_cmd_sync(int argc, char **argv);
 /* report monthly: the monthly cost-saving report (cmd_report.c). */
 int tw_cli_cmd_report(int argc, char **argv);
+/* store copy: a database copied into another, empty one (cmd_store.c). */
+int tw_cli_cmd_store(int argc, char **argv);
 
 #endif

@@ -25,6 +25,7 @@ static const struct tw_app_cmd cmds[] = {
     {"drift", tw_cli_cmd_drift, "disks below the SKU their policy requires while the VM runs"},
     {"sync", tw_cli_cmd_sync, "read the fleet's VMs and disks from Azure Resource Manager"},
     {"report", tw_cli_cmd_report, "the monthly cost-saving report as HTML, CSV or JSON (report monthly)"},
+    {"store", tw_cli_cmd_store, "store copy: a database copied into another, verified (SQLite, PostgreSQL)"},
 };
 
 int main(int argc, char **argv)
