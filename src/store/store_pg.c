@@ -451,19 +451,6 @@ static enum tw_err p_instant(struct tw_pg_params *p, const char *text, const cha
     return TW_OK;
 }
 
-/* A read whose statements see one snapshot: REPEATABLE READ, READ ONLY at
- * depth 0, a savepoint inside the caller's transaction. */
-static enum tw_err begin_snapshot(struct tw_pg *pg, const char *what, struct tw_error *err)
-{
-    if (pg->tx_depth > 0)
-        return tw_pg_begin(pg, what, err);
-    enum tw_err rc = tw_pg_exec(pg, "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY", what,
-                                err);
-    if (rc == TW_OK)
-        pg->tx_depth = 1;
-    return rc;
-}
-
 /* ---- tokens ----------------------------------------------------------- */
 
 enum tw_err tw_pg_token_add(struct tw_store *st, const char *name, enum tw_role role,
@@ -948,7 +935,7 @@ enum tw_err tw_pg_fleet_counts(struct tw_store *st, int64_t silent_before_ms,
     TW_PG_STMT(q_silent, "SELECT p.received_at FROM vms v"
                          " JOIN reports p ON p.id = v.last_report_id");
     struct tw_pg *pg = (struct tw_pg *)st;
-    enum tw_err rc = begin_snapshot(pg, "starting to count the fleet", err);
+    enum tw_err rc = tw_pg_begin_read(pg, "starting to count the fleet", err);
     if (rc != TW_OK)
         return rc;
     rc = count_rows(pg, &q_sizes, "counting the VMs by size", &out->vm_sizes, &out->n_vm_sizes,

@@ -194,6 +194,10 @@ static void test_foreign_refused(void **state)
     assert_non_null(strstr(err.msg, "not a tierwise database"));
 }
 
+/* pg_locks is the whole server's: only this test's database counts (the
+ * server may be shared). */
+#define THIS_DB "(SELECT oid FROM pg_database WHERE datname = current_database())"
+
 /* Ends, from another connection, the backend that holds the work lock
  * with KEY, and waits until the server let it go. */
 static void end_holder(const char *loc, int key)
@@ -201,12 +205,13 @@ static void end_holder(const char *loc, int key)
     char sql[512];
     snprintf(sql, sizeof(sql),
              "SELECT count(pg_terminate_backend(pid)) FROM pg_locks WHERE locktype = "
-             "'advisory' AND classid = %d AND objid = %d AND objsubid = 2 AND granted",
+             "'advisory' AND classid = %d AND objid = %d AND objsubid = 2 AND granted "
+             "AND database = " THIS_DB,
              0x5457, key);
     assert_int_equal(th_pg_int(loc, sql), 1);
     snprintf(sql, sizeof(sql),
              "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = %d "
-             "AND objid = %d AND objsubid = 2",
+             "AND objid = %d AND objsubid = 2 AND database = " THIS_DB,
              0x5457, key);
     for (int i = 0; i < 500 && th_pg_int(loc, sql) > 0; i++)
         usleep(10000);
@@ -238,7 +243,8 @@ static void test_work_lock(void **state)
     /* One session holds each lock once: asked twice, one row, and one
      * unlock frees it. */
     assert_int_equal(th_pg_int(f->loc, "SELECT count(*) FROM pg_locks WHERE locktype = "
-                                       "'advisory' AND classid = 21591 AND objid = 1"),
+                                       "'advisory' AND classid = 21591 AND objid = 1 "
+                                       "AND database = " THIS_DB),
                      1);
     bool held = true;
     struct tw_error err = {0};
