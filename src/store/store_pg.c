@@ -804,6 +804,76 @@ enum tw_err tw_pg_vm_sizes_get(struct tw_store *st, const char *region,
 
 /* ---- the check -------------------------------------------------------- */
 
+/* The shape of the tables in namespace NS (an SQL expression of its oid):
+ * one text row per column (name, type, collation, NOT NULL), index
+ * (columns, uniqueness, predicate) and constraint (kind and name), none
+ * naming a schema, so that two namespaces compare. */
+#define TW_PG_SHAPE(NS)                                                                      \
+    "SELECT 'column ' || c.relname || '.' || a.attname || ' ' ||"                            \
+    " format_type(a.atttypid, a.atttypmod) || coalesce(' COLLATE ' || co.collname, '') ||"   \
+    " CASE WHEN a.attnotnull THEN ' NOT NULL' ELSE '' END"                                   \
+    " FROM pg_catalog.pg_attribute a JOIN pg_catalog.pg_class c ON c.oid = a.attrelid"       \
+    " LEFT JOIN pg_catalog.pg_collation co ON co.oid = a.attcollation"                       \
+    " WHERE c.relnamespace = " NS " AND c.relkind = 'r'"                                      \
+    " AND a.attnum > 0 AND NOT a.attisdropped"                                               \
+    " UNION ALL SELECT 'index ' || ic.relname || ' on ' || tc.relname ||"                    \
+    " CASE WHEN i.indisunique THEN ' unique' ELSE '' END || ' (' ||"                         \
+    " (SELECT string_agg(pg_catalog.pg_get_indexdef(i.indexrelid, k, true), ', '"            \
+    " ORDER BY k) FROM generate_series(1, i.indnatts) AS k) || ')' ||"                       \
+    " coalesce(' WHERE ' || pg_catalog.pg_get_expr(i.indpred, i.indrelid, true), '')"        \
+    " FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class ic ON ic.oid = i.indexrelid"       \
+    " JOIN pg_catalog.pg_class tc ON tc.oid = i.indrelid WHERE tc.relnamespace = " NS        \
+    " UNION ALL SELECT 'constraint ' || n.conname || ' (' || n.contype::text || ') on ' ||"  \
+    " tc.relname FROM pg_catalog.pg_constraint n JOIN pg_catalog.pg_class tc"                \
+    " ON tc.oid = n.conrelid WHERE tc.relnamespace = " NS
+
+/*
+ * Compares the tables of schema SCHEMA with the schema this binary would
+ * make: every step built in this session's temporary schema (so nothing
+ * of the database is touched), in a transaction rolled back.  What the
+ * expected schema has and the database lacks (or has otherwise) is the
+ * first problem; the database may have more (an index a DBA added).  A
+ * role without the TEMP privilege can't build it: then the check is
+ * left at the tables' names (TW_OK).
+ */
+static enum tw_err check_shape(struct tw_pg *pg, const char *schema, struct tw_error *err)
+{
+    TW_PG_STMT(q_diff, "SELECT d FROM ((" TW_PG_SHAPE("pg_catalog.pg_my_temp_schema()")
+                       ") EXCEPT (" TW_PG_SHAPE("(SELECT oid FROM pg_catalog.pg_namespace"
+                                                " WHERE nspname = $1)")
+                       ")) AS x(d) ORDER BY d");
+    enum tw_err rc = tw_pg_begin(pg, "checking the tables' columns and indexes", err);
+    if (rc != TW_OK)
+        return rc;
+    rc = tw_pg_exec(pg, "SET LOCAL search_path = pg_temp", "checking the tables' shape", err);
+    for (int i = 0; rc == TW_OK && i < TW_PG_N_MIGRATIONS; i++)
+        rc = tw_pg_exec(pg, pg_migrations[i], "building the expected schema to compare", err);
+    if (rc != TW_OK) {
+        bool denied = strcmp(pg->sqlstate, "42501") == 0;
+        tw_pg_rollback(pg);
+        if (denied) {
+            tw_error_clear(err);
+            return TW_OK;
+        }
+        return rc;
+    }
+    struct tw_pg_params p;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, schema);
+    PGresult *r = NULL;
+    rc = tw_pg_run(pg, &q_diff, &p, &r, "comparing the tables with the expected schema", err);
+    if (rc == TW_OK && PQntuples(r) > 0)
+        rc = tw_error_set(err, TW_EIO,
+                          "%s fails its check: %.200s is missing or differs from what schema "
+                          "version %d has (%d such differences); restore the database from a "
+                          "backup",
+                          pg->label, tw_pg_text(r, 0, 0), TW_PG_VERSION, PQntuples(r));
+    PQclear(r);
+    /* Nothing built is kept, and the search path is back. */
+    tw_pg_rollback(pg);
+    return rc;
+}
+
 /* The tables of schema version 5, as a text[] literal. */
 static const char pg_tables[] =
     "{tierwise_meta,tokens,vms,reports,disks,results,result_disks,power_states,plans,"
@@ -814,7 +884,9 @@ static const char pg_tables[] =
  * What SQLite's integrity check means here (PostgreSQL keeps its own
  * pages consistent): the connection answers, the database is tierwise's
  * at this binary's schema version, every table of that version is there,
- * and no index on them was left invalid (a build that failed half way).
+ * no index on them was left invalid (a build that failed half way), and
+ * their columns, indexes and constraints are those the migrations make
+ * (check_shape).
  */
 enum tw_err tw_pg_check(struct tw_store *st, struct tw_error *err)
 {
@@ -828,6 +900,7 @@ enum tw_err tw_pg_check(struct tw_store *st, struct tw_error *err)
                           " JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
                           " WHERE n.nspname = current_schema()"
                           " AND NOT (i.indisvalid AND i.indisready) ORDER BY c.relname");
+    TW_PG_STMT(q_schema, "SELECT current_schema()");
     struct tw_pg *pg = (struct tw_pg *)st;
     bool meta;
     char app[64];
@@ -868,7 +941,15 @@ enum tw_err tw_pg_check(struct tw_store *st, struct tw_error *err)
                           "(REINDEX INDEX %.64s)",
                           pg->label, tw_pg_text(r, 0, 0), tw_pg_text(r, 0, 0));
     PQclear(r);
-    return rc;
+    if (rc != TW_OK)
+        return rc;
+    rc = tw_pg_run(pg, &q_schema, NULL, &r, "checking the database's tables", err);
+    if (rc != TW_OK)
+        return rc;
+    char schema[128];
+    tw_pg_copy(schema, sizeof(schema), r, 0, 0);
+    PQclear(r);
+    return check_shape(pg, schema, err);
 }
 
 /* ---- the fleet's counts ----------------------------------------------- */

@@ -457,6 +457,25 @@ static void test_stats_counts_check(void **state)
     assert_int_equal(s.vms, 3);
     assert_int_equal(s.reports, 2);
     assert_int_equal(tw_store_check(f->st, &err), TW_OK);
+    /* A column's type changed, an index dropped, a constraint dropped: each
+     * named; an index added by hand is no fault. */
+    assert_true(th_pg_exec(f->loc, "CREATE INDEX dba_extra ON vms(location)"));
+    assert_int_equal(tw_store_check(f->st, &err), TW_OK);
+    assert_true(th_pg_exec(f->loc, "ALTER TABLE plans ALTER COLUMN body TYPE varchar(100)"));
+    assert_int_equal(tw_store_check(f->st, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "column plans.body text COLLATE C NOT NULL"));
+    assert_true(th_pg_exec(f->loc, "ALTER TABLE plans ALTER COLUMN body TYPE text "
+                                   "COLLATE \"C\"; DROP INDEX vms_place"));
+    assert_int_equal(tw_store_check(f->st, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "index vms_place on vms (lower(name)"));
+    assert_true(th_pg_exec(f->loc, "CREATE INDEX vms_place ON vms(lower(name), "
+                                   "lower(resource_group), lower(subscription_id));"
+                                   "ALTER TABLE tokens DROP CONSTRAINT tokens_role_check"));
+    assert_int_equal(tw_store_check(f->st, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "constraint tokens_role_check"));
+    /* The store still works after a check (its search path is back). */
+    assert_int_equal(tw_store_stats(f->st, &s, &err), TW_OK);
+    assert_int_equal(s.vms, 3);
     assert_true(th_pg_exec(f->loc, "DROP TABLE drift"));
     assert_int_equal(tw_store_check(f->st, &err), TW_EIO);
     assert_non_null(strstr(err.msg, "table drift is missing"));
