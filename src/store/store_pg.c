@@ -1052,17 +1052,26 @@ enum tw_err tw_pg_probe(struct tw_store *st, struct tw_error *err)
 {
     /* A round trip (tw_pg_run connects again first when the connection
      * was lost), and a standby is no place for a backend's writes. */
-    TW_PG_STMT(q, "SELECT pg_is_in_recovery()");
+    TW_PG_STMT(q, "SELECT pg_is_in_recovery(), current_setting('transaction_read_only')");
     struct tw_pg *pg = (struct tw_pg *)st;
     PGresult *r;
     enum tw_err rc = tw_pg_run(pg, &q, NULL, &r, "asking the server whether it answers", err);
     if (rc != TW_OK)
         return rc;
     bool standby = PQntuples(r) > 0 && strcmp(tw_pg_text(r, 0, 0), "t") == 0;
+    bool read_only = PQntuples(r) > 0 && strcmp(tw_pg_text(r, 0, 1), "on") == 0;
     PQclear(r);
     if (standby)
         return tw_error_set(err, TW_EIO, "%s is a read-only standby: point tierwise at the "
                                          "primary", pg->label);
+    /* A primary can refuse writes too (default_transaction_read_only set
+     * for the database or the role, as some do when a disk fills). */
+    if (read_only)
+        return tw_error_set(err, TW_EIO,
+                            "%s takes no writes (transaction_read_only is on for this "
+                            "session): unset default_transaction_read_only for the database "
+                            "or its role",
+                            pg->label);
     return TW_OK;
 }
 

@@ -295,6 +295,17 @@ static void test_probe(void **state)
     f->st = open_ok(f->loc);
     struct tw_error err = {0};
     assert_int_equal(tw_store_probe(f->st, &err), TW_OK);
+    /* A database that takes no writes fails the probe of a new session
+     * (the setting is read at connect), saying what to change. */
+    char sql[256];
+    snprintf(sql, sizeof(sql), "ALTER DATABASE \"%s\" SET default_transaction_read_only = on",
+             th_store_name(f->loc));
+    assert_true(th_pg_exec(f->loc, sql));
+    struct tw_store *ro = open_ok(f->loc);
+    assert_int_equal(tw_store_probe(ro, &err), TW_EIO);
+    assert_non_null(strstr(err.msg, "takes no writes"));
+    tw_store_close(ro);
+    assert_int_equal(tw_store_probe(f->st, &err), TW_OK);
 }
 
 static void test_tokens(void **state)
