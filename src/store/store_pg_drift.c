@@ -67,9 +67,8 @@ static enum tw_err in_tx(struct tw_pg *pg, const char *what,
 
 /* ---- open, close ---- */
 
-TW_PG_STMT(q_open_update,
-           "UPDATE drift SET vm_id = $2, sku = $3, required_sku = $4, policy = $5, "
-           "seen_at = $6 WHERE disk_id = $1 AND ended_at IS NULL");
+TW_PG_STMT(q_open_update, "UPDATE drift SET vm_id = $2, sku = $3, required_sku = $4, policy = $5, "
+                          "seen_at = $6 WHERE disk_id = $1 AND ended_at IS NULL");
 TW_PG_STMT(q_open_insert,
            "INSERT INTO drift(disk_id, vm_id, sku, required_sku, policy, since, since_ms, "
            "seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) "
@@ -77,8 +76,8 @@ TW_PG_STMT(q_open_insert,
 
 /* A failed write's error: a missing disk or VM (a foreign key) as the
  * SQLite store says it, anything else as it came. */
-static enum tw_err open_failed(struct tw_pg *pg, const struct tw_store_drift_row *d,
-                               enum tw_err rc, struct tw_error *err)
+static enum tw_err open_failed(struct tw_pg *pg, const struct tw_store_drift_row *d, enum tw_err rc,
+                               struct tw_error *err)
 {
     if (strcmp(pg->sqlstate, "23503") != 0)
         return rc;
@@ -88,8 +87,8 @@ static enum tw_err open_failed(struct tw_pg *pg, const struct tw_store_drift_row
 }
 
 /* Opens D's drift, or keeps its open one going (its since unchanged). */
-static enum tw_err open_one(struct tw_pg *pg, const struct tw_store_drift_row *d,
-                            int64_t since_ms, bool *started, struct tw_error *err)
+static enum tw_err open_one(struct tw_pg *pg, const struct tw_store_drift_row *d, int64_t since_ms,
+                            bool *started, struct tw_error *err)
 {
     char seen[40];
     now_seconds(seen);
@@ -162,8 +161,8 @@ enum tw_err tw_pg_drift_open(struct tw_store *st, const struct tw_store_drift_ro
 TW_PG_STMT(q_close, "UPDATE drift SET ended_at = $2, ended_ms = $3 "
                     "WHERE disk_id = $1 AND ended_at IS NULL");
 
-enum tw_err tw_pg_drift_close(struct tw_store *st, int64_t disk_id, const char *at,
-                              int64_t at_ms, bool *ended, struct tw_error *err)
+enum tw_err tw_pg_drift_close(struct tw_store *st, int64_t disk_id, const char *at, int64_t at_ms,
+                              bool *ended, struct tw_error *err)
 {
     struct tw_pg *pg = (struct tw_pg *)st;
     struct tw_pg_params p;
@@ -181,8 +180,8 @@ enum tw_err tw_pg_drift_close(struct tw_store *st, int64_t disk_id, const char *
 
 /* ---- lists ---- */
 
-#define DRIFT_COLS                                                                         \
-    "r.disk_id, r.vm_id, coalesce(v.name, ''), coalesce(k.name, ''), r.sku, "              \
+#define DRIFT_COLS                                                                                 \
+    "r.disk_id, r.vm_id, coalesce(v.name, ''), coalesce(k.name, ''), r.sku, "                      \
     "r.required_sku, r.policy, r.since, coalesce(r.ended_at, '')"
 
 TW_PG_STMT(q_list, "SELECT " DRIFT_COLS " FROM drift r LEFT JOIN vms v ON v.id = r.vm_id "
@@ -214,8 +213,8 @@ static enum tw_err drift_rows(const PGresult *r, struct tw_store_drift_row **out
     return TW_OK;
 }
 
-enum tw_err tw_pg_drift_list(struct tw_store *st, bool open_only,
-                             struct tw_store_drift_row **rows, size_t *n, struct tw_error *err)
+enum tw_err tw_pg_drift_list(struct tw_store *st, bool open_only, struct tw_store_drift_row **rows,
+                             size_t *n, struct tw_error *err)
 {
     struct tw_pg *pg = (struct tw_pg *)st;
     struct tw_pg_params p;
@@ -265,8 +264,8 @@ TW_PG_STMT(q_power_before,
            "SELECT observed_ms, state FROM power_states WHERE vm_id = $1 AND observed_ms <= $2 "
            "ORDER BY observed_ms DESC, id DESC LIMIT $3");
 
-enum tw_err tw_pg_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t before_ms,
-                                  size_t max, struct tw_store_sv_power **out, size_t *n_out,
+enum tw_err tw_pg_vm_power_before(struct tw_store *st, int64_t vm_id, int64_t before_ms, size_t max,
+                                  struct tw_store_sv_power **out, size_t *n_out,
                                   struct tw_error *err)
 {
     struct tw_pg *pg = (struct tw_pg *)st;

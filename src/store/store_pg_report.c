@@ -151,17 +151,17 @@ TW_PG_STMT(q_actions_fetch, FETCH_SQL("tw_rp_actions"));
 TW_PG_STMT(q_actions_close, "CLOSE tw_rp_actions");
 /* The week's actions never verified: due in it, or without a due time
  * last moved in it.  Those verified in it come with the month's. */
-#define MARKS_COLS                                                                          \
-    "SELECT a.id, coalesce(a.vm_id, d.vm_id, 0), coalesce(a.disk_id, 0), a.kind, "           \
-    "coalesce(a.to_sku, ''), a.state, a.due_ms, coalesce(a.updated_at, a.requested_at) FROM " \
-    "actions a LEFT JOIN disks d ON d.id = a.disk_id WHERE a.dry_run = 0 AND NOT EXISTS "    \
-    "(SELECT 1 FROM action_transitions t WHERE t.action_id = a.id AND t.to_state = "         \
+#define MARKS_COLS                                                                                 \
+    "SELECT a.id, coalesce(a.vm_id, d.vm_id, 0), coalesce(a.disk_id, 0), a.kind, "                 \
+    "coalesce(a.to_sku, ''), a.state, a.due_ms, coalesce(a.updated_at, a.requested_at) FROM "      \
+    "actions a LEFT JOIN disks d ON d.id = a.disk_id WHERE a.dry_run = 0 AND NOT EXISTS "          \
+    "(SELECT 1 FROM action_transitions t WHERE t.action_id = a.id AND t.to_state = "               \
     "'verified') AND "
 TW_PG_STMT(q_marks,
            MARKS_COLS "a.state IN ('planned', 'checked', 'sent', 'skipped', 'failed') AND "
-           "a.due_ms >= $1::bigint AND a.due_ms < $2::bigint UNION ALL " MARKS_COLS
-           "a.due_ms IS NULL AND coalesce(a.updated_at, a.requested_at) >= $3::text AND "
-           "coalesce(a.updated_at, a.requested_at) < $4::text");
+                      "a.due_ms >= $1::bigint AND a.due_ms < $2::bigint UNION ALL " MARKS_COLS
+                      "a.due_ms IS NULL AND coalesce(a.updated_at, a.requested_at) >= $3::text AND "
+                      "coalesce(a.updated_at, a.requested_at) < $4::text");
 TW_PG_STMT(q_books, "SELECT id, region, source, fetched_at FROM price_books "
                     "WHERE currency = $1 ORDER BY region, fetched_ms NULLS FIRST, id");
 
@@ -395,8 +395,7 @@ static enum tw_err read_later(struct tw_pg *pg, struct tw_store_report *r, int64
     tw_pg_p_init(&p);
     tw_pg_p_int(&p, to_ms);
     PGresult *res;
-    enum tw_err rc =
-        tw_pg_run(pg, &q_later, &p, &res, "reading the disks first seen later", err);
+    enum tw_err rc = tw_pg_run(pg, &q_later, &p, &res, "reading the disks first seen later", err);
     if (rc != TW_OK)
         return rc;
     int rows = PQntuples(res);
@@ -448,9 +447,15 @@ static enum tw_err read_all(struct tw_pg *pg, struct tw_store_report *out, struc
     if (rc == TW_OK) {
         char b[40];
         text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
-        struct acts s = {.r = out, .cap = &acap, .capm = &mcap, .scap = scap,
-                         .from_ns = from_ns, .to_ns = to_ns, .mark_from = mark_from_ns,
-                         .mark_to = mark_to_ns, .compact_at = (size_t)1 << 18};
+        struct acts s = {.r = out,
+                         .cap = &acap,
+                         .capm = &mcap,
+                         .scap = scap,
+                         .from_ns = from_ns,
+                         .to_ns = to_ns,
+                         .mark_from = mark_from_ns,
+                         .mark_to = mark_to_ns,
+                         .compact_at = (size_t)1 << 18};
         rc = read_actions(pg, &s, b, err);
         free(s.bef);
     }
@@ -459,8 +464,7 @@ static enum tw_err read_all(struct tw_pg *pg, struct tw_store_report *out, struc
     if (rc == TW_OK)
         rc = read_books(pg, out, currency, err);
     if (rc == TW_OK)
-        rc = read_later(pg, out, ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0),
-                        err);
+        rc = read_later(pg, out, ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0), err);
     return rc;
 }
 
@@ -487,10 +491,9 @@ enum tw_err tw_pg_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
     /* A snapshot of its own, or a part of the caller's (tw_pg_report_begin). */
     enum tw_err rc = tw_pg_begin_read(pg, "starting to read the month", err);
     if (rc == TW_OK)
-        rc = end_read(pg,
-                      read_all(pg, out, scap, from_ns, to_ns, mark_from_ns, mark_to_ns,
-                               currency, err),
-                      "ending the month's read", err);
+        rc = end_read(
+            pg, read_all(pg, out, scap, from_ns, to_ns, mark_from_ns, mark_to_ns, currency, err),
+            "ending the month's read", err);
     free(scap);
     if (rc != TW_OK) {
         tw_store_report_free(out);
@@ -600,28 +603,26 @@ enum tw_err tw_pg_report_attached(struct tw_store *st, int64_t from_ms, int64_t 
 
 /* The disks attached, or detached after $1, by VM, then as SQLite orders
  * them (its NULLs first); with $2, of that VM alone. */
-#define FLEET_DISKS                                                                            \
-    "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, " \
-    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id, "               \
-    "coalesce(d.detached_ms, 0) FROM disks d JOIN vms v ON v.id = d.vm_id WHERE "               \
+#define FLEET_DISKS                                                                                \
+    "SELECT v.id, v.name, v.resource_group, v.subscription_id, v.location, v.vm_size, v.tags, "    \
+    "d.id, d.name, d.role, d.lun, d.sku, d.tier, d.size_gib, d.managed_disk_id, "                  \
+    "coalesce(d.detached_ms, 0) FROM disks d JOIN vms v ON v.id = d.vm_id WHERE "                  \
     "(d.detached_ms IS NULL OR d.detached_ms > $1::bigint) "
-#define FLEET_ORDER \
-    " ORDER BY d.vm_id, d.position NULLS FIRST, d.lun NULLS FIRST, d.name, d.id"
-TW_PG_STMT(q_fleet_disks,
-           "DECLARE tw_rp_disks NO SCROLL CURSOR FOR " FLEET_DISKS FLEET_ORDER);
+#define FLEET_ORDER " ORDER BY d.vm_id, d.position NULLS FIRST, d.lun NULLS FIRST, d.name, d.id"
+TW_PG_STMT(q_fleet_disks, "DECLARE tw_rp_disks NO SCROLL CURSOR FOR " FLEET_DISKS FLEET_ORDER);
 TW_PG_STMT(q_vm_disks, "DECLARE tw_rp_disks NO SCROLL CURSOR FOR " FLEET_DISKS
                        "AND d.vm_id = $2::bigint" FLEET_ORDER);
 TW_PG_STMT(q_disks_fetch, FETCH_SQL("tw_rp_disks"));
 
 /* Each VM's observations in [$1, $2) and the one in force at $1, for the
  * VMs the disks' cursor walks (with $3, that VM alone), by VM. */
-#define FLEET_POWER                                                                          \
-    "DECLARE tw_rp_power NO SCROLL CURSOR FOR "                                               \
-    "SELECT p.vm_id, p.observed_ms, p.state FROM vms v CROSS JOIN LATERAL "                   \
-    "(SELECT coalesce(max(q.observed_ms), $1::bigint) AS lo FROM power_states q "             \
-    "WHERE q.vm_id = v.id AND q.observed_ms <= $1::bigint) b "                                \
-    "JOIN power_states p ON p.vm_id = v.id AND p.observed_ms >= b.lo "                        \
-    "AND p.observed_ms < $2::bigint WHERE EXISTS (SELECT 1 FROM disks d WHERE d.vm_id = v.id " \
+#define FLEET_POWER                                                                                \
+    "DECLARE tw_rp_power NO SCROLL CURSOR FOR "                                                    \
+    "SELECT p.vm_id, p.observed_ms, p.state FROM vms v CROSS JOIN LATERAL "                        \
+    "(SELECT coalesce(max(q.observed_ms), $1::bigint) AS lo FROM power_states q "                  \
+    "WHERE q.vm_id = v.id AND q.observed_ms <= $1::bigint) b "                                     \
+    "JOIN power_states p ON p.vm_id = v.id AND p.observed_ms >= b.lo "                             \
+    "AND p.observed_ms < $2::bigint WHERE EXISTS (SELECT 1 FROM disks d WHERE d.vm_id = v.id "     \
     "AND (d.detached_ms IS NULL OR d.detached_ms > $1::bigint)) "
 #define FLEET_POWER_ORDER " ORDER BY p.vm_id, p.observed_ms, p.id"
 TW_PG_STMT(q_fleet_power, FLEET_POWER FLEET_POWER_ORDER);
@@ -639,8 +640,8 @@ struct pg_rp_cursor {
     struct tw_tag tags[TW_INV_MAX_TAGS];
     struct tw_store_sv_disk *d;
     size_t nd, capd;
-    char **ids;                    /* per disk, malloc'd */
-    int64_t *det;                  /* per disk (capi of them) */
+    char **ids;   /* per disk, malloc'd */
+    int64_t *det; /* per disk (capi of them) */
     size_t capi;
     struct tw_store_sv_power *p;
     size_t np, capp;
@@ -655,8 +656,7 @@ static void fleet_close(struct pg_rp_cursor *c)
     if (c->open_tx) {
         struct tw_pg_stmt *closes[] = {&q_close_disks, &q_close_power};
         for (int i = 0; !c->failed && i < c->declared; i++)
-            if (tw_pg_run(c->pg, closes[i], NULL, NULL, "closing the fleet's walk", NULL) !=
-                TW_OK)
+            if (tw_pg_run(c->pg, closes[i], NULL, NULL, "closing the fleet's walk", NULL) != TW_OK)
                 c->failed = true;
         if (c->failed || tw_pg_commit(c->pg, "ending the fleet's walk", NULL) != TW_OK)
             tw_pg_rollback(c->pg);
@@ -698,6 +698,14 @@ enum tw_err tw_pg_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_
             tw_pg_p_int(&p, vm_id);
         rc = tw_pg_run(pg, vm_id > 0 ? &q_vm_disks : &q_fleet_disks, &p, NULL,
                        "opening the fleet's disks", err);
+        if (rc != TW_OK && strcmp(pg->sqlstate, "42P03") == 0) {
+            /* The cursors' names are fixed: one walk per handle at a time. */
+            tw_error_clear(err);
+            rc = tw_error_set(err, TW_EINVAL,
+                              "%s: a report's fleet walk is already open on this store handle; "
+                              "close it before opening another",
+                              pg->label);
+        }
         if (rc == TW_OK) {
             c->declared = 1;
             tw_pg_p_init(&p);

@@ -93,9 +93,8 @@ TW_PG_STMT(q_attrs_update,
 TW_PG_STMT(q_disk_exists, "SELECT 1 FROM disks WHERE id = $1");
 
 enum tw_err tw_pg_disk_attrs_observe(struct tw_store *st, int64_t disk_id,
-                                     const struct tw_store_disk_attrs *a,
-                                     const char *observed_at, int64_t observed_ms,
-                                     enum tw_obs_source source, bool *applied,
+                                     const struct tw_store_disk_attrs *a, const char *observed_at,
+                                     int64_t observed_ms, enum tw_obs_source source, bool *applied,
                                      struct tw_error *err)
 {
     struct tw_pg *pg = (struct tw_pg *)st;
@@ -193,9 +192,9 @@ TW_PG_STMT(q_close_changes, "CLOSE tw_sv_changes");
 struct pg_sv_cursor {
     struct tw_store_sv_cursor base;
     struct tw_pg *pg;
-    bool open_tx;          /* the snapshot's transaction (or savepoint) is open */
-    int declared;          /* how many of the three cursors are declared */
-    bool failed;           /* a statement failed: the transaction is undone */
+    bool open_tx; /* the snapshot's transaction (or savepoint) is open */
+    int declared; /* how many of the three cursors are declared */
+    bool failed;  /* a statement failed: the transaction is undone */
     bool finished;
     struct tw_pg_feed disks, power, changes;
     struct tw_tag tags[TW_INV_MAX_TAGS];
@@ -233,8 +232,7 @@ void tw_pg_savings_close(struct tw_store_sv_cursor *base)
          * transaction (or savepoint) is undone, which closes them too. */
         struct tw_pg_stmt *closes[] = {&q_close_disks, &q_close_power, &q_close_changes};
         for (int i = 0; !c->failed && i < c->declared; i++)
-            if (tw_pg_run(c->pg, closes[i], NULL, NULL, "closing the fleet's walk", NULL) !=
-                TW_OK)
+            if (tw_pg_run(c->pg, closes[i], NULL, NULL, "closing the fleet's walk", NULL) != TW_OK)
                 c->failed = true;
         if (c->failed || tw_pg_commit(c->pg, "ending the fleet's walk", NULL) != TW_OK)
             tw_pg_rollback(c->pg);
@@ -276,15 +274,21 @@ enum tw_err tw_pg_savings_open(struct tw_store *st, int64_t from_ms, int64_t to_
         tw_pg_p_int(&p, from_ms);
         tw_pg_p_int(&p, to_ms);
         rc = tw_pg_run(pg, &q_walk_disks, NULL, NULL, "opening the fleet's disks", err);
+        if (rc != TW_OK && strcmp(pg->sqlstate, "42P03") == 0) {
+            /* The cursors' names are fixed: one walk per handle at a time. */
+            tw_error_clear(err);
+            rc = tw_error_set(err, TW_EINVAL,
+                              "%s: a savings walk is already open on this store handle; close "
+                              "it before opening another",
+                              pg->label);
+        }
         if (rc == TW_OK) {
             c->declared = 1;
-            rc = tw_pg_run(pg, &q_walk_power, &p, NULL, "opening the fleet's power states",
-                           err);
+            rc = tw_pg_run(pg, &q_walk_power, &p, NULL, "opening the fleet's power states", err);
         }
         if (rc == TW_OK) {
             c->declared = 2;
-            rc = tw_pg_run(pg, &q_walk_changes, &p, NULL, "opening the fleet's SKU changes",
-                           err);
+            rc = tw_pg_run(pg, &q_walk_changes, &p, NULL, "opening the fleet's SKU changes", err);
         }
         if (rc == TW_OK)
             c->declared = 3;
@@ -321,8 +325,7 @@ static void disk_from_row(const PGresult *r, int i, struct tw_store_sv_disk *d)
 
 /* Moves feed F past the rows of VMs before VM_ID; *HAVE whether it is on
  * a row of VM_ID (its first column). */
-static enum tw_err feed_to_vm(struct tw_pg_feed *f, int64_t vm_id, bool *have,
-                              struct tw_error *err)
+static enum tw_err feed_to_vm(struct tw_pg_feed *f, int64_t vm_id, bool *have, struct tw_error *err)
 {
     for (;;) {
         enum tw_err rc = tw_pg_feed_peek(f, have, err);
