@@ -171,6 +171,21 @@ grep -q "column size_gib holds a text" "$scratch/expect.err" && ok || bad "bad t
 [ "$(rows "$scratch/f.db" | awk '{s += $2} END {print s}')" = 0 ] && ok \
   || bad "a failed copy left rows in its target: $(rows "$scratch/f.db" | grep -v ' 0$')"
 
+# ---- a target that keeps other rows than it was given: the mismatch is
+# found on reading back, said per table, and nothing is committed ----
+g=$scratch/g.db
+cp "$a" "$g" && sqlite3 "$g" "$(for tk in $tables; do echo "DELETE FROM ${tk%%:*};"; done | tac)
+  CREATE TRIGGER skew AFTER INSERT ON vms BEGIN UPDATE vms SET name = name || '!' WHERE id = NEW.id; END;"
+"$cli" store copy --from "$a" --to "$g" >"$scratch/g.out" 2>"$scratch/g.err"; st=$?
+[ $st = 1 ] && grep -q "1 table read back from $g differs from the source; nothing was committed" \
+  "$scratch/g.err" && ok || bad "a skewed target: exit $st $(cat "$scratch/g.err")"
+grep -q "^vms .* DIFFERS (5 rows)$" "$scratch/g.out" && [ "$(grep -c ' ok$' "$scratch/g.out")" = 16 ] \
+  && ok || bad "a skewed target's table: $(cat "$scratch/g.out")"
+[ "$(rows "$g" | awk '{s += $2} END {print s}')" = 0 ] && ok || bad "a skewed copy was committed"
+"$cli" store copy --from "$a" --to "$g" --json >"$scratch/g.json" 2>/dev/null
+jq -e '.verified == false and ([.tables[] | select(.match | not) | .table] == ["vms"])' \
+  "$scratch/g.json" >/dev/null && ok || bad "a skewed target's JSON: $(head -c 300 "$scratch/g.json")"
+
 # ---- SQLite -> PostgreSQL -> SQLite ----
 if [ -z "${TW_TEST_PG:-}" ]; then
   echo "TW_TEST_PG not set: the PostgreSQL copies skipped"
