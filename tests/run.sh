@@ -4,7 +4,12 @@
 # test: unit, fuzz-corpus replays, command-line and tool checks (ctest),
 # then a short libFuzzer session per fuzz target when clang is there.
 # Tests that need what the machine lacks (O_DIRECT, root, loop devices)
-# report themselves as skipped, by name.
+# report themselves as skipped, by name.  The PostgreSQL tests (the store
+# suite again as unit/store/*/pg, the integration tests of several
+# backends) run on a private PostgreSQL server started here
+# (tests/tools/pg-private.sh: a temporary folder, a Unix socket, no TCP
+# port) and stopped when the run ends, however it ends; without Debian's
+# postgresql binaries they are skipped.
 #
 #   ./tests/run.sh                     everything
 #   TW_FUZZ_SECONDS=0 ./tests/run.sh   skip the libFuzzer sessions
@@ -53,6 +58,44 @@ if ! { cmake -S . -B "$release" -DCMAKE_BUILD_TYPE=Release &&
   echo "$release_line"
 fi
 
+# The private PostgreSQL server: TW_TEST_PG names it to the tests.  The
+# trap stops it on every way out (a failure, Ctrl-C, the end); were this
+# script killed outright, the server's watcher (TW_PG_WATCH_PID) stops it.
+pg_dir=""
+pg_line=""
+stop_pg() {
+  if [ -n "$pg_dir" ]; then
+    ./tests/tools/pg-private.sh stop "$pg_dir" || true
+    pg_dir=""
+  fi
+}
+trap stop_pg EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+unset TW_TEST_PG
+pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/tw-pg.XXXXXX")
+pg_log="$build/pg-private.log"
+set +e
+pg_conn=$(TW_PG_WATCH_PID=$$ ./tests/tools/pg-private.sh start "$pg_dir" 2>"$pg_log")
+pg_status=$?
+set -e
+if [ "$pg_status" -eq 0 ]; then
+  export TW_TEST_PG="$pg_conn"
+  echo "tests/run.sh: a private PostgreSQL server for the PostgreSQL tests: $pg_conn"
+else
+  rmdir "$pg_dir" 2>/dev/null || true
+  pg_dir=""
+  if [ "$pg_status" -eq 77 ]; then
+    echo "tests/run.sh: SKIP the PostgreSQL tests: $(tail -1 "$pg_log")"
+  else
+    # Skipped, they would look like a machine without PostgreSQL: a
+    # server that should start and does not is a failure of the run.
+    cat "$pg_log"
+    pg_line="tests/run.sh: the private PostgreSQL server did not start ($pg_log): its tests are skipped, and the run FAILED"
+    echo "$pg_line"
+  fi
+fi
+
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 junit="$build/ctest-junit.xml"
@@ -62,6 +105,7 @@ ctest --test-dir "$build" --output-on-failure -j"$(nproc)" --output-junit "$(rea
   2>&1 | tee "$build/ctest.log"
 ctest_status=${PIPESTATUS[0]}
 set -e
+stop_pg # the fuzz sessions below need no server
 if [ ! -s "$junit" ]; then
   echo "tests/run.sh: ctest wrote no $junit (status $ctest_status)"
   exit 1
@@ -129,6 +173,7 @@ else
 fi
 
 [ -n "$release_line" ] && echo "$release_line"
+[ -n "$pg_line" ] && echo "$pg_line"
 echo "$fuzz_line"
 echo "tests/run.sh: $passed passed, $failed failed, $skipped skipped"
-[ -z "$release_line" ] && [ "$failed" -eq 0 ] && [ "$crashed" -eq 0 ]
+[ -z "$release_line" ] && [ -z "$pg_line" ] && [ "$failed" -eq 0 ] && [ "$crashed" -eq 0 ]

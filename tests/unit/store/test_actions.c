@@ -5,7 +5,6 @@
  * (the first downgrade's kept, handed to the savings walk). */
 #include "testhelp.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +13,7 @@
 
 #include "core/time.h"
 #include "store/store.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -39,7 +39,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
+    th_store_location(f->dir, "tierwise.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);

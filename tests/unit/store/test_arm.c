@@ -7,12 +7,12 @@
  * disks by id or by name; the lookups by resource id and by name. */
 #include "testhelp.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -54,7 +54,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
+    th_store_location(f->dir, "tierwise.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);
@@ -91,16 +91,7 @@ static int teardown(void **state)
 
 static long long count(const struct fx *f, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    long long v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-    return v;
+    return th_sql_int(f->path, sql);
 }
 
 static void seen(void *arg, const struct tw_store_arm_change *c)
@@ -350,12 +341,7 @@ static void test_late_report_after_newer_arm(void **state)
 
 static void exec_sql(const struct fx *f, const char *sql)
 {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
+    th_sql_exec(f->path, sql);
 }
 
 /* A disk ARM stored by its id on another VM, and on this VM an agent's row
@@ -403,8 +389,14 @@ static void test_conflicting_disk_skipped(void **state)
 {
     struct fx *f = *state;
     put(f, "2026-12-05T08:00:00Z");
-    exec_sql(f, "CREATE TRIGGER refuse BEFORE UPDATE ON disks WHEN NEW.name = "
-                "'sap-db-01-data0' BEGIN SELECT RAISE(ABORT, 'refused'); END");
+    if (th_store_pg())
+        exec_sql(f, "CREATE FUNCTION refuse() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN "
+                    "RAISE EXCEPTION 'refused' USING ERRCODE = 'check_violation'; END$$; "
+                    "CREATE TRIGGER refuse BEFORE UPDATE ON disks FOR EACH ROW WHEN "
+                    "(NEW.name = 'sap-db-01-data0') EXECUTE FUNCTION refuse()");
+    else
+        exec_sql(f, "CREATE TRIGGER refuse BEFORE UPDATE ON disks WHEN NEW.name = "
+                    "'sap-db-01-data0' BEGIN SELECT RAISE(ABORT, 'refused'); END");
     snprintf(f->disks[1].disk.sku, sizeof(f->disks[1].disk.sku), "StandardSSD_LRS");
     snprintf(f->disks[1].disk.tier, sizeof(f->disks[1].disk.tier), "E40");
     snprintf(f->disks[2].disk.sku, sizeof(f->disks[2].disk.sku), "StandardSSD_LRS");

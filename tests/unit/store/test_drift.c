@@ -1,7 +1,8 @@
 /* test_drift.c - the store's drift rows (open, keep, close, list), the one
  * open drift per disk the schema holds to, the stored policies' names, and
  * a VM's power states read back newest first, on a copy of a real
- * version-4 database migrated to this binary's schema.
+ * version-4 database migrated to this binary's schema (for PostgreSQL, its
+ * rows loaded into a new database).
  *
  * tw_store_drift_sync does a whole update in one transaction.
  *
@@ -9,13 +10,13 @@
  * web-03 (13-16). */
 #include "testhelp.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/time.h"
 #include "store/store.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -27,8 +28,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/v4.db", f->dir);
-    th_fixture_copy("store/v4.db", f->path);
+    th_store_fixture(f->dir, "store/v4.db", "v4.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);
@@ -134,20 +134,16 @@ static void test_unique_open(void **state)
     struct tw_store_drift_row r = row(3, 1, "StandardSSD_LRS", "2026-12-05T08:02:11Z");
     assert_int_equal(tw_store_drift_open(f->st, &r, NULL, &err), TW_OK);
     /* A second open row for the disk, written past the store: refused. */
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
     const char *ins = "INSERT INTO drift(disk_id, vm_id, sku, required_sku, since, since_ms, "
                       "seen_at) VALUES (3, 1, 'Standard_LRS', 'Premium_LRS', "
                       "'2026-12-05T09:00:00Z', 0, '2026-12-05T09:00:00Z')";
-    assert_int_equal(sqlite3_exec(db, ins, NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    assert_int_equal(th_sql_try(f->path, ins), TH_SQL_CONSTRAINT);
     /* An ended one beside the open one is fine. */
     const char *ended = "INSERT INTO drift(disk_id, vm_id, sku, required_sku, since, since_ms, "
                         "seen_at, ended_at, ended_ms) VALUES (3, 1, 'Standard_LRS', "
                         "'Premium_LRS', '2026-12-01T09:00:00Z', 0, '2026-12-01T09:00:00Z', "
                         "'2026-12-01T10:00:00Z', 0)";
-    assert_int_equal(sqlite3_exec(db, ended, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(db);
+    assert_int_equal(th_sql_try(f->path, ended), TH_SQL_OK);
     struct tw_store_drift_row *rows;
     size_t n;
     assert_int_equal(tw_store_drift_list(f->st, true, &rows, &n, &err), TW_OK);

@@ -18,6 +18,7 @@
 
 #include "core/report.h"
 #include "store/store.h"
+#include "th_store.h"
 
 /* ---- every connection opened ------------------------------------------ */
 
@@ -284,6 +285,12 @@ static void test_a_batch_is_one_wal_fsync(void **state)
 
 int main(void)
 {
+    /* All of it is SQLite's own: its pragmas, its WAL file, its VFS. */
+    if (th_store_pg()) {
+        fprintf(stderr, "skipped: the durability checks are SQLite's (WAL, synchronous, VFS); "
+                        "a PostgreSQL store's are the server's settings\n");
+        return 77;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_every_connection_syncs_fully),
         cmocka_unit_test(test_a_batch_is_one_wal_fsync),

@@ -3,13 +3,13 @@
  * JSON shapes store.h documents. */
 #include "testhelp.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
 #include "rows_json.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -21,7 +21,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
+    th_store_location(f->dir, "tierwise.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);
@@ -79,16 +79,7 @@ static void put_ok(struct tw_store *st, const struct tw_report *r, bool raw)
 
 static long long count(const struct fx *f, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_open_v2(f->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-        fail_msg("%s: %s", sql, sqlite3_errmsg(db));
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    long long v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-    return v;
+    return th_sql_int(f->path, sql);
 }
 
 static void set_id(struct tw_report *r, int n)
@@ -238,15 +229,16 @@ static void test_batch_with_failure(void **state)
     struct fx *f = *state;
     /* A trigger makes one report fail half way, after its VM, report and
      * disk rows were written: all of that must go, and only that. */
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "CREATE TRIGGER explode BEFORE INSERT ON results "
-                                  "WHEN NEW.profile = 'explode' BEGIN "
-                                  "SELECT RAISE(ABORT, 'refused by the test trigger'); END",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    if (th_store_pg())
+        th_sql_exec(f->path, "CREATE FUNCTION explode() RETURNS trigger LANGUAGE plpgsql AS "
+                             "$$BEGIN RAISE EXCEPTION 'refused by the test trigger' USING "
+                             "ERRCODE = 'check_violation'; END$$; "
+                             "CREATE TRIGGER explode BEFORE INSERT ON results FOR EACH ROW "
+                             "WHEN (NEW.profile = 'explode') EXECUTE FUNCTION explode()");
+    else
+        th_sql_exec(f->path, "CREATE TRIGGER explode BEFORE INSERT ON results "
+                             "WHEN NEW.profile = 'explode' BEGIN "
+                             "SELECT RAISE(ABORT, 'refused by the test trigger'); END");
 
     struct tw_report *a = load("web-03.json"), *bad = load("sap-db-01.json"),
                      *c = load("sap-app-02.json"), *late = load("web-03.json");
@@ -262,7 +254,7 @@ static void test_batch_with_failure(void **state)
     assert_int_equal(status[0], TW_PUT_STORED);
     assert_int_equal(status[1], TW_PUT_FAILED);
     assert_non_null(strstr(errs[1].msg, "refused by the test trigger"));
-    assert_non_null(strstr(errs[1].msg, f->path));
+    assert_non_null(strstr(errs[1].msg, th_store_name(f->path)));
     assert_int_equal(status[2], TW_PUT_FAILED);
     assert_int_equal(errs[2].code, TW_EINVAL);
     assert_int_equal(status[3], TW_PUT_STORED);
@@ -735,9 +727,14 @@ static void test_records_from_body(void **state)
     }
     free(res);
     assert_int_equal(count(f, "SELECT count(*) FROM results WHERE record IS NULL"), 0);
-    assert_int_equal(count(f, "SELECT count(*) FROM results r JOIN reports p ON p.id = "
-                              "r.report_id WHERE r.vm_id = (SELECT min(id) FROM vms) AND "
-                              "instr(p.body, r.record) > 0 AND r.record LIKE '{%}'"),
+    /* (instr is SQLite's strpos) */
+    assert_int_equal(count(f, th_store_pg()
+                                  ? "SELECT count(*) FROM results r JOIN reports p ON p.id = "
+                                    "r.report_id WHERE r.vm_id = (SELECT min(id) FROM vms) AND "
+                                    "strpos(p.body, r.record) > 0 AND r.record LIKE '{%}'"
+                                  : "SELECT count(*) FROM results r JOIN reports p ON p.id = "
+                                    "r.report_id WHERE r.vm_id = (SELECT min(id) FROM vms) AND "
+                                    "instr(p.body, r.record) > 0 AND r.record LIKE '{%}'"),
                      3);
     assert_int_equal(tw_store_vm_latest(f->st, ids[1], inv, &res, &n, &err), TW_OK);
     assert_int_equal(n, 2);
@@ -745,13 +742,8 @@ static void test_records_from_body(void **state)
     assert_int_equal(count(f, "SELECT count(*) FROM results WHERE record LIKE '{\"schema_version\"%'"),
                      2);
     fleet_walk(f, 2, 0);
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "UPDATE results SET record = '[1]' WHERE id = "
-                                      "(SELECT max(id) FROM results)",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    th_sql_exec(f->path, "UPDATE results SET record = '[1]' WHERE id = "
+                         "(SELECT max(id) FROM results)");
     fleet_walk(f, 2, 1);
     free(inv);
     free(ids);

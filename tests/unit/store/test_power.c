@@ -10,6 +10,7 @@
 
 #include "core/time.h"
 #include "store/store.h"
+#include "th_store.h"
 
 static int64_t ms(const char *t)
 {
@@ -23,8 +24,7 @@ static void test_history(void **state)
     (void)state;
     char *dir = th_tmpdir();
     char path[4096];
-    snprintf(path, sizeof(path), "%s/v3.db", dir);
-    th_fixture_copy("store/v3.db", path);
+    th_store_fixture(dir, "store/v3.db", "v3.db", path, sizeof(path));
     struct tw_store *st;
     struct tw_error err = {0};
     if (tw_store_open(path, &st, &err) != TW_OK)

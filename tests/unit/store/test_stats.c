@@ -4,13 +4,13 @@
  * database (three VMs, sixteen disks). */
 #include "testhelp.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/time.h"
 #include "store/store.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -22,8 +22,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
-    th_fixture_copy("store/v1.db", f->path);
+    th_store_fixture(f->dir, "store/v1.db", "tierwise.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);
@@ -43,12 +42,7 @@ static int teardown(void **state)
 
 static void sql_exec(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
+    th_sql_exec(path, sql);
 }
 
 static int64_t count_of(const struct tw_store_count *rows, size_t n, const char *key,
@@ -119,12 +113,18 @@ static void test_counts(void **state)
 static void test_other(void **state)
 {
     struct fx *f = *state;
+    /* (PostgreSQL's to_char where SQLite has printf) */
     sql_exec(f->path,
-             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300) "
-             "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, caching, "
-             "last_seen_at, last_seen_ms) SELECT 'x:' || i, (SELECT min(id) FROM vms), "
-             "'extra' || i, 'data', 100 + i, printf('Z%03d_LRS', i), 1, 'None', "
-             "'2026-12-01T10:21:08Z', 0 FROM n");
+             th_store_pg()
+                 ? "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, caching, "
+                   "last_seen_at, last_seen_ms) SELECT 'x:' || i, (SELECT min(id) FROM vms), "
+                   "'extra' || i, 'data', 100 + i, 'Z' || to_char(i, 'FM000') || '_LRS', 1, "
+                   "'None', '2026-12-01T10:21:08Z', 0 FROM generate_series(1, 300) AS n(i)"
+                 : "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < "
+                   "300) INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, "
+                   "caching, last_seen_at, last_seen_ms) SELECT 'x:' || i, (SELECT min(id) "
+                   "FROM vms), 'extra' || i, 'data', 100 + i, printf('Z%03d_LRS', i), 1, "
+                   "'None', '2026-12-01T10:21:08Z', 0 FROM n");
     struct tw_store_fleet_counts c;
     struct tw_error err = {0};
     assert_int_equal(tw_store_fleet_counts(f->st, 0, &c, &err), TW_OK);

@@ -1,16 +1,17 @@
-/* test_store.c - the SQLite store's file handling (create, reopen, refuse
- * newer, foreign and broken files), tokens, price books, counters, the
- * integrity check, and two handles at once. */
+/* test_store.c - the store's own handling of its database (create,
+ * reopen, refuse newer, foreign and broken ones: files for SQLite,
+ * databases for PostgreSQL), tokens, price books, counters, the integrity
+ * check, and two handles at once. */
 #include "testhelp.h"
 
 #include <pthread.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "store/store.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -21,7 +22,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
+    th_store_location(f->dir, "tierwise.db", f->path, sizeof(f->path));
     *state = f;
     return 0;
 }
@@ -44,28 +45,21 @@ static struct tw_store *open_ok(const char *path)
     return st;
 }
 
-/* One integer a statement answers, read with SQLite directly. */
+/* One integer a statement answers, read under the store. */
 static long long sql_int(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    sqlite3_stmt *q;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &q, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(q), SQLITE_ROW);
-    long long v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    sqlite3_close(db);
-    return v;
+    return th_sql_int(path, sql);
 }
 
 static void sql_exec(const char *path, const char *sql)
 {
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(path, &db), SQLITE_OK);
-    char *msg = NULL;
-    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", sql, msg);
-    sqlite3_close(db);
+    th_sql_exec(path, sql);
+}
+
+/* The schema version the database records. */
+static long long stored_version(const char *path)
+{
+    return th_store_version(path);
 }
 
 static void test_fresh_and_reopen(void **state)
@@ -78,15 +72,27 @@ static void test_fresh_and_reopen(void **state)
     int64_t id;
     assert_int_equal(tw_store_token_add(st, "ops", TW_ROLE_ADMIN, h, &id, &err), TW_OK);
     tw_store_close(st);
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 5);
-    assert_int_equal(sql_int(f->path, "PRAGMA application_id"), 0x54575344);
-    assert_int_equal(sql_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = 'table' "
-                                      "AND name IN ('tokens', 'vms', 'disks', 'disk_sku_history', "
-                                      "'reports', 'results', 'result_disks', 'power_states', "
-                                      "'price_books', 'plans', 'actions')"),
-                     11);
-    assert_int_equal(sql_int(f->path, "SELECT journal_mode = 'wal' FROM pragma_journal_mode()"),
-                     1);
+    assert_int_equal(stored_version(f->path), 5);
+#define TABLES "('tokens', 'vms', 'disks', 'disk_sku_history', 'reports', 'results', " \
+               "'result_disks', 'power_states', 'price_books', 'plans', 'actions')"
+    if (th_store_pg()) {
+        assert_int_equal(sql_int(f->path, "SELECT count(*) FROM tierwise_meta WHERE key = "
+                                          "'application' AND value = 'tierwise'"),
+                         1);
+        assert_int_equal(sql_int(f->path, "SELECT count(*) FROM information_schema.tables WHERE "
+                                          "table_schema = current_schema() AND table_name IN "
+                                          TABLES),
+                         11);
+    } else {
+        assert_int_equal(sql_int(f->path, "PRAGMA application_id"), 0x54575344);
+        assert_int_equal(sql_int(f->path, "SELECT count(*) FROM sqlite_master WHERE type = "
+                                          "'table' AND name IN " TABLES),
+                         11);
+        assert_int_equal(sql_int(f->path, "SELECT journal_mode = 'wal' FROM "
+                                          "pragma_journal_mode()"),
+                         1);
+    }
+#undef TABLES
 
     /* Reopened: same data, nothing migrated twice. */
     st = open_ok(f->path);
@@ -105,6 +111,8 @@ static void test_fresh_and_reopen(void **state)
 static void test_new_file_mode(void **state)
 {
     struct fx *f = *state;
+    if (th_store_pg())
+        skip(); /* files are SQLite's */
     mode_t old = umask(022);
     struct tw_store *st = open_ok(f->path);
     uint8_t h[32] = {7};
@@ -125,26 +133,60 @@ static void test_newer_refused(void **state)
 {
     struct fx *f = *state;
     tw_store_close(open_ok(f->path));
-    sql_exec(f->path, "PRAGMA user_version = 7");
+    sql_exec(f->path, th_store_pg() ? "UPDATE tierwise_meta SET value = '7' WHERE key = "
+                                      "'schema_version'"
+                                    : "PRAGMA user_version = 7");
     struct tw_store *st = NULL;
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &st, &err), TW_EUNSUPPORTED);
     assert_null(st);
-    assert_non_null(strstr(err.msg, f->path));
+    assert_non_null(strstr(err.msg, th_store_name(f->path)));
     assert_non_null(strstr(err.msg, "schema version 7"));
     assert_non_null(strstr(err.msg, "up to 5"));
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 7);
+    assert_int_equal(stored_version(f->path), 7);
+}
+
+/* A PostgreSQL database that is another application's is refused and
+ * left as it was: tables of its own, or a tierwise_meta naming another. */
+static void not_ours_pg(struct fx *f)
+{
+    char other[1200];
+    struct tw_store *st = NULL;
+    struct tw_error err = {0};
+    th_store_location(f->dir, "other", other, sizeof(other));
+    sql_exec(other, "CREATE TABLE notes(x bigint); INSERT INTO notes VALUES (1)");
+    assert_int_equal(tw_store_open(other, &st, &err), TW_EINVAL);
+    assert_null(st);
+    assert_non_null(strstr(err.msg, th_store_name(other)));
+    assert_non_null(strstr(err.msg, "not a tierwise database"));
+    assert_int_equal(sql_int(other, "SELECT count(*) FROM information_schema.tables WHERE "
+                                    "table_schema = current_schema()"),
+                     1);
+    th_store_location(f->dir, "othermeta", other, sizeof(other));
+    sql_exec(other, "CREATE TABLE tierwise_meta(key text PRIMARY KEY, value text); "
+                    "INSERT INTO tierwise_meta VALUES ('application', 'someone-else'), "
+                    "('schema_version', '5')");
+    assert_int_equal(tw_store_open(other, &st, &err), TW_EINVAL);
+    assert_non_null(strstr(err.msg, "not a tierwise database"));
+    assert_non_null(strstr(err.msg, "someone-else"));
+    assert_int_equal(sql_int(other, "SELECT count(*) FROM information_schema.tables WHERE "
+                                    "table_schema = current_schema()"),
+                     1);
 }
 
 static void test_not_a_database(void **state)
 {
     struct fx *f = *state;
+    struct tw_store *st = NULL;
+    struct tw_error err = {0};
+    if (th_store_pg()) {
+        not_ours_pg(f);
+        goto locations;
+    }
     FILE *fp = fopen(f->path, "w");
     for (int i = 0; i < 200; i++)
         fputs("this is a text file, not a database of any kind\n", fp);
     fclose(fp);
-    struct tw_store *st = NULL;
-    struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &st, &err), TW_EINVAL);
     assert_null(st);
     assert_non_null(strstr(err.msg, f->path));
@@ -162,11 +204,14 @@ static void test_not_a_database(void **state)
     assert_int_equal(tw_store_open(other, &st, &err), TW_EINVAL);
     assert_non_null(strstr(err.msg, "another application"));
 
-    /* A folder that doesn't exist; no path; a PostgreSQL URL. */
+    /* A folder that doesn't exist. */
     char missing[4200];
     snprintf(missing, sizeof(missing), "%s/no/such/dir/t.db", f->dir);
     assert_int_equal(tw_store_open(missing, &st, &err), TW_EIO);
     assert_non_null(strstr(err.msg, missing));
+
+locations:
+    /* No location; a PostgreSQL URL. */
     assert_int_equal(tw_store_open("", &st, &err), TW_EINVAL);
     /* A PostgreSQL location goes to the PostgreSQL store (a socket folder
      * that does not exist: nothing leaves the machine). */
@@ -294,7 +339,9 @@ static void test_stats_and_check(void **state)
     assert_int_equal(tw_store_stats(st, &s, &err), TW_OK);
     assert_int_equal(s.reports, 0);
     assert_int_equal(s.vms, 0);
-    assert_true(s.db_bytes > 0 && s.db_bytes % 4096 == 0);
+    assert_true(s.db_bytes > 0);
+    if (!th_store_pg())
+        assert_int_equal(s.db_bytes % 4096, 0); /* SQLite's whole pages */
     assert_int_equal(tw_store_check(st, &err), TW_OK);
     tw_store_close(st);
 }
@@ -432,7 +479,7 @@ static void test_concurrent_open(void **state)
         pthread_join(t[i], &rc);
         assert_int_equal((intptr_t)rc, TW_OK);
     }
-    assert_int_equal(sql_int(f->path, "PRAGMA user_version"), 5);
+    assert_int_equal(stored_version(f->path), 5);
 }
 
 int main(void)
