@@ -55,7 +55,7 @@ static void progress(void *arg, const struct tw_store_copy_table *t)
 
 static void print_table(const struct tw_store_copy_result *r)
 {
-    printf("%-20s %10s  %-16s  %-16s  %s\n", "TABLE", "ROWS", "SOURCE", "TARGET", "");
+    printf("%-20s %10s  %-16s  %s\n", "TABLE", "ROWS", "SOURCE", "TARGET");
     for (size_t i = 0; i < r->n_tables; i++) {
         const struct tw_store_copy_table *t = &r->tables[i];
         printf("%-20s %10" PRId64 "  %016" PRIx64 "  ", t->name, t->rows, t->checksum);
