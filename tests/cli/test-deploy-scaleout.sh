@@ -62,7 +62,7 @@ command -v curl >/dev/null || { echo "SKIP: curl is not installed"; exit 77; }
 haproxy -c -f "$cfg" >"$scratch/check" 2>&1 && ok || bad "haproxy -c: $(cat "$scratch/check")"
 grep -q 'http-check expect status 200' "$cfg" && ok || bad "the checks do not expect 200"
 grep -q 'uri /healthz' "$cfg" && ok || bad "the checks do not ask /healthz"
-[ "$(grep -cE '^\s+server backend[0-9] 127\.0\.0\.1:808[1-3]$' "$cfg")" = 3 ] && ok ||
+[ "$(grep -cE '^\s+server backend[0-9] 127\.0\.0\.1:808[1-3]$' "$cfg")" = 6 ] && ok ||
   bad "not three backends on 127.0.0.1:8081-8083"
 # ... and it would say so of a broken one
 sed 's/balance leastconn/balance fewestconn/' "$cfg" >"$scratch/broken.cfg"
