@@ -124,7 +124,14 @@ enum tw_err tw_pg_fail(struct tw_pg *pg, const PGresult *res, const char *what,
     } else if (state && strcmp(state, "53100") == 0) {
         hint = "; the database server's disk is full";
     } else if (state && strcmp(state, "25006") == 0) {
-        hint = "; the server is a read-only standby: point tierwise at the primary";
+        /* A standby, or a write inside one of the store's read-only
+         * snapshots (tw_pg_begin_read: a report or a walk open). */
+        const char *hs = PQparameterStatus(pg->conn, "in_hot_standby");
+        if (hs && strcmp(hs, "on") == 0)
+            hint = "; the server is a read-only standby: point tierwise at the primary";
+        else
+            hint = "; a write inside a read-only read of the store (a monthly report or a "
+                   "fleet walk still open on this handle)";
     } else if (state && (strcmp(state, "40001") == 0 || strcmp(state, "40P01") == 0)) {
         hint = "; another backend's transaction collided with this one: retry";
     } else if (state && strncmp(state, "57P0", 4) == 0) {
