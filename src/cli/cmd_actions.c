@@ -22,7 +22,8 @@ static void usage(FILE *f)
             "deallocations and starts of VMs): per action its VM, disk, kind, SKUs, due\n"
             "time, state, reason, attempts and every move of its state machine (planned,\n"
             "checked, sent, verified, done | skipped | failed) with when, by whom and why.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --vm NAME         only the actions of VM NAME (any case; a VM not stored is\n"
             "                    refused with exit 2)\n"
             "  --state S         only the actions in state S (planned, checked, sent,\n"
@@ -85,7 +86,7 @@ int tw_cli_cmd_actions(int argc, char **argv)
                                   "sent, verified, done, skipped or failed", state);
         return TW_EXIT_USAGE;
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "actions: --db %s: no such database; give the backend's "
                                   "database (tierwise serve --db)", db);
         return TW_EXIT_USAGE;

@@ -42,7 +42,8 @@ static void usage(FILE *f)
             "(tierwise plan --json) stands for the policy. The time is the system clock's.\n"
             "Without --execute it is a dry run: nothing is written to ARM or the database;\n"
             "it prints what would be sent (method, URL, body) and the checks' outcome.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --policy FILE     a policy (tierwise.policy/1)\n"
             "  --plan FILE       a saved plan (tierwise.plan/1) instead of a policy\n"
             "  --execute         send the changes (else a dry run)\n"
@@ -219,7 +220,7 @@ int tw_cli_cmd_apply(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "apply: give --db FILE and one of --policy FILE or --plan FILE");
         return TW_EXIT_USAGE;
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "apply: --db %s: no such database; give the backend's "
                                   "database (tierwise serve --db)", db);
         return TW_EXIT_USAGE;

@@ -33,7 +33,8 @@ static void usage(FILE *f)
             "require_original_before_start (a failed or skipped upgrade, a VM started in\n"
             "the portal mid-window). Since is the later of the VM's start and the disk's\n"
             "change to the SKU it is on.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --policy FILE     a policy (tierwise.policy/1); repeat for several (at most\n"
             "                    %d); none: the policies the database holds (serve\n"
             "                    --policies stores them)\n"
@@ -117,7 +118,7 @@ int tw_cli_cmd_drift(int argc, char **argv)
                                   "--db)");
         return TW_EXIT_USAGE;
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "drift: --db %s: no such database; give the backend's "
                                   "database (tierwise serve --db)", db);
         return TW_EXIT_USAGE;

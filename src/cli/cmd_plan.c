@@ -42,7 +42,8 @@ static void usage(FILE *f)
             "quota (the SKU history's changes by anyone count), and one the margins leave\n"
             "nothing of plan nothing and are counted. Disks, targets and prices are\n"
             "those of tierwise savings for the same policy.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --policy FILE     a policy (tierwise.policy/1; tierwise policy check FILE);\n"
             "                    repeatable (up to %d): the plans of all over one read of\n"
             "                    the database, each action naming its policy, totals per\n"
@@ -308,7 +309,7 @@ int tw_cli_cmd_plan(int argc, char **argv)
                                   "--to DATE (e.g. --from 2026-12-01 --to 2026-12-08)");
         return TW_EXIT_USAGE;
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "plan: --db %s: no such database; give the backend's "
                                   "database (tierwise serve --db)", db);
         return TW_EXIT_USAGE;

@@ -304,7 +304,7 @@ static int show(const struct show *o)
             status = TW_EXIT_USAGE;
             goto out;
         }
-        if (access(o->db, F_OK) != 0) {
+        if (!tw_store_location_is_pg(o->db, strlen(o->db)) && access(o->db, F_OK) != 0) {
             tw_app_error(TW_CLI_PROG, "database %s does not exist", o->db);
             status = TW_EXIT_USAGE;
             goto out;

@@ -79,7 +79,8 @@ static void usage(FILE *f)
             "database's price books as of each part of the month, every book named.\n"
             "Rows are rounded to the currency's minor unit and totals are the sums of\n"
             "the rounded rows; the JSON also carries every amount unrounded.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --month YYYY-MM   the month, e.g. 2026-11\n"
             "  --format F        html (one self-contained page that prints on A4), csv\n"
             "                    (one FOCUS-aligned record per disk: RFC 4180, a header\n"
@@ -389,7 +390,7 @@ static int monthly(int argc, char **argv)
             return TW_EXIT_USAGE;
         }
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "report monthly: --db %s: no such database; give the "
                                   "backend's database (tierwise serve --db)", db);
         return TW_EXIT_USAGE;

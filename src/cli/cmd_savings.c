@@ -370,7 +370,7 @@ static enum tw_err load_book(const char *price_file, const char *db, const struc
         tw_buf_cleanup(&in);
         return rc;
     }
-    if (access(db, F_OK) != 0)
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0)
         return tw_error_set(err, TW_ENOENT,
                             "database %s does not exist; create it with prices refresh or import, "
                             "or give --price-file",

@@ -44,7 +44,8 @@ static void usage(FILE *f)
             "timezone. Prices are the database's price books (as of the month's start\n"
             "when one was fetched by then, else the latest); a region without a book is\n"
             "named and its disks counted as without a price, never priced as zero.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --policy FILE     a policy (tierwise.policy/1; tierwise policy check FILE)\n"
             "  --month YYYY-MM   the month, e.g. 2026-12\n"
             "  --reservations FILE\n"
@@ -294,7 +295,7 @@ int tw_cli_savings_fleet(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "savings: --month: %s", err.msg);
         return TW_EXIT_USAGE;
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "savings: --db %s: no such database; give the backend's "
                                   "database (tierwise serve --db)", db);
         return TW_EXIT_USAGE;

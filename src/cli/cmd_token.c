@@ -38,7 +38,8 @@ static void usage(FILE *f)
             "  list     id, name, role, creation time and revocation of every token; never\n"
             "           the tokens themselves\n"
             "  revoke   refuses token ID from now on (a running server within 5 s)\n\n"
-            "  --db FILE     the backend's SQLite database (created if needed)\n"
+            "  --db DB       the backend's database: a SQLite file (created if needed) or a\n"
+            "                PostgreSQL connection string (postgresql://...)\n"
             "  --role ROLE   agent, reader or admin\n"
             "  --name NAME   a label for the token (e.g. the VM or person it is for)\n"
             "  --json        list as a JSON array\n"
@@ -201,7 +202,7 @@ int tw_cli_cmd_token(int argc, char **argv)
     /* Listing or revoking in a file that is not there is a typo in --db:
      * say so rather than create an empty database. */
     struct stat sb;
-    if (!create && stat(db, &sb) != 0) {
+    if (!create && !tw_store_location_is_pg(db, strlen(db)) && stat(db, &sb) != 0) {
         tw_app_error(TW_CLI_PROG,
                      "token %s: no database at %s (%s); give --db the serve "
                      "database (token create makes a new one)",

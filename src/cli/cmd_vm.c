@@ -45,7 +45,8 @@ static void usage(FILE *f)
             "line says which: \"VM NAME started\" or \"VM NAME NOT started: why\". Every\n"
             "step is an action of the audit log (tierwise actions). Without --execute it\n"
             "is a dry run: nothing is written to ARM or the database.\n\n"
-            "  --db FILE         the tierwise database (SQLite; must exist)\n"
+            "  --db DB           the tierwise database: a SQLite file (it must exist) or a\n"
+            "                    PostgreSQL connection string (postgresql://...)\n"
             "  --vm NAME         the VM (its name in the database, any case)\n"
             "  --policy FILE     vm stop: the policy giving each disk's target\n"
             "  --to SKU          vm stop: every disk moved to SKU (e.g. Standard_LRS)\n"
@@ -266,7 +267,7 @@ int tw_cli_cmd_vm(int argc, char **argv)
                                   "start restores each disk's original SKU");
         return TW_EXIT_USAGE;
     }
-    if (access(db, F_OK) != 0) {
+    if (!tw_store_location_is_pg(db, strlen(db)) && access(db, F_OK) != 0) {
         tw_app_error(TW_CLI_PROG, "vm %s: --db %s: no such database; give the backend's "
                                   "database (tierwise serve --db)", sub, db);
         return TW_EXIT_USAGE;

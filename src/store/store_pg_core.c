@@ -540,6 +540,11 @@ enum tw_err tw_pg_reconnect(struct tw_pg *pg, struct tw_error *err)
                 *c = ' ';
         PQfinish(pg->conn);
         pg->conn = NULL;
+        if (strstr(m, "database \"") && strstr(m, "does not exist"))
+            return tw_error_set(err, TW_EIO,
+                                "%s: can't connect: %s; create it first (createdb, README "
+                                "\"Several backends on PostgreSQL\")",
+                                pg->label, m);
         return tw_error_set(err, TW_EIO,
                             "%s: can't connect: %s; check that the server runs, that "
                             "host/port (or PGHOST, PGPORT) name it, and that the user may log "
