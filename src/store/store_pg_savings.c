@@ -265,8 +265,16 @@ enum tw_err tw_pg_savings_open(struct tw_store *st, int64_t from_ms, int64_t to_
     feed_init(&c->disks, pg, &q_walk_disks_fetch, "reading the fleet's disks");
     feed_init(&c->power, pg, &q_walk_power_fetch, "reading the fleet's power states");
     feed_init(&c->changes, pg, &q_walk_changes_fetch, "reading the fleet's SKU changes");
-    /* One snapshot for the three cursors. */
-    enum tw_err rc = tw_pg_begin_read(pg, "starting to read the fleet", err);
+    /* One snapshot for the three cursors: REPEATABLE READ, but not READ
+     * ONLY, since a caller may write on the handle while the walk is open
+     * (an action recorded between two VMs), as SQLite's savepoint lets it:
+     * the write goes with the walk's transaction, committed at its close. */
+    bool own = pg->tx_depth == 0;
+    enum tw_err rc = tw_pg_begin(pg, "starting to read the fleet", err);
+    if (rc == TW_OK && own &&
+        (rc = tw_pg_exec(pg, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+                         "starting to read the fleet", err)) != TW_OK)
+        tw_pg_rollback(pg);
     if (rc == TW_OK) {
         c->open_tx = true;
         struct tw_pg_params p;
