@@ -57,27 +57,47 @@ TW_PG_STMT(q_vm_insert,
            "$8, $9, $10::text, $11::bigint, $12::text, CASE WHEN $12::text IS NULL THEN NULL "
            "ELSE $10::text END, CASE WHEN $12::text IS NULL THEN NULL ELSE $11::bigint END) "
            "ON CONFLICT (identity) DO NOTHING RETURNING id");
-/* What a report does not know stays as ARM gave it; a power state
- * observed later (by ARM) stands. */
-TW_PG_STMT(q_vm_update,
-           "UPDATE vms SET name = $2, resource_id = coalesce(nullif($3::text, ''), "
-           "resource_id), subscription_id = coalesce(nullif($4::text, ''), subscription_id), "
-           "resource_group = coalesce(nullif($5::text, ''), resource_group), location = $6, "
-           "vm_size = $7, tags = $8, last_report_id = $9, last_report_at = $10::text, "
-           "last_report_ms = $11::bigint, power_state = CASE WHEN $12::text IS NOT NULL AND "
-           "(power_state_ms IS NULL OR power_state_ms <= $11::bigint) THEN $12::text ELSE "
-           "power_state END, power_state_at = CASE WHEN $12::text IS NOT NULL AND "
-           "(power_state_ms IS NULL OR power_state_ms <= $11::bigint) THEN $10::text ELSE "
-           "power_state_at END, power_state_ms = CASE WHEN $12::text IS NOT NULL AND "
-           "(power_state_ms IS NULL OR power_state_ms <= $11::bigint) THEN $11::bigint ELSE "
-           "power_state_ms END WHERE id = $1");
-TW_PG_STMT(q_vm_power, "UPDATE vms SET power_state = $2, power_state_at = $3, power_state_ms = "
-                       "$4::bigint WHERE id = $1 AND (power_state_ms IS NULL OR power_state_ms "
-                       "<= $4::bigint)");
+/*
+ * The report in one statement with what goes with it:
+ *   - the report's row ($1..$10), ON CONFLICT (id) DO NOTHING;
+ *   - its power state, at $11 (its order);
+ *   - the VM's row ($13 = 1: the report is its newest) from $14..$20; what
+ *     a report does not know (its resource id, group, subscription) stays
+ *     as ARM gave it, and a power state observed later (by ARM) stands;
+ *   - or, $12 = 1 for a late report, the VM's power state unless a later
+ *     one is known;
+ *   - and ($21 = 1) the VM's disks as they were before the report (the
+ *     columns of SQ_VM_DISKS_ALL, 16: whether the disk's SKU history holds
+ *     an observation after $11), at least one row (a NULL id: none).
+ * Column 17 is the count of reports inserted: 0 means a copy is stored,
+ * and nothing else was written (each part depends on the insert).  The VM's
+ * row is locked already (find_vm).
+ */
+#define PG_VM_NOW "$8::text IS NOT NULL AND (power_state_ms IS NULL OR power_state_ms <= $11::bigint)"
 TW_PG_STMT(q_report_insert,
-           "INSERT INTO reports(id, created_at, created_ms, received_at, vm_id, agent_version, "
-           "agent_hostname, power_state, body, ahead_ms) VALUES ($1, $2, $3, $4, $5, $6, $7, "
-           "$8, $9, $10) ON CONFLICT (id) DO NOTHING");
+           "WITH rep AS (INSERT INTO reports(id, created_at, created_ms, received_at, vm_id, "
+           "agent_version, agent_hostname, power_state, body, ahead_ms) VALUES ($1, $2, $3, $4, "
+           "$5, $6, $7, $8, $9, $10) ON CONFLICT (id) DO NOTHING RETURNING id), "
+           "ps AS (INSERT INTO power_states(vm_id, observed_at, observed_ms, state, report_id) "
+           "SELECT $5::bigint, $2::text, $11::bigint, $8::text, id FROM rep WHERE $8::text IS "
+           "NOT NULL), "
+           "vu AS (UPDATE vms SET name = $14, resource_id = coalesce(nullif($15::text, ''), "
+           "resource_id), subscription_id = coalesce(nullif($16::text, ''), subscription_id), "
+           "resource_group = coalesce(nullif($17::text, ''), resource_group), location = $18, "
+           "vm_size = $19, tags = $20, last_report_id = $1, last_report_at = $2, "
+           "last_report_ms = $11, power_state = CASE WHEN " PG_VM_NOW " THEN $8::text ELSE "
+           "power_state END, power_state_at = CASE WHEN " PG_VM_NOW " THEN $2::text ELSE "
+           "power_state_at END, power_state_ms = CASE WHEN " PG_VM_NOW " THEN $11::bigint ELSE "
+           "power_state_ms END WHERE id = $5::bigint AND $13::bigint = 1 AND EXISTS (SELECT 1 "
+           "FROM rep)), "
+           "vp AS (UPDATE vms SET power_state = $8::text, power_state_at = $2::text, "
+           "power_state_ms = $11::bigint WHERE id = $5::bigint AND $12::bigint = 1 AND "
+           PG_VM_NOW " AND EXISTS (SELECT 1 FROM rep)) "
+           "SELECT d.id, d.vm_id, d.detached_ms, NULL, d.name, d.role, d.lun, d.sku, "
+           "d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "
+           "d.identity, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE h.disk_id "
+           "= d.id AND h.observed_ms > $11::bigint), (SELECT count(*) FROM rep) FROM (SELECT 1) "
+           "one LEFT JOIN disks d ON d.vm_id = $5::bigint AND $21::bigint = 1");
 /* A disk's row (columns as SQ_DISK_FIND's, 16: whether its SKU history
  * holds an observation after $2), locked: it may be another VM's. */
 TW_PG_STMT(q_disk_find,
@@ -86,17 +106,24 @@ TW_PG_STMT(q_disk_find,
            "d.device, NULL, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE "
            "h.disk_id = d.id AND h.observed_ms > $2::bigint) FROM disks d JOIN vms v ON v.id = "
            "d.vm_id WHERE d.identity = $1 FOR UPDATE OF d");
-TW_PG_STMT(q_vm_disks_all,
-           "SELECT d.id, d.vm_id, d.detached_ms, NULL, d.name, d.role, d.lun, d.sku, "
-           "d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "
-           "d.identity, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE h.disk_id "
-           "= d.id AND h.observed_ms > $2::bigint) FROM disks d WHERE d.vm_id = $1");
+/* The report's disks not among its VM's, by identity ($1, an array), locked;
+ * 17: the identity. */
+TW_PG_STMT(q_disks_find,
+           "SELECT d.id, d.vm_id, d.detached_ms, v.last_report_ms, d.name, d.role, d.lun, "
+           "d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, "
+           "d.device, NULL, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE "
+           "h.disk_id = d.id AND h.observed_ms > $2::bigint), d.identity FROM disks d JOIN vms "
+           "v ON v.id = d.vm_id WHERE d.identity = ANY ($1::text[]) ORDER BY d.id FOR UPDATE "
+           "OF d");
+/* A new disk and its first SKU observation ($18: the report). */
 TW_PG_STMT(q_disk_insert,
-           "INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, tier, caching, "
+           "WITH d AS (INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, tier, caching, "
            "managed_disk_id, write_accelerator, device, last_seen_at, last_seen_ms, "
            "detached_at, detached_ms, position) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, "
            "$10, $11, $12, $13, $14, $15, $16, $17) ON CONFLICT (identity) DO NOTHING "
-           "RETURNING id");
+           "RETURNING id), h AS (INSERT INTO disk_sku_history(disk_id, observed_at, "
+           "observed_ms, sku, tier, size_gib, report_id) SELECT id, $13, $14, $6, $8, $7, $18 "
+           "FROM d) SELECT id FROM d");
 /* $16: the VM the row was read as being of (a disk moved meanwhile by
  * another backend is left as it put it). */
 TW_PG_STMT(q_disk_update,
@@ -118,8 +145,6 @@ TW_PG_STMT(q_hist_next, "SELECT id, sku, tier, size_gib FROM disk_sku_history WH
 TW_PG_STMT(q_hist_delete, "DELETE FROM disk_sku_history WHERE id = $1");
 TW_PG_STMT(q_latest_unkeep,
            "UPDATE result_latest SET verdict_report = NULL WHERE vm_id IN ($1, $2)");
-TW_PG_STMT(q_power_insert, "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, "
-                           "report_id) VALUES ($1, $2, $3, $4, $5)");
 
 /*
  * A report's results in one statement: each row of the arrays is a
@@ -555,17 +580,9 @@ static enum tw_err put_vm(struct ingest *in, bool *repeat, struct tw_error *err)
                              err)) != TW_OK)
             return e;
     }
-    if (!in->newest)
-        return TW_OK;
-    char *tags = tags_json(&in->r->inv.vm);
-    if (!tags)
-        return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
-    tw_pg_p_init(&p);
-    tw_pg_p_int(&p, in->vm_id);
-    p_vm(&p, in, tags);
-    e = tw_pg_run_n(pg, &q_vm_update, &p, NULL, "updating the VM", err);
-    free(tags);
-    return e;
+    /* The VM's row itself follows the report when it is the newest: with
+     * the report's insert (put_one). */
+    return TW_OK;
 }
 
 /* ---- disks and their SKU history ---- */
@@ -694,6 +711,7 @@ struct disk_state {
     bool same;
     bool same_sku;
     bool hist_after;  /* its SKU history holds an observation after the report */
+    bool looked;      /* looked up by identity (found or not) with the report's others */
     char sku[32], tier[16];
     int64_t size_gib;
 };
@@ -749,12 +767,17 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
     const struct sku_obs obs = {d->sku, d->tier, d->size_gib};
     struct tw_pg_params p;
     enum tw_err e;
+    /* Not one of the VM's disks: a new disk, or one that moved here (looked
+     * up already with the report's others, put_disks). */
+    bool looked = ds->looked;
     for (int round = 0; !ds->found; round++) {
-        /* Not one of the VM's disks: a new disk, or one that moved here. */
-        if ((e = find_disk(in, i, identity, ds, err)) != TW_OK)
-            return e;
-        if (ds->found)
-            break;
+        if (!looked) {
+            if ((e = find_disk(in, i, identity, ds, err)) != TW_OK)
+                return e;
+            if (ds->found)
+                break;
+        }
+        looked = false;
         if (round == 1)
             return tw_error_set(err, TW_EIO, "%s: disk %s was stored by another backend and "
                                 "then could not be found; send the report again",
@@ -765,6 +788,7 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
         /* First seen in a late report: not attached now as far as anyone
          * knows. */
         p_disk(&p, in, d, true, !in->newest, d->sku, d->size_gib, d->tier);
+        tw_pg_p_text(&p, in->r->id);
         if ((e = tw_pg_run(pg, &q_disk_insert, &p, &res, "storing a new disk", err)) != TW_OK)
             return e;
         bool inserted = PQntuples(res) > 0;
@@ -772,8 +796,9 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
             in->disk_ids[i] = tw_pg_int(res, 0, 0);
         PQclear(res);
         if (inserted)
-            return hist_insert(in, in->disk_ids[i], &obs, err);
-        /* Another backend stored it meanwhile: found (locked) next round. */
+            return TW_OK; /* with its first SKU observation */
+        /* Stored meanwhile (by another backend, or by a disk of this report
+         * with the same identity): found (locked) next round. */
     }
     in->disk_ids[i] = ds->id;
     if (!ds->newer) {
@@ -810,7 +835,65 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
     return e;
 }
 
-static enum tw_err put_disks(struct ingest *in, struct tw_error *err)
+/* The report's disks that are not its VM's, looked up by their identities
+ * in one statement; a row goes to the first such disk of its identity (a
+ * later one of the same identity is looked up again after that one is
+ * stored, as SQLite looks each up in turn). */
+static enum tw_err find_disks(struct ingest *in, const char *idents, size_t idlen,
+                              struct disk_state *ds, struct tw_error *err)
+{
+    const struct tw_inventory *inv = &in->r->inv;
+    struct arr a = {0};
+    size_t want = 0;
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        if (ds[i].found)
+            continue;
+        arr_text(&a, idents + i * idlen, false);
+        want++;
+    }
+    if (!want)
+        return TW_OK;
+    const char *lit = arr_done(&a);
+    if (!lit) {
+        free(a.b);
+        return tw_error_set(err, TW_ENOMEM, "out of memory storing disks");
+    }
+    struct tw_pg_params p;
+    PGresult *res = NULL;
+    tw_pg_p_init(&p);
+    tw_pg_p_text(&p, lit);
+    tw_pg_p_int(&p, in->ms);
+    enum tw_err e = tw_pg_run(in->pg, &q_disks_find, &p, &res, "finding disks", err);
+    free(a.b);
+    if (e != TW_OK)
+        return e;
+    bool asked[TW_INV_MAX_DISKS] = {false};
+    for (size_t i = 0; i < inv->n_disks; i++)
+        asked[i] = !ds[i].found;
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        if (!asked[i])
+            continue;
+        bool first = true;
+        for (size_t k = 0; k < i && first; k++)
+            if (asked[k] && strcmp(idents + k * idlen, idents + i * idlen) == 0)
+                first = false;
+        if (!first)
+            continue; /* looked up in apply_disk, after the first is stored */
+        for (int row = 0; row < PQntuples(res); row++) {
+            if (strcmp(tw_pg_text(res, row, 17), idents + i * idlen) == 0) {
+                judge(in, res, row, &inv->disks[i], &ds[i]);
+                break;
+            }
+        }
+        ds[i].looked = true;
+    }
+    PQclear(res);
+    return TW_OK;
+}
+
+/* OWN: the VM's disks before the report (q_report_insert's rows), NULL for
+ * a new VM. */
+static enum tw_err put_disks(struct ingest *in, const PGresult *own, struct tw_error *err)
 {
     struct tw_pg *pg = in->pg;
     const struct tw_inventory *inv = &in->r->inv;
@@ -826,15 +909,11 @@ static enum tw_err put_disks(struct ingest *in, struct tw_error *err)
     int64_t gone[TW_INV_MAX_DISKS];
     size_t n_gone = 0;
     enum tw_err e = TW_OK;
-    if (in->vm_existed) {
-        struct tw_pg_params p;
-        PGresult *q = NULL;
-        tw_pg_p_init(&p);
-        tw_pg_p_int(&p, in->vm_id);
-        tw_pg_p_int(&p, in->ms);
-        e = tw_pg_run(pg, &q_vm_disks_all, &p, &q, "reading the VM's disks", err);
-        int rows = e == TW_OK ? PQntuples(q) : 0;
-        for (int row = 0; row < rows; row++) {
+    if (own) {
+        const PGresult *q = own;
+        for (int row = 0; row < PQntuples(q); row++) {
+            if (tw_pg_null(q, row, 0))
+                continue; /* no disk (the row that carries the count) */
             const char *ident = tw_pg_text(q, row, 14);
             size_t j = 0;
             while (j < inv->n_disks && (ds[j].found || strcmp(idents + j * IDLEN, ident) != 0))
@@ -852,8 +931,9 @@ static enum tw_err put_disks(struct ingest *in, struct tw_error *err)
             else if (in->newest && tw_pg_null(q, row, 2) && n_gone < TW_INV_MAX_DISKS)
                 gone[n_gone++] = tw_pg_int(q, row, 0);
         }
-        PQclear(q);
     }
+    if (e == TW_OK)
+        e = find_disks(in, idents, IDLEN, ds, err);
     for (size_t i = 0; i < inv->n_disks && e == TW_OK; i++)
         e = apply_disk(in, i, idents + i * IDLEN, &ds[i], err);
     free(idents);
@@ -979,10 +1059,14 @@ static enum tw_err put_results(struct ingest *in, struct tw_error *err)
 
 /* ---- one report ---- */
 
-static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, struct tw_error *err)
+/* *WROTE: whether a statement that writes may have run (then a failure
+ * leaves something of the report behind, to be undone). */
+static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, bool *wrote,
+                           struct tw_error *err)
 {
     struct tw_pg *pg = in->pg;
     const struct tw_report *r = in->r;
+    *wrote = false;
     if (!tw_uuid_valid(r->id))
         return tw_error_set(err, TW_EINVAL, "report id \"%s\" is not a UUID", r->id);
     if (!tw_rfc3339_ms(r->created_at, &in->created_ms))
@@ -998,11 +1082,14 @@ static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, struct
         return tw_error_set(err, TW_EINVAL, "report %s has too many disks", r->id);
 
     bool repeat = false;
+    *wrote = true;
     enum tw_err e = put_vm(in, &repeat, err);
     if (e != TW_OK)
         return e;
     if (repeat) {
+        /* Found stored before anything was written. */
         *status = TW_PUT_REPEAT;
+        *wrote = false;
         return TW_OK;
     }
 
@@ -1021,42 +1108,42 @@ static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, struct
         tw_pg_p_int(&p, in->created_ms - (in->limit_ms - TW_STORE_CLOCK_AHEAD_MS));
     else
         tw_pg_p_null(&p);
-    int64_t n = 0;
-    if ((e = tw_pg_run_n(pg, &q_report_insert, &p, &n, "storing the report", err)) != TW_OK)
+    tw_pg_p_int(&p, in->ms);
+    tw_pg_p_int(&p, in->newest ? 0 : 1);
+    tw_pg_p_int(&p, in->vm_existed && in->newest ? 1 : 0);
+    const struct tw_vm *vm = &r->inv.vm;
+    char *tags = NULL;
+    if (in->vm_existed && in->newest && !(tags = tags_json(vm)))
+        return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
+    tw_pg_p_text(&p, vm->name);
+    tw_pg_p_text(&p, vm->resource_id);
+    tw_pg_p_text(&p, vm->subscription_id);
+    tw_pg_p_text(&p, vm->resource_group);
+    tw_pg_p_text(&p, vm->location);
+    tw_pg_p_text(&p, vm->vm_size);
+    tw_pg_p_text(&p, tags ? tags : "{}");
+    tw_pg_p_int(&p, in->vm_existed ? 1 : 0);
+    PGresult *res = NULL;
+    e = tw_pg_run(pg, &q_report_insert, &p, &res, "storing the report", err);
+    free(tags);
+    if (e != TW_OK)
         return e;
+    int64_t n = PQntuples(res) > 0 ? tw_pg_int(res, 0, 17) : 0;
     if (n == 0) {
+        PQclear(res);
         /* Stored meanwhile by another backend (the insert waited for it):
          * a repeat; what this one wrote of its VM is undone by the caller. */
         *status = TW_PUT_REPEAT;
         return TW_OK;
     }
 
-    if ((e = put_disks(in, err)) != TW_OK)
+    e = put_disks(in, in->vm_existed ? res : NULL, err);
+    PQclear(res);
+    if (e != TW_OK)
         return e;
     if ((e = put_results(in, err)) != TW_OK)
         return e;
-    if (r->power_state[0]) {
-        tw_pg_p_init(&p);
-        tw_pg_p_int(&p, in->vm_id);
-        tw_pg_p_text(&p, r->created_at);
-        tw_pg_p_int(&p, in->ms);
-        tw_pg_p_text(&p, r->power_state);
-        tw_pg_p_text(&p, r->id);
-        if ((e = tw_pg_run_n(pg, &q_power_insert, &p, NULL, "storing the power state", err)) !=
-            TW_OK)
-            return e;
-    }
-    if (r->power_state[0] && !in->newest) {
-        /* A late report's state counts only if no later one is known. */
-        tw_pg_p_init(&p);
-        tw_pg_p_int(&p, in->vm_id);
-        tw_pg_p_text(&p, r->power_state);
-        tw_pg_p_text(&p, r->created_at);
-        tw_pg_p_int(&p, in->ms);
-        if ((e = tw_pg_run_n(pg, &q_vm_power, &p, NULL, "updating the VM's power state",
-                             err)) != TW_OK)
-            return e;
-    }
+    /* (The power state went in with the report.) */
     *status = TW_PUT_STORED;
     return TW_OK;
 }
@@ -1080,15 +1167,29 @@ static enum tw_err fail_batch(struct tw_pg *pg, size_t n, enum tw_put_status *st
  * as too large, never sent to fail as a store failure retried for ever. */
 #define BODY_MAX ((size_t)(1u << 30) - (1u << 20))
 
-/* One run of the batch; *RETRY when it failed as a whole on a collision
- * with another backend's transaction (a deadlock) and may be run again. */
+/* How a run of the batch ended short of storing it. */
+enum again {
+    AGAIN_NO,       /* finished (stored, or failed as a whole) */
+    AGAIN_RETRY,    /* collided with another backend's transaction: run it again */
+    AGAIN_CAREFUL,  /* a report failed after writing: run it again, each report a savepoint */
+};
+
+/*
+ * One run of the batch.  A savepoint per report costs two round trips, and
+ * most batches fail nowhere: the first run has none (a report refused by
+ * the checks before any statement leaves nothing behind), and a report
+ * that fails after writing (or a repeat found after writing) rolls the run
+ * back and asks for a CAREFUL one, each report in its savepoint, as SQLite
+ * stores them.  LAST: the last run allowed (no retry asked).
+ */
 static enum tw_err batch(struct tw_pg *pg, const struct tw_report *const *reps,
                          const char *const *raw, const size_t *raw_len,
                          const struct tw_store_judged *const *judged, size_t n,
                          const char *received_at, enum tw_put_status *status,
-                         struct tw_error *errs, bool last, bool *retry, struct tw_error *err)
+                         struct tw_error *errs, bool careful, bool last, enum again *again,
+                         struct tw_error *err)
 {
-    *retry = false;
+    *again = AGAIN_NO;
     if (tw_pg_begin(pg, "starting to store reports", err) != TW_OK)
         return fail_batch(pg, n, status, errs, err);
     for (size_t i = 0; i < n; i++) {
@@ -1101,7 +1202,7 @@ static enum tw_err batch(struct tw_pg *pg, const struct tw_report *const *reps,
                 errs[i] = one;
             continue;
         }
-        if (tw_pg_begin(pg, "starting a report", err) != TW_OK)
+        if (careful && tw_pg_begin(pg, "starting a report", err) != TW_OK)
             return fail_batch(pg, n, status, errs, err);
         struct ingest in = {.pg = pg, .r = r, .received_at = received_at,
                             .judged = judged ? judged[i] : NULL};
@@ -1114,6 +1215,7 @@ static enum tw_err batch(struct tw_pg *pg, const struct tw_report *const *reps,
             in.body = own;
             in.body_len = own ? strlen(own) : 0;
         }
+        /* The records as sent when the body is the report's own text. */
         struct span spans[16];
         struct span *many = NULL;
         if (own == NULL && in.body && r->n_results) {
@@ -1124,6 +1226,7 @@ static enum tw_err batch(struct tw_pg *pg, const struct tw_report *const *reps,
                 in.records = sp;
         }
         enum tw_err e;
+        bool wrote = false;
         if (!in.body)
             e = tw_error_set(&one, TW_ENOMEM, "out of memory rendering report %s", r->id);
         else if (in.body_len > BODY_MAX)
@@ -1136,45 +1239,52 @@ static enum tw_err batch(struct tw_pg *pg, const struct tw_report *const *reps,
                              "report %s holds a NUL byte, which a text column can't store",
                              r->id);
         else
-            e = put_one(&in, &status[i], &one);
+            e = put_one(&in, &status[i], &wrote, &one);
         free(own);
         free(many);
-        if (e == TW_OK && status[i] == TW_PUT_REPEAT) {
-            /* A repeat: whatever was written for it is undone. */
-            tw_pg_rollback(pg);
-            if (pg->tx_depth == 0) {
-                tw_error_set(err, TW_EIO, "%s: the transaction storing the reports was lost",
-                             pg->label);
-                return fail_batch(pg, n, status, errs, err);
-            }
-            continue;
-        }
-        if (e == TW_OK) {
-            if (tw_pg_commit(pg, "finishing a report", err) != TW_OK)
+        if (e == TW_OK && (status[i] == TW_PUT_STORED || !wrote)) {
+            /* Stored, or a repeat found before anything was written. */
+            if (careful && tw_pg_commit(pg, "finishing a report", err) != TW_OK)
                 return fail_batch(pg, n, status, errs, err);
             continue;
         }
-        status[i] = TW_PUT_FAILED;
-        if (errs)
-            errs[i] = one;
-        if (!last && tw_pg_retryable(pg)) {
+        if (e != TW_OK) {
+            status[i] = TW_PUT_FAILED;
+            if (errs)
+                errs[i] = one;
+        }
+        if (!last && e != TW_OK && tw_pg_retryable(pg)) {
             /* Collided with another backend's batch: all of it again. */
-            *retry = true;
+            *again = AGAIN_RETRY;
             *err = one;
             while (pg->tx_depth > 0)
                 tw_pg_rollback(pg);
             return one.code ? one.code : TW_EIO;
         }
-        tw_pg_rollback(pg);
+        if (!careful && (wrote || PQstatus(pg->conn) != CONNECTION_OK)) {
+            /* Something of the report is written (a repeat stored meanwhile
+             * by another backend, or a failure): undone with the run. */
+            *again = AGAIN_CAREFUL;
+            while (pg->tx_depth > 0)
+                tw_pg_rollback(pg);
+            *err = one;
+            return one.code ? one.code : TW_EIO;
+        }
+        if (careful)
+            tw_pg_rollback(pg);
         /* A lost connection ends the transaction itself: then the whole
          * batch is lost and says so. */
         if (pg->tx_depth == 0 || PQstatus(pg->conn) != CONNECTION_OK) {
+            if (e == TW_OK)
+                tw_error_set(&one, TW_EIO, "%s: the transaction storing the reports was lost",
+                             pg->label);
             *err = one;
             return fail_batch(pg, n, status, errs, err);
         }
     }
     if (tw_pg_commit(pg, "committing the reports", err) != TW_OK) {
-        *retry = !last && tw_pg_retryable(pg);
+        if (!last && tw_pg_retryable(pg))
+            *again = AGAIN_RETRY;
         return fail_batch(pg, n, status, errs, err);
     }
     return TW_OK;
@@ -1191,13 +1301,19 @@ enum tw_err tw_pg_put_reports(struct tw_store *st, const struct tw_report *const
     if (!err)
         err = &local;
     enum tw_err e = TW_OK;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        bool retry = false;
+    bool careful = false;
+    /* Three runs at most on collisions, and one more to run it carefully. */
+    for (int attempt = 0, runs = 0; attempt < 3 && runs < 4; runs++) {
+        enum again again = AGAIN_NO;
         tw_error_clear(err);
-        e = batch(pg, reps, raw, raw_len, judged, n, received_at, status, errs, attempt == 2,
-                  &retry, err);
-        if (!retry)
+        e = batch(pg, reps, raw, raw_len, judged, n, received_at, status, errs, careful,
+                  attempt == 2, &again, err);
+        if (again == AGAIN_NO)
             break;
+        if (again == AGAIN_CAREFUL)
+            careful = true;
+        else
+            attempt++;
         for (size_t i = 0; errs && i < n; i++)
             tw_error_clear(&errs[i]);
     }
