@@ -159,10 +159,10 @@ static bool sqlite_has(sqlite3 *db, const char *table, const char *col)
 /* Appends S to BUF (capacity CAP), failing the test past it. */
 static void cat(char *buf, size_t cap, const char *s)
 {
-    size_t n = strlen(buf), k = strlen(s);
-    if (n + k + 1 > cap)
+    size_t n = strlen(buf);
+    int w = snprintf(buf + n, cap - n, "%s", s);
+    if (w < 0 || (size_t)w >= cap - n)
         fail_msg("th_store_fixture: a statement longer than %zu bytes", cap);
-    memcpy(buf + n, s, k + 1);
 }
 
 #define MAX_COLS 64
