@@ -11,7 +11,8 @@
  *     (id) DO NOTHING; none inserted means another copy is stored (or is
  *     being stored, and the insert waited for it) and the report is a
  *     repeat: its savepoint is undone, so nothing else of it is written;
- *   - the report's VM row is locked (SELECT ... FOR UPDATE) before its
+ *   - the report's VM row is locked (SELECT ... FOR NO KEY UPDATE: rows
+ *     that only refer to the VM are not held up) before its
  *     newest report is decided, so two reports of one VM arriving at two
  *     backends are stored one after the other; a new VM goes in with ON
  *     CONFLICT (identity) DO NOTHING and is looked up again, locked, when
@@ -43,12 +44,14 @@
 /* The VM by identity (or by its place), locked; whether the report is
  * stored already. */
 TW_PG_STMT(q_vm_find, "SELECT id, last_report_ms, last_report_at, EXISTS (SELECT 1 FROM "
-                      "reports WHERE id = $2) FROM vms WHERE identity = $1 FOR UPDATE");
+                      "reports WHERE id = $2) FROM vms WHERE identity = $1 FOR NO KEY UPDATE");
 TW_PG_STMT(q_vm_find_place,
            "SELECT id, last_report_ms, last_report_at, EXISTS (SELECT 1 FROM reports WHERE "
-           "id = $5) FROM vms WHERE lower(name) = lower($1) AND lower(resource_group) = "
-           "lower($2) AND lower(subscription_id) = lower($3) AND (resource_id = '' OR "
-           "$4::text = '' OR lower(resource_id) = lower($4)) ORDER BY id LIMIT 1 FOR UPDATE");
+           "id = $5) FROM vms WHERE lower(name) = lower($1::text COLLATE \"C\") AND "
+           "lower(resource_group) = lower($2::text COLLATE \"C\") AND lower(subscription_id) "
+           "= lower($3::text COLLATE \"C\") AND (resource_id = '' OR $4::text = '' OR "
+           "lower(resource_id) = lower($4::text COLLATE \"C\")) ORDER BY id LIMIT 1 FOR NO "
+           "KEY UPDATE");
 TW_PG_STMT(q_vm_set_identity, "UPDATE vms SET identity = $2 WHERE id = $1");
 TW_PG_STMT(q_vm_insert,
            "INSERT INTO vms(identity, name, resource_id, subscription_id, resource_group, "
@@ -105,7 +108,7 @@ TW_PG_STMT(q_disk_find,
            "d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, "
            "d.device, NULL, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE "
            "h.disk_id = d.id AND h.observed_ms > $2::bigint) FROM disks d JOIN vms v ON v.id = "
-           "d.vm_id WHERE d.identity = $1 FOR UPDATE OF d");
+           "d.vm_id WHERE d.identity = $1 FOR NO KEY UPDATE OF d");
 /* The report's disks not among its VM's, by identity ($1, an array), locked;
  * 17: the identity. */
 TW_PG_STMT(q_disks_find,
@@ -113,8 +116,8 @@ TW_PG_STMT(q_disks_find,
            "d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, "
            "d.device, NULL, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE "
            "h.disk_id = d.id AND h.observed_ms > $2::bigint), d.identity FROM disks d JOIN vms "
-           "v ON v.id = d.vm_id WHERE d.identity = ANY ($1::text[]) ORDER BY d.id FOR UPDATE "
-           "OF d");
+           "v ON v.id = d.vm_id WHERE d.identity = ANY ($1::text[]) ORDER BY d.id FOR NO KEY "
+           "UPDATE OF d");
 /* A new disk and its first SKU observation ($18: the report). */
 TW_PG_STMT(q_disk_insert,
            "WITH d AS (INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, tier, caching, "
