@@ -84,6 +84,7 @@ cleanup() {
   fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT
 
 # ---- the database ----
 if [ "$mode" = pg ]; then
@@ -515,7 +516,11 @@ for d in "${disks[@]}"; do
   [ "$s" = Premium_LRS ] || bad "disk $d ends the month on $s"
 done
 
-# ---- the survivors stop cleanly ----
+# ---- the survivors: healthy, then stopped cleanly ----
+for k in 1 2 3; do
+  st=$(curl -s --noproxy '*' -m 10 -o "$scratch/body" -w '%{http_code}' "$(url "$k")/healthz")
+  [ "$st" = 200 ] && ok || bad "backend $k's /healthz answered $st: $(cat "$scratch/body")"
+done
 for k in 1 2 3; do
   kill -TERM "${bpid[$k]}" 2>/dev/null
   wait "${bpid[$k]}"
