@@ -25,7 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LEADER_KINDS 12
+#define LEADER_KINDS TW_METRICS_WORK_KINDS
 
 struct leader_kind {
     char kind[16];
@@ -126,6 +126,21 @@ bool tw_srv_leader_mine(struct tw_srv_leader *ld, const char *kind)
     }
     pthread_mutex_unlock(&ld->lock);
     return held;
+}
+
+void tw_srv_leader_held(struct tw_srv_leader *ld, struct tw_metrics_store *ms)
+{
+    ms->n_work = 0;
+    if (!ld)
+        return;
+    pthread_mutex_lock(&ld->lock);
+    for (size_t i = 0; i < ld->n && ms->n_work < TW_METRICS_WORK_KINDS; i++) {
+        if (ld->k[i].held < 0)
+            continue;
+        snprintf(ms->work[ms->n_work].kind, sizeof(ms->work[0].kind), "%s", ld->k[i].kind);
+        ms->work[ms->n_work++].held = ld->k[i].held == 1;
+    }
+    pthread_mutex_unlock(&ld->lock);
 }
 
 bool tw_srv_work_mine(struct tw_server *srv, const char *kind)

@@ -593,6 +593,13 @@ enum tw_err tw_metrics_render(struct tw_metrics *m, const struct tw_metrics_stor
                 "again at the next --sync-interval).\n"
                 "# TYPE tierwise_sync_errors_total counter\ntierwise_sync_errors_total %lld\n",
                 (long long)st->sync_last_success_s, (long long)st->sync_errors);
+        if (st->n_work)
+            PUT("# HELP tierwise_periodic_work_held Whether this backend runs the periodic "
+                "work of a kind now (1), or another backend on its database does (0).\n"
+                "# TYPE tierwise_periodic_work_held gauge\n");
+        for (size_t i = 0; i < st->n_work && i < TW_METRICS_WORK_KINDS; i++)
+            PUT("tierwise_periodic_work_held{kind=\"%s\"} %d\n", st->work[i].kind,
+                st->work[i].held ? 1 : 0);
         const struct {
             const char *name, *help;
             int64_t v;

@@ -48,6 +48,7 @@ uint64_t tw_metrics_requests(const struct tw_metrics *m);
 /* Reports the writer stored (new ids) and found repeated so far. */
 void tw_metrics_ingest_counts(const struct tw_metrics *m, uint64_t *stored, uint64_t *repeat);
 
+#define TW_METRICS_WORK_KINDS 12
 /* Store figures for the gauges; negative when unknown (left out). */
 struct tw_metrics_store {
     int64_t reports, vms, disks, results, db_bytes;
@@ -62,6 +63,13 @@ struct tw_metrics_store {
     bool drift_job;         /* a drift job runs: the two below are its */
     int64_t drift_last_success_s; /* Unix seconds of its last run that succeeded; 0 none yet */
     int64_t drift_errors;   /* its runs that failed since the start */
+    /* the periodic work this backend has asked for (leader.c): whether it
+     * runs each kind now; N_WORK 0: none asked yet (left out) */
+    size_t n_work;
+    struct {
+        char kind[16];
+        bool held;
+    } work[TW_METRICS_WORK_KINDS];
 };
 
 /* Appends the whole exposition to OUT (the fleet's gauges once taken, and

@@ -212,6 +212,9 @@ struct tw_srv_leader *tw_srv_leader_ref(struct tw_srv_leader *ld);
 void tw_srv_leader_unref(struct tw_srv_leader *ld);
 bool tw_srv_leader_mine(struct tw_srv_leader *ld, const char *kind);
 bool tw_srv_work_mine(struct tw_server *srv, const char *kind);
+/* The kinds asked for so far and whether each is held, for /metrics'
+ * tierwise_periodic_work_held (NULL LD: none). */
+void tw_srv_leader_held(struct tw_srv_leader *ld, struct tw_metrics_store *ms);
 
 /* Loads ARM's VM sizes cached in the store into SRV->vmsizes and queues
  * their refresh on the worker, now and daily (vmsizes_job.c); nothing when

@@ -158,7 +158,7 @@ void tw_v1_metrics(struct tw_req *rq)
 {
     struct tw_server *srv = rq->srv;
     struct tw_metrics_store ms = {-1, -1, -1, -1, -1, -1, -1, -1, -1, false, -1, false, 0, 0,
-                                  false, 0, 0};
+                                  false, 0, 0, 0, {{"", false}}};
     struct tw_error err = {0};
     /* The counts are whole-table scans: they are taken again only after
      * the writer stored a new report, or after METRICS_STATS_TTL_S (the
@@ -206,6 +206,7 @@ void tw_v1_metrics(struct tw_req *rq)
     ms.drift_known = ms.drift_disks >= 0;
     ms.drift_job = tw_srv_drift_stats(srv, &ms.drift_last_success_s, &ms.drift_errors);
     ms.sync_known = tw_srv_sync_stats(srv, &ms.sync_last_success_s, &ms.sync_errors);
+    tw_srv_leader_held(srv->leader, &ms);
     /* The fleet's gauges (verdicts, SKUs, silent agents) are taken at most
      * every TW_METRICS_FLEET_TTL_S (metrics.h) and kept between scrapes. */
     if (tw_metrics_fleet_due(srv->metrics, now.tv_sec)) {

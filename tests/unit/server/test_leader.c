@@ -55,6 +55,24 @@ static void test_sqlite_always_held(void **state)
         assert_true(tw_srv_work_mine(b, kinds[i]));
         assert_true(tw_srv_work_mine(a, kinds[i])); /* asked again: still */
     }
+    /* /metrics: each kind asked for, held */
+    struct tw_metrics_store ms;
+    memset(&ms, 0, sizeof(ms));
+    tw_srv_leader_held(a->leader, &ms);
+    assert_int_equal(ms.n_work, 5);
+    assert_string_equal(ms.work[3].kind, "scheduler");
+    assert_true(ms.work[3].held);
+    const char *labels[] = {"GET /healthz"};
+    struct tw_metrics *m = tw_metrics_new(labels, 1);
+    assert_non_null(m);
+    struct tw_buf out;
+    tw_buf_init(&out, 1 << 20);
+    assert_int_equal(tw_metrics_render(m, &ms, &out), TW_OK);
+    assert_non_null(strstr(out.data, "# TYPE tierwise_periodic_work_held gauge\n"));
+    assert_non_null(strstr(out.data, "tierwise_periodic_work_held{kind=\"sync\"} 1\n"));
+    assert_non_null(strstr(out.data, "tierwise_periodic_work_held{kind=\"rejudge\"} 1\n"));
+    tw_buf_cleanup(&out);
+    tw_metrics_free(m);
     /* a job holding the leader past the server's end still asks it */
     struct tw_srv_leader *kept = tw_srv_leader_ref(a->leader);
     fake_free(a);
@@ -114,6 +132,12 @@ static void test_pg_one_holder(void **state)
     assert_false(tw_srv_work_mine(b, "drift"));
     assert_true(tw_srv_work_mine(b, "rejudge")); /* B works again on what is free */
     assert_false(tw_srv_work_mine(c, "rejudge"));
+    struct tw_metrics_store ms;
+    memset(&ms, 0, sizeof(ms));
+    tw_srv_leader_held(b->leader, &ms); /* B: sync, drift another's; rejudge its own */
+    assert_int_equal(ms.n_work, 3);
+    for (size_t i = 0; i < ms.n_work; i++)
+        assert_int_equal(ms.work[i].held, !strcmp(ms.work[i].kind, "rejudge"));
     fake_free(b);
     fake_free(c);
     th_rmtree(dir);
