@@ -120,7 +120,7 @@ static void race_rounds(struct fx *f, enum what what, enum tw_err loser, const c
     for (r.round = 0; r.round < ROUNDS && !failed[0]; r.round++) {
         struct tw_store_action_new a = {.kind = "downgrade"};
         if (tw_store_action_add(f->h[0], &a, &r.id, &err) != TW_OK) {
-            snprintf(failed, sizeof(failed), "add: %s", err.msg);
+            snprintf(failed, sizeof(failed), "add: %.700s", err.msg);
             break;
         }
         pthread_barrier_wait(&r.start);
@@ -131,8 +131,8 @@ static void race_rounds(struct fx *f, enum what what, enum tw_err loser, const c
                 wins++;
                 won = i;
             } else if (r.rc[i] != loser || !strstr(r.msg[i], said)) {
-                snprintf(failed, sizeof(failed), "round %d, handle %d: %s (code %d)", r.round, i,
-                         r.msg[i], (int)r.rc[i]);
+                snprintf(failed, sizeof(failed), "round %d, handle %d: %.700s (code %d)",
+                         r.round, i, r.msg[i], (int)r.rc[i]);
             }
         }
         if (!failed[0] && wins != 1)
@@ -145,15 +145,15 @@ static void race_rounds(struct fx *f, enum what what, enum tw_err loser, const c
         size_t n = 0;
         if (tw_store_action_get(f->h[0], r.id, &row, &err) != TW_OK ||
             tw_store_action_log_count(f->h[0], r.id, &n, &err) != TW_OK) {
-            snprintf(failed, sizeof(failed), "reading action %lld: %s", (long long)r.id,
+            snprintf(failed, sizeof(failed), "reading action %lld: %.700s", (long long)r.id,
                      err.msg);
             continue;
         }
         if (strcmp(row.claim_owner, owner) != 0 ||
             strcmp(row.state, what == MOVE ? "checked" : "planned") != 0 ||
             n != (what == MOVE ? 2u : 1u))
-            snprintf(failed, sizeof(failed), "round %d: action %lld is %s, claimed by %s, with "
-                     "%zu lines in its log; %s won", r.round, (long long)r.id, row.state,
+            snprintf(failed, sizeof(failed), "round %d: action %lld is %.16s, claimed by %.64s, "
+                     "with %zu lines in its log; %s won", r.round, (long long)r.id, row.state,
                      row.claim_owner, n, owner);
         free(row.operation_url);
     }
