@@ -19,6 +19,7 @@
 #include "core/time.h"
 #include "service/drift.h"
 #include "store/store.h"
+#include "th_store.h"
 
 static const char policy_text[] =
     "{\"schema_version\": \"tierwise.policy/1\", \"name\": \"dev-weekends\","
@@ -48,8 +49,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/v4.db", f->dir);
-    th_fixture_copy("store/v4.db", f->path);
+    th_store_fixture(f->dir, "store/v4.db", "v4.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);

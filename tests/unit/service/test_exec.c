@@ -17,6 +17,7 @@
 
 #include "core/time.h"
 #include "service/exec.h"
+#include "th_store.h"
 
 #define SUB "00000000-0000-0000-0000-000000000001"
 #define RG "/subscriptions/" SUB "/resourceGroups/rg1/providers/Microsoft.Compute"
@@ -345,7 +346,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof *f);
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof f->path, "%s/exec.db", f->dir);
+    th_store_location(f->dir, "exec.db", f->path, sizeof f->path);
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);

@@ -10,13 +10,14 @@
 #include <string.h>
 
 #include "service/prices.h"
+#include "th_store.h"
 
 static void test_import_show_load(void **state)
 {
     (void)state;
     char *dir = th_tmpdir();
     char path[4096];
-    snprintf(path, sizeof(path), "%s/p.db", dir);
+    th_store_location(dir, "p.db", path, sizeof(path));
     struct tw_store *st = NULL;
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(path, &st, &err), TW_OK);
@@ -74,7 +75,7 @@ static void test_import_one_page_of_many(void **state)
     (void)state;
     char *dir = th_tmpdir();
     char path[4096];
-    snprintf(path, sizeof(path), "%s/p.db", dir);
+    th_store_location(dir, "p.db", path, sizeof(path));
     struct tw_store *st = NULL;
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(path, &st, &err), TW_OK);

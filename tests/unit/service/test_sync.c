@@ -13,6 +13,7 @@
 
 #include "service/sync.h"
 #include "store/store.h"
+#include "th_store.h"
 
 #define SUB "3f2b8c1e-7d4a-4e5b-9c6d-0a1b2c3d4e5f"
 #define RG "/subscriptions/" SUB "/resourceGroups/rg-dev/providers/Microsoft.Compute/"
@@ -152,7 +153,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tierwise.db", f->dir);
+    th_store_location(f->dir, "tierwise.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK)
         fail_msg("%s", err.msg);

@@ -12,6 +12,7 @@
 
 #include "service/compliance.h"
 #include "service/vmsizes.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -25,8 +26,7 @@ static int setup(void **state)
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
     /* Three VMs: two in westeurope, one in northeurope. */
-    snprintf(f->path, sizeof(f->path), "%s/v1.db", f->dir);
-    th_fixture_copy("store/v1.db", f->path);
+    th_store_fixture(f->dir, "store/v1.db", "v1.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK ||
         tw_vmcap_table_builtin(&f->bundled, &err) != TW_OK)
