@@ -3,14 +3,17 @@
  * store_ingest.c stores them in SQLite (the same rows, the same rules for
  * late reports and moved disks; read that file's comments for the why).
  *
- * A batch is one transaction, each report in it a savepoint, so a report
- * that fails is rolled back alone.  Several backends ingest at once (READ
- * COMMITTED), so what SQLite's one writer serialised is made safe here:
+ * A batch is one transaction, and a report that fails is rolled back
+ * alone: each report is a savepoint when the batch holds a report that
+ * fails after writing (batch(): a first run without savepoints, which
+ * cost two round trips a report, is rolled back and run again so).
+ * Several backends ingest at once (READ COMMITTED), so what SQLite's one
+ * writer serialised is made safe here:
  *
  *   - a report is idempotent on its id: its row goes in with ON CONFLICT
  *     (id) DO NOTHING; none inserted means another copy is stored (or is
  *     being stored, and the insert waited for it) and the report is a
- *     repeat: its savepoint is undone, so nothing else of it is written;
+ *     repeat, and whatever was written for it is undone;
  *   - the report's VM row is locked (SELECT ... FOR NO KEY UPDATE: rows
  *     that only refer to the VM are not held up) before its
  *     newest report is decided, so two reports of one VM arriving at two
@@ -26,8 +29,11 @@
  *   - a deadlock between two backends' batches rolls the whole batch back
  *     and runs it again (up to three times).
  *
- * A report's results, their latest rows and their disks are written by one
- * statement over arrays (unnest), whatever their number.
+ * Round trips, not rows, are what a report costs here: a report of a known
+ * VM whose disks say what they said is three statements (its VM found and
+ * locked; the report with its power state, the VM's row and the VM's disks
+ * read back; its results, their latest rows and their disks over arrays,
+ * unnest, whatever their number).
  */
 #include "store/store_pg.h"
 
