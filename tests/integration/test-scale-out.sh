@@ -124,7 +124,7 @@ for i in $(seq "$n_vms"); do disks+=("$(printf 'vm-%02d-data0' "$i")"); done
 clock_file="$scratch/clock"
 off=$(sim GET /_sim/state | jq -r '.offset_s')
 [[ "$off" =~ ^-?[0-9]+$ ]] || { echo "FAIL: the simulator's clock offset: $off"; exit 1; }
-echo "+$off" >"$clock_file"
+printf '%+d\n' "$off" >"$clock_file"
 FAKED=(env -u FAKETIME "LD_PRELOAD=$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}"
        "FAKETIME_TIMESTAMP_FILE=$clock_file" FAKETIME_CACHE_DURATION=1 TZ=UTC)
 now_s() { echo $(($(date +%s) + off)); }
@@ -135,7 +135,7 @@ jump_to() {
   d=$((target - $(now_s)))
   [ "$d" -gt 0 ] || return 0
   off=$((off + d))
-  echo "+$off" >"$clock_file.new" && mv "$clock_file.new" "$clock_file"
+  printf '%+d\n' "$off" >"$clock_file.new" && mv "$clock_file.new" "$clock_file"
   sim POST /_sim/clock "{\"advance_s\": $d}" >/dev/null
   sleep 1.2 # every process has read the file again
 }
@@ -180,7 +180,7 @@ for k in 1 2 3; do start_backend "$k"; done
 url() { echo "http://127.0.0.1:${bport[$1]}"; }
 
 # the month's plan, as a backend has it before anything runs: the actions
-# expected (GET /api/v1/plan: `tierwise plan --db` takes a file only)
+# expected (GET /api/v1/plan, the planner the backends run)
 last_mon=$(date -u -d "2026-12-07 + $(((weekends - 1) * 7)) days" +%F)
 st=$(curl -s --noproxy '*' -m 30 -o "$scratch/plan.json" -w '%{http_code}' \
   -H "Authorization: Bearer $reader" \
