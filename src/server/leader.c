@@ -12,7 +12,9 @@
  * connection took every lock with it) and the next ask opens a new one.
  * A line is logged when this backend takes a kind over or loses it, and
  * once when the store can't be asked; a SQLite store always holds every
- * kind (one process serves a file) and logs nothing.
+ * kind (one process serves a file) and logs nothing, and a SQLite handle
+ * that fails to open leaves the work this backend's (the job's own open
+ * says what is wrong).
  *
  * The leader is counted: the server and every job hold it, because a job
  * still running after a stop (left to a detached worker) must not touch
@@ -108,7 +110,9 @@ bool tw_srv_leader_mine(struct tw_srv_leader *ld, const char *kind)
     if (rc != TW_OK) {
         fail(ld, &err, rc);
         pthread_mutex_unlock(&ld->lock);
-        return false;
+        /* SQLite: this process is the file's only one all the same; the
+         * job runs, opens its own handle and says what fails. */
+        return ld->quiet;
     }
     if (ld->failing)
         say(ld, "periodic work: the store answers again");

@@ -1,7 +1,8 @@
 /* test_leader.c - several backends on one database: which one runs each
  * kind of periodic work (leader.c), and /healthz over the store's probe.
  *
- * SQLite: every kind is always this backend's (one process per file).
+ * SQLite: every kind is always this backend's (one process per file),
+ * even when its handle can't be opened.
  * PostgreSQL (part "pg", on the server TW_TEST_PG names; 77 without):
  * of two backends' leaders on one database, one holds a kind and the
  * other not; the second takes
@@ -80,6 +81,13 @@ static void test_sqlite_always_held(void **state)
     tw_srv_leader_unref(kept);
     fake_free(b);
     assert_true(tw_srv_leader_mine(NULL, "sync")); /* no leader: alone */
+    /* A SQLite file that can't be opened leaves the work this backend's
+     * (the job's own open says what fails). */
+    char gone[4300];
+    snprintf(gone, sizeof(gone), "%s/no-such-folder/tw.db", dir);
+    struct tw_server *g = fake_server(gone);
+    assert_true(tw_srv_work_mine(g, "sync"));
+    fake_free(g);
     th_rmtree(dir);
     free(dir);
 }
