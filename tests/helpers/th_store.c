@@ -129,6 +129,19 @@ const char *th_store_name(const char *location)
 
 /* ---- fixtures: a SQLite database's rows in a PostgreSQL store -------- */
 
+/* Every identity column of the database goes on past its table's highest
+ * id, as SQLite's integer keys do after rows written with ids of their
+ * own (a test's INSERT with ids, a fixture's rows). */
+static const char *const identities_past_rows =
+    "DO $$DECLARE r record; BEGIN "
+    "FOR r IN SELECT table_name, column_name FROM information_schema.columns "
+    "WHERE table_schema = current_schema() AND is_identity = 'YES' LOOP "
+    "EXECUTE format('SELECT setval(pg_get_serial_sequence(%L, %L), "
+    "coalesce((SELECT max(%I) FROM %I), 0) + 1, false)', "
+    "r.table_name, r.column_name, r.column_name, r.table_name); "
+    "END LOOP; END$$";
+
+
 static PGresult *pg_ok(PGconn *c, PGresult *r, const char *what)
 {
     ExecStatusType s = PQresultStatus(r);
@@ -252,21 +265,6 @@ static void copy_table(sqlite3 *db, PGconn *c, const char *table)
         fail_msg("th_store_fixture: %s: %s", sel, sqlite3_errmsg(db));
     sqlite3_finalize(q);
     PQclear(pg_ok(c, PQexec(c, "DEALLOCATE th_ins"), "DEALLOCATE th_ins"));
-
-    /* Identity columns go on after the highest id copied. */
-    const char *ids_sql = "SELECT column_name FROM information_schema.columns WHERE "
-                          "table_schema = 'public' AND table_name = $1 AND "
-                          "(is_identity = 'YES' OR column_default LIKE 'nextval(%')";
-    PGresult *ids = pg_ok(c, PQexecParams(c, ids_sql, 1, NULL, p, NULL, NULL, 0), ids_sql);
-    for (int i = 0; i < PQntuples(ids); i++) {
-        char sql[512];
-        snprintf(sql, sizeof(sql),
-                 "SELECT setval(pg_get_serial_sequence('%s', '%s'), "
-                 "coalesce(max(%s), 0) + 1, false) FROM %s",
-                 table, PQgetvalue(ids, i, 0), PQgetvalue(ids, i, 0), table);
-        PQclear(pg_ok(c, PQexec(c, sql), sql));
-    }
-    PQclear(ids);
 }
 
 void th_store_fixture(const char *dir, const char *rel, const char *name, char *out,
@@ -317,6 +315,7 @@ void th_store_fixture(const char *dir, const char *rel, const char *name, char *
             copy_table(db, c, t);
     }
     PQclear(tables);
+    PQclear(pg_ok(c, PQexec(c, identities_past_rows), "moving the identities past the rows"));
     PQclear(pg_ok(c, PQexec(c, "COMMIT"), "COMMIT"));
     PQfinish(c);
     sqlite3_close(db);
@@ -415,6 +414,14 @@ enum th_sql_rc th_sql_try(const char *location, const char *sql)
             /* class 23: integrity constraint violation */
             rc = state && strncmp(state, "23", 2) == 0 ? TH_SQL_CONSTRAINT : TH_SQL_ERROR;
             fprintf(stderr, "th_sql: %s: %s", sql, PQerrorMessage(c));
+        } else {
+            PQclear(r);
+            r = PQexec(c, identities_past_rows);
+            if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+                fprintf(stderr, "th_sql: moving the identities past the rows: %s",
+                        PQerrorMessage(c));
+                rc = TH_SQL_ERROR;
+            }
         }
         PQclear(r);
         PQfinish(c);

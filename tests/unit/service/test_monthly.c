@@ -4,7 +4,6 @@
 #include "testhelp.h"
 
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "service/compliance.h"
 #include "service/monthly.h"
 #include "service/whatif.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -27,13 +27,7 @@ struct fx {
 
 static void sql(struct fx *f, const char *text)
 {
-    sqlite3 *db;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
-    if (sqlite3_exec(db, text, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", text, msg);
-    sqlite3_close(db);
+    th_sql_exec(f->path, text);
 }
 
 static int64_t at(const char *s)
@@ -168,7 +162,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tw.db", f->dir);
+    th_store_location(f->dir, "tw.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
     assert_int_equal(tw_tier_catalog_builtin(&f->cat, &err), TW_OK);
@@ -1160,7 +1154,7 @@ static void test_verdicts(void **state)
 {
     struct fx *f = *state;
     tw_store_close(f->st);
-    th_fixture_copy("store/v4.db", f->path);
+    th_store_fixture(f->dir, "store/v4.db", "v4.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
     char items[8192];
