@@ -801,10 +801,10 @@ enum tw_err tw_pg_verdicts_stale(struct tw_store *st, const char *basis, int64_t
                 err);
 }
 
-enum tw_err tw_pg_verdicts_keep(struct tw_store *st, const char *basis,
-                                const struct tw_store_kept *kept, size_t n, struct tw_error *err)
+/* One run of tw_pg_verdicts_keep's transaction. */
+static enum tw_err keep_once(struct tw_pg *pg, const char *basis,
+                             const struct tw_store_kept *kept, size_t n, struct tw_error *err)
 {
-    struct tw_pg *pg = (struct tw_pg *)st;
     enum tw_err e = tw_pg_begin(pg, "starting to keep verdicts", err);
     if (e != TW_OK)
         return e;
@@ -825,5 +825,22 @@ enum tw_err tw_pg_verdicts_keep(struct tw_store *st, const char *basis,
     if (e == TW_OK)
         return tw_pg_commit(pg, "finishing the kept verdicts", err);
     tw_pg_rollback(pg);
+    return e;
+}
+
+enum tw_err tw_pg_verdicts_keep(struct tw_store *st, const char *basis,
+                                const struct tw_store_kept *kept, size_t n, struct tw_error *err)
+{
+    struct tw_pg *pg = (struct tw_pg *)st;
+    /* The VMs' rows are share-locked in the rows' order while ingests lock
+     * them in theirs: a deadlock between the two runs the whole again. */
+    enum tw_err e = TW_OK;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        if (err)
+            tw_error_clear(err);
+        e = keep_once(pg, basis, kept, n, err);
+        if (e == TW_OK || !tw_pg_retryable(pg))
+            break;
+    }
     return e;
 }
