@@ -3,12 +3,12 @@
  * with a VM that no longer reads reported once and the others judged. */
 #include "testhelp.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "service/compliance.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -22,8 +22,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/v1.db", f->dir);
-    th_fixture_copy("store/v1.db", f->path);
+    th_store_fixture(f->dir, "store/v1.db", "v1.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     if (tw_store_open(f->path, &f->st, &err) != TW_OK ||
         tw_tier_catalog_builtin(&f->cat, &err) != TW_OK ||
@@ -103,15 +102,8 @@ static void test_unreadable_vm(void **state)
     struct fx *f = *state;
     /* VM 2's result records damaged from outside the store (compliance
      * reads the rows and the records, never a report's body). */
-    sqlite3 *db;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db,
-                                  "UPDATE reports SET body = '{\"broken\": true}';"
-                                  "UPDATE results SET record = '{\"broken\": true}' "
-                                  "WHERE vm_id = 2",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    sqlite3_close(db);
+    th_sql_exec(f->path, "UPDATE reports SET body = '{\"broken\": true}';"
+                         "UPDATE results SET record = '{\"broken\": true}' WHERE vm_id = 2");
     struct seen s = {0};
     struct tw_svc_compliance_ctx ctx = {&f->cat, &f->caps, NULL, NULL};
     struct tw_svc_compliance_sink sink = {on_verdict, on_error, &s};
@@ -152,8 +144,7 @@ static void test_summary_from_version_2(void **state)
 {
     struct fx *f = *state;
     tw_store_close(f->st);
-    snprintf(f->path, sizeof(f->path), "%s/v2.db", f->dir);
-    th_fixture_copy("store/v2.db", f->path);
+    th_store_fixture(f->dir, "store/v2.db", "v2.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
     struct tw_svc_compliance_ctx ctx = {.cat = &f->cat, .caps = &f->caps};

@@ -7,7 +7,6 @@
 #include "testhelp.h"
 
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +14,7 @@
 #include "core/policy.h"
 #include "core/time.h"
 #include "service/opportunities.h"
+#include "th_store.h"
 
 struct fx {
     char *dir;
@@ -70,13 +70,7 @@ static void book(struct fx *f, const char *currency)
 
 static void sql(struct fx *f, const char *text)
 {
-    sqlite3 *db;
-    char *msg = NULL;
-    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
-    sqlite3_busy_timeout(db, 5000);
-    if (sqlite3_exec(db, text, NULL, NULL, &msg) != SQLITE_OK)
-        fail_msg("%s: %s", text, msg);
-    sqlite3_close(db);
+    th_sql_exec(f->path, text);
 }
 
 /* VM ID called NAME in RG, SUB, REGION, SIZE with TAGS (JSON). */
@@ -138,7 +132,7 @@ static int setup(void **state)
 {
     struct fx *f = calloc(1, sizeof(*f));
     f->dir = th_tmpdir();
-    snprintf(f->path, sizeof(f->path), "%s/tw.db", f->dir);
+    th_store_location(f->dir, "tw.db", f->path, sizeof(f->path));
     struct tw_error err = {0};
     assert_int_equal(tw_store_open(f->path, &f->st, &err), TW_OK);
     assert_int_equal(tw_tier_catalog_builtin(&f->cat, &err), TW_OK);
@@ -977,13 +971,22 @@ static void test_observed_too_many_windows(void **state)
     disk(f, 21, 2, "data", "Premium_LRS", "P10", 128, "1", "0");
     /* busy: deallocated 30 minutes every other hour, ten times a day, each
      * day of November (70 windows a week). */
-    sql(f, "WITH RECURSIVE d(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM d WHERE i < 29), "
-           "h(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM h WHERE j < 9), "
-           "t(ms, state) AS (SELECT 1793491200000 + i * 86400000 + j * 7200000, 'deallocated' "
-           "FROM d, h UNION ALL SELECT 1793491200000 + i * 86400000 + j * 7200000 + 1800000, "
-           "'running' FROM d, h) "
-           "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) SELECT 1, "
-           "strftime('%Y-%m-%dT%H:%M:%SZ', ms / 1000, 'unixepoch'), ms, state, 'arm' FROM t");
+    char q[1024];
+    snprintf(q, sizeof(q),
+             /* (bigint: PostgreSQL's integer is 32 bits, and i * 86400000 is more) */
+             "WITH RECURSIVE d(i) AS (SELECT CAST(0 AS bigint) UNION ALL SELECT i + 1 FROM d "
+             "WHERE i < 29), "
+             "h(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM h WHERE j < 9), "
+             "t(ms, state) AS (SELECT 1793491200000 + i * 86400000 + j * 7200000, "
+             "'deallocated' FROM d, h UNION ALL SELECT 1793491200000 + i * 86400000 + "
+             "j * 7200000 + 1800000, 'running' FROM d, h) "
+             "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) SELECT "
+             "1, %s, ms, state, 'arm' FROM t",
+             /* the instant's text: SQLite's strftime, PostgreSQL's to_char */
+             th_store_pg() ? "to_char(to_timestamp(ms / 1000) AT TIME ZONE 'UTC', "
+                             "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
+                           : "strftime('%Y-%m-%dT%H:%M:%SZ', ms / 1000, 'unixepoch')");
+    sql(f, q);
     const char *sat[] = {"2026-11-07", "2026-11-14", "2026-11-21", "2026-11-28"};
     const char *mon[] = {"2026-11-09", "2026-11-16", "2026-11-23", "2026-11-30"};
     power(f, 2, "2026-11-01T00:00:00Z", "running");
@@ -1085,9 +1088,12 @@ static void test_ancient_power_state(void **state)
     struct fx *f = *state;
     vm(f, 1, "old", "rg", "sub", "westeurope", "Standard_D2s_v3", "{}");
     disk(f, 11, 1, "data", "Premium_LRS", "P10", 128, "1", "0");
-    sql(f, "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, source) VALUES "
-           "(1, '1653-01-01T00:00:00Z', strftime('%s', '1653-01-01') * 1000, 'deallocated', "
-           "'agent')");
+    sql(f, th_store_pg() ? "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, "
+                           "source) VALUES (1, '1653-01-01T00:00:00Z', extract(epoch FROM "
+                           "timestamp '1653-01-01')::bigint * 1000, 'deallocated', 'agent')"
+                         : "INSERT INTO power_states(vm_id, observed_at, observed_ms, state, "
+                           "source) VALUES (1, '1653-01-01T00:00:00Z', strftime('%s', "
+                           "'1653-01-01') * 1000, 'deallocated', 'agent')");
     book(f, "GBP");
     struct tw_policy p;
     policy(&p, "{\"schema_version\":\"tierwise.policy/1\",\"name\":\"learned\","
