@@ -124,6 +124,23 @@ TW_PG_STMT(q_disks_find,
            "h.disk_id = d.id AND h.observed_ms > $2::bigint), d.identity FROM disks d JOIN vms "
            "v ON v.id = d.vm_id WHERE d.identity = ANY ($1::text[]) ORDER BY d.id FOR NO KEY "
            "UPDATE OF d");
+/* The report's new disks (arrays $6..$17, in the report's order) and
+ * their first SKU observations, at once; a disk stored meanwhile (by
+ * another backend, or an earlier one of this report with the same
+ * identity) is not returned, and goes through q_disk_insert alone. */
+TW_PG_STMT(q_disks_insert,
+           "WITH d AS (INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, tier, "
+           "caching, managed_disk_id, write_accelerator, device, last_seen_at, last_seen_ms, "
+           "detached_at, detached_ms, position) SELECT identity, $1::bigint, name, role, lun, "
+           "sku, size_gib, tier, caching, mid, wa, device, $2::text, $3::bigint, $4::text, "
+           "$5::bigint, position FROM unnest($6::text[], $7::text[], $8::text[], $9::bigint[], "
+           "$10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[], $15::bigint[], "
+           "$16::text[], $17::bigint[]) WITH ORDINALITY AS u(identity, name, role, lun, sku, "
+           "size_gib, tier, caching, mid, wa, device, position, ord) ORDER BY ord ON CONFLICT "
+           "(identity) DO NOTHING RETURNING id, identity, sku, tier, size_gib), "
+           "h AS (INSERT INTO disk_sku_history(disk_id, observed_at, observed_ms, sku, tier, "
+           "size_gib, report_id) SELECT id, $2::text, $3::bigint, sku, tier, size_gib, $18 FROM "
+           "d) SELECT id, identity FROM d");
 /* A new disk and its first SKU observation ($18: the report). */
 TW_PG_STMT(q_disk_insert,
            "WITH d AS (INSERT INTO disks(identity, vm_id, name, role, lun, sku, size_gib, tier, caching, "
@@ -721,6 +738,7 @@ struct disk_state {
     bool same_sku;
     bool hist_after;  /* its SKU history holds an observation after the report */
     bool looked;      /* looked up by identity (found or not) with the report's others */
+    bool stored;      /* new, stored with the report's other new disks (ID) */
     char sku[32], tier[16];
     int64_t size_gib;
 };
@@ -778,6 +796,10 @@ static enum tw_err apply_disk(struct ingest *in, size_t i, const char *identity,
     enum tw_err e;
     /* Not one of the VM's disks: a new disk, or one that moved here (looked
      * up already with the report's others, put_disks). */
+    if (ds->stored) {
+        in->disk_ids[i] = ds->id; /* with its first SKU observation */
+        return TW_OK;
+    }
     bool looked = ds->looked;
     for (int round = 0; !ds->found; round++) {
         if (!looked) {
@@ -900,6 +922,82 @@ static enum tw_err find_disks(struct ingest *in, const char *idents, size_t idle
     return TW_OK;
 }
 
+/* The disks looked up and not found, in one statement (the first of an
+ * identity; a later one of the same identity finds it in apply_disk). */
+static enum tw_err insert_disks(struct ingest *in, const char *idents, size_t idlen,
+                                struct disk_state *ds, struct tw_error *err)
+{
+    const struct tw_inventory *inv = &in->r->inv;
+    enum { C_IDENT, C_NAME, C_ROLE, C_LUN, C_SKU, C_SIZE, C_TIER, C_CACHE, C_MID, C_WA, C_DEV,
+           C_POS, C_N };
+    struct arr a[C_N];
+    memset(a, 0, sizeof(a));
+    size_t want = 0;
+    for (size_t i = 0; i < inv->n_disks; i++) {
+        if (ds[i].found || !ds[i].looked)
+            continue;
+        const struct tw_disk *d = &inv->disks[i];
+        arr_text(&a[C_IDENT], idents + i * idlen, false);
+        arr_text(&a[C_NAME], d->name, false);
+        arr_text(&a[C_ROLE], d->role == TW_DISK_OS ? "os" : "data", false);
+        if (d->lun >= 0)
+            arr_int(&a[C_LUN], d->lun);
+        else
+            arr_real(&a[C_LUN], false, 0); /* NULL */
+        arr_text(&a[C_SKU], d->sku, false);
+        arr_int(&a[C_SIZE], d->size_gib);
+        arr_text(&a[C_TIER], d->tier, true);
+        arr_text(&a[C_CACHE], tw_caching_name(d->caching), false);
+        arr_text(&a[C_MID], d->managed_disk_id, false);
+        arr_int(&a[C_WA], d->write_accelerator ? 1 : 0);
+        arr_text(&a[C_DEV], d->device, true);
+        arr_int(&a[C_POS], (int64_t)i);
+        want++;
+    }
+    enum tw_err e = TW_OK;
+    if (want) {
+        struct tw_pg_params p;
+        tw_pg_p_init(&p);
+        tw_pg_p_int(&p, in->vm_id);
+        tw_pg_p_text(&p, in->r->created_at);
+        tw_pg_p_int(&p, in->ms);
+        /* First seen in a late report: not attached now as far as anyone
+         * knows. */
+        if (in->newest) {
+            tw_pg_p_null(&p);
+            tw_pg_p_null(&p);
+        } else {
+            tw_pg_p_text(&p, in->prev_at);
+            tw_pg_p_int(&p, in->prev_ms);
+        }
+        for (int k = 0; k < C_N && e == TW_OK; k++) {
+            const char *lit = arr_done(&a[k]);
+            if (!lit)
+                e = tw_error_set(err, TW_ENOMEM, "out of memory storing disks");
+            tw_pg_p_text(&p, lit);
+        }
+        tw_pg_p_text(&p, in->r->id);
+        PGresult *res = NULL;
+        if (e == TW_OK)
+            e = tw_pg_run(in->pg, &q_disks_insert, &p, &res, "storing new disks", err);
+        for (int row = 0; e == TW_OK && row < PQntuples(res); row++) {
+            const char *ident = tw_pg_text(res, row, 1);
+            for (size_t i = 0; i < inv->n_disks; i++) {
+                if (!ds[i].found && ds[i].looked && !ds[i].stored &&
+                    strcmp(idents + i * idlen, ident) == 0) {
+                    ds[i].stored = true;
+                    ds[i].id = tw_pg_int(res, row, 0);
+                    break;
+                }
+            }
+        }
+        PQclear(res);
+    }
+    for (int k = 0; k < C_N; k++)
+        free(a[k].b);
+    return e;
+}
+
 /* OWN: the VM's disks before the report (q_report_insert's rows), NULL for
  * a new VM. */
 static enum tw_err put_disks(struct ingest *in, const PGresult *own, struct tw_error *err)
@@ -943,6 +1041,8 @@ static enum tw_err put_disks(struct ingest *in, const PGresult *own, struct tw_e
     }
     if (e == TW_OK)
         e = find_disks(in, idents, IDLEN, ds, err);
+    if (e == TW_OK)
+        e = insert_disks(in, idents, IDLEN, ds, err);
     for (size_t i = 0; i < inv->n_disks && e == TW_OK; i++)
         e = apply_disk(in, i, idents + i * IDLEN, &ds[i], err);
     free(idents);
