@@ -21,11 +21,13 @@
 # 15-minute window each night.
 #
 #   tests/perf/scale-out.sh [--duration SEC] [--connections N] [--vms N]
-#                           [--requests N] [--timeout S] [--cli PATH]
-#                           [--no-ingest] [--no-read] [--no-pg]
+#                           [--requests N] [--timeout S] [--spread N]
+#                           [--cli PATH] [--no-ingest] [--no-read] [--no-pg]
 #
 # Defaults: 20 s, 64 connections, 10,000 VMs, 30 requests per page, a
-# walk of all pages cut off after 300 s (shown as ">S" and "N (cut)").
+# walk of all pages cut off after 300 s (shown as ">S" and "N (cut)"),
+# ingest's reports spread over 500 VMs per wrk thread (tests/perf/
+# scale-out.lua; --spread 0: all of one VM, as ingest-load.sh posts them).
 # PostgreSQL: the server TW_TEST_PG names (a libpq base string without
 # dbname; databases scale_out_* made and dropped here), else a private one
 # started by tests/tools/pg-private.sh and stopped at the end; --no-pg or
@@ -36,7 +38,7 @@
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 src=$PWD
-duration=20 connections=64 vms=10000 requests=30 timeout=300 cli="" do_ingest=1 do_read=1 do_pg=1
+duration=20 connections=64 vms=10000 requests=30 timeout=300 spread=500 cli="" do_ingest=1 do_read=1 do_pg=1
 while [ $# -gt 0 ]; do
   case "$1" in
     --duration) duration=$2; shift 2 ;;
@@ -44,11 +46,12 @@ while [ $# -gt 0 ]; do
     --vms) vms=$2; shift 2 ;;
     --requests) requests=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --spread) spread=$2; shift 2 ;;
     --cli) cli=$2; shift 2 ;;
     --no-ingest) do_ingest=0; shift ;;
     --no-read) do_read=0; shift ;;
     --no-pg) do_pg=0; shift ;;
-    -h|--help) sed -n '2,35p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "scale-out.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -142,7 +145,8 @@ get() { sed -E "s/.* $2=([0-9]+).*/\1/" <<<"$1"; }
 # ---- ingest ----
 # ingest LABEL KIND BACKENDS: figures into $out/ingest-LABEL.json
 ingest() {
-  local label=$1 kind=$2 k=$3 db token i
+  local label=$1 kind=$2 k=$3 db token i script=tests/perf/ingest-load.lua
+  [ "$spread" -gt 0 ] && script=tests/perf/scale-out.lua
   newdb "$kind" "ingest_$label"
   token=$("$cli" token create --db "$db" --role agent --name scale-out 2>"$out/token.err") ||
     { echo "scale-out.sh: token create on $kind: $(cat "$out/token.err")" >&2; exit 1; }
@@ -155,8 +159,8 @@ ingest() {
     mkdir -p "$out/acked-$label-$i"
     local c=$((connections / k))
     [ "$i" -le $((connections % k)) ] && c=$((c + 1))
-    wrk -t1 -c"$c" -d"${duration}s" --timeout 10s --latency -s tests/perf/ingest-load.lua \
-      "${urls[$((i - 1))]}" -- ingest "$out/template.json" "$token" "$out/acked-$label-$i" \
+    wrk -t1 -c"$c" -d"${duration}s" --timeout 10s --latency -s "$script" \
+      "${urls[$((i - 1))]}" -- ingest "$out/template.json" "$token" "$out/acked-$label-$i" "$spread" \
       >"$out/wrk-$label-$i.txt" 2>&1 &
     wpids+=("$!")
   done
@@ -234,7 +238,7 @@ echo
 echo "scale-out: $nproc_ cores, $(uname -r), PostgreSQL $( [ -n "$pg_base" ] && psql "$pg_base dbname=postgres" -qXAtc 'SHOW server_version' || echo '-')"
 if [ $do_ingest = 1 ]; then
   echo
-  echo "ingest: POST /api/v1/reports, ${duration} s, $connections connections, 7.5 KiB reports"
+  echo "ingest: POST /api/v1/reports, ${duration} s, $connections connections, 7.5 KiB reports, $( [ "$spread" -gt 0 ] && echo "$spread VMs per wrk thread" || echo "all of one VM")"
   printf '%-24s %12s %12s %12s %10s %10s\n' "" "SQLite x1" "PG x1" "PG x3" "PG1/SQL" "PG3/SQL"
   for f in "reports/s:rate:0" "p50 latency, ms:p50_ms:2" "p99 latency, ms:p99_ms:2" "max latency, ms:max_ms:1" \
            "answers not 2xx:bad:0" "socket errors:errors:0" "acknowledged, missing:lost:0"; do
