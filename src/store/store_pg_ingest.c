@@ -47,17 +47,22 @@
 
 /* ---- statements ---- */
 
-/* The VM by identity (or by its place), locked; whether the report is
- * stored already. */
-TW_PG_STMT(q_vm_find, "SELECT id, last_report_ms, last_report_at, EXISTS (SELECT 1 FROM "
-                      "reports WHERE id = $2) FROM vms WHERE identity = $1 FOR NO KEY UPDATE");
-TW_PG_STMT(q_vm_find_place,
-           "SELECT id, last_report_ms, last_report_at, EXISTS (SELECT 1 FROM reports WHERE "
-           "id = $5) FROM vms WHERE lower(name) = lower($1::text COLLATE \"C\") AND "
-           "lower(resource_group) = lower($2::text COLLATE \"C\") AND lower(subscription_id) "
-           "= lower($3::text COLLATE \"C\") AND (resource_id = '' OR $4::text = '' OR "
-           "lower(resource_id) = lower($4::text COLLATE \"C\")) ORDER BY id LIMIT 1 FOR NO "
-           "KEY UPDATE");
+/*
+ * The report's VM, locked, in one statement: by its identity ($1), else
+ * ($6 = 1: the report names its group and subscription) by its place: a
+ * VM stored by ARM (or by a report that knew its id) with the same name
+ * ($2), group ($3) and subscription ($4), and no other resource id ($5).
+ * Column 3: whether the report ($7) is stored already; 4: found by place.
+ */
+TW_PG_STMT(q_vm_find,
+           "WITH c AS ((SELECT id, 0 AS by_place FROM vms WHERE identity = $1) UNION ALL "
+           "(SELECT id, 1 FROM vms WHERE $6::bigint = 1 AND lower(name) = lower($2::text "
+           "COLLATE \"C\") AND lower(resource_group) = lower($3::text COLLATE \"C\") AND "
+           "lower(subscription_id) = lower($4::text COLLATE \"C\") AND (resource_id = '' OR "
+           "$5::text = '' OR lower(resource_id) = lower($5::text COLLATE \"C\")) ORDER BY id "
+           "LIMIT 1) ORDER BY by_place LIMIT 1) "
+           "SELECT v.id, v.last_report_ms, v.last_report_at, EXISTS (SELECT 1 FROM reports "
+           "WHERE id = $7), c.by_place FROM vms v JOIN c ON v.id = c.id FOR NO KEY UPDATE OF v");
 TW_PG_STMT(q_vm_set_identity, "UPDATE vms SET identity = $2 WHERE id = $1");
 TW_PG_STMT(q_vm_insert,
            "INSERT INTO vms(identity, name, resource_id, subscription_id, resource_group, "
@@ -519,27 +524,16 @@ static enum tw_err find_vm(struct ingest *in, const char *identity, bool *by_pla
     PGresult *res = NULL;
     tw_pg_p_init(&p);
     tw_pg_p_text(&p, identity);
+    tw_pg_p_text(&p, vm->name);
+    tw_pg_p_text(&p, vm->resource_group);
+    tw_pg_p_text(&p, vm->subscription_id);
+    tw_pg_p_text(&p, vm->resource_id);
+    tw_pg_p_int(&p, vm->subscription_id[0] && vm->resource_group[0] ? 1 : 0);
     tw_pg_p_text(&p, in->r->id);
     enum tw_err e = tw_pg_run(pg, &q_vm_find, &p, &res, "finding the report's VM", err);
     if (e != TW_OK)
         return e;
-    *by_place = false;
-    if (PQntuples(res) == 0 && vm->subscription_id[0] && vm->resource_group[0]) {
-        /* Not by its identity: a VM stored by ARM (or by a report that
-         * knew its id) has the same name, group and subscription, and no
-         * other resource id. */
-        PQclear(res);
-        *by_place = true;
-        tw_pg_p_init(&p);
-        tw_pg_p_text(&p, vm->name);
-        tw_pg_p_text(&p, vm->resource_group);
-        tw_pg_p_text(&p, vm->subscription_id);
-        tw_pg_p_text(&p, vm->resource_id);
-        tw_pg_p_text(&p, in->r->id);
-        e = tw_pg_run(pg, &q_vm_find_place, &p, &res, "finding the report's VM", err);
-        if (e != TW_OK)
-            return e;
-    }
+    *by_place = PQntuples(res) > 0 && tw_pg_int(res, 0, 4) == 1;
     if (PQntuples(res) > 0) {
         in->vm_existed = true;
         in->vm_id = tw_pg_int(res, 0, 0);
