@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 /* Statement slots are numbered across the process, on first use. */
@@ -225,6 +226,19 @@ static enum tw_err run_once(struct tw_pg *pg, struct tw_pg_stmt *q, const struct
     return TW_OK;
 }
 
+/* Whether Q may run again after a lost answer: a plain SELECT (no row
+ * locks, no sequence; an advisory lock asked for again on a new session
+ * is asked for anew, the old session's having died with it). */
+static bool read_only(const struct tw_pg_stmt *q)
+{
+    const char *s = q->sql;
+    while (*s == ' ' || *s == '\n' || *s == '\t')
+        s++;
+    return strncasecmp(s, "SELECT", 6) == 0 && !strstr(q->sql, "FOR UPDATE") &&
+           !strstr(q->sql, "FOR NO KEY UPDATE") && !strstr(q->sql, "FOR SHARE") &&
+           !strstr(q->sql, "nextval");
+}
+
 static enum tw_err run(struct tw_pg *pg, struct tw_pg_stmt *q, const struct tw_pg_params *p,
                        PGresult **res, int64_t *n, const char *what, struct tw_error *err)
 {
@@ -236,9 +250,14 @@ static enum tw_err run(struct tw_pg *pg, struct tw_pg_stmt *q, const struct tw_p
             return rc;
     }
     enum tw_err rc = run_once(pg, q, p, res, n, what, err);
-    if (rc != TW_OK && pg->tx_depth == 0 && conn_lost(pg)) {
-        /* Lost between statements (a server restart, a failover): once
-         * more on a new connection; nothing of a transaction was lost. */
+    if (rc != TW_OK && pg->tx_depth == 0 && conn_lost(pg) && read_only(q)) {
+        /* Lost between statements (a server restart, a failover): a read
+         * runs once more on a new connection.  A write does not: the
+         * server may have committed it before the connection went, and
+         * sending it again could apply it twice (an attempt counted
+         * twice); its caller sees the error and its own retry (an agent
+         * resending an idempotent report, the executor's next tick) is
+         * the safe one. */
         struct tw_error e2;
         tw_error_clear(&e2);
         if (tw_pg_reconnect(pg, &e2) == TW_OK) {
