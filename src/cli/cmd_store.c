@@ -80,18 +80,17 @@ static char *result_json(const char *from, const char *to, const struct tw_store
         snprintf(b, sizeof(b), "%016" PRIx64, t->target_checksum);
         json_t *o = json_pack("{s:s, s:I, s:s, s:I, s:s, s:b}", "table", t->name, "rows",
                               (json_int_t)t->rows, "checksum", a, "target_rows",
-                              (json_int_t)t->target_rows, "target_checksum", b, "match",
-                              t->match);
+                              (json_int_t)t->target_rows, "target_checksum", b, "match", t->match);
         if (json_array_append_new(tables, o) != 0) {
             json_decref(tables);
             tables = NULL;
         }
     }
-    json_t *all = tables ? json_pack("{s:s, s:s, s:s, s:o, s:I, s:b, s:I}", "from", from, "to",
-                                     to, "checksum", "fnv1a-64", "tables", tables, "rows",
-                                     (json_int_t)r->rows, "verified", r->verified, "elapsed_ms",
-                                     (json_int_t)r->elapsed_ms)
-                         : NULL;
+    json_t *all =
+        tables ? json_pack("{s:s, s:s, s:s, s:o, s:I, s:b, s:I}", "from", from, "to", to,
+                           "checksum", "fnv1a-64", "tables", tables, "rows", (json_int_t)r->rows,
+                           "verified", r->verified, "elapsed_ms", (json_int_t)r->elapsed_ms)
+               : NULL;
     char *s = all ? json_dumps(all, JSON_INDENT(2)) : NULL;
     json_decref(all);
     return s;
@@ -100,9 +99,12 @@ static char *result_json(const char *from, const char *to, const struct tw_store
 static int cmd_copy(int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"from", required_argument, NULL, 'f'}, {"to", required_argument, NULL, 't'},
-        {"json", no_argument, NULL, 'j'},       {"help", no_argument, NULL, 'h'},
-        TW_CLI_SAY_OPTS,                        {NULL, 0, NULL, 0},
+        {"from", required_argument, NULL, 'f'},
+        {"to", required_argument, NULL, 't'},
+        {"json", no_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        TW_CLI_SAY_OPTS,
+        {NULL, 0, NULL, 0},
     };
     const char *from = NULL, *to = NULL;
     bool json = false;
@@ -110,7 +112,7 @@ static int cmd_copy(int argc, char **argv)
     optind = 1;
     while ((c = getopt_long(argc, argv, "hqv", opts, NULL)) != -1) {
         switch (c) {
-        TW_CLI_SAY_CASES;
+            TW_CLI_SAY_CASES;
         case TW_CLI_OPT_VERSION: return tw_app_print_version(TW_CLI_PROG);
         case 'f': from = optarg; break;
         case 't': to = optarg; break;

@@ -31,34 +31,67 @@ static const struct tw_copy_column c_tokens[] = {
     {"id", I}, {"sha256", B}, {"name", T}, {"role", T}, {"created_at", T}, {"revoked_at", T},
 };
 static const struct tw_copy_column c_vms[] = {
-    {"id", I},           {"identity", T},        {"name", T},           {"resource_id", T},
-    {"subscription_id", T}, {"resource_group", T}, {"location", T},     {"vm_size", T},
-    {"tags", T},         {"power_state", T},     {"power_state_at", T}, {"power_state_ms", I},
-    {"last_report_id", T}, {"last_report_at", T}, {"last_report_ms", I}, {"arm_seen_at", T},
+    {"id", I},
+    {"identity", T},
+    {"name", T},
+    {"resource_id", T},
+    {"subscription_id", T},
+    {"resource_group", T},
+    {"location", T},
+    {"vm_size", T},
+    {"tags", T},
+    {"power_state", T},
+    {"power_state_at", T},
+    {"power_state_ms", I},
+    {"last_report_id", T},
+    {"last_report_at", T},
+    {"last_report_ms", I},
+    {"arm_seen_at", T},
     {"arm_seen_ms", I},
 };
 static const struct tw_copy_column c_reports[] = {
-    {"id", T},    {"created_at", T},     {"created_ms", I},     {"received_at", T},
+    {"id", T},    {"created_at", T},    {"created_ms", I},     {"received_at", T},
     {"vm_id", I}, {"agent_version", T}, {"agent_hostname", T}, {"power_state", T},
     {"body", T},  {"ahead_ms", I},
 };
 static const struct tw_copy_column c_disks[] = {
-    {"id", I},           {"identity", T},          {"vm_id", I},          {"name", T},
-    {"role", T},         {"lun", I},               {"sku", T},            {"size_gib", I},
-    {"tier", T},         {"caching", T},           {"managed_disk_id", T}, {"write_accelerator", I},
-    {"device", T},       {"last_seen_at", T},      {"last_seen_ms", I},   {"detached_at", T},
-    {"detached_ms", I},  {"position", I},          {"max_shares", I},     {"bursting", I},
-    {"disk_state", T},   {"attrs_observed_at", T}, {"attrs_observed_ms", I},
-    {"attrs_source", T}, {"last_ownership_update", T},
+    {"id", I},
+    {"identity", T},
+    {"vm_id", I},
+    {"name", T},
+    {"role", T},
+    {"lun", I},
+    {"sku", T},
+    {"size_gib", I},
+    {"tier", T},
+    {"caching", T},
+    {"managed_disk_id", T},
+    {"write_accelerator", I},
+    {"device", T},
+    {"last_seen_at", T},
+    {"last_seen_ms", I},
+    {"detached_at", T},
+    {"detached_ms", I},
+    {"position", I},
+    {"max_shares", I},
+    {"bursting", I},
+    {"disk_state", T},
+    {"attrs_observed_at", T},
+    {"attrs_observed_ms", I},
+    {"attrs_source", T},
+    {"last_ownership_update", T},
 };
 static const struct tw_copy_column c_results[] = {
-    {"id", I},          {"report_id", T},        {"vm_id", I},           {"result_uuid", T},
-    {"profile", T},     {"target", T},           {"target_path", T},     {"target_device", T},
-    {"started_at", T},  {"started_ms", I},       {"source", T},          {"engine", T},
-    {"pattern", T},     {"block_size_bytes", I}, {"queue_depth", I},     {"jobs", I},
-    {"direct", I},      {"runtime_ms", I},       {"read_iops", R},       {"read_mbps", R},
-    {"read_lat_mean_ns", R}, {"write_iops", R},  {"write_mbps", R},      {"write_lat_mean_ns", R},
-    {"errors", I},      {"record", T},           {"record_at", I},       {"record_len", I},
+    {"id", I},          {"report_id", T},        {"vm_id", I},
+    {"result_uuid", T}, {"profile", T},          {"target", T},
+    {"target_path", T}, {"target_device", T},    {"started_at", T},
+    {"started_ms", I},  {"source", T},           {"engine", T},
+    {"pattern", T},     {"block_size_bytes", I}, {"queue_depth", I},
+    {"jobs", I},        {"direct", I},           {"runtime_ms", I},
+    {"read_iops", R},   {"read_mbps", R},        {"read_lat_mean_ns", R},
+    {"write_iops", R},  {"write_mbps", R},       {"write_lat_mean_ns", R},
+    {"errors", I},      {"record", T},           {"record_at", I},
+    {"record_len", I},
 };
 static const struct tw_copy_column c_result_disks[] = {{"disk_id", I}, {"result_id", I}};
 static const char *const k_result_disks[] = {"disk_id", "result_id"};
@@ -67,12 +100,11 @@ static const struct tw_copy_column c_power_states[] = {
     {"state", T}, {"report_id", T}, {"source", T},
 };
 static const struct tw_copy_column c_plans[] = {
-    {"id", I},   {"policy", T},      {"created_at", T},
-    {"body", T}, {"period_from", T}, {"period_to", T},
+    {"id", I}, {"policy", T}, {"created_at", T}, {"body", T}, {"period_from", T}, {"period_to", T},
 };
 static const struct tw_copy_column c_disk_sku_history[] = {
-    {"id", I},  {"disk_id", I},  {"observed_at", T},   {"observed_ms", I}, {"sku", T},
-    {"tier", T}, {"size_gib", I}, {"report_id", T},    {"source", T},
+    {"id", I},   {"disk_id", I},  {"observed_at", T}, {"observed_ms", I}, {"sku", T},
+    {"tier", T}, {"size_gib", I}, {"report_id", T},   {"source", T},
 };
 static const struct tw_copy_column c_price_books[] = {
     {"id", I},         {"region", T},     {"currency", T}, {"source", T},
@@ -82,21 +114,40 @@ static const struct tw_copy_column c_policies[] = {
     {"id", I}, {"name", T}, {"body", T}, {"created_at", T}, {"updated_at", T},
 };
 static const struct tw_copy_column c_actions[] = {
-    {"id", I},           {"plan_id", I},           {"disk_id", I},       {"kind", T},
-    {"from_sku", T},     {"to_sku", T},            {"state", T},         {"due_at", T},
-    {"due_ms", I},       {"requested_at", T},      {"finished_at", T},   {"dry_run", I},
-    {"detail", T},       {"arm_operation_url", T}, {"attempts", I},      {"last_error", T},
-    {"idempotency_key", T}, {"claim_owner", T},    {"claim_until_ms", I}, {"version", I},
-    {"vm_id", I},        {"policy", T},            {"reason", T},        {"saving", T},
-    {"currency", T},     {"updated_at", T},
+    {"id", I},
+    {"plan_id", I},
+    {"disk_id", I},
+    {"kind", T},
+    {"from_sku", T},
+    {"to_sku", T},
+    {"state", T},
+    {"due_at", T},
+    {"due_ms", I},
+    {"requested_at", T},
+    {"finished_at", T},
+    {"dry_run", I},
+    {"detail", T},
+    {"arm_operation_url", T},
+    {"attempts", I},
+    {"last_error", T},
+    {"idempotency_key", T},
+    {"claim_owner", T},
+    {"claim_until_ms", I},
+    {"version", I},
+    {"vm_id", I},
+    {"policy", T},
+    {"reason", T},
+    {"saving", T},
+    {"currency", T},
+    {"updated_at", T},
 };
 static const struct tw_copy_column c_action_transitions[] = {
     {"id", I}, {"action_id", I}, {"from_state", T}, {"to_state", T},
     {"at", T}, {"owner", T},     {"detail", T},
 };
 static const struct tw_copy_column c_result_latest[] = {
-    {"vm_id", I},     {"target", T},       {"profile", T},       {"result_id", I},
-    {"order_ms", I},  {"report_id", T},    {"verdict", T},       {"verdict_skus", T},
+    {"vm_id", I},         {"target", T},         {"profile", T}, {"result_id", I},
+    {"order_ms", I},      {"report_id", T},      {"verdict", T}, {"verdict_skus", T},
     {"verdict_basis", T}, {"verdict_report", T},
 };
 static const char *const k_result_latest[] = {"vm_id", "target", "profile"};
@@ -109,12 +160,15 @@ static const struct tw_copy_column c_disk_originals[] = {
 };
 static const char *const k_disk_originals[] = {"disk_id"};
 static const struct tw_copy_column c_drift[] = {
-    {"id", I},           {"disk_id", I}, {"vm_id", I},   {"sku", T},
-    {"required_sku", T}, {"policy", T},  {"since", T},   {"since_ms", I},
+    {"id", I},           {"disk_id", I},  {"vm_id", I},    {"sku", T},
+    {"required_sku", T}, {"policy", T},   {"since", T},    {"since_ms", I},
     {"seen_at", T},      {"ended_at", T}, {"ended_ms", I},
 };
 
-#define TABLE(t, k, serial) {#t, c_##t, N(c_##t), k, N(k), serial}
+#define TABLE(t, k, serial)                                                                        \
+    {                                                                                              \
+#t, c_##t, N(c_##t), k, N(k), serial                                                       \
+    }
 
 const struct tw_copy_table tw_copy_tables[] = {
     TABLE(tokens, key_id, "id"),
@@ -190,12 +244,12 @@ static uint64_t row_sum(uint64_t h, const struct tw_copy_table *t, const struct 
 
 struct copy_state {
     const struct tw_copy_table *t;
-    struct tw_store *dst;        /* NULL: only counting (the read back) */
+    struct tw_store *dst; /* NULL: only counting (the read back) */
     uint64_t sum;
     int64_t rows;
-    struct tw_copy_value *vals;  /* BATCH_ROWS * t->n_cols */
-    size_t n;                    /* rows in the batch */
-    char *bytes;                 /* the batch's texts and blobs */
+    struct tw_copy_value *vals; /* BATCH_ROWS * t->n_cols */
+    size_t n;                   /* rows in the batch */
+    char *bytes;                /* the batch's texts and blobs */
     size_t used, cap;
 };
 
@@ -335,18 +389,20 @@ enum tw_err tw_store_copy(const char *from, const char *to, struct tw_store_copy
      * a mistyped --from is said, not copied. */
     struct stat sb;
     if (!tw_store_location_is_pg(from, strlen(from)) && stat(from, &sb) != 0)
-        return tw_error_set(err, TW_ENOENT, "no database at %s (%s); give --from an existing "
-                            "database", from, strerror(errno));
+        return tw_error_set(err, TW_ENOENT,
+                            "no database at %s (%s); give --from an existing "
+                            "database",
+                            from, strerror(errno));
     struct tw_store *src = NULL, *dst = NULL;
     bool dst_tx = false, src_tx = false;
     enum tw_err rc = tw_store_open(from, &src, err);
     if (rc == TW_OK)
         rc = tw_store_open(to, &dst, err);
-    if (rc == TW_OK && (!src->ops->copy || !dst->ops->copy || !src->ops->copy->read ||
-                        !dst->ops->copy->write))
+    if (rc == TW_OK &&
+        (!src->ops->copy || !dst->ops->copy || !src->ops->copy->read || !dst->ops->copy->write))
         rc = tw_error_set(err, TW_EUNSUPPORTED, "the %s store can't be copied yet",
                           !src->ops->copy || !src->ops->copy->read ? src->ops->name
-                                                                    : dst->ops->name);
+                                                                   : dst->ops->name);
     if (rc != TW_OK)
         goto out;
     const struct tw_store_copy_ops *so = src->ops->copy, *d = dst->ops->copy;
@@ -357,7 +413,8 @@ enum tw_err tw_store_copy(const char *from, const char *to, struct tw_store_copy
     if (rc == TW_OK && strcmp(id_a, id_b) == 0)
         rc = tw_error_set(err, TW_EINVAL,
                           "--from and --to reach the same database (%s); copy into a new, "
-                          "empty one", id_a);
+                          "empty one",
+                          id_a);
     if (rc != TW_OK)
         goto out;
 
@@ -400,7 +457,8 @@ enum tw_err tw_store_copy(const char *from, const char *to, struct tw_store_copy
     if (rc == TW_OK && bad)
         rc = tw_error_set(err, TW_EIO,
                           "%zu table%s read back from %s differ%s from the source; nothing was "
-                          "committed", bad, bad == 1 ? "" : "s", to, bad == 1 ? "s" : "");
+                          "committed",
+                          bad, bad == 1 ? "" : "s", to, bad == 1 ? "s" : "");
     if (rc == TW_OK) {
         rc = d->commit(dst, err);
         dst_tx = false;

@@ -37,21 +37,21 @@
 
 /* One table's outcome. */
 struct tw_store_copy_table {
-    const char *name;            /* the table (static) */
-    int64_t rows;                /* rows read from the source */
-    int64_t target_rows;         /* rows read back from the target */
-    uint64_t checksum;           /* the source's rows' checksum */
-    uint64_t target_checksum;    /* the target's rows' checksum, read back */
-    bool match;                  /* the counts and the checksums agree */
+    const char *name;         /* the table (static) */
+    int64_t rows;             /* rows read from the source */
+    int64_t target_rows;      /* rows read back from the target */
+    uint64_t checksum;        /* the source's rows' checksum */
+    uint64_t target_checksum; /* the target's rows' checksum, read back */
+    bool match;               /* the counts and the checksums agree */
 };
 
 /* The whole copy's outcome (tw_store_copy fills it; fixed size). */
 struct tw_store_copy_result {
     struct tw_store_copy_table tables[32]; /* in copy order */
     size_t n_tables;
-    int64_t rows;                /* the source's rows, all tables */
-    bool verified;               /* every table matched and was committed */
-    int64_t elapsed_ms;          /* the whole copy, wall clock */
+    int64_t rows;       /* the source's rows, all tables */
+    bool verified;      /* every table matched and was committed */
+    int64_t elapsed_ms; /* the whole copy, wall clock */
 };
 
 /*
@@ -97,11 +97,11 @@ struct tw_copy_table {
     const char *name;
     const struct tw_copy_column *cols;
     size_t n_cols;
-    const char *const *key;      /* the primary key's columns, in order */
+    const char *const *key; /* the primary key's columns, in order */
     size_t n_key;
-    const char *serial;          /* the column whose ids a database hands out
-                                  * (PostgreSQL: an identity sequence set past
-                                  * the copied ids); NULL: none */
+    const char *serial; /* the column whose ids a database hands out
+                         * (PostgreSQL: an identity sequence set past
+                         * the copied ids); NULL: none */
 };
 
 /* Every table of the schema (version 5) the copy knows, in an order in
@@ -116,10 +116,10 @@ extern const size_t tw_copy_n_tables;
  */
 struct tw_copy_value {
     bool null;
-    int64_t i;                   /* TW_COPY_INT */
-    double r;                    /* TW_COPY_REAL */
-    const void *p;               /* TW_COPY_TEXT, TW_COPY_BLOB */
-    size_t len;                  /* their length in bytes */
+    int64_t i;     /* TW_COPY_INT */
+    double r;      /* TW_COPY_REAL */
+    const void *p; /* TW_COPY_TEXT, TW_COPY_BLOB */
+    size_t len;    /* their length in bytes */
 };
 
 /* A row handed to a reader's caller: T->n_cols values in column order,
@@ -162,8 +162,7 @@ struct tw_store_copy_ops {
     /* After T's last rows: what the database needs so that its next own
      * row follows the copied ones (PostgreSQL: T->serial's sequence set
      * to the largest copied id; SQLite: nothing).  NULL: nothing. */
-    enum tw_err (*done)(struct tw_store *st, const struct tw_copy_table *t,
-                        struct tw_error *err);
+    enum tw_err (*done)(struct tw_store *st, const struct tw_copy_table *t, struct tw_error *err);
 };
 
 extern const struct tw_store_copy_ops tw_sqlite_copy_ops; /* store_sqlite_copy.c */

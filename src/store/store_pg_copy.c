@@ -110,8 +110,9 @@ static enum tw_err pgc_begin(struct tw_store *st, bool write, struct tw_error *e
     if (pg->tx_depth != 0)
         return tw_error_set(err, TW_EINVAL, "%s: the copy's transaction is already open",
                             pg->label);
-    enum tw_err rc = tw_pg_begin(pg, write ? "starting the copy's write transaction"
-                                           : "starting the copy's read of the database",
+    enum tw_err rc = tw_pg_begin(pg,
+                                 write ? "starting the copy's write transaction"
+                                       : "starting the copy's read of the database",
                                  err);
     if (rc != TW_OK)
         return rc;
@@ -146,8 +147,8 @@ static void pgc_rollback(struct tw_store *st)
     tw_pg_rollback((struct tw_pg *)st);
 }
 
-static enum tw_err count_sql(struct tw_pg *pg, const struct tw_copy_table *t, bool any,
-                             int64_t *n, struct tw_error *err)
+static enum tw_err count_sql(struct tw_pg *pg, const struct tw_copy_table *t, bool any, int64_t *n,
+                             struct tw_error *err)
 {
     char sql[256], what[128];
     snprintf(sql, sizeof(sql),
@@ -200,8 +201,8 @@ static enum tw_err feed_batch(struct tw_pg *pg, const struct tw_copy_table *t, P
             return tw_error_set(err, TW_EINVAL,
                                 "%s: table %s, column %s is not %s (type oid %u); the copy "
                                 "needs tierwise's own schema",
-                                pg->label, t->name, t->cols[c].name,
-                                kind_name(t->cols[c].type), (unsigned)PQftype(r, (int)c));
+                                pg->label, t->name, t->cols[c].name, kind_name(t->cols[c].type),
+                                (unsigned)PQftype(r, (int)c));
     int rows = PQntuples(r);
     for (int i = 0; i < rows; i++) {
         for (size_t c = 0; c < t->n_cols; c++) {
@@ -217,7 +218,8 @@ static enum tw_err feed_batch(struct tw_pg *pg, const struct tw_copy_table *t, P
             case TW_COPY_INT:
             case TW_COPY_REAL:
                 if (len != 8)
-                    return tw_error_set(err, TW_EIO, "%s: table %s, column %s: a value of "
+                    return tw_error_set(err, TW_EIO,
+                                        "%s: table %s, column %s: a value of "
                                         "%d bytes where 8 were expected",
                                         pg->label, t->name, t->cols[c].name, len);
                 if (t->cols[c].type == TW_COPY_INT) {
@@ -246,8 +248,10 @@ static enum tw_err pgc_read(struct tw_store *st, const struct tw_copy_table *t, 
 {
     struct tw_pg *pg = (struct tw_pg *)st;
     if (pg->tx_depth == 0)
-        return tw_error_set(err, TW_EINVAL, "%s: a table is read for a copy inside its "
-                            "transaction only", pg->label);
+        return tw_error_set(err, TW_EINVAL,
+                            "%s: a table is read for a copy inside its "
+                            "transaction only",
+                            pg->label);
     char sql[2048], what[128];
     size_t n = 0;
     bool ok = put(sql, sizeof(sql), &n, "DECLARE tw_copy_rows NO SCROLL CURSOR FOR SELECT ") &&
@@ -262,8 +266,7 @@ static enum tw_err pgc_read(struct tw_store *st, const struct tw_copy_table *t, 
                  text ? " COLLATE \"C\"" : "");
     }
     if (!ok)
-        return tw_error_set(err, TW_ENOMEM, "the statement reading table %s is too long",
-                            t->name);
+        return tw_error_set(err, TW_ENOMEM, "the statement reading table %s is too long", t->name);
     snprintf(what, sizeof(what), "reading table %s", t->name);
     enum tw_err rc = run_sql(pg, sql, 0, NULL, false, NULL, what, err);
     if (rc != TW_OK)
@@ -386,8 +389,7 @@ static enum tw_err pgc_write(struct tw_store *st, const struct tw_copy_table *t,
     size_t sn = 0;
     if (!(put(sql, sizeof(sql), &sn, "COPY \"%s\" (", t->name) &&
           put_cols(sql, sizeof(sql), &sn, t) && put(sql, sizeof(sql), &sn, ") FROM STDIN")))
-        return tw_error_set(err, TW_ENOMEM, "the statement writing table %s is too long",
-                            t->name);
+        return tw_error_set(err, TW_ENOMEM, "the statement writing table %s is too long", t->name);
     snprintf(what, sizeof(what), "writing table %s", t->name);
     struct line l = {0};
     bool ok = true;

@@ -21,13 +21,13 @@ static enum tw_err table_sql(const struct tw_copy_table *t, bool insert, char *o
 {
     size_t n = 0;
     int w;
-#define PUT(...)                                                                           \
-    do {                                                                                   \
-        w = snprintf(out + n, len - n, __VA_ARGS__);                                       \
-        if (w < 0 || (size_t)w >= len - n)                                                 \
-            return tw_error_set(err, TW_ENOMEM, "the statement for table %s is too long", \
-                                t->name);                                                  \
-        n += (size_t)w;                                                                    \
+#define PUT(...)                                                                                   \
+    do {                                                                                           \
+        w = snprintf(out + n, len - n, __VA_ARGS__);                                               \
+        if (w < 0 || (size_t)w >= len - n)                                                         \
+            return tw_error_set(err, TW_ENOMEM, "the statement for table %s is too long",          \
+                                t->name);                                                          \
+        n += (size_t)w;                                                                            \
     } while (0)
     if (insert)
         PUT("INSERT INTO \"%s\" (", t->name);
@@ -54,8 +54,8 @@ static enum tw_err table_sql(const struct tw_copy_table *t, bool insert, char *o
     return TW_OK;
 }
 
-static enum tw_err prepare(struct tw_sqlite *s, const char *sql, sqlite3_stmt **q,
-                           const char *what, struct tw_error *err)
+static enum tw_err prepare(struct tw_sqlite *s, const char *sql, sqlite3_stmt **q, const char *what,
+                           struct tw_error *err)
 {
     if (sqlite3_prepare_v2(s->db, sql, -1, q, NULL) != SQLITE_OK)
         return tw_sq_fail(s, NULL, err, what);
@@ -117,8 +117,7 @@ static enum tw_err count_sql(struct tw_sqlite *s, const struct tw_copy_table *t,
 {
     char sql[256], what[128];
     snprintf(sql, sizeof(sql),
-             any ? "SELECT EXISTS (SELECT 1 FROM \"%s\")" : "SELECT count(*) FROM \"%s\"",
-             t->name);
+             any ? "SELECT EXISTS (SELECT 1 FROM \"%s\")" : "SELECT count(*) FROM \"%s\"", t->name);
     snprintf(what, sizeof(what), "counting the rows of table %s", t->name);
     sqlite3_stmt *q = NULL;
     enum tw_err rc = prepare(s, sql, &q, what, err);
