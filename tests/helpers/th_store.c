@@ -38,10 +38,27 @@ static PGconn *connect_or_skip(const char *conninfo)
 
 /* ---- the databases this program made, dropped when it exits ---------- */
 
+/*
+ * A location is a fresh database; or with TW_TEST_PG_SCHEMAS=1 (the
+ * PostgreSQL variants tests/CMakeLists.txt registers) a fresh schema,
+ * the connection's search_path (the store keeps its tables in
+ * current_schema() and reads only its own there), in one of up to
+ * SCHEMA_DBS databases the program makes as it first needs them: a
+ * schema costs milliseconds where a database costs a copy of template0.
+ * Schema locations take those databases in turn, so that up to SCHEMA_DBS
+ * of them made one after another are in different databases (a copy from
+ * one store to another).  Advisory locks and a database's settings are
+ * shared by its schemas: a program's cases run one after another, and a
+ * test that changes a database's defaults (ALTER DATABASE) wants
+ * databases.
+ */
 #define MAX_DBS 256
+#define SCHEMA_DBS 4
 static char made[MAX_DBS][64];
 static size_t n_made;
 static char made_base[1024];
+/* The databases schema locations go to, by turn (indexes into made). */
+static int schema_db[SCHEMA_DBS] = {-1, -1, -1, -1};
 
 static void drop_made(void)
 {
@@ -68,6 +85,49 @@ static void drop_made(void)
     n_made = 0;
 }
 
+/* Runs SQL on CONNINFO (a database or schema being made); exits 1 saying
+ * why when it fails. */
+static void make_or_exit(const char *conninfo, const char *sql)
+{
+    PGconn *c = connect_or_skip(conninfo);
+    PGresult *r = PQexec(c, sql);
+    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+        fprintf(stderr, "th_store_location: %s: %s", sql, PQerrorMessage(c));
+        PQclear(r);
+        PQfinish(c);
+        exit(1);
+    }
+    PQclear(r);
+    PQfinish(c);
+}
+
+/* A new database named "tw_t<pid>_<N>_<NAME's letters>": its index. */
+static size_t make_db(const char *base, const char *name, unsigned n)
+{
+    if (n_made == MAX_DBS) {
+        fprintf(stderr, "th_store_location: more than %d databases in one test program\n",
+                MAX_DBS);
+        exit(1);
+    }
+    char db[64], ci[1100], sql[128];
+    snprintf(db, sizeof(db), "tw_t%ld_%u_", (long)getpid(), n);
+    /* NAME's letters, for whoever looks at the server */
+    size_t k = strlen(db);
+    for (const char *p = name; *p && k + 1 < 40; p++)
+        if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
+            db[k++] = *p;
+    db[k] = '\0';
+    snprintf(ci, sizeof(ci), "%s dbname=postgres", base);
+    snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE template0", db);
+    make_or_exit(ci, sql);
+    if (n_made == 0) {
+        snprintf(made_base, sizeof(made_base), "%s", base);
+        atexit(drop_made);
+    }
+    snprintf(made[n_made], sizeof(made[0]), "%s", db);
+    return n_made++;
+}
+
 void th_store_location(const char *dir, const char *name, char *out, size_t len)
 {
     if (!th_store_pg()) {
@@ -84,39 +144,28 @@ void th_store_location(const char *dir, const char *name, char *out, size_t len)
         fprintf(stderr, "th_store_location: TW_TEST_PG is too long\n");
         exit(1);
     }
-    if (n_made == MAX_DBS) {
-        fprintf(stderr, "th_store_location: more than %d databases in one test program\n",
-                MAX_DBS);
-        exit(1);
-    }
     static unsigned counter;
-    char db[64], ci[1100];
-    snprintf(db, sizeof(db), "tw_t%ld_%u_", (long)getpid(), counter++);
-    /* NAME's letters, for whoever looks at the server */
-    size_t n = strlen(db);
-    for (const char *p = name; *p && n + 1 < 40; p++)
+    const unsigned n = counter++;
+    const char *mode = getenv("TW_TEST_PG_SCHEMAS");
+    if (!mode || strcmp(mode, "1") != 0) {
+        snprintf(out, len, "%s dbname=%s", base, made[make_db(base, name, n)]);
+        return;
+    }
+    int *slot = &schema_db[n % SCHEMA_DBS];
+    if (*slot < 0)
+        *slot = (int)make_db(base, "schemas", n % SCHEMA_DBS);
+    const char *db = made[*slot];
+    char schema[64], ci[1200], sql[128];
+    snprintf(schema, sizeof(schema), "s%u_", n);
+    size_t k = strlen(schema);
+    for (const char *p = name; *p && k + 1 < 40; p++)
         if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
-            db[n++] = *p;
-    db[n] = '\0';
-    snprintf(ci, sizeof(ci), "%s dbname=postgres", base);
-    PGconn *c = connect_or_skip(ci);
-    char sql[128];
-    snprintf(sql, sizeof(sql), "CREATE DATABASE %s TEMPLATE template0", db);
-    PGresult *r = PQexec(c, sql);
-    if (PQresultStatus(r) != PGRES_COMMAND_OK) {
-        fprintf(stderr, "th_store_location: %s: %s", sql, PQerrorMessage(c));
-        PQclear(r);
-        PQfinish(c);
-        exit(1);
-    }
-    PQclear(r);
-    PQfinish(c);
-    if (n_made == 0) {
-        snprintf(made_base, sizeof(made_base), "%s", base);
-        atexit(drop_made);
-    }
-    snprintf(made[n_made++], sizeof(made[0]), "%s", db);
-    snprintf(out, len, "%s dbname=%s", base, db);
+            schema[k++] = *p;
+    schema[k] = '\0';
+    snprintf(ci, sizeof(ci), "%s dbname=%s", base, db);
+    snprintf(sql, sizeof(sql), "CREATE SCHEMA %s", schema);
+    make_or_exit(ci, sql);
+    snprintf(out, len, "%s dbname=%s options='-csearch_path=%s'", base, db, schema);
 }
 
 const char *th_store_name(const char *location)
@@ -124,7 +173,14 @@ const char *th_store_name(const char *location)
     const char *db = strstr(location, "dbname=");
     if (!is_pg(location) || !db)
         return location;
-    return db + strlen("dbname=");
+    /* the database's name alone, as the store's messages give it */
+    static char names[4][64];
+    static unsigned next;
+    char *out = names[next++ % 4];
+    db += strlen("dbname=");
+    size_t n = strcspn(db, " ");
+    snprintf(out, sizeof(names[0]), "%.*s", (int)(n < 63 ? n : 63), db);
+    return out;
 }
 
 /* ---- fixtures: a SQLite database's rows in a PostgreSQL store -------- */
@@ -184,7 +240,7 @@ static void cat(char *buf, size_t cap, const char *s)
 static void copy_table(sqlite3 *db, PGconn *c, const char *table)
 {
     const char *cols_sql = "SELECT column_name, data_type FROM information_schema.columns "
-                           "WHERE table_schema = 'public' AND table_name = $1 AND "
+                           "WHERE table_schema = current_schema() AND table_name = $1 AND "
                            "is_generated = 'NEVER' ORDER BY ordinal_position";
     const char *p[1] = {table};
     PGresult *cols = pg_ok(c, PQexecParams(c, cols_sql, 1, NULL, p, NULL, NULL, 0), cols_sql);
@@ -299,7 +355,7 @@ void th_store_fixture(const char *dir, const char *rel, const char *name, char *
     PQclear(pg_ok(c, PQexec(c, "SET LOCAL session_replication_role = replica"),
                   "session_replication_role"));
     const char *tables_sql = "SELECT table_name FROM information_schema.tables WHERE "
-                             "table_schema = 'public' AND table_type = 'BASE TABLE' "
+                             "table_schema = current_schema() AND table_type = 'BASE TABLE' "
                              "ORDER BY table_name";
     PGresult *tables = pg_ok(c, PQexec(c, tables_sql), tables_sql);
     for (int i = 0; i < PQntuples(tables); i++) {
