@@ -21,7 +21,9 @@ bool th_store_pg(void);
 
 /*
  * A new location for a store in DIR (SQLite: DIR/NAME; PostgreSQL: a
- * database created now, NAME only in its name), into OUT.  Asked for
+ * database created now, NAME only in its name; with TW_TEST_PG_SCHEMAS=1
+ * a schema created now, in one of the program's four databases taken in
+ * turn, as the connection's search_path), into OUT.  Asked for
  * PostgreSQL without a server (TW_TEST_PG unset, or it does not answer),
  * the program exits 77 (skipped) saying why.
  */
