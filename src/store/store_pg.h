@@ -28,6 +28,9 @@
 #define TW_PG_LOCK_SPACE 0x5457
 #define TW_PG_LOCK_MIGRATE 0
 
+/* The key space of the locks on a VM's place (tw_pg_lock_place). */
+#define TW_PG_LOCK_PLACE 0x5450
+
 /* The most parameters a statement binds. */
 #define TW_PG_MAX_PARAMS 48
 
@@ -137,6 +140,17 @@ ssize_t tw_pg_bytes(const PGresult *r, int row, int col, void *dst, size_t cap);
  * as SQLite's strftime('%Y-%m-%dT%H:%M:%fZ', 'now') writes, and in ms. */
 void tw_pg_now_text(char out[40]);
 int64_t tw_pg_now_ms(void);
+
+/*
+ * Locks, until the transaction ends, a VM's place (NAME, GROUP and
+ * SUBSCRIPTION without regard to case): an ingest and an ARM put that
+ * look a VM up by its place take this first, so that the one that finds
+ * nothing and inserts commits before the other looks (their identities
+ * differ, so no unique index makes them meet).  Inside a transaction
+ * only.
+ */
+enum tw_err tw_pg_lock_place(struct tw_pg *pg, const char *name, const char *group,
+                             const char *subscription, struct tw_error *err);
 
 /* ---- the connection (store_pg_core.c) ---- */
 

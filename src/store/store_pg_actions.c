@@ -31,11 +31,11 @@
 
 /* An action as the audit log shows it (struct tw_store_action_row, in its
  * members' order; action_from_row reads it). */
-#define ACTION_ROW                                                                           \
-    "SELECT a.id, a.plan_id, a.vm_id, a.disk_id, v.name, d.name, v.resource_id, "            \
-    "d.managed_disk_id, a.kind, a.from_sku, a.to_sku, a.due_at, a.due_ms, a.state, a.policy, " \
-    "a.reason, a.saving, a.currency, a.attempts, a.updated_at, a.requested_at, a.dry_run, "  \
-    "a.arm_operation_url, a.last_error, a.claim_owner, a.claim_until_ms FROM actions a "     \
+#define ACTION_ROW                                                                                 \
+    "SELECT a.id, a.plan_id, a.vm_id, a.disk_id, v.name, d.name, v.resource_id, "                  \
+    "d.managed_disk_id, a.kind, a.from_sku, a.to_sku, a.due_at, a.due_ms, a.state, a.policy, "     \
+    "a.reason, a.saving, a.currency, a.attempts, a.updated_at, a.requested_at, a.dry_run, "        \
+    "a.arm_operation_url, a.last_error, a.claim_owner, a.claim_until_ms FROM actions a "           \
     "LEFT JOIN vms v ON v.id = a.vm_id LEFT JOIN disks d ON d.id = a.disk_id"
 
 /* How many times a whole write transaction runs when PostgreSQL ends it
@@ -152,10 +152,10 @@ static enum tw_err add_tx(struct tw_pg *pg, void *arg, struct tw_error *err)
             return tw_error_set(err, TW_EINVAL, "an action with idempotency key %s exists already",
                                 a->idempotency_key);
         if (strcmp(pg->sqlstate, "23503") == 0)
-            return tw_error_set(err, TW_ENOENT, "an action names a plan, disk or VM that is not "
-                                                "stored (plan %lld, disk %lld, VM %lld)",
-                                (long long)a->plan_id, (long long)a->disk_id,
-                                (long long)a->vm_id);
+            return tw_error_set(err, TW_ENOENT,
+                                "an action names a plan, disk or VM that is not "
+                                "stored (plan %lld, disk %lld, VM %lld)",
+                                (long long)a->plan_id, (long long)a->disk_id, (long long)a->vm_id);
         if (err)
             *err = e2;
         return rc;
@@ -174,8 +174,8 @@ static enum tw_err add_tx(struct tw_pg *pg, void *arg, struct tw_error *err)
  * with why it was planned), in one transaction: a savepoint of the
  * caller's when it holds one on this handle (a plan's actions recorded
  * during its read). */
-enum tw_err tw_pg_action_add(struct tw_store *st, const struct tw_store_action_new *a,
-                             int64_t *id, struct tw_error *err)
+enum tw_err tw_pg_action_add(struct tw_store *st, const struct tw_store_action_new *a, int64_t *id,
+                             struct tw_error *err)
 {
     struct tw_pg *pg = PG(st);
     struct add_arg x = {.a = a};
@@ -209,8 +209,8 @@ enum tw_err tw_pg_action_state(struct tw_store *st, int64_t id, enum tw_action_s
         return tw_error_set(err, TW_ENOENT, "there is no action %lld", (long long)id);
     }
     const char *name = tw_pg_text(r, 0, 0);
-    enum tw_err e = tw_error_set(err, TW_EIO, "%s: action %lld has an unknown state", pg->label,
-                                 (long long)id);
+    enum tw_err e =
+        tw_error_set(err, TW_EIO, "%s: action %lld has an unknown state", pg->label, (long long)id);
     for (int k = TW_ACT_PLANNED; k <= TW_ACT_FAILED; k++) {
         if (strcmp(name, tw_action_state_name((enum tw_action_state)k)) == 0) {
             if (state)
@@ -358,8 +358,8 @@ enum tw_err tw_pg_action_move(struct tw_store *st, int64_t id, enum tw_action_st
                               enum tw_action_state to, const char *owner, const char *detail,
                               struct tw_error *err)
 {
-    struct move_arg m = {.id = id, .from = from, .to = to, .owner = owner ? owner : "",
-                         .detail = detail};
+    struct move_arg m = {
+        .id = id, .from = from, .to = to, .owner = owner ? owner : "", .detail = detail};
     return in_tx(PG(st), move_tx, &m, "moving an action", err);
 }
 
@@ -401,9 +401,8 @@ static enum tw_err claim_refused(const struct claim_now *c, int64_t id, const ch
 /* One statement, its own transaction: of two backends claiming at once,
  * the second's UPDATE waits for the first's row lock and then finds the
  * claim taken (its WHERE read again on the committed row). */
-enum tw_err tw_pg_action_claim(struct tw_store *st, int64_t id, const char *owner,
-                               int64_t now_ms, int64_t lease_ms, int64_t *until_ms,
-                               struct tw_error *err)
+enum tw_err tw_pg_action_claim(struct tw_store *st, int64_t id, const char *owner, int64_t now_ms,
+                               int64_t lease_ms, int64_t *until_ms, struct tw_error *err)
 {
     struct tw_pg *pg = PG(st);
     for (int tries = 0;; tries++) {
@@ -460,16 +459,14 @@ TW_PG_STMT(q_transition_count,
 TW_PG_STMT(q_transitions, "SELECT from_state, to_state, at, owner, detail FROM "
                           "action_transitions WHERE action_id = $1::bigint ORDER BY id");
 
-enum tw_err tw_pg_action_log_count(struct tw_store *st, int64_t id, size_t *n,
-                                   struct tw_error *err)
+enum tw_err tw_pg_action_log_count(struct tw_store *st, int64_t id, size_t *n, struct tw_error *err)
 {
     struct tw_pg *pg = PG(st);
     struct tw_pg_params p;
     tw_pg_p_init(&p);
     tw_pg_p_int(&p, id);
     PGresult *r = NULL;
-    enum tw_err rc = tw_pg_run(pg, &q_transition_count, &p, &r, "counting an action's moves",
-                               err);
+    enum tw_err rc = tw_pg_run(pg, &q_transition_count, &p, &r, "counting an action's moves", err);
     if (rc != TW_OK)
         return rc;
     *n = PQntuples(r) == 1 ? (size_t)tw_pg_int(r, 0, 0) : 0;
@@ -553,8 +550,8 @@ enum tw_err tw_pg_power_observe(struct tw_store *st, int64_t vm_id, const char *
                                 const char *observed_at, int64_t observed_ms,
                                 enum tw_obs_source source, struct tw_error *err)
 {
-    struct power_arg x = {.vm_id = vm_id, .state = state, .at = observed_at,
-                          .ms = observed_ms, .source = source};
+    struct power_arg x = {
+        .vm_id = vm_id, .state = state, .at = observed_at, .ms = observed_ms, .source = source};
     return in_tx(PG(st), power_tx, &x, "storing a power state", err);
 }
 
@@ -612,8 +609,12 @@ enum tw_err tw_pg_sku_observe(struct tw_store *st, int64_t disk_id, const char *
                               int64_t observed_ms, enum tw_obs_source source, bool *added,
                               struct tw_error *err)
 {
-    struct sku_arg x = {.disk_id = disk_id, .sku = sku, .tier = tier ? tier : "",
-                        .at = observed_at, .size_gib = size_gib, .ms = observed_ms,
+    struct sku_arg x = {.disk_id = disk_id,
+                        .sku = sku,
+                        .tier = tier ? tier : "",
+                        .at = observed_at,
+                        .size_gib = size_gib,
+                        .ms = observed_ms,
                         .source = source};
     enum tw_err rc = in_tx(PG(st), sku_tx, &x, "storing a SKU observation", err);
     if (rc == TW_OK && x.added && added)
@@ -735,11 +736,11 @@ static void p_ms_or_null(struct tw_pg_params *p, int64_t v)
 /* A VM's name without regard to case, as SQLite's NOCASE (lower() folds
  * ASCII only under the "C" collation). */
 TW_PG_STMT(q_actions_list,
-           ACTION_ROW " WHERE ($1::text IS NULL OR lower(v.name) = lower($1::text)) "
-           "AND ($2::bigint IS NULL OR a.disk_id = $2::bigint) AND ($3::text IS NULL OR "
-           "a.state = $3::text) AND ($4::bigint IS NULL OR a.due_ms >= $4::bigint) AND "
-           "($5::bigint IS NULL OR a.due_ms < $5::bigint) AND a.id > $6::bigint "
-           "ORDER BY a.id LIMIT $7::bigint");
+           ACTION_ROW " WHERE ($1::text IS NULL OR lower(v.name) = lower($1::text COLLATE \"C\")) "
+                      "AND ($2::bigint IS NULL OR a.disk_id = $2::bigint) AND ($3::text IS NULL OR "
+                      "a.state = $3::text) AND ($4::bigint IS NULL OR a.due_ms >= $4::bigint) AND "
+                      "($5::bigint IS NULL OR a.due_ms < $5::bigint) AND a.id > $6::bigint "
+                      "ORDER BY a.id LIMIT $7::bigint");
 TW_PG_STMT(q_action_row_get, ACTION_ROW " WHERE a.id = $1::bigint");
 
 enum tw_err tw_pg_actions_list(struct tw_store *st, const struct tw_store_action_filter *f,
@@ -971,8 +972,10 @@ enum tw_err tw_pg_action_set_due(struct tw_store *st, int64_t id, const char *du
     rc = tw_pg_action_state(st, id, &state, NULL, err);
     if (rc != TW_OK)
         return rc;
-    return tw_error_set(err, TW_EPERM, "action %lld is %s: only a planned or checked action's "
-                        "due time can move", (long long)id, tw_action_state_name(state));
+    return tw_error_set(err, TW_EPERM,
+                        "action %lld is %s: only a planned or checked action's "
+                        "due time can move",
+                        (long long)id, tw_action_state_name(state));
 }
 
 /* The first original kept: the disk's key makes a second (or a
@@ -1007,8 +1010,7 @@ static enum tw_err original_tx(struct tw_pg *pg, void *arg, struct tw_error *err
     rc = tw_pg_run_n(pg, &q_original_set, &p, &n, "recording a disk's original SKU", &e2);
     if (rc != TW_OK) {
         if (strcmp(pg->sqlstate, "23503") == 0)
-            return tw_error_set(err, TW_ENOENT, "there is no action %lld",
-                                (long long)x->action_id);
+            return tw_error_set(err, TW_ENOENT, "there is no action %lld", (long long)x->action_id);
         if (err)
             *err = e2;
         return rc;
@@ -1018,11 +1020,11 @@ static enum tw_err original_tx(struct tw_pg *pg, void *arg, struct tw_error *err
 }
 
 enum tw_err tw_pg_disk_original_set(struct tw_store *st, int64_t disk_id, const char *sku,
-                                    const char *tier, int64_t action_id, const char *at,
-                                    bool *kept, struct tw_error *err)
+                                    const char *tier, int64_t action_id, const char *at, bool *kept,
+                                    struct tw_error *err)
 {
-    struct original_arg x = {.disk_id = disk_id, .action_id = action_id, .sku = sku,
-                             .tier = tier, .at = at};
+    struct original_arg x = {
+        .disk_id = disk_id, .action_id = action_id, .sku = sku, .tier = tier, .at = at};
     enum tw_err rc = in_tx(PG(st), original_tx, &x, "recording a disk's original SKU", err);
     if (rc == TW_OK && kept)
         *kept = x.kept;
@@ -1036,8 +1038,8 @@ enum tw_err tw_pg_disk_original_get(struct tw_store *st, int64_t disk_id, char *
     tw_pg_p_init(&p);
     tw_pg_p_int(&p, disk_id);
     PGresult *r = NULL;
-    enum tw_err rc = tw_pg_run(PG(st), &q_original_get, &p, &r, "reading a disk's original SKU",
-                               err);
+    enum tw_err rc =
+        tw_pg_run(PG(st), &q_original_get, &p, &r, "reading a disk's original SKU", err);
     if (rc != TW_OK)
         return rc;
     if (PQntuples(r) == 1) {
@@ -1051,12 +1053,10 @@ enum tw_err tw_pg_disk_original_get(struct tw_store *st, int64_t disk_id, char *
     return TW_OK;
 }
 
-enum tw_err tw_pg_disk_original_clear(struct tw_store *st, int64_t disk_id,
-                                      struct tw_error *err)
+enum tw_err tw_pg_disk_original_clear(struct tw_store *st, int64_t disk_id, struct tw_error *err)
 {
     struct tw_pg_params p;
     tw_pg_p_init(&p);
     tw_pg_p_int(&p, disk_id);
-    return tw_pg_run(PG(st), &q_original_clear, &p, NULL, "forgetting a disk's original SKU",
-                     err);
+    return tw_pg_run(PG(st), &q_original_clear, &p, NULL, "forgetting a disk's original SKU", err);
 }

@@ -46,22 +46,23 @@ static void identity_of(const char *prefix, const char *id, char *out, size_t le
 /* ---- the statements ---- */
 
 /* A VM and a disk as a put compares them (the columns of store_arm.c's). */
-#define ARM_VM                                                                              \
-    "SELECT id, identity, name, resource_id, location, vm_size, tags, last_report_id, "     \
-    "last_report_at, last_report_ms, power_state, power_state_ms, arm_seen_at, arm_seen_ms " \
+#define ARM_VM                                                                                     \
+    "SELECT id, identity, name, resource_id, location, vm_size, tags, last_report_id, "            \
+    "last_report_at, last_report_ms, power_state, power_state_ms, arm_seen_at, arm_seen_ms "       \
     "FROM vms"
-#define ARM_DISK                                                                            \
-    "SELECT id, identity, vm_id, name, role, lun, sku, tier, size_gib, caching, "           \
-    "managed_disk_id, write_accelerator, detached_ms, max_shares, bursting, disk_state, "   \
+#define ARM_DISK                                                                                   \
+    "SELECT id, identity, vm_id, name, role, lun, sku, tier, size_gib, caching, "                  \
+    "managed_disk_id, write_accelerator, detached_ms, max_shares, bursting, disk_state, "          \
     "last_ownership_update FROM disks"
 
 TW_PG_STMT(q_vm_find, ARM_VM " WHERE identity = $1::text FOR UPDATE");
 /* A VM's place without regard to case (SQLite's NOCASE: lower() folds
  * ASCII only under "C"). */
 TW_PG_STMT(q_vm_find_place,
-           ARM_VM " WHERE lower(name) = lower($1::text) AND lower(resource_group) = "
-                  "lower($2::text) AND lower(subscription_id) = lower($3::text) AND "
-                  "(resource_id = '' OR lower(resource_id) = lower($4::text)) "
+           ARM_VM " WHERE lower(name) = lower($1::text COLLATE \"C\") AND "
+                  "lower(resource_group) = lower($2::text COLLATE \"C\") AND "
+                  "lower(subscription_id) = lower($3::text COLLATE \"C\") AND "
+                  "(resource_id = '' OR lower(resource_id) = lower($4::text COLLATE \"C\")) "
                   "ORDER BY id LIMIT 1 FOR UPDATE");
 TW_PG_STMT(q_vm_insert,
            "INSERT INTO vms(identity, name, resource_id, subscription_id, resource_group, "
@@ -112,7 +113,7 @@ TW_PG_STMT(q_latest_unkeep, "UPDATE result_latest SET verdict_report = NULL WHER
                             "($1::bigint, $2::bigint)");
 TW_PG_STMT(q_vm_by_identity, "SELECT id FROM vms WHERE identity = $1::text");
 TW_PG_STMT(q_vm_by_name, "SELECT id, resource_group, subscription_id FROM vms WHERE "
-                         "lower(name) = lower($1::text) ORDER BY id");
+                         "lower(name) = lower($1::text COLLATE \"C\") ORDER BY id");
 
 /* ---- the changes, kept until the commit ---- */
 
@@ -129,11 +130,11 @@ struct put {
     const char *at;
     int64_t ms;
     int64_t vm_id;
-    char prev_seen_at[40];      /* when the VM's disks were last seen before this put */
+    char prev_seen_at[40]; /* when the VM's disks were last seen before this put */
     int64_t prev_seen_ms;
     struct change *ch;
     size_t n_ch, cap_ch;
-    bool inv_changed;           /* the VM's disks as compliance reads them changed */
+    bool inv_changed;                     /* the VM's disks as compliance reads them changed */
     int64_t moved_from[TW_INV_MAX_DISKS]; /* VMs a disk moved away from */
     size_t n_moved;
 };
@@ -169,8 +170,8 @@ static char *tags_json(const struct tw_vm *vm)
         return NULL;
     for (size_t i = 0; i < vm->n_tags; i++)
         json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
-    char *t = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
-                                                : NULL;
+    char *t =
+        json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(o);
     return t;
 }
@@ -197,14 +198,18 @@ static void fields_said(char *from, size_t fcap, char *to, size_t tcap, const ch
 
 /* The VM's row found by its identity, else by its place, locked (*R
  * holds it, NULL when there is none). */
-static enum tw_err vm_find(struct put *p, const char *identity, PGresult **r,
-                           struct tw_error *err)
+static enum tw_err vm_find(struct put *p, const char *identity, PGresult **r, struct tw_error *err)
 {
     const struct tw_vm *vm = p->v->vm;
     struct tw_pg_params q;
     tw_pg_p_init(&q);
     tw_pg_p_text(&q, identity);
-    enum tw_err e = tw_pg_run(p->pg, &q_vm_find, &q, r, "finding ARM's VM in the store", err);
+    /* An agent's first report of this VM on another backend, stored under
+     * an identity of its own, is looked up by place too: one waits for
+     * the other (tw_pg_lock_place), so the VM gets one row. */
+    enum tw_err e = tw_pg_lock_place(p->pg, vm->name, vm->resource_group, vm->subscription_id, err);
+    if (e == TW_OK)
+        e = tw_pg_run(p->pg, &q_vm_find, &q, r, "finding ARM's VM in the store", err);
     if (e != TW_OK || PQntuples(*r) > 0)
         return e;
     PQclear(*r);
@@ -274,8 +279,10 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     }
     if (!r) {
         free(tags);
-        return tw_error_set(err, TW_EIO, "%s: a VM with identity %.300s was neither found nor "
-                                         "stored; run the sync again", pg->label, identity);
+        return tw_error_set(err, TW_EIO,
+                            "%s: a VM with identity %.300s was neither found nor "
+                            "stored; run the sync again",
+                            pg->label, identity);
     }
     p->vm_id = tw_pg_int(r, 0, 0);
     bool reported = tw_pg_text(r, 0, 7)[0] != '\0';
@@ -296,10 +303,9 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     tw_pg_copy(old_name, sizeof(old_name), r, 0, 2);
     tw_pg_copy(old_loc, sizeof(old_loc), r, 0, 4);
     const char *old_tags = tw_pg_null(r, 0, 6) ? "{}" : tw_pg_text(r, 0, 6);
-    bool differs = arm_newer && (strcmp(old_size, vm->vm_size) != 0 ||
-                                 strcmp(old_name, vm->name) != 0 ||
-                                 strcmp(old_loc, vm->location) != 0 ||
-                                 strcmp(old_tags, tags) != 0);
+    bool differs =
+        arm_newer && (strcmp(old_size, vm->vm_size) != 0 || strcmp(old_name, vm->name) != 0 ||
+                      strcmp(old_loc, vm->location) != 0 || strcmp(old_tags, tags) != 0);
     char *old_tags_copy = strdup(old_tags);
     PQclear(r);
     if (!old_tags_copy) {
@@ -352,8 +358,10 @@ static enum tw_err put_power(struct put *p, struct tw_error *err)
         return e;
     if (PQntuples(r) != 1) {
         PQclear(r);
-        return tw_error_set(err, TW_EIO, "%s: reading the VM's power state: the VM %.300s is "
-                                         "not stored", pg->label, identity);
+        return tw_error_set(err, TW_EIO,
+                            "%s: reading the VM's power state: the VM %.300s is "
+                            "not stored",
+                            pg->label, identity);
     }
     char old[32];
     tw_pg_copy(old, sizeof(old), r, 0, 10);
@@ -368,8 +376,7 @@ static enum tw_err put_power(struct put *p, struct tw_error *err)
     tw_pg_p_int(&q, p->ms);
     tw_pg_p_text(&q, state);
     tw_pg_p_text(&q, "arm");
-    if ((e = tw_pg_run(pg, &q_power_obs, &q, NULL, "storing a power state from ARM", err)) !=
-        TW_OK)
+    if ((e = tw_pg_run(pg, &q_power_obs, &q, NULL, "storing a power state from ARM", err)) != TW_OK)
         return e;
     tw_pg_p_init(&q);
     tw_pg_p_int(&q, p->vm_id);
@@ -391,7 +398,7 @@ struct row {
     bool lun_null, attached, wa, shares_null, bursting_null;
     int lun, bursting;
     int64_t size_gib, max_shares;
-    bool listed;                 /* ARM lists it in this put */
+    bool listed; /* ARM lists it in this put */
 };
 
 static void row_read(const PGresult *q, int k, struct row *r)
@@ -431,8 +438,7 @@ static bool same_attrs(const struct row *r, const struct tw_store_disk_attrs *a)
 {
     int64_t shares = r->shares_null ? 0 : r->max_shares;
     enum tw_tri b = r->bursting_null ? TW_TRI_UNKNOWN : r->bursting ? TW_TRI_YES : TW_TRI_NO;
-    return shares == a->max_shares && b == a->bursting &&
-           strcmp(r->disk_state, a->disk_state) == 0;
+    return shares == a->max_shares && b == a->bursting && strcmp(r->disk_state, a->disk_state) == 0;
 }
 
 /* The SKU history at ARM's look: a row when it differs from the observation
@@ -541,8 +547,8 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         bool newest;
         if ((e = put_history(p, &fresh, d, &newest, err)) != TW_OK)
             return e;
-        if ((e = tw_pg_disk_attrs_observe(&pg->base, fresh.id, &ad->attrs, p->at, p->ms,
-                                          TW_OBS_ARM, &applied, err)) != TW_OK)
+        if ((e = tw_pg_disk_attrs_observe(&pg->base, fresh.id, &ad->attrs, p->at, p->ms, TW_OBS_ARM,
+                                          &applied, err)) != TW_OK)
             return e;
         return note(p, TW_ARM_CH_DISK_NEW, fresh.id, d->name, "", d->sku, err);
     }
@@ -559,8 +565,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
     bool inv_same = r->vm_id == p->vm_id && r->attached && strcmp(r->name, d->name) == 0 &&
                     strcmp(r->role, role) == 0 &&
                     (d->lun < 0 ? r->lun_null : !r->lun_null && r->lun == d->lun) &&
-                    strcmp(r->sku, sku) == 0 && strcmp(r->tier, tier) == 0 &&
-                    r->size_gib == size &&
+                    strcmp(r->sku, sku) == 0 && strcmp(r->tier, tier) == 0 && r->size_gib == size &&
                     strcmp(r->caching, tw_caching_name(d->caching)) == 0 &&
                     r->wa == d->write_accelerator;
     bool same = inv_same && strcmp(r->identity, identity) == 0 &&
@@ -587,8 +592,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         tw_pg_p_text(&q, p->at);
         tw_pg_p_int(&q, p->ms);
         tw_pg_p_int(&q, (int64_t)i);
-        if ((e = tw_pg_run(pg, &q_disk_update, &q, NULL, "updating a disk from ARM", err)) !=
-            TW_OK)
+        if ((e = tw_pg_run(pg, &q_disk_update, &q, NULL, "updating a disk from ARM", err)) != TW_OK)
             return e;
     }
     bool attrs_same = same_attrs(r, &ad->attrs);
@@ -744,8 +748,8 @@ static enum tw_err put_all(struct put *p, struct tw_error *err)
 
 enum tw_err tw_pg_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *v,
                              const char *observed_at, int64_t observed_ms,
-                             void (*fn)(void *arg, const struct tw_store_arm_change *c),
-                             void *arg, int64_t *vm_id, struct tw_error *err)
+                             void (*fn)(void *arg, const struct tw_store_arm_change *c), void *arg,
+                             int64_t *vm_id, struct tw_error *err)
 {
     struct tw_pg *pg = PG(st);
     struct put p = {.pg = pg, .v = v, .at = observed_at, .ms = observed_ms};
@@ -779,9 +783,13 @@ enum tw_err tw_pg_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *
         *vm_id = p.vm_id;
     for (size_t i = 0; fn && i < p.n_ch; i++) {
         const struct change *c = &p.ch[i];
-        struct tw_store_arm_change out = {.what = c->what, .vm_id = c->vm_id,
-                                          .disk_id = c->disk_id, .vm = c->vm, .disk = c->disk,
-                                          .from = c->from, .to = c->to};
+        struct tw_store_arm_change out = {.what = c->what,
+                                          .vm_id = c->vm_id,
+                                          .disk_id = c->disk_id,
+                                          .vm = c->vm,
+                                          .disk = c->disk,
+                                          .from = c->from,
+                                          .to = c->to};
         fn(arg, &out);
     }
     free(p.ch);
@@ -799,8 +807,8 @@ enum tw_err tw_pg_vm_by_resource_id(struct tw_store *st, const char *id, int64_t
     tw_pg_p_init(&q);
     tw_pg_p_text(&q, identity);
     PGresult *r = NULL;
-    enum tw_err e = tw_pg_run(PG(st), &q_vm_by_identity, &q, &r,
-                              "finding a VM by its resource id", err);
+    enum tw_err e =
+        tw_pg_run(PG(st), &q_vm_by_identity, &q, &r, "finding a VM by its resource id", err);
     if (e != TW_OK)
         return e;
     bool found = PQntuples(r) > 0;
@@ -808,8 +816,10 @@ enum tw_err tw_pg_vm_by_resource_id(struct tw_store *st, const char *id, int64_t
         *vm_id = tw_pg_int(r, 0, 0);
     PQclear(r);
     if (!found)
-        return tw_error_set(err, TW_ENOENT, "no VM with resource id %.300s is stored; run "
-                                            "tierwise sync, or wait for its agent's report", id);
+        return tw_error_set(err, TW_ENOENT,
+                            "no VM with resource id %.300s is stored; run "
+                            "tierwise sync, or wait for its agent's report",
+                            id);
     return TW_OK;
 }
 
@@ -836,13 +846,17 @@ enum tw_err tw_pg_vm_by_name(struct tw_store *st, const char *name, int64_t *vm_
     }
     PQclear(r);
     if (found == 0)
-        return tw_error_set(err, TW_ENOENT, "no VM named %.128s is stored; run tierwise sync, "
-                                            "or check the name (tierwise reads names in any "
-                                            "case)", name);
+        return tw_error_set(err, TW_ENOENT,
+                            "no VM named %.128s is stored; run tierwise sync, "
+                            "or check the name (tierwise reads names in any "
+                            "case)",
+                            name);
     if (found > 1) {
         *vm_id = 0;
-        return tw_error_set(err, TW_EINVAL, "%zu VMs are named %.128s (resource groups %s); "
-                            "name the VM by its resource id instead", found, name, groups);
+        return tw_error_set(err, TW_EINVAL,
+                            "%zu VMs are named %.128s (resource groups %s); "
+                            "name the VM by its resource id instead",
+                            found, name, groups);
     }
     return TW_OK;
 }

@@ -530,7 +530,13 @@ static enum tw_err find_vm(struct ingest *in, const char *identity, bool *by_pla
     tw_pg_p_text(&p, vm->resource_id);
     tw_pg_p_int(&p, vm->subscription_id[0] && vm->resource_group[0] ? 1 : 0);
     tw_pg_p_text(&p, in->r->id);
-    enum tw_err e = tw_pg_run(pg, &q_vm_find, &p, &res, "finding the report's VM", err);
+    /* A VM found by its place: an ARM put of it on another backend waits,
+     * or is waited for (tw_pg_lock_place). */
+    enum tw_err e = TW_OK;
+    if (vm->subscription_id[0] && vm->resource_group[0])
+        e = tw_pg_lock_place(pg, vm->name, vm->resource_group, vm->subscription_id, err);
+    if (e == TW_OK)
+        e = tw_pg_run(pg, &q_vm_find, &p, &res, "finding the report's VM", err);
     if (e != TW_OK)
         return e;
     *by_place = PQntuples(res) > 0 && tw_pg_int(res, 0, 4) == 1;

@@ -28,10 +28,11 @@
 #define PG_LAST_SEEN                                                                       \
     "CASE WHEN d.detached_ms IS NOT NULL THEN d.last_seen_at WHEN v.last_report_id <> '' " \
     "THEN v.last_report_at ELSE coalesce(v.arm_seen_at, d.last_seen_at) END"
-#define PG_VM_COLS                                                                          \
+#define PG_VM_SEL                                                                           \
     "SELECT v.id, v.name, v.resource_id, v.subscription_id, v.resource_group, v.location, " \
     "v.vm_size, v.tags, v.power_state, v.power_state_at, v.last_report_at, (SELECT count(*) " \
-    "FROM disks d WHERE d.vm_id = v.id AND d.detached_ms IS NULL) FROM vms v "
+    "FROM disks d WHERE d.vm_id = v.id AND d.detached_ms IS NULL) "
+#define PG_VM_COLS PG_VM_SEL "FROM vms v "
 #define PG_DISK_COLS                                                                        \
     "SELECT d.id, d.vm_id, v.name, d.name, d.role, d.lun, d.sku, d.size_gib, d.tier, "      \
     "d.caching, d.managed_disk_id, d.write_accelerator, d.device, " PG_LAST_SEEN ", "        \
@@ -84,8 +85,13 @@ TW_PG_STMT(q_fleet_results_fetch, "FETCH 500 FROM tw_q_fleet_results");
 /* Pages: $1 the VM's name, $2 a disk's SKU or tier, $3 the resource group,
  * $4 the rows (one more than the page), $5 the rows before the page. */
 /* (A page of VMs ignores the SKU, $2, as SQLite's does.) */
-TW_PG_STMT(q_vms_page, PG_VM_COLS "WHERE " PG_VM_FILTER " AND ($2::text IS NULL OR true) "
-                       "ORDER BY v.name, v.id LIMIT $4 OFFSET $5");
+/* The pages choose their rows first and compute the per-row subqueries
+ * for those alone: PostgreSQL evaluates a select list for the rows an
+ * OFFSET skips too, which made the last pages of a large fleet's walk
+ * ten times slower than its first. */
+TW_PG_STMT(q_vms_page, PG_VM_SEL "FROM (SELECT * FROM vms v WHERE " PG_VM_FILTER
+                       " AND ($2::text IS NULL OR true) ORDER BY v.name, v.id LIMIT $4 OFFSET "
+                       "$5) v ORDER BY v.name, v.id");
 TW_PG_STMT(q_disks_page, PG_DISK_COLS "WHERE d.detached_ms IS NULL AND " PG_VM_FILTER
                          " AND ($2::text IS NULL OR " PG_SKU_IS("d") ")" PG_DISK_ORDER
                          " LIMIT $4 OFFSET $5");
@@ -98,11 +104,13 @@ TW_PG_STMT(q_vm_ids_page,
 TW_PG_STMT(q_latest_page,
            "SELECT l.vm_id, (SELECT r.result_uuid FROM results r WHERE r.id = l.result_id), "
            "NOT EXISTS (SELECT 1 FROM result_latest f WHERE f.vm_id = l.vm_id AND (f.target < "
-           "l.target OR (f.target = l.target AND f.profile < l.profile))) FROM result_latest l "
+           "l.target OR (f.target = l.target AND f.profile < l.profile))) FROM (SELECT l.vm_id, "
+           "l.target, l.profile, l.result_id FROM result_latest l "
            "WHERE (($1::text IS NULL AND $3::text IS NULL) OR EXISTS (SELECT 1 FROM vms v "
            "WHERE v.id = l.vm_id AND " PG_VM_FILTER ")) AND ($2::text IS NULL OR EXISTS "
            "(SELECT 1 FROM disks d WHERE d.vm_id = l.vm_id AND d.detached_ms IS NULL AND "
-           PG_SKU_IS("d") ")) ORDER BY l.vm_id, l.target, l.profile LIMIT $4 OFFSET $5");
+           PG_SKU_IS("d") ")) ORDER BY l.vm_id, l.target, l.profile LIMIT $4 OFFSET $5) l "
+           "ORDER BY l.vm_id, l.target, l.profile");
 
 TW_PG_STMT(q_vm_count, "SELECT count(*) FROM vms");
 TW_PG_STMT(q_fleet_verdicts,

@@ -496,6 +496,54 @@ static void test_stats_counts_check(void **state)
     assert_non_null(strstr(err.msg, "schema version"));
 }
 
+/* A database whose default collation folds more than ASCII (C.utf8, as
+ * many initdb runs give): names are still compared as SQLite's NOCASE
+ * does, ASCII letters alone without regard to case. */
+static void test_names_beyond_ascii(void **state)
+{
+    (void)state;
+    const char *base = getenv("TW_TEST_PG");
+    char admin[1024], loc[1024], db[64], sql[256];
+    snprintf(db, sizeof(db), "tw_coll_%ld", (long)getpid());
+    snprintf(admin, sizeof(admin), "%s dbname=postgres", base);
+    snprintf(sql, sizeof(sql), "DROP DATABASE IF EXISTS %s", db);
+    th_pg_exec(admin, sql);
+    snprintf(sql, sizeof(sql),
+             "CREATE DATABASE %s TEMPLATE template0 ENCODING 'UTF8' LC_COLLATE 'C.utf8' "
+             "LC_CTYPE 'C.utf8'",
+             db);
+    if (!th_pg_exec(admin, sql))
+        skip(); /* no C.utf8 locale on this server */
+    snprintf(loc, sizeof(loc), "%s dbname=%s", base, db);
+    struct tw_store *st = open_ok(loc);
+    struct tw_vm vm = {0};
+    snprintf(vm.name, sizeof(vm.name), "VM\u00c9-01");
+    snprintf(vm.resource_id, sizeof(vm.resource_id),
+             "/subscriptions/s1/resourceGroups/RG-\u00c9QUIPE/providers/Microsoft.Compute/"
+             "virtualMachines/VM\u00c9-01");
+    snprintf(vm.subscription_id, sizeof(vm.subscription_id), "s1");
+    snprintf(vm.resource_group, sizeof(vm.resource_group), "RG-\u00c9QUIPE");
+    snprintf(vm.location, sizeof(vm.location), "westeurope");
+    struct tw_store_arm_vm v = {.vm = &vm, .power_state = "running"};
+    struct tw_error err = {0};
+    int64_t id = 0, got = 0;
+    assert_int_equal(tw_store_arm_vm_put(st, &v, "2026-11-01T00:00:00Z", NULL, NULL, &id, &err),
+                     TW_OK);
+    assert_int_equal(tw_store_vm_by_name(st, "vm\u00c9-01", &got, &err), TW_OK);
+    assert_int_equal(got, id);
+    /* The same VM again, its group in another ASCII case: one row. */
+    snprintf(vm.resource_group, sizeof(vm.resource_group), "rg-\u00c9quipe");
+    int64_t id2 = 0;
+    assert_int_equal(tw_store_arm_vm_put(st, &v, "2026-11-01T01:00:00Z", NULL, NULL, &id2, &err),
+                     TW_OK);
+    assert_int_equal(id2, id);
+    /* Beyond ASCII, no folding (as NOCASE): \u00e9 is not \u00c9. */
+    assert_int_equal(tw_store_vm_by_name(st, "vm\u00e9-01", &got, &err), TW_ENOENT);
+    tw_store_close(st);
+    snprintf(sql, sizeof(sql), "DROP DATABASE %s", db);
+    th_pg_exec(admin, sql);
+}
+
 int main(void)
 {
     if (!getenv("TW_TEST_PG") || !getenv("TW_TEST_PG")[0]) {
@@ -518,6 +566,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pricebook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_vm_sizes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats_counts_check, setup, teardown),
+        cmocka_unit_test(test_names_beyond_ascii),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
