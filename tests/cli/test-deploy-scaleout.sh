@@ -8,8 +8,10 @@
 # own: only the routing is tested here, not the shared database): GET
 # /healthz answers 200 through it, still 200 on every try after one
 # backend is SIGKILLed (the checks take it out; a request sent to it
-# before that goes to another), and 503 once all are gone.  Exit 77
-# without haproxy.
+# before that goes to another), and 503 once all are gone.  Before that,
+# POSTs through it: reports of one token are spread over the backends,
+# the starts of operations of one token go to one.  Exit 77 without
+# haproxy.
 #
 # Part "unit": systemd-analyze verify accepts an instance of the template
 # (tierwise-server@8081) and reports a misspelt key in a copy; the unit
@@ -105,6 +107,42 @@ done
 [ "$got" = 200 ] && ok || bad "GET /healthz through haproxy: $got ($(cat "$scratch/haproxy.out"))"
 body=$(curl -s --max-time 10 "http://127.0.0.1:$front/healthz")
 jq -e '.status == "ok"' <<<"$body" >/dev/null && ok || bad "/healthz through haproxy: $body"
+
+# POSTs through it: reports are spread over the backends (leastconn),
+# while the starts of operations (a prices refresh, a run of actions) of
+# one token all go to one backend (the one its polls go to).  Which backend
+# answered is read from each one's /metrics: it counts every request it
+# answered by route, here 401s (the token is no backend's).
+answered() { # backend number, route -> how many requests of that route it answered
+  curl -s --max-time 10 "http://127.0.0.1:$(cat "$scratch/b$1.port")/metrics" |
+    awk -v r="route=\"$2\"" 'index($0, "tierwise_http_requests_total{") == 1 && index($0, r) {n += $NF}
+                             END {print n + 0}'
+}
+post() { # path
+  curl -s -o /dev/null -w '%{http_code}' --max-time 10 -X POST -H 'Authorization: Bearer tw_not_a_token' \
+    -H 'Content-Type: application/json' -d '{}' "http://127.0.0.1:$front$1"
+}
+spread() { # route -> how many backends answered it, and the most one did
+  local most=0 some=0 k
+  for n in 1 2 3; do
+    k=$(answered "$n" "$1")
+    [ "$k" -gt 0 ] && some=$((some + 1))
+    [ "$k" -gt "$most" ] && most=$k
+  done
+  echo "$some $most"
+}
+codes=""
+for _ in $(seq 9); do codes+="$(post /api/v1/reports) "; done
+[ -z "$(tr ' ' '\n' <<<"$codes" | grep -v '^401$' | grep -v '^$')" ] && ok ||
+  bad "POST /api/v1/reports through haproxy answered: $codes"
+read -r some most <<<"$(spread "POST /api/v1/reports")"
+[ "$some" -ge 2 ] && ok || bad "9 reports of one token all went to one backend ($most of them)"
+for path in /api/v1/actions /api/v1/prices/refresh; do
+  for _ in $(seq 6); do post "$path" >/dev/null; done
+  read -r some most <<<"$(spread "POST $path")"
+  [ "$some" = 1 ] && [ "$most" = 6 ] && ok ||
+    bad "POST $path of one token went to $some backends (at most $most of 6 on one)"
+done
 
 # One backend killed: every request still answered (before the checks
 # notice, haproxy sends a refused one to another: retries, redispatch).
