@@ -73,6 +73,13 @@ trap stop_pg EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 unset TW_TEST_PG
+# The suite never goes over TCP, nor to a server, database, user or
+# password the caller's environment names: libpq reads these when a
+# connection string leaves them out (the private server's string names
+# its socket folder and user; PGHOSTADDR would win over host=).
+unset PGHOSTADDR PGHOST PGPORT PGSERVICE PGSERVICEFILE PGDATABASE PGUSER PGPASSWORD \
+  PGPASSFILE PGOPTIONS PGSSLMODE PGREQUIRESSL PGGSSENCMODE PGTARGETSESSIONATTRS \
+  PGCONNECT_TIMEOUT PGAPPNAME PGSYSCONFDIR
 pg_dir=$(mktemp -d "${TMPDIR:-/tmp}/tw-pg.XXXXXX")
 pg_log="$build/pg-private.log"
 set +e

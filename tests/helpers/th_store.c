@@ -24,16 +24,36 @@ static bool is_pg(const char *location)
     return tw_store_location_is_pg(location, strlen(location));
 }
 
+/*
+ * A connection to CONNINFO.  The program's very first connection failing
+ * means there is no server to test on: skipped (77).  Once the server has
+ * answered in this program, a failure is the test's: a store that leaks
+ * connections (max_connections reached) or a server that crashed must
+ * never pass for a machine without PostgreSQL.
+ */
+static bool server_answered;
+
 static PGconn *connect_or_skip(const char *conninfo)
 {
     PGconn *c = PQconnectdb(conninfo);
-    if (!c || PQstatus(c) != CONNECTION_OK) {
-        fprintf(stderr, "skipped: TW_TEST_STORE=pg, but the PostgreSQL server does not "
-                        "answer: %s", c ? PQerrorMessage(c) : "out of memory\n");
-        PQfinish(c);
+    if (c && PQstatus(c) == CONNECTION_OK) {
+        server_answered = true;
+        return c;
+    }
+    char why[1024];
+    snprintf(why, sizeof(why), "%s", c ? PQerrorMessage(c) : "out of memory\n");
+    PQfinish(c);
+    if (!server_answered) {
+        fprintf(stderr,
+                "skipped: TW_TEST_STORE=pg, but the PostgreSQL server does not "
+                "answer: %s",
+                why);
         exit(77);
     }
-    return c;
+    fail_msg("th_store: the PostgreSQL server answered this program before, but a new "
+             "connection to it failed (connections leaked, or the server stopped): %s",
+             why);
+    exit(1); /* fail_msg outside a test returns */
 }
 
 /* ---- the databases this program made, dropped when it exits ---------- */
@@ -101,19 +121,41 @@ static void make_or_exit(const char *conninfo, const char *sql)
     PQfinish(c);
 }
 
-/* A new database named "tw_t<pid>_<N>_<NAME's letters>": its index. */
+/* This program's random part of its databases' names, 8 hex digits: a
+ * crashed run leaves its databases behind, and a later program given the
+ * same pid must not collide with them. */
+static const char *run_tag(void)
+{
+    static char tag[9];
+    if (tag[0])
+        return tag;
+    unsigned char b[4] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    bool got = f && fread(b, 1, sizeof(b), f) == sizeof(b);
+    if (f)
+        fclose(f);
+    if (!got) {
+        fprintf(stderr, "th_store_location: /dev/urandom can't be read: a database name "
+                        "needs its random part\n");
+        exit(1);
+    }
+    snprintf(tag, sizeof(tag), "%02x%02x%02x%02x", b[0], b[1], b[2], b[3]);
+    return tag;
+}
+
+/* A new database named "tw_t<pid>_<random>_<N>_<NAME's letters>": its
+ * index. */
 static size_t make_db(const char *base, const char *name, unsigned n)
 {
     if (n_made == MAX_DBS) {
-        fprintf(stderr, "th_store_location: more than %d databases in one test program\n",
-                MAX_DBS);
+        fprintf(stderr, "th_store_location: more than %d databases in one test program\n", MAX_DBS);
         exit(1);
     }
     char db[64], ci[1100], sql[128];
-    snprintf(db, sizeof(db), "tw_t%ld_%u_", (long)getpid(), n);
-    /* NAME's letters, for whoever looks at the server */
+    snprintf(db, sizeof(db), "tw_t%ld_%s_%u_", (long)getpid(), run_tag(), n);
+    /* NAME's letters, for whoever looks at the server (63 bytes at most) */
     size_t k = strlen(db);
-    for (const char *p = name; *p && k + 1 < 40; p++)
+    for (const char *p = name; *p && k + 1 < 56; p++)
         if ((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9'))
             db[k++] = *p;
     db[k] = '\0';
@@ -196,7 +238,6 @@ static const char *const identities_past_rows =
     "coalesce((SELECT max(%I) FROM %I), 0) + 1, false)', "
     "r.table_name, r.column_name, r.column_name, r.table_name); "
     "END LOOP; END$$";
-
 
 static PGresult *pg_ok(PGconn *c, PGresult *r, const char *what)
 {
@@ -323,8 +364,7 @@ static void copy_table(sqlite3 *db, PGconn *c, const char *table)
     PQclear(pg_ok(c, PQexec(c, "DEALLOCATE th_ins"), "DEALLOCATE th_ins"));
 }
 
-void th_store_fixture(const char *dir, const char *rel, const char *name, char *out,
-                      size_t len)
+void th_store_fixture(const char *dir, const char *rel, const char *name, char *out, size_t len)
 {
     if (!th_store_pg()) {
         snprintf(out, len, "%s/%s", dir, name);
@@ -361,8 +401,10 @@ void th_store_fixture(const char *dir, const char *rel, const char *name, char *
     for (int i = 0; i < PQntuples(tables); i++) {
         const char *t = PQgetvalue(tables, i, 0);
         sqlite3_stmt *q;
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
-                                   "name = ?1", -1, &q, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(db,
+                               "SELECT 1 FROM sqlite_master WHERE type = 'table' AND "
+                               "name = ?1",
+                               -1, &q, NULL) != SQLITE_OK)
             fail_msg("th_store_fixture: %s", sqlite3_errmsg(db));
         sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
         bool shared = sqlite3_step(q) == SQLITE_ROW;
@@ -422,7 +464,9 @@ void th_sql_text(const char *location, const char *sql, char *out, size_t len)
         PGresult *r = PQexec(c, sql);
         if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) < 1 || PQnfields(r) < 1) {
             char msg[1024];
-            snprintf(msg, sizeof(msg), "%s", PQntuples(r) < 1 ? "no row\n" : PQerrorMessage(c));
+            /* the status first: a failed statement has no rows either */
+            snprintf(msg, sizeof(msg), "%s",
+                     PQresultStatus(r) != PGRES_TUPLES_OK ? PQerrorMessage(c) : "no row\n");
             PQclear(r);
             PQfinish(c);
             fail_msg("th_sql_text: %s: %s", sql, msg);
@@ -519,7 +563,9 @@ long long th_pg_int(const char *location, const char *sql)
     PGresult *r = PQexec(c, sql);
     if (PQresultStatus(r) != PGRES_TUPLES_OK || PQntuples(r) < 1 || PQnfields(r) < 1) {
         char msg[1024];
-        snprintf(msg, sizeof(msg), "%s", PQntuples(r) < 1 ? "no row\n" : PQerrorMessage(c));
+        /* the status first: a failed statement has no rows either */
+        snprintf(msg, sizeof(msg), "%s",
+                 PQresultStatus(r) != PGRES_TUPLES_OK ? PQerrorMessage(c) : "no row\n");
         PQclear(r);
         PQfinish(c);
         fail_msg("th_pg_int: %s: %s", sql, msg);

@@ -24,8 +24,12 @@ bool th_store_pg(void);
  * database created now, NAME only in its name; with TW_TEST_PG_SCHEMAS=1
  * a schema created now, in one of the program's four databases taken in
  * turn, as the connection's search_path), into OUT.  Asked for
- * PostgreSQL without a server (TW_TEST_PG unset, or it does not answer),
- * the program exits 77 (skipped) saying why.
+ * PostgreSQL without a server (TW_TEST_PG unset, or the program's very
+ * first connection fails), the program exits 77 (skipped) saying why; a
+ * connection failing after the server has answered once fails the test
+ * (a leak of connections, a crashed server).  The databases' names are
+ * "tw_t<pid>_<8 random hex digits>_…", so that one a crashed program left
+ * never collides with a later program's.
  */
 void th_store_location(const char *dir, const char *name, char *out, size_t len);
 

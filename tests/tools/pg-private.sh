@@ -7,7 +7,12 @@
 #
 #   pg-private.sh start DIR   makes DIR (absent or empty), starts the server
 #                             and prints its base connection string
-#                             ("host=DIR user=tierwise", no dbname)
+#                             ("host=DIR hostaddr='' port=5432
+#                             user=tierwise", no dbname; the empty hostaddr
+#                             overrides a PGHOSTADDR in the environment,
+#                             which would send libpq over TCP instead of
+#                             the socket, and the port, the socket's name,
+#                             is fixed whatever PGPORT says)
 #   pg-private.sh stop DIR    stops it (fast: open sessions are ended) and
 #                             removes DIR; a DIR that holds no such server
 #                             is left alone
@@ -135,7 +140,7 @@ if ! as_owner "$bindir/initdb" -D "$dir/data" --auth=trust -U tierwise -E UTF8 -
 fi
 # No TCP at all (listen_addresses empty), the socket in DIR; enough
 # connections for several backends with their pools (integration tests).
-opts="-c listen_addresses='' -c unix_socket_directories='$dir' -c fsync=off"
+opts="-c listen_addresses='' -c unix_socket_directories='$dir' -c port=5432 -c fsync=off"
 opts+=" -c synchronous_commit=off -c full_page_writes=off -c max_connections=300"
 opts+=" -c shared_buffers=64MB"
 if ! as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$opts" \
@@ -156,4 +161,4 @@ if [ -n "${TW_PG_WATCH_PID:-}" ]; then
                   [ -e "$3" ] && "$2" stop "$4"' \
     pg-watch "$watched" "$self" "$marker" "$dir" </dev/null >/dev/null 2>&1 &
 fi
-echo "host=$dir user=tierwise"
+echo "host=$dir hostaddr='' port=5432 user=tierwise"
