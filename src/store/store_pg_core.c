@@ -329,6 +329,17 @@ enum tw_err tw_pg_begin(struct tw_pg *pg, const char *what, struct tw_error *err
     else
         snprintf(sql, sizeof(sql), "SAVEPOINT tw_sp%d", pg->tx_depth);
     enum tw_err rc = tw_pg_exec(pg, sql, what, err);
+    if (rc != TW_OK && pg->tx_depth == 0 && conn_lost(pg)) {
+        /* The session was ended under us (a server restart, an idle
+         * timeout, pg_terminate_backend): nothing has run yet, so the
+         * transaction starts on a new connection. */
+        struct tw_error e2;
+        tw_error_clear(&e2);
+        if (tw_pg_reconnect(pg, &e2) == TW_OK) {
+            tw_error_clear(err);
+            rc = tw_pg_exec(pg, sql, what, err);
+        }
+    }
     if (rc == TW_OK)
         pg->tx_depth++;
     return rc;
@@ -529,26 +540,60 @@ enum tw_err tw_pg_connect(struct tw_pg *pg, const char *conninfo, struct tw_erro
     char *perr = NULL;
     PQconninfoOption *opts = PQconninfoParse(conninfo, &perr);
     if (!opts) {
-        char m[256];
-        snprintf(m, sizeof(m), "%s", perr ? perr : "out of memory");
-        size_t ml = strlen(m);
-        while (ml && m[ml - 1] == '\n')
-            m[--ml] = '\0';
+        bool oom = !perr;
         PQfreemem(perr);
-        /* The string itself is not repeated: it may hold a secret. */
+        /* Neither the string nor libpq's reason is repeated: the reason
+         * quotes the words it tripped on, which may be a secret's. */
+        if (oom)
+            return tw_error_set(err, TW_ENOMEM, "out of memory reading the PostgreSQL "
+                                                "connection string");
         return tw_error_set(err, TW_EINVAL,
-                            "the PostgreSQL connection string does not parse: %s; give a "
-                            "postgresql://user@host/dbname URI or keyword=value pairs", m);
+                            "the PostgreSQL connection string does not parse (its words are "
+                            "not repeated here); give a postgresql://user@host/dbname URI with "
+                            "%%-escapes, or keyword=value pairs separated by spaces, a value "
+                            "with spaces in single quotes");
     }
-    for (PQconninfoOption *o = opts; o->keyword; o++) {
-        if (strcmp(o->keyword, "password") == 0 && o->val && *o->val) {
-            PQconninfoFree(opts);
-            return tw_error_set(err, TW_EINVAL,
-                                "the PostgreSQL connection string carries a password; a "
-                                "password never goes on a command line or into a log: put it "
-                                "in ~/.pgpass or the file PGPASSFILE names, or use a service "
-                                "file (PGSERVICEFILE), and give the string without it");
+    enum tw_err rc = TW_OK;
+    for (PQconninfoOption *o = opts; o->keyword && rc == TW_OK; o++) {
+        if (!o->val || !*o->val)
+            continue;
+        const char *secret = NULL;
+        if (strcmp(o->keyword, "password") == 0)
+            secret = "password";
+        else if (strcmp(o->keyword, "sslpassword") == 0)
+            secret = "key passphrase (sslpassword)";
+        else if (strcmp(o->keyword, "dbname") == 0 &&
+                 (strchr(o->val, '=') || strstr(o->val, "://"))) {
+            /* A dbname that is itself a connection string (libpq expands
+             * one level): its password is refused as well, and one that
+             * does not parse is refused unread. */
+            char *e2 = NULL;
+            PQconninfoOption *inner = PQconninfoParse(o->val, &e2);
+            PQfreemem(e2);
+            if (!inner) {
+                rc = tw_error_set(err, TW_EINVAL, "the PostgreSQL connection string's dbname is "
+                                                  "a connection string that does not parse; "
+                                                  "give the pairs at the top level");
+                break;
+            }
+            for (PQconninfoOption *i = inner; i->keyword; i++)
+                if (i->val && *i->val &&
+                    (strcmp(i->keyword, "password") == 0 || strcmp(i->keyword, "sslpassword") == 0))
+                    secret = "password (in its dbname)";
+            PQconninfoFree(inner);
         }
+        if (secret)
+            rc = tw_error_set(err, TW_EINVAL,
+                              "the PostgreSQL connection string carries a %s; a secret never "
+                              "goes on a command line or into a log: put a password in "
+                              "~/.pgpass or the file PGPASSFILE names (a key's passphrase: an "
+                              "unencrypted key file, readable by the service alone), or use a "
+                              "service file (PGSERVICEFILE), and give the string without it",
+                              secret);
+    }
+    if (rc != TW_OK) {
+        PQconninfoFree(opts);
+        return rc;
     }
     make_label(pg, opts);
     PQconninfoFree(opts);
@@ -559,10 +604,19 @@ enum tw_err tw_pg_connect(struct tw_pg *pg, const char *conninfo, struct tw_erro
 enum tw_err tw_pg_reconnect(struct tw_pg *pg, struct tw_error *err)
 {
     tw_pg_disconnect(pg);
-    const char *const keys[] = {"dbname", "application_name", "fallback_application_name",
-                                NULL};
-    const char *const vals[] = {pg->conninfo, NULL, "tierwise", NULL};
-    /* expand_dbname: the first value is the whole connection string. */
+    /* Defaults the location may override (it comes after them): a server
+     * that does not answer fails a connect in 10 s rather than hanging
+     * the probe of /healthz, and over TCP a peer that is gone (a network
+     * cut, a machine lost) is noticed in about a minute. */
+    const char *const keys[] = {"connect_timeout", "keepalives_idle", "keepalives_interval",
+                                "keepalives_count", "tcp_user_timeout", "dbname",
+                                "application_name", "fallback_application_name",
+                                "client_encoding", NULL};
+    /* After the location: text goes both ways as UTF-8, whatever
+     * PGCLIENTENCODING says (else it would be stored converted twice). */
+    const char *const vals[] = {"10", "30", "10", "3", "60000", pg->conninfo, NULL, "tierwise",
+                                "UTF8", NULL};
+    /* expand_dbname: the dbname value is the whole connection string. */
     pg->conn = PQconnectdbParams(keys, vals, 1);
     if (!pg->conn)
         return tw_error_set(err, TW_ENOMEM, "out of memory connecting to %s", pg->label);
@@ -587,6 +641,18 @@ enum tw_err tw_pg_reconnect(struct tw_pg *pg, struct tw_error *err)
                             "host/port (or PGHOST, PGPORT) name it, and that the user may log "
                             "in (pg_hba.conf, ~/.pgpass)",
                             pg->label, m);
+    }
+    const char *enc = PQparameterStatus(pg->conn, "server_encoding");
+    if (!enc || strcmp(enc, "UTF8") != 0) {
+        char e[32];
+        snprintf(e, sizeof(e), "%s", enc ? enc : "unknown");
+        PQfinish(pg->conn);
+        pg->conn = NULL;
+        return tw_error_set(err, TW_EINVAL,
+                            "%s: the database's encoding is %s; tierwise keeps its text in "
+                            "UTF-8: create the database with ENCODING 'UTF8' (createdb -E UTF8 "
+                            "-T template0)",
+                            pg->label, e);
     }
     if (pg->prepared)
         memset(pg->prepared, 0, pg->n_prepared);

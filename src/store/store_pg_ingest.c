@@ -111,15 +111,18 @@ TW_PG_STMT(q_report_insert,
            "d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, d.device, "
            "d.identity, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE h.disk_id "
            "= d.id AND h.observed_ms > $11::bigint), (SELECT count(*) FROM rep) FROM (SELECT 1) "
-           "one LEFT JOIN disks d ON d.vm_id = $5::bigint AND $21::bigint = 1");
+           "one LEFT JOIN disks d ON d.vm_id = $5::bigint AND $21::bigint = 1 ORDER BY d.lun "
+           "NULLS FIRST, d.id");
 /* A disk's row (columns as SQ_DISK_FIND's, 16: whether its SKU history
- * holds an observation after $2), locked: it may be another VM's. */
+ * holds an observation after $2), locked with its VM's: it may be another
+ * VM's, whose newer report in flight on another backend (listing the
+ * disk) is then waited for, and its newest report read as committed. */
 TW_PG_STMT(q_disk_find,
            "SELECT d.id, d.vm_id, d.detached_ms, v.last_report_ms, d.name, d.role, d.lun, "
            "d.sku, d.size_gib, d.tier, d.caching, d.managed_disk_id, d.write_accelerator, "
            "d.device, NULL, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE "
            "h.disk_id = d.id AND h.observed_ms > $2::bigint) FROM disks d JOIN vms v ON v.id = "
-           "d.vm_id WHERE d.identity = $1 FOR NO KEY UPDATE OF d");
+           "d.vm_id WHERE d.identity = $1 FOR NO KEY UPDATE OF d, v");
 /* The report's disks not among its VM's, by identity ($1, an array), locked;
  * 17: the identity. */
 TW_PG_STMT(q_disks_find,
@@ -128,7 +131,7 @@ TW_PG_STMT(q_disks_find,
            "d.device, NULL, d.position, EXISTS (SELECT 1 FROM disk_sku_history h WHERE "
            "h.disk_id = d.id AND h.observed_ms > $2::bigint), d.identity FROM disks d JOIN vms "
            "v ON v.id = d.vm_id WHERE d.identity = ANY ($1::text[]) ORDER BY d.id FOR NO KEY "
-           "UPDATE OF d");
+           "UPDATE OF d, v");
 /* The report's new disks (arrays $6..$17, in the report's order) and
  * their first SKU observations, at once; a disk stored meanwhile (by
  * another backend, or an earlier one of this report with the same
