@@ -129,7 +129,11 @@ static int cmd_copy(int argc, char **argv)
         tw_app_error(TW_CLI_PROG, "store copy needs --from LOCATION and --to LOCATION");
         return TW_EXIT_USAGE;
     }
-    tw_app_detail(TW_CLI_PROG, "store copy: from %s to %s", from, to);
+    /* A PostgreSQL location is not repeated before the store has read it:
+     * it may carry a secret the store then refuses. */
+    tw_app_detail(TW_CLI_PROG, "store copy: from %s to %s",
+                  tw_store_location_is_pg(from, strlen(from)) ? "a PostgreSQL database" : from,
+                  tw_store_location_is_pg(to, strlen(to)) ? "a PostgreSQL database" : to);
     struct tw_store_copy_result *r = calloc(1, sizeof(*r));
     if (!r) {
         tw_app_error(TW_CLI_PROG, "store copy: out of memory");

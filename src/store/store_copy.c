@@ -395,31 +395,18 @@ enum tw_err tw_store_copy(const char *from, const char *to, struct tw_store_copy
                             from, strerror(errno));
     struct tw_store *src = NULL, *dst = NULL;
     bool dst_tx = false, src_tx = false;
-    enum tw_err rc = tw_store_open(from, &src, err);
-    if (rc == TW_OK)
-        rc = tw_store_open(to, &dst, err);
-    if (rc == TW_OK &&
-        (!src->ops->copy || !dst->ops->copy || !src->ops->copy->read || !dst->ops->copy->write))
+    /* The target first, and its emptiness: a copy refused for a target
+     * that holds rows opens (and so upgrades) no source.  Its transaction
+     * holds the target against other writers, so that the emptiness seen
+     * is still true at the commit. */
+    const struct tw_store_copy_ops *so = NULL, *d = NULL;
+    enum tw_err rc = tw_store_open(to, &dst, err);
+    if (rc == TW_OK && (!dst->ops->copy || !dst->ops->copy->write))
         rc = tw_error_set(err, TW_EUNSUPPORTED, "the %s store can't be copied yet",
-                          !src->ops->copy || !src->ops->copy->read ? src->ops->name
-                                                                   : dst->ops->name);
+                          dst->ops->name);
     if (rc != TW_OK)
         goto out;
-    const struct tw_store_copy_ops *so = src->ops->copy, *d = dst->ops->copy;
-    char id_a[512], id_b[512];
-    rc = so->identity(src, id_a, sizeof(id_a), err);
-    if (rc == TW_OK)
-        rc = d->identity(dst, id_b, sizeof(id_b), err);
-    if (rc == TW_OK && strcmp(id_a, id_b) == 0)
-        rc = tw_error_set(err, TW_EINVAL,
-                          "--from and --to reach the same database (%s); copy into a new, "
-                          "empty one",
-                          id_a);
-    if (rc != TW_OK)
-        goto out;
-
-    /* The target's transaction first: it holds the target against other
-     * writers, so that the emptiness seen is still true at the commit. */
+    d = dst->ops->copy;
     rc = d->begin(dst, true, err);
     dst_tx = rc == TW_OK;
     for (size_t i = 0; rc == TW_OK && i < tw_copy_n_tables; i++) {
@@ -431,6 +418,23 @@ enum tw_err tw_store_copy(const char *from, const char *to, struct tw_store_copy
                               "writes only into an empty database (create a new one)",
                               to, tw_copy_tables[i].name);
     }
+    if (rc == TW_OK)
+        rc = tw_store_open(from, &src, err);
+    if (rc == TW_OK && (!src->ops->copy || !src->ops->copy->read))
+        rc = tw_error_set(err, TW_EUNSUPPORTED, "the %s store can't be copied yet",
+                          src->ops->name);
+    if (rc != TW_OK)
+        goto out;
+    so = src->ops->copy;
+    char id_a[512], id_b[512];
+    rc = so->identity(src, id_a, sizeof(id_a), err);
+    if (rc == TW_OK)
+        rc = d->identity(dst, id_b, sizeof(id_b), err);
+    if (rc == TW_OK && strcmp(id_a, id_b) == 0)
+        rc = tw_error_set(err, TW_EINVAL,
+                          "--from and --to reach the same database (%s); copy into a new, "
+                          "empty one",
+                          id_a);
     if (rc == TW_OK) {
         rc = so->begin(src, false, err);
         src_tx = rc == TW_OK;

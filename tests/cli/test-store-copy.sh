@@ -31,7 +31,9 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-store-copy-XXXXXX")
 pgdb=""
 cleanup() {
   if [ -n "$pgdb" ]; then
-    psql "$TW_TEST_PG dbname=postgres" -qXc "DROP DATABASE IF EXISTS $pgdb" >/dev/null 2>&1
+    for d in "$pgdb" "${pgdb}_b" "${pgdb}_c"; do
+      psql "$TW_TEST_PG dbname=postgres" -qXc "DROP DATABASE IF EXISTS $d" >/dev/null 2>&1
+    done
   fi
   rm -rf "$scratch"
 }
@@ -233,7 +235,21 @@ else
   expect 2 "already holds rows in table tokens" -- "$cli" store copy --from "$a" --to "$pg"
   [ "$(psql "$pg" -qXAtc "SELECT count(*) FROM vms")" = "$before" ] && ok || bad "a refused copy changed PostgreSQL"
   expect 2 "name the same database" -- "$cli" store copy --from "$pg" --to "$pg"
-  expect 2 "reach the same database" -- "$cli" store copy --from "$pg" --to "dbname=$pgdb $TW_TEST_PG"
+  # the same database by another spelling: one with rows is refused as a
+  # target that holds rows (checked before the source is opened), an
+  # empty one as the same database
+  expect 2 "already holds rows" -- "$cli" store copy --from "$pg" --to "dbname=$pgdb $TW_TEST_PG"
+  pgdb3=${pgdb}_c
+  psql "$TW_TEST_PG dbname=postgres" -qXc "CREATE DATABASE $pgdb3" >/dev/null 2>&1
+  expect 2 "reach the same database" -- "$cli" store copy --from "$TW_TEST_PG dbname=$pgdb3" \
+    --to "dbname=$pgdb3 $TW_TEST_PG"
+  psql "$TW_TEST_PG dbname=postgres" -qXc "DROP DATABASE IF EXISTS $pgdb3" >/dev/null 2>&1
+  # a copy refused for its target leaves an older source as it was (no
+  # upgrade of a database nothing was copied from)
+  cp "$TW_FIXTURES/store/v4.db" "$scratch/v4.db"
+  expect 2 "already holds rows" -- "$cli" store copy --from "$scratch/v4.db" --to "$pg"
+  [ "$(sqlite3 "$scratch/v4.db" 'PRAGMA user_version')" = 4 ] && ok \
+    || bad "a copy refused for its target upgraded its source"
   # a failed copy into PostgreSQL leaves it empty
   pgdb2=${pgdb}_b
   psql "$TW_TEST_PG dbname=postgres" -qXc "CREATE DATABASE $pgdb2" >/dev/null 2>&1
