@@ -294,13 +294,16 @@ static void report_committed(struct tw_ingest_job *job)
     struct tw_req *rq = job->arg;
     struct tw_server *srv = rq->srv;
     /* /healthz says the store is degraded while the writer's last batch
-     * failed (a full disk fails every commit). */
+     * failed (a full disk fails every commit), until a later batch holds
+     * or a probe begun after this failure succeeds (v1_health.c: haproxy
+     * sends a backend that says 503 no report that could clear it). */
     if (!job->committed) {
         pthread_mutex_lock(&srv->health_lock);
         snprintf(srv->commit_why, sizeof(srv->commit_why), "%s",
                  job->err.msg[0] ? job->err.msg : tw_strerror(job->err.code));
-        pthread_mutex_unlock(&srv->health_lock);
+        srv->commit_fail_seq++;
         atomic_store(&srv->commit_failed, true);
+        pthread_mutex_unlock(&srv->health_lock);
     } else {
         atomic_store(&srv->commit_failed, false);
         atomic_store(&srv->commit_ok_ms, (long long)tw_srv_mono_ms());

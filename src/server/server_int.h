@@ -71,6 +71,7 @@ struct tw_server {
     char health_why[512];
     struct tw_store *health_st; /* the probe thread's own handle; NULL: not open */
     atomic_bool commit_failed; /* the writer's last batch failed */
+    unsigned commit_fail_seq;  /* under health_lock: one more at each failed batch */
     atomic_llong commit_ok_ms; /* tw_srv_mono_ms of the writer's last commit that held; 0 none */
     char commit_why[512];      /* under health_lock */
     unsigned port;

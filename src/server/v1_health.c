@@ -18,16 +18,26 @@
  * (tw_store_probe: SQLite writes and syncs a page beside the database,
  * PostgreSQL asks its server). */
 #define HEALTH_PROBE_EVERY_MS 2000
+/* A probe that has not ended for this long is a store that does not
+ * answer (a database server that stopped answering keeps the probe
+ * waiting inside libpq): /healthz says so rather than the last outcome. */
+#define HEALTH_SILENT_MS (3 * HEALTH_PROBE_EVERY_MS)
 
 /* One probe on the probe thread's own handle, its outcome kept (the
  * store's work is done without the lock: the writer's report of a failed
  * commit takes it too).  The handle is opened here when there is none (the
  * open at the start failed, or the last open did); a PostgreSQL handle
- * whose connection was lost connects again inside the probe. */
+ * whose connection was lost connects again inside the probe.  A probe that
+ * succeeds clears the writer's failed batch when no batch failed since the
+ * probe began: the store takes writes again, and a backend whose /healthz
+ * stayed 503 would get no report from haproxy to say so. */
 static void probe_once(struct tw_server *srv)
 {
     struct tw_error err = {0};
     enum tw_err rc = TW_OK;
+    pthread_mutex_lock(&srv->health_lock);
+    unsigned fail_seq = srv->commit_fail_seq;
+    pthread_mutex_unlock(&srv->health_lock);
     if (!srv->health_st)
         rc = tw_store_open(srv->db_path, &srv->health_st, &err);
     if (rc == TW_OK)
@@ -39,6 +49,8 @@ static void probe_once(struct tw_server *srv)
     srv->health_ok = rc == TW_OK;
     memcpy(srv->health_why, why, sizeof(why));
     srv->health_probed_ms = tw_srv_mono_ms(); /* when it ended */
+    if (rc == TW_OK && srv->commit_fail_seq == fail_seq)
+        atomic_store(&srv->commit_failed, false);
     pthread_mutex_unlock(&srv->health_lock);
 }
 
@@ -120,12 +132,20 @@ void tw_srv_health_stop(struct tw_server *srv)
 }
 
 /* The store's health: false with WHY when it does not take writes (the
- * last probe failed, or the writer's last batch did). */
+ * last probe failed, or the writer's last batch did), or when the probe
+ * under way has not ended for HEALTH_SILENT_MS. */
 static bool store_healthy(struct tw_server *srv, char *why, size_t whylen)
 {
     pthread_mutex_lock(&srv->health_lock);
     bool ok = srv->health_ok;
-    if (!ok)
+    int64_t silent_ms = srv->health_probed_ms ? tw_srv_mono_ms() - srv->health_probed_ms : 0;
+    if (silent_ms > HEALTH_SILENT_MS) {
+        ok = false;
+        snprintf(why, whylen,
+                 "the store has not answered for %lld s (its probe, every %d s, is still "
+                 "waiting): check that the database server is up and reachable",
+                 (long long)(silent_ms / 1000), HEALTH_PROBE_EVERY_MS / 1000);
+    } else if (!ok)
         snprintf(why, whylen, "%s", srv->health_why);
     else if (atomic_load(&srv->commit_failed)) {
         ok = false;

@@ -9,20 +9,29 @@
  * it over when the first lets go (closed) or when the first's connection
  * dies (pg_terminate_backend), and the first, connected again, finds it
  * another's.  A server whose database stops taking connections answers
- * /healthz 503 with the reason, then 200 again once it takes them.
+ * /healthz 503 with the reason, then 200 again once it takes them; one
+ * whose batch of reports failed is 200 again once the store takes writes,
+ * with no report since (its probe says so).
  * ctest-parts: pg */
 #include "testhelp.h"
 
 #include <curl/curl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
+#include "server/auth.h"
 #include "server/server_int.h"
+#include "store/store.h"
 #include "th_store.h"
 
 /* A server as leader.c sees one: its database only. */
@@ -275,6 +284,281 @@ static void test_pg_healthz(void **state)
     free(dir);
 }
 
+/* An agent token in the store at LOC, its text in TOKEN. */
+static void add_agent(const char *loc, char token[TW_TOKEN_LEN + 1])
+{
+    struct tw_store *st = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(tw_store_open(loc, &st, &err), TW_OK);
+    assert_int_equal(tw_auth_token_new(token, &err), TW_OK);
+    uint8_t h[32];
+    assert_int_equal(tw_auth_hash(token, strlen(token), h, &err), TW_OK);
+    int64_t id;
+    assert_int_equal(tw_store_token_add(st, "agent", TW_ROLE_AGENT, h, &id, &err), TW_OK);
+    tw_store_close(st);
+}
+
+/* POST /api/v1/reports of a fixture's report under a new id N: the status. */
+static long post_report(struct tw_server *srv, const char *token, int n)
+{
+    size_t len = 0;
+    char *tmpl = th_fixture("reports/web-03.json", &len);
+    json_error_t je;
+    json_t *rep = json_loadb(tmpl, len, 0, &je);
+    assert_non_null(rep);
+    free(tmpl);
+    char id[64];
+    snprintf(id, sizeof(id), "6a1f3c55-0000-4000-8000-%012d", n);
+    json_object_set_new(rep, "id", json_string(id));
+    char *body = json_dumps(rep, JSON_COMPACT);
+    json_decref(rep);
+    char url[256], auth[128];
+    snprintf(url, sizeof(url), "%s/api/v1/reports", tw_server_url(srv));
+    snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+    struct curl_slist *hs = curl_slist_append(NULL, auth);
+    hs = curl_slist_append(hs, "Content-Type: application/json");
+    struct body b = {.len = 0};
+    CURL *c = curl_easy_init();
+    assert_non_null(c);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, hs);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 30L);
+    long code = 0;
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(c);
+    curl_slist_free_all(hs);
+    free(body);
+    return code;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* A batch of reports that failed leaves /healthz 503 only until the store
+ * takes writes again: the probe says so, with no other report (haproxy
+ * sends none to a backend whose checks fail). */
+static void test_pg_commit_failed(void **state)
+{
+    (void)state;
+    char *dir = th_tmpdir();
+    char loc[4200];
+    if (!pg_location(dir, "commitfail", loc, sizeof(loc))) {
+        th_rmtree(dir);
+        free(dir);
+        skip();
+    }
+    char token[TW_TOKEN_LEN + 1];
+    add_agent(loc, token);
+    struct tw_server_options o = {.db_path = loc, .listen = "127.0.0.1:0", .threads = 2};
+    struct tw_server *srv = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(tw_server_start(&o, &srv, &err), TW_OK);
+    struct body b;
+    assert_int_equal(post_report(srv, token, 1), 201); /* the token now cached */
+    assert_int_equal(healthz(srv, &b), 200);
+
+    /* Every connection cut, then a report: whether its batch held or not
+     * (its connection was lost), /healthz is 200 within a few seconds. */
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '%s'",
+             db_name(loc));
+    admin_exec(sql);
+    long code = post_report(srv, token, 2);
+    assert_true(code == 201 || code == 503 || code == 500);
+    double t0 = now_s();
+    assert_int_equal(healthz_until(srv, 200, &b), 200);
+    if (now_s() - t0 > 5)
+        fail_msg("/healthz was 200 again only after %.1f s", now_s() - t0);
+
+    /* A batch that surely failed (the database took no connection): 503;
+     * the database back, 200 again with no report since. */
+    close_db(loc, true);
+    code = post_report(srv, token, 3);
+    if (code == 201)
+        fail_msg("a report was stored in a database that takes no connections");
+    assert_int_equal(healthz(srv, &b), 503);
+    close_db(loc, false);
+    t0 = now_s();
+    assert_int_equal(healthz_until(srv, 200, &b), 200);
+    if (now_s() - t0 > 5)
+        fail_msg("/healthz was 200 again only after %.1f s", now_s() - t0);
+    assert_int_equal(post_report(srv, token, 4), 201);
+    tw_server_stop(srv, 1000);
+    th_rmtree(dir);
+    free(dir);
+}
+
+/* ---- a database server that stops answering ---- */
+
+/* A relay on a Unix socket in front of the database server's one: while
+ * frozen it moves no byte (a server that stopped answering; the probe
+ * then waits inside libpq). */
+struct relay {
+    int lfd;
+    struct sockaddr_un to; /* the database server's socket */
+    atomic_bool frozen, stop;
+    pthread_t thread;
+};
+
+struct pipe_pair {
+    struct relay *r;
+    int a, b;
+};
+
+static void *relay_pipe(void *arg)
+{
+    struct pipe_pair *p = arg;
+    char buf[8192];
+    while (!atomic_load(&p->r->stop)) {
+        if (atomic_load(&p->r->frozen)) {
+            usleep(20 * 1000);
+            continue;
+        }
+        struct pollfd pf[2] = {{p->a, POLLIN, 0}, {p->b, POLLIN, 0}};
+        if (poll(pf, 2, 50) <= 0)
+            continue;
+        bool done = false;
+        for (int i = 0; i < 2 && !done; i++) {
+            if (!pf[i].revents)
+                continue;
+            ssize_t n = read(pf[i].fd, buf, sizeof(buf));
+            if (n <= 0 || write(pf[1 - i].fd, buf, (size_t)n) != n)
+                done = true;
+        }
+        if (done)
+            break;
+    }
+    close(p->a);
+    close(p->b);
+    free(p);
+    return NULL;
+}
+
+static void *relay_main(void *arg)
+{
+    struct relay *r = arg;
+    while (!atomic_load(&r->stop)) {
+        struct pollfd pf = {r->lfd, POLLIN, 0};
+        if (poll(&pf, 1, 50) <= 0)
+            continue;
+        int a = accept(r->lfd, NULL, NULL);
+        if (a < 0)
+            continue;
+        int b = socket(AF_UNIX, SOCK_STREAM, 0);
+        if (b < 0 || connect(b, (struct sockaddr *)&r->to, sizeof(r->to)) != 0) {
+            close(a);
+            if (b >= 0)
+                close(b);
+            continue;
+        }
+        struct pipe_pair *p = malloc(sizeof(*p));
+        assert_non_null(p);
+        *p = (struct pipe_pair){r, a, b};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, relay_pipe, p), 0);
+        pthread_detach(t);
+    }
+    return NULL;
+}
+
+/* The relay in DIR for a server on the Unix sockets of directory HOST,
+ * port PORT; false when it can't be set up. */
+static bool relay_start(struct relay *r, const char *dir, const char *host, const char *port)
+{
+    memset(r, 0, sizeof(*r));
+    r->to.sun_family = AF_UNIX;
+    if ((size_t)snprintf(r->to.sun_path, sizeof(r->to.sun_path), "%s/.s.PGSQL.%s", host, port) >=
+        sizeof(r->to.sun_path))
+        return false;
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if ((size_t)snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/.s.PGSQL.%s", dir, port) >=
+        sizeof(sa.sun_path))
+        return false;
+    r->lfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (r->lfd < 0 || bind(r->lfd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(r->lfd, 16) != 0)
+        return false;
+    return pthread_create(&r->thread, NULL, relay_main, r) == 0;
+}
+
+/* The value of KEY in the "key=value ..." string CI, or DEF. */
+static void conninfo_get(const char *ci, const char *key, const char *def, char *out, size_t len)
+{
+    snprintf(out, len, "%s", def);
+    size_t k = strlen(key);
+    for (const char *p = ci; (p = strstr(p, key)) != NULL; p += k) {
+        if ((p == ci || p[-1] == ' ') && p[k] == '=') {
+            size_t n = strcspn(p + k + 1, " ");
+            snprintf(out, len, "%.*s", (int)n, p + k + 1);
+        }
+    }
+}
+
+/* The database server stops answering (the probe's round trip waits in
+ * libpq, no error comes): /healthz says 503 "has not answered" after
+ * three probe intervals, and 200 once it answers again. */
+static void test_pg_silent(void **state)
+{
+    (void)state;
+    const char *base = getenv("TW_TEST_PG");
+    char host[600], port[32];
+    conninfo_get(base ? base : "", "host", "", host, sizeof(host));
+    conninfo_get(base ? base : "", "port", "5432", port, sizeof(port));
+    if (!base || strchr(base, '/') == base || host[0] != '/')
+        skip(); /* a relay for a server on Unix sockets only */
+    char *dir = th_tmpdir();
+    char loc[4200];
+    if (!pg_location(dir, "silent", loc, sizeof(loc))) {
+        th_rmtree(dir);
+        free(dir);
+        skip();
+    }
+    struct relay r;
+    if (!relay_start(&r, dir, host, port)) {
+        th_rmtree(dir);
+        free(dir);
+        skip(); /* the relay's socket path too long here */
+    }
+    char via[4800];
+    snprintf(via, sizeof(via), "%s host=%s", loc, dir); /* the last host= is libpq's */
+    struct tw_server_options o = {.db_path = via, .listen = "127.0.0.1:0", .threads = 2};
+    struct tw_server *srv = NULL;
+    struct tw_error err = {0};
+    assert_int_equal(tw_server_start(&o, &srv, &err), TW_OK);
+    struct body b;
+    assert_int_equal(healthz(srv, &b), 200);
+
+    atomic_store(&r.frozen, true);
+    double t0 = now_s();
+    long code = 0;
+    while ((code = healthz(srv, &b)) == 200 && now_s() - t0 < 15)
+        usleep(200 * 1000);
+    assert_int_equal(code, 503);
+    if (!strstr(b.buf, "has not answered for"))
+        fail_msg("the reason: %s", b.buf);
+    if (now_s() - t0 < 3) /* the last probe ended at most 2 s before the freeze */
+        fail_msg("/healthz was 503 after %.1f s only: three probe intervals are 6 s", now_s() - t0);
+
+    atomic_store(&r.frozen, false);
+    assert_int_equal(healthz_until(srv, 200, &b), 200);
+    tw_server_stop(srv, 1000);
+    atomic_store(&r.stop, true);
+    pthread_join(r.thread, NULL);
+    close(r.lfd);
+    usleep(100 * 1000); /* the pipes see stop */
+    th_rmtree(dir);
+    free(dir);
+}
+
 int main(int argc, char **argv)
 {
     /* Part "pg": the PostgreSQL cases, on the server TW_TEST_PG names
@@ -291,6 +575,8 @@ int main(int argc, char **argv)
     const struct CMUnitTest pg_tests[] = {
         cmocka_unit_test(test_pg_one_holder),
         cmocka_unit_test(test_pg_healthz),
+        cmocka_unit_test(test_pg_commit_failed),
+        cmocka_unit_test(test_pg_silent),
     };
     int rc = pg ? cmocka_run_group_tests(pg_tests, NULL, NULL)
                 : cmocka_run_group_tests(sqlite_tests, NULL, NULL);
