@@ -16,7 +16,8 @@
 # Part "unit": systemd-analyze verify accepts an instance of the template
 # (tierwise-server@8081) and reports a misspelt key in a copy; the unit
 # reads the database's location from its EnvironmentFile, the password
-# file through PGPASSFILE, and listens on loopback on the instance's port.
+# file through PGPASSFILE, and listens on loopback on the instance's port;
+# its example location checks the server's certificate against named CAs.
 # Exit 77 without systemd-analyze.
 # ctest-parts: unit
 set -u
@@ -50,6 +51,8 @@ if [ "${1:-}" = unit ]; then
   grep -qx 'Environment=PGPASSFILE=%d/pgpass' "$unit" && ok || bad "no PGPASSFILE in the credentials"
   grep -q -- '--listen 127.0.0.1:%i' "$unit" && ok || bad "the instance is not the port on loopback"
   grep -qiE 'password=' "$unit" && bad "a password in the unit" || ok
+  # verify-full needs the CAs named: the user has no ~/.postgresql/root.crt
+  grep -q 'sslmode=verify-full sslrootcert=/' "$unit" && ok || bad "the example's verify-full names no sslrootcert"
   # hardened as the single backend's unit is: every sandboxing line of it
   while read -r line; do
     grep -qxF -- "$line" "$unit" && ok || bad "not hardened as tierwise-server.service: $line missing"
