@@ -133,7 +133,7 @@ if(TW_DPKG_SHLIBDEPS)
 else()
   message(STATUS "dpkg-shlibdeps not found: the .deb depends on Debian 12's library packages by name")
   set(CPACK_DEBIAN_PACKAGE_DEPENDS
-      "adduser, libaio1, libjansson4, libcurl4, libsqlite3-0, libmicrohttpd12, libgnutls30, libc6")
+      "adduser, libaio1, libjansson4, libcurl4, libsqlite3-0, libpq5, libmicrohttpd12, libgnutls30, libc6")
 endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "fio")
 # Maintainer scripts: the system users the units run as and their state

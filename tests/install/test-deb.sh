@@ -41,7 +41,7 @@ dpkg-deb -f "$deb" Description >"$scratch/desc"
 [ "$(wc -l <"$scratch/desc")" -ge 3 ] && ok || bad "Description has no extended text: $(cat "$scratch/desc")"
 depends=$(dpkg-deb -f "$deb" Depends)
 # Each library the programs link, by its Debian package (Debian 12 names).
-for pkg in adduser libc6 libaio1 libjansson4 libcurl4 libsqlite3-0 libmicrohttpd12 libgnutls30; do
+for pkg in adduser libc6 libaio1 libjansson4 libcurl4 libsqlite3-0 libpq5 libmicrohttpd12 libgnutls30; do
   grep -qE "(^|, )$pkg( |,|$)" <<<"$depends" && ok || bad "Depends lacks $pkg: $depends"
 done
 # ... and nothing of the build machine's -dev packages.
@@ -103,8 +103,12 @@ for unit in "$src"/deploy/*.service; do
   state=$(sed -n 's/^StateDirectory=//p' "$unit")
   grep -qE "^adduser --system --group .* $user\$" "$scratch/calls" && ok ||
     bad "postinst did not make $user ($(basename "$unit")): $(cat "$scratch/calls")"
-  grep -qxF "install -d -o $user -g $user -m 0700 /var/lib/$state" "$scratch/calls" && ok ||
-    bad "postinst did not make /var/lib/$state for $user: $(cat "$scratch/calls")"
+  # A unit without a state folder (tierwise-server@: its database is
+  # PostgreSQL's) needs none made.
+  if [ -n "$state" ]; then
+    grep -qxF "install -d -o $user -g $user -m 0700 /var/lib/$state" "$scratch/calls" && ok ||
+      bad "postinst did not make /var/lib/$state for $user: $(cat "$scratch/calls")"
+  fi
 done
 grep -qxF "install -d -m 0700 /etc/tierwise" "$scratch/calls" && ok || bad "postinst: /etc/tierwise 0700"
 # A user already there is kept (getent finds it): no adduser.
