@@ -197,6 +197,17 @@ static bool conn_lost(const struct tw_pg *pg)
     return !pg->conn || PQstatus(pg->conn) != CONNECTION_OK;
 }
 
+/* Whether the last failure ended the session: the connection is down, or
+ * the server said it was ending it (an administrator's command, a
+ * shutdown, a crash of another backend: SQLSTATE 57P01-57P03; a
+ * connection failure: class 08), which libpq may read as the answer to
+ * the next statement while it still counts the connection good. */
+static bool session_gone(const struct tw_pg *pg)
+{
+    return conn_lost(pg) || strncmp(pg->sqlstate, "57P0", 4) == 0 ||
+           strncmp(pg->sqlstate, "08", 2) == 0;
+}
+
 static enum tw_err run_once(struct tw_pg *pg, struct tw_pg_stmt *q, const struct tw_pg_params *p,
                             PGresult **res, int64_t *n, const char *what, struct tw_error *err)
 {
@@ -250,7 +261,7 @@ static enum tw_err run(struct tw_pg *pg, struct tw_pg_stmt *q, const struct tw_p
             return rc;
     }
     enum tw_err rc = run_once(pg, q, p, res, n, what, err);
-    if (rc != TW_OK && pg->tx_depth == 0 && conn_lost(pg) && read_only(q)) {
+    if (rc != TW_OK && pg->tx_depth == 0 && session_gone(pg) && read_only(q)) {
         /* Lost between statements (a server restart, a failover): a read
          * runs once more on a new connection.  A write does not: the
          * server may have committed it before the connection went, and
@@ -329,7 +340,7 @@ enum tw_err tw_pg_begin(struct tw_pg *pg, const char *what, struct tw_error *err
     else
         snprintf(sql, sizeof(sql), "SAVEPOINT tw_sp%d", pg->tx_depth);
     enum tw_err rc = tw_pg_exec(pg, sql, what, err);
-    if (rc != TW_OK && pg->tx_depth == 0 && conn_lost(pg)) {
+    if (rc != TW_OK && pg->tx_depth == 0 && session_gone(pg)) {
         /* The session was ended under us (a server restart, an idle
          * timeout, pg_terminate_backend): nothing has run yet, so the
          * transaction starts on a new connection. */
