@@ -8,19 +8,14 @@
  * reports and deliver them late), while results, power states and the SKU
  * history keep every report, late ones put in their place in time.
  */
+#include "store/store_shared.h"
 #include "store/store_sqlite.h"
 
-#include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-
-struct span {
-    const char *p;
-    size_t n;
-};
 
 struct ingest {
     struct tw_sqlite *s;
@@ -39,7 +34,7 @@ struct ingest {
     int64_t prev_ms;            /* the VM's newest report before this one */
     char prev_at[32];
     int64_t disk_ids[TW_INV_MAX_DISKS];
-    struct span *records;       /* each result's text in BODY, or NULL */
+    struct tw_span *records;    /* each result's text in BODY, or NULL */
 };
 
 #define STMT(q, s, id, err)                                  \
@@ -55,172 +50,6 @@ static enum tw_err run(struct tw_sqlite *s, sqlite3_stmt *q, const char *what,
         return tw_sq_fail(s, q, err, what);
     sqlite3_reset(q);
     return TW_OK;
-}
-
-static void lower_into(char *dst, size_t len, const char *src)
-{
-    size_t i = 0;
-    for (; src[i] && i + 1 < len; i++)
-        dst[i] = (char)tolower((unsigned char)src[i]);
-    dst[i] = '\0';
-}
-
-/* A VM is its ARM resource id (any case) when the agent knows it, else
- * subscription, resource group and name (Azure names ignore case too). */
-static void vm_identity(const struct tw_vm *vm, char *out, size_t len)
-{
-    char a[sizeof(vm->subscription_id)], b[sizeof(vm->resource_group)], c[sizeof(vm->name)];
-    if (vm->resource_id[0]) {
-        char rid[sizeof(vm->resource_id)];
-        lower_into(rid, sizeof(rid), vm->resource_id);
-        snprintf(out, len, "id:%s", rid);
-        return;
-    }
-    lower_into(a, sizeof(a), vm->subscription_id);
-    lower_into(b, sizeof(b), vm->resource_group);
-    lower_into(c, sizeof(c), vm->name);
-    snprintf(out, len, "vm:%s/%s/%s", a, b, c);
-}
-
-/* A disk is its managed disk id when known, else its name on its VM. */
-static void disk_identity(const struct tw_disk *d, int64_t vm_id, char *out, size_t len)
-{
-    if (d->managed_disk_id[0]) {
-        char mid[sizeof(d->managed_disk_id)];
-        lower_into(mid, sizeof(mid), d->managed_disk_id);
-        snprintf(out, len, "id:%s", mid);
-        return;
-    }
-    char name[sizeof(d->name)];
-    lower_into(name, sizeof(name), d->name);
-    snprintf(out, len, "vm:%lld/%s", (long long)vm_id, name);
-}
-
-static char *tags_json(const struct tw_vm *vm)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (size_t i = 0; i < vm->n_tags; i++)
-        json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
-    char *s = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
-                                                : NULL;
-    json_decref(o);
-    return s;
-}
-
-/* ---- each result's text, cut from the body ---- */
-
-/*
- * Rendering a result record again costs more than storing the rest of the
- * report (printing doubles is slow), and the body already holds each
- * record as the agent sent it.  These find the elements of the top-level
- * "results" array in a body the parser has accepted (so it is valid JSON);
- * anything unexpected makes them give up, and the records are rendered.
- */
-static size_t skip_ws(const char *b, size_t n, size_t i)
-{
-    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
-        i++;
-    return i;
-}
-
-/* Past the string starting at B[I] (a quote); N when unterminated.  A
- * quote ends it unless an odd run of backslashes comes before it. */
-static size_t skip_string(const char *b, size_t n, size_t i)
-{
-    size_t from = i + 1;
-    while (from < n) {
-        const char *q = memchr(b + from, '"', n - from);
-        if (!q)
-            return n;
-        size_t k = (size_t)(q - b), bs = 0;
-        while (k - bs > from && b[k - bs - 1] == '\\')
-            bs++;
-        if (bs % 2 == 0)
-            return k + 1;
-        from = k + 1;
-    }
-    return n;
-}
-
-/* Past the value starting at B[I]. */
-static size_t skip_value(const char *b, size_t n, size_t i)
-{
-    if (i >= n)
-        return n;
-    if (b[i] == '"')
-        return skip_string(b, n, i);
-    if (b[i] == '{' || b[i] == '[') {
-        int depth = 0;
-        while (i < n) {
-            char c = b[i];
-            if (c == '"') {
-                i = skip_string(b, n, i);
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if ((c == '}' || c == ']') && --depth == 0)
-                return i + 1;
-            i++;
-        }
-        return n;
-    }
-    while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' &&
-           b[i] != '\n' && b[i] != '\r')
-        i++;
-    return i;
-}
-
-/* Fills OUT[0..want) with the "results" elements; false if they aren't
- * exactly WANT objects. */
-static bool find_records(const char *b, size_t n, struct span *out, size_t want)
-{
-    size_t i = skip_ws(b, n, 0);
-    if (i >= n || b[i] != '{')
-        return false;
-    i++;
-    for (;;) {
-        i = skip_ws(b, n, i);
-        if (i >= n || b[i] != '"')
-            return false;
-        size_t key = i;
-        i = skip_string(b, n, i);
-        bool results = i - key == 9 && memcmp(b + key, "\"results\"", 9) == 0;
-        i = skip_ws(b, n, i);
-        if (i >= n || b[i] != ':')
-            return false;
-        i = skip_ws(b, n, i + 1);
-        if (!results) {
-            i = skip_ws(b, n, skip_value(b, n, i));
-            if (i >= n || b[i] != ',')
-                return false;
-            i++;
-            continue;
-        }
-        if (i >= n || b[i] != '[')
-            return false;
-        size_t got = 0;
-        i = skip_ws(b, n, i + 1);
-        if (i < n && b[i] == ']')
-            return want == 0;
-        while (i < n && got < want) {
-            if (b[i] != '{')
-                return false;
-            size_t end = skip_value(b, n, i);
-            out[got].p = b + i;
-            out[got].n = end - i;
-            got++;
-            i = skip_ws(b, n, end);
-            if (i < n && b[i] == ']')
-                return got == want;
-            if (i >= n || b[i] != ',')
-                return false;
-            i = skip_ws(b, n, i + 1);
-        }
-        return false;
-    }
 }
 
 /* ---- the VM ---- */
@@ -246,7 +75,7 @@ static enum tw_err put_vm(struct ingest *in, struct tw_error *err)
 {
     struct tw_sqlite *s = in->s;
     char identity[1024];
-    vm_identity(&in->r->inv.vm, identity, sizeof(identity));
+    tw_sh_vm_identity(&in->r->inv.vm, identity, sizeof(identity));
     STMT(find, s, SQ_VM_FIND, err);
     tw_sq_text(find, 1, identity, false);
     int rc = sqlite3_step(find);
@@ -292,7 +121,7 @@ static enum tw_err put_vm(struct ingest *in, struct tw_error *err)
         return TW_OK;
     in->newest = true;
 
-    char *tags = tags_json(&in->r->inv.vm);
+    char *tags = tw_sh_tags_json(&in->r->inv.vm);
     if (!tags)
         return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
     enum tw_err e;
@@ -579,7 +408,7 @@ static enum tw_err put_disks(struct ingest *in, struct tw_error *err)
     struct disk_state ds[TW_INV_MAX_DISKS];
     memset(ds, 0, sizeof(ds));
     for (size_t i = 0; i < inv->n_disks; i++)
-        disk_identity(&inv->disks[i], in->vm_id, idents + i * IDLEN, IDLEN);
+        tw_sh_disk_identity(&inv->disks[i], in->vm_id, idents + i * IDLEN, IDLEN);
 
     int64_t gone[TW_INV_MAX_DISKS];
     size_t n_gone = 0;
@@ -900,13 +729,13 @@ enum tw_err tw_sq_put_reports(struct tw_store *st, const struct tw_report *const
             in.body_len = own ? strlen(own) : 0;
         }
         /* The records as sent when the body is the report's own text. */
-        struct span spans[16];
-        struct span *many = NULL;
+        struct tw_span spans[16];
+        struct tw_span *many = NULL;
         if (own == NULL && in.body && r->n_results) {
-            struct span *sp = spans;
+            struct tw_span *sp = spans;
             if (r->n_results > 16)
                 sp = many = malloc(r->n_results * sizeof(*many));
-            if (sp && find_records(in.body, in.body_len, sp, r->n_results))
+            if (sp && tw_sh_find_records(in.body, in.body_len, sp, r->n_results))
                 in.records = sp;
         }
         enum tw_err e;

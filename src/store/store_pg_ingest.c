@@ -36,8 +36,8 @@
  * unnest, whatever their number).
  */
 #include "store/store_pg.h"
+#include "store/store_shared.h"
 
-#include <ctype.h>
 #include <inttypes.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -318,13 +318,6 @@ static const char *arr_done(struct arr *a)
     return a->oom ? NULL : a->b;
 }
 
-/* ---- the report's text, the identities (as store_ingest.c makes them) ---- */
-
-struct span {
-    const char *p;
-    size_t n;
-};
-
 struct ingest {
     struct tw_pg *pg;
     const struct tw_report *r;
@@ -341,162 +334,8 @@ struct ingest {
     int64_t prev_ms;
     char prev_at[32];
     int64_t disk_ids[TW_INV_MAX_DISKS];
-    struct span *records;
+    struct tw_span *records;
 };
-
-static void lower_into(char *dst, size_t len, const char *src)
-{
-    size_t i = 0;
-    for (; src[i] && i + 1 < len; i++)
-        dst[i] = (char)tolower((unsigned char)src[i]);
-    dst[i] = '\0';
-}
-
-/* The identities are store_ingest.c's, so that both stores (and a copy
- * between them) name a VM and a disk alike. */
-static void vm_identity(const struct tw_vm *vm, char *out, size_t len)
-{
-    if (vm->resource_id[0]) {
-        char rid[sizeof(vm->resource_id)];
-        lower_into(rid, sizeof(rid), vm->resource_id);
-        snprintf(out, len, "id:%s", rid);
-        return;
-    }
-    char a[sizeof(vm->subscription_id)], b[sizeof(vm->resource_group)], c[sizeof(vm->name)];
-    lower_into(a, sizeof(a), vm->subscription_id);
-    lower_into(b, sizeof(b), vm->resource_group);
-    lower_into(c, sizeof(c), vm->name);
-    snprintf(out, len, "vm:%s/%s/%s", a, b, c);
-}
-
-static void disk_identity(const struct tw_disk *d, int64_t vm_id, char *out, size_t len)
-{
-    if (d->managed_disk_id[0]) {
-        char mid[sizeof(d->managed_disk_id)];
-        lower_into(mid, sizeof(mid), d->managed_disk_id);
-        snprintf(out, len, "id:%s", mid);
-        return;
-    }
-    char name[sizeof(d->name)];
-    lower_into(name, sizeof(name), d->name);
-    snprintf(out, len, "vm:%lld/%s", (long long)vm_id, name);
-}
-
-static char *tags_json(const struct tw_vm *vm)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (size_t i = 0; i < vm->n_tags; i++)
-        json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
-    char *s = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
-                                                : NULL;
-    json_decref(o);
-    return s;
-}
-
-/* Each result's record as the agent sent it, cut from a body the parser
- * accepted (store_ingest.c's scan: anything unexpected gives up, and the
- * records are rendered instead). */
-static size_t skip_ws(const char *b, size_t n, size_t i)
-{
-    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
-        i++;
-    return i;
-}
-
-static size_t skip_string(const char *b, size_t n, size_t i)
-{
-    size_t from = i + 1;
-    while (from < n) {
-        const char *q = memchr(b + from, '"', n - from);
-        if (!q)
-            return n;
-        size_t k = (size_t)(q - b), bs = 0;
-        while (k - bs > from && b[k - bs - 1] == '\\')
-            bs++;
-        if (bs % 2 == 0)
-            return k + 1;
-        from = k + 1;
-    }
-    return n;
-}
-
-static size_t skip_value(const char *b, size_t n, size_t i)
-{
-    if (i >= n)
-        return n;
-    if (b[i] == '"')
-        return skip_string(b, n, i);
-    if (b[i] == '{' || b[i] == '[') {
-        int depth = 0;
-        while (i < n) {
-            char c = b[i];
-            if (c == '"') {
-                i = skip_string(b, n, i);
-                continue;
-            }
-            if (c == '{' || c == '[')
-                depth++;
-            else if ((c == '}' || c == ']') && --depth == 0)
-                return i + 1;
-            i++;
-        }
-        return n;
-    }
-    while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' &&
-           b[i] != '\n' && b[i] != '\r')
-        i++;
-    return i;
-}
-
-static bool find_records(const char *b, size_t n, struct span *out, size_t want)
-{
-    size_t i = skip_ws(b, n, 0);
-    if (i >= n || b[i] != '{')
-        return false;
-    i++;
-    for (;;) {
-        i = skip_ws(b, n, i);
-        if (i >= n || b[i] != '"')
-            return false;
-        size_t key = i;
-        i = skip_string(b, n, i);
-        bool results = i - key == 9 && memcmp(b + key, "\"results\"", 9) == 0;
-        i = skip_ws(b, n, i);
-        if (i >= n || b[i] != ':')
-            return false;
-        i = skip_ws(b, n, i + 1);
-        if (!results) {
-            i = skip_ws(b, n, skip_value(b, n, i));
-            if (i >= n || b[i] != ',')
-                return false;
-            i++;
-            continue;
-        }
-        if (i >= n || b[i] != '[')
-            return false;
-        size_t got = 0;
-        i = skip_ws(b, n, i + 1);
-        if (i < n && b[i] == ']')
-            return want == 0;
-        while (i < n && got < want) {
-            if (b[i] != '{')
-                return false;
-            size_t end = skip_value(b, n, i);
-            out[got].p = b + i;
-            out[got].n = end - i;
-            got++;
-            i = skip_ws(b, n, end);
-            if (i < n && b[i] == ']')
-                return got == want;
-            if (i >= n || b[i] != ',')
-                return false;
-            i = skip_ws(b, n, i + 1);
-        }
-        return false;
-    }
-}
 
 /* ---- the VM ---- */
 
@@ -564,7 +403,7 @@ static enum tw_err put_vm(struct ingest *in, bool *repeat, struct tw_error *err)
 {
     struct tw_pg *pg = in->pg;
     char identity[1024];
-    vm_identity(&in->r->inv.vm, identity, sizeof(identity));
+    tw_sh_vm_identity(&in->r->inv.vm, identity, sizeof(identity));
     struct tw_pg_params p;
     bool by_place = false;
     enum tw_err e;
@@ -579,7 +418,7 @@ static enum tw_err put_vm(struct ingest *in, bool *repeat, struct tw_error *err)
             return tw_error_set(err, TW_EIO, "%s: the report's VM was stored by another "
                                 "backend and then could not be found; send the report again",
                                 pg->label);
-        char *tags = tags_json(&in->r->inv.vm);
+        char *tags = tw_sh_tags_json(&in->r->inv.vm);
         if (!tags)
             return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
         PGresult *res = NULL;
@@ -1014,7 +853,7 @@ static enum tw_err put_disks(struct ingest *in, const PGresult *own, struct tw_e
     struct disk_state ds[TW_INV_MAX_DISKS];
     memset(ds, 0, sizeof(ds));
     for (size_t i = 0; i < inv->n_disks; i++)
-        disk_identity(&inv->disks[i], in->vm_id, idents + i * IDLEN, IDLEN);
+        tw_sh_disk_identity(&inv->disks[i], in->vm_id, idents + i * IDLEN, IDLEN);
 
     int64_t gone[TW_INV_MAX_DISKS];
     size_t n_gone = 0;
@@ -1225,7 +1064,7 @@ static enum tw_err put_one(struct ingest *in, enum tw_put_status *status, bool *
     tw_pg_p_int(&p, in->vm_existed && in->newest ? 1 : 0);
     const struct tw_vm *vm = &r->inv.vm;
     char *tags = NULL;
-    if (in->vm_existed && in->newest && !(tags = tags_json(vm)))
+    if (in->vm_existed && in->newest && !(tags = tw_sh_tags_json(vm)))
         return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
     tw_pg_p_text(&p, vm->name);
     tw_pg_p_text(&p, vm->resource_id);
@@ -1328,13 +1167,13 @@ static enum tw_err batch(struct tw_pg *pg, const struct tw_report *const *reps,
             in.body_len = own ? strlen(own) : 0;
         }
         /* The records as sent when the body is the report's own text. */
-        struct span spans[16];
-        struct span *many = NULL;
+        struct tw_span spans[16];
+        struct tw_span *many = NULL;
         if (own == NULL && in.body && r->n_results) {
-            struct span *sp = spans;
+            struct tw_span *sp = spans;
             if (r->n_results > 16)
                 sp = many = malloc(r->n_results * sizeof(*many));
-            if (sp && find_records(in.body, in.body_len, sp, r->n_results))
+            if (sp && tw_sh_find_records(in.body, in.body_len, sp, r->n_results))
                 in.records = sp;
         }
         enum tw_err e;

@@ -1,0 +1,172 @@
+/*
+ * store_shared.c - the C both stores share (store_shared.h): the VM and
+ * disk identities, the tags' JSON, and the scan that cuts each result's
+ * record out of a report's body.
+ */
+#include "store/store_shared.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+
+void tw_sh_lower_into(char *dst, size_t len, const char *src)
+{
+    size_t i = 0;
+    for (; src[i] && i + 1 < len; i++)
+        dst[i] = (char)tolower((unsigned char)src[i]);
+    dst[i] = '\0';
+}
+
+void tw_sh_vm_identity(const struct tw_vm *vm, char *out, size_t len)
+{
+    if (vm->resource_id[0]) {
+        char rid[sizeof(vm->resource_id)];
+        tw_sh_lower_into(rid, sizeof(rid), vm->resource_id);
+        snprintf(out, len, "id:%s", rid);
+        return;
+    }
+    char a[sizeof(vm->subscription_id)], b[sizeof(vm->resource_group)], c[sizeof(vm->name)];
+    tw_sh_lower_into(a, sizeof(a), vm->subscription_id);
+    tw_sh_lower_into(b, sizeof(b), vm->resource_group);
+    tw_sh_lower_into(c, sizeof(c), vm->name);
+    snprintf(out, len, "vm:%s/%s/%s", a, b, c);
+}
+
+void tw_sh_disk_identity(const struct tw_disk *d, int64_t vm_id, char *out, size_t len)
+{
+    if (d->managed_disk_id[0]) {
+        char mid[sizeof(d->managed_disk_id)];
+        tw_sh_lower_into(mid, sizeof(mid), d->managed_disk_id);
+        snprintf(out, len, "id:%s", mid);
+        return;
+    }
+    char name[sizeof(d->name)];
+    tw_sh_lower_into(name, sizeof(name), d->name);
+    snprintf(out, len, "vm:%lld/%s", (long long)vm_id, name);
+}
+
+char *tw_sh_tags_json(const struct tw_vm *vm)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    for (size_t i = 0; i < vm->n_tags; i++)
+        json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
+    char *s = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
+                                                : NULL;
+    json_decref(o);
+    return s;
+}
+
+/* ---- each result's text, cut from the body ---- */
+
+/*
+ * Rendering a result record again costs more than storing the rest of the
+ * report (printing doubles is slow), and the body already holds each
+ * record as the agent sent it.  These find the elements of the top-level
+ * "results" array in a body the parser has accepted (so it is valid JSON);
+ * anything unexpected makes them give up, and the records are rendered.
+ */
+static size_t skip_ws(const char *b, size_t n, size_t i)
+{
+    while (i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r'))
+        i++;
+    return i;
+}
+
+/* Past the string starting at B[I] (a quote); N when unterminated.  A
+ * quote ends it unless an odd run of backslashes comes before it. */
+static size_t skip_string(const char *b, size_t n, size_t i)
+{
+    size_t from = i + 1;
+    while (from < n) {
+        const char *q = memchr(b + from, '"', n - from);
+        if (!q)
+            return n;
+        size_t k = (size_t)(q - b), bs = 0;
+        while (k - bs > from && b[k - bs - 1] == '\\')
+            bs++;
+        if (bs % 2 == 0)
+            return k + 1;
+        from = k + 1;
+    }
+    return n;
+}
+
+/* Past the value starting at B[I]. */
+static size_t skip_value(const char *b, size_t n, size_t i)
+{
+    if (i >= n)
+        return n;
+    if (b[i] == '"')
+        return skip_string(b, n, i);
+    if (b[i] == '{' || b[i] == '[') {
+        int depth = 0;
+        while (i < n) {
+            char c = b[i];
+            if (c == '"') {
+                i = skip_string(b, n, i);
+                continue;
+            }
+            if (c == '{' || c == '[')
+                depth++;
+            else if ((c == '}' || c == ']') && --depth == 0)
+                return i + 1;
+            i++;
+        }
+        return n;
+    }
+    while (i < n && b[i] != ',' && b[i] != '}' && b[i] != ']' && b[i] != ' ' && b[i] != '\t' &&
+           b[i] != '\n' && b[i] != '\r')
+        i++;
+    return i;
+}
+
+bool tw_sh_find_records(const char *b, size_t n, struct tw_span *out, size_t want)
+{
+    size_t i = skip_ws(b, n, 0);
+    if (i >= n || b[i] != '{')
+        return false;
+    i++;
+    for (;;) {
+        i = skip_ws(b, n, i);
+        if (i >= n || b[i] != '"')
+            return false;
+        size_t key = i;
+        i = skip_string(b, n, i);
+        bool results = i - key == 9 && memcmp(b + key, "\"results\"", 9) == 0;
+        i = skip_ws(b, n, i);
+        if (i >= n || b[i] != ':')
+            return false;
+        i = skip_ws(b, n, i + 1);
+        if (!results) {
+            i = skip_ws(b, n, skip_value(b, n, i));
+            if (i >= n || b[i] != ',')
+                return false;
+            i++;
+            continue;
+        }
+        if (i >= n || b[i] != '[')
+            return false;
+        size_t got = 0;
+        i = skip_ws(b, n, i + 1);
+        if (i < n && b[i] == ']')
+            return want == 0;
+        while (i < n && got < want) {
+            if (b[i] != '{')
+                return false;
+            size_t end = skip_value(b, n, i);
+            out[got].p = b + i;
+            out[got].n = end - i;
+            got++;
+            i = skip_ws(b, n, end);
+            if (i < n && b[i] == ']')
+                return got == want;
+            if (i >= n || b[i] != ',')
+                return false;
+            i = skip_ws(b, n, i + 1);
+        }
+        return false;
+    }
+}
