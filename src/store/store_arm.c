@@ -18,9 +18,8 @@
  * caller after the commit, so what it counts is what was stored.
  */
 #include "store/store_sqlite.h"
+#include "store/store_shared.h"
 
-#include <ctype.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,14 +39,6 @@ static enum tw_err run(struct tw_sqlite *s, sqlite3_stmt *q, const char *what,
     return TW_OK;
 }
 
-static void identity_of(const char *prefix, const char *id, char *out, size_t len)
-{
-    size_t k = (size_t)snprintf(out, len, "%s", prefix);
-    for (size_t i = 0; id[i] && k + 1 < len; i++)
-        out[k++] = (char)tolower((unsigned char)id[i]);
-    out[k < len ? k : len - 1] = '\0';
-}
-
 static bool col_is(sqlite3_stmt *q, int col, const char *want)
 {
     const char *t = (const char *)sqlite3_column_text(q, col);
@@ -55,13 +46,6 @@ static bool col_is(sqlite3_stmt *q, int col, const char *want)
 }
 
 /* ---- the changes, kept until the commit ---- */
-
-struct change {
-    enum tw_store_arm_what what;
-    int64_t vm_id, disk_id;
-    char vm[128], disk[128];
-    char from[64], to[64];
-};
 
 struct put {
     struct tw_sqlite *s;
@@ -71,7 +55,7 @@ struct put {
     int64_t vm_id;
     char prev_seen_at[40];      /* when the VM's disks were last seen before this put */
     int64_t prev_seen_ms;
-    struct change *ch;
+    struct tw_sh_arm_change *ch;
     size_t n_ch, cap_ch;
     bool inv_changed;           /* the VM's disks as compliance reads them changed */
     int64_t moved_from[TW_INV_MAX_DISKS]; /* VMs a disk moved away from */
@@ -81,59 +65,11 @@ struct put {
 static enum tw_err note(struct put *p, enum tw_store_arm_what what, int64_t disk_id,
                         const char *disk, const char *from, const char *to, struct tw_error *err)
 {
-    if (p->n_ch == p->cap_ch) {
-        size_t ncap = p->cap_ch ? p->cap_ch * 2 : 8;
-        struct change *c = realloc(p->ch, ncap * sizeof(*c));
-        if (!c)
-            return tw_error_set(err, TW_ENOMEM, "out of memory noting what a sync changed");
-        p->ch = c;
-        p->cap_ch = ncap;
-    }
-    struct change *c = &p->ch[p->n_ch++];
-    c->what = what;
-    c->vm_id = p->vm_id;
-    c->disk_id = disk_id;
-    snprintf(c->vm, sizeof(c->vm), "%s", p->v->vm->name);
-    snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
-    snprintf(c->from, sizeof(c->from), "%s", from ? from : "");
-    snprintf(c->to, sizeof(c->to), "%s", to ? to : "");
-    return TW_OK;
+    return tw_sh_arm_note(&p->ch, &p->n_ch, &p->cap_ch, what, p->vm_id, p->v->vm->name, disk_id,
+                          disk, from, to, err);
 }
 
 /* ---- the VM ---- */
-
-static char *tags_json(const struct tw_vm *vm)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (size_t i = 0; i < vm->n_tags; i++)
-        json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
-    char *t = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
-                                                : NULL;
-    json_decref(o);
-    return t;
-}
-
-/* Appends "WHAT OLD" to FROM and "WHAT NEW" to TO ("; " between fields)
- * when OLD and NEW differ; cut with "..." where they do not fit. */
-static void fields_said(char *from, size_t fcap, char *to, size_t tcap, const char *what,
-                        const char *old, const char *new_)
-{
-    if (strcmp(old ? old : "", new_ ? new_ : "") == 0)
-        return;
-    char *out[2] = {from, to};
-    size_t cap[2] = {fcap, tcap};
-    const char *val[2] = {old && old[0] ? old : "(none)", new_ && new_[0] ? new_ : "(none)"};
-    for (int k = 0; k < 2; k++) {
-        size_t n = strlen(out[k]);
-        int w = snprintf(out[k] + n, cap[k] - n, "%s%s %s", n ? "; " : "", what, val[k]);
-        if (w < 0 || (size_t)w >= cap[k] - n) {
-            if (cap[k] > 4)
-                memcpy(out[k] + cap[k] - 4, "...", 4);
-        }
-    }
-}
 
 /* Finds the VM (by identity, else by its place), creating it when new, and
  * brings its fields to ARM's when ARM's look is newer than its report. */
@@ -142,8 +78,8 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     struct tw_sqlite *s = p->s;
     const struct tw_vm *vm = p->v->vm;
     char identity[1024];
-    identity_of("id:", vm->resource_id, identity, sizeof(identity));
-    char *tags = tags_json(vm);
+    tw_sh_identity_of("id:", vm->resource_id, identity, sizeof(identity));
+    char *tags = tw_sh_tags_json(vm);
     if (!tags)
         return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
 
@@ -255,10 +191,10 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     if (e == TW_OK && differs) {
         /* What changed, each field named: "size A; location B; tags {..}". */
         char from[64] = "", to[64] = "";
-        fields_said(from, sizeof(from), to, sizeof(to), "size", old_size, vm->vm_size);
-        fields_said(from, sizeof(from), to, sizeof(to), "name", old_name, vm->name);
-        fields_said(from, sizeof(from), to, sizeof(to), "location", old_loc, vm->location);
-        fields_said(from, sizeof(from), to, sizeof(to), "tags", old_tags_copy, tags);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "size", old_size, vm->vm_size);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "name", old_name, vm->name);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "location", old_loc, vm->location);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "tags", old_tags_copy, tags);
         e = note(p, TW_ARM_CH_VM_FIELDS, 0, NULL, from, to, err);
     }
     free(tags);
@@ -277,7 +213,7 @@ static enum tw_err put_power(struct put *p, struct tw_error *err)
     struct tw_sqlite *s = p->s;
     STMT(q, s, SQ_ARM_VM_FIND, err);
     char identity[1024];
-    identity_of("id:", p->v->vm->resource_id, identity, sizeof(identity));
+    tw_sh_identity_of("id:", p->v->vm->resource_id, identity, sizeof(identity));
     tw_sq_text(q, 1, identity, false);
     if (sqlite3_step(q) != SQLITE_ROW)
         return tw_sq_fail(s, q, err, "reading the VM's power state");
@@ -309,18 +245,7 @@ static enum tw_err put_power(struct put *p, struct tw_error *err)
 
 /* ---- disks ---- */
 
-/* A stored disk, as SQ_ARM_VM_DISKS / SQ_ARM_DISK_FIND read it. */
-struct row {
-    int64_t id, vm_id;
-    char identity[600], name[128], role[8], sku[32], tier[16], caching[16];
-    char managed_disk_id[512], disk_state[32], lou[40];
-    bool lun_null, attached, wa, shares_null, bursting_null;
-    int lun, bursting;
-    int64_t size_gib, max_shares;
-    bool listed;                 /* ARM lists it in this put */
-};
-
-static void row_read(sqlite3_stmt *q, struct row *r)
+static void row_read(sqlite3_stmt *q, struct tw_sh_arm_disk *r)
 {
     memset(r, 0, sizeof(*r));
     r->id = sqlite3_column_int64(q, 0);
@@ -345,27 +270,11 @@ static void row_read(sqlite3_stmt *q, struct row *r)
     tw_sq_copy(q, 16, r->lou, sizeof(r->lou));
 }
 
-/* As ingest's rule: a tier not known on one side is no change. */
-static bool same_sku(const char *sku, const char *tier, int64_t size, const char *sku2,
-                     const char *tier2, int64_t size2)
-{
-    return strcmp(sku, sku2) == 0 && (!tier[0] || !tier2[0] || strcmp(tier, tier2) == 0) &&
-           size == size2;
-}
-
-static bool same_attrs(const struct row *r, const struct tw_store_disk_attrs *a)
-{
-    int64_t shares = r->shares_null ? 0 : r->max_shares;
-    enum tw_tri b = r->bursting_null ? TW_TRI_UNKNOWN : r->bursting ? TW_TRI_YES : TW_TRI_NO;
-    return shares == a->max_shares && b == a->bursting &&
-           strcmp(r->disk_state, a->disk_state) == 0;
-}
-
 /* The SKU history at ARM's look: a row when it differs from the observation
  * before; *NEWEST whether nothing later is known (the disk's current
  * fields may then follow ARM's). */
-static enum tw_err put_history(struct put *p, const struct row *r, const struct tw_disk *d,
-                               bool *newest, struct tw_error *err)
+static enum tw_err put_history(struct put *p, const struct tw_sh_arm_disk *r,
+                               const struct tw_disk *d, bool *newest, struct tw_error *err)
 {
     struct tw_sqlite *s = p->s;
     STMT(prev, s, SQ_HIST_PREV, err);
@@ -391,7 +300,7 @@ static enum tw_err put_history(struct put *p, const struct row *r, const struct 
         return tw_sq_fail(s, next, err, "reading a disk's SKU history");
     *newest = rc == SQLITE_DONE;
     sqlite3_reset(next);
-    if (had && same_sku(psku, ptier, psize, d->sku, d->tier, d->size_gib))
+    if (had && tw_sh_same_sku(psku, ptier, psize, d->sku, d->tier, d->size_gib))
         return TW_OK;
     STMT(ins, s, SQ_HIST_OBS, err);
     sqlite3_bind_int64(ins, 1, r->id);
@@ -430,7 +339,7 @@ static void bind_lun(sqlite3_stmt *q, int i, int lun)
 }
 
 /* ARM's disk I (found as R, or new when R is NULL) onto the VM. */
-static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_error *err)
+static enum tw_err put_disk(struct put *p, size_t i, struct tw_sh_arm_disk *r, struct tw_error *err)
 {
     struct tw_sqlite *s = p->s;
     const struct tw_store_arm_disk *ad = &p->v->disks[i];
@@ -438,7 +347,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
     const char *role = d->role == TW_DISK_OS ? "os" : "data";
     const char *lou = ad->last_ownership_update ? ad->last_ownership_update : "";
     char identity[600];
-    identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
+    tw_sh_identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
     enum tw_err e;
     bool applied = false;
     if (!r) {
@@ -461,7 +370,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         if ((e = run(s, ins, "storing a disk from ARM", err)) != TW_OK)
             return e;
         p->inv_changed = true;
-        struct row fresh = {.id = sqlite3_last_insert_rowid(s->db), .vm_id = p->vm_id};
+        struct tw_sh_arm_disk fresh = {.id = sqlite3_last_insert_rowid(s->db), .vm_id = p->vm_id};
         bool newest;
         if ((e = put_history(p, &fresh, d, &newest, err)) != TW_OK)
             return e;
@@ -514,7 +423,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         if ((e = run(s, up, "updating a disk from ARM", err)) != TW_OK)
             return e;
     }
-    bool attrs_same = same_attrs(r, &ad->attrs);
+    bool attrs_same = tw_sh_arm_same_attrs(r, &ad->attrs);
     if ((e = tw_sq_disk_attrs_observe(&s->base, r->id, &ad->attrs, p->at, p->ms, TW_OBS_ARM,
                                       &applied, err)) != TW_OK)
         return e;
@@ -530,7 +439,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
 static enum tw_err put_disks(struct put *p, struct tw_error *err)
 {
     struct tw_sqlite *s = p->s;
-    struct row *rows = NULL;
+    struct tw_sh_arm_disk *rows = NULL;
     size_t n = 0, cap = 0;
     enum tw_err e = TW_OK;
     sqlite3_stmt *q = tw_sq_stmt(s, SQ_ARM_VM_DISKS, err);
@@ -541,7 +450,7 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 16;
-            struct row *nr = realloc(rows, ncap * sizeof(*nr));
+            struct tw_sh_arm_disk *nr = realloc(rows, ncap * sizeof(*nr));
             if (!nr) {
                 sqlite3_reset(q);
                 free(rows);
@@ -561,14 +470,14 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
     for (size_t i = 0; i < p->v->n_disks && e == TW_OK; i++) {
         const struct tw_disk *d = &p->v->disks[i].disk;
         char identity[600];
-        identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
-        struct row *hit = NULL;
+        tw_sh_identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
+        struct tw_sh_arm_disk *hit = NULL;
         for (size_t k = 0; k < n && !hit; k++)
             if (!rows[k].listed && strcmp(rows[k].identity, identity) == 0)
                 hit = &rows[k];
         /* By its id anywhere (a disk that moved here) before any match by
          * name: the identity a name match would take may be that row's. */
-        struct row moved;
+        struct tw_sh_arm_disk moved;
         if (!hit) {
             sqlite3_stmt *f = tw_sq_stmt(s, SQ_ARM_DISK_FIND, err);
             if (!f) {
@@ -627,7 +536,7 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
         bool keep = false;
         for (size_t j = 0; j < p->v->n_keep && !keep; j++) {
             char kid[600];
-            identity_of("id:", p->v->keep_ids[j] ? p->v->keep_ids[j] : "", kid, sizeof(kid));
+            tw_sh_identity_of("id:", p->v->keep_ids[j] ? p->v->keep_ids[j] : "", kid, sizeof(kid));
             keep = strcmp(rows[k].identity, kid) == 0 ||
                    (rows[k].managed_disk_id[0] && p->v->keep_ids[j] &&
                     strcasecmp(rows[k].managed_disk_id, p->v->keep_ids[j]) == 0);
@@ -695,7 +604,7 @@ enum tw_err tw_sq_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *
     if (vm_id)
         *vm_id = p.vm_id;
     for (size_t i = 0; fn && i < p.n_ch; i++) {
-        const struct change *c = &p.ch[i];
+        const struct tw_sh_arm_change *c = &p.ch[i];
         struct tw_store_arm_change out = {.what = c->what, .vm_id = c->vm_id,
                                           .disk_id = c->disk_id, .vm = c->vm, .disk = c->disk,
                                           .from = c->from, .to = c->to};
@@ -712,7 +621,7 @@ enum tw_err tw_sq_vm_by_resource_id(struct tw_store *st, const char *id, int64_t
 {
     struct tw_sqlite *s = (struct tw_sqlite *)st;
     char identity[1024];
-    identity_of("id:", id, identity, sizeof(identity));
+    tw_sh_identity_of("id:", id, identity, sizeof(identity));
     STMT(q, s, SQ_VM_BY_IDENTITY, err);
     tw_sq_text(q, 1, identity, false);
     int rc = sqlite3_step(q);

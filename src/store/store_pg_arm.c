@@ -23,9 +23,8 @@
  *    its changes noted afresh.
  */
 #include "store/store_pg.h"
+#include "store/store_shared.h"
 
-#include <ctype.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,14 +33,6 @@
 #define PG(st) ((struct tw_pg *)(st))
 
 #define TRIES 3
-
-static void identity_of(const char *prefix, const char *id, char *out, size_t len)
-{
-    size_t k = (size_t)snprintf(out, len, "%s", prefix);
-    for (size_t i = 0; id[i] && k + 1 < len; i++)
-        out[k++] = (char)tolower((unsigned char)id[i]);
-    out[k < len ? k : len - 1] = '\0';
-}
 
 /* ---- the statements ---- */
 
@@ -117,13 +108,6 @@ TW_PG_STMT(q_vm_by_name, "SELECT id, resource_group, subscription_id FROM vms WH
 
 /* ---- the changes, kept until the commit ---- */
 
-struct change {
-    enum tw_store_arm_what what;
-    int64_t vm_id, disk_id;
-    char vm[128], disk[128];
-    char from[64], to[64];
-};
-
 struct put {
     struct tw_pg *pg;
     const struct tw_store_arm_vm *v;
@@ -132,7 +116,7 @@ struct put {
     int64_t vm_id;
     char prev_seen_at[40]; /* when the VM's disks were last seen before this put */
     int64_t prev_seen_ms;
-    struct change *ch;
+    struct tw_sh_arm_change *ch;
     size_t n_ch, cap_ch;
     bool inv_changed;                     /* the VM's disks as compliance reads them changed */
     int64_t moved_from[TW_INV_MAX_DISKS]; /* VMs a disk moved away from */
@@ -142,59 +126,11 @@ struct put {
 static enum tw_err note(struct put *p, enum tw_store_arm_what what, int64_t disk_id,
                         const char *disk, const char *from, const char *to, struct tw_error *err)
 {
-    if (p->n_ch == p->cap_ch) {
-        size_t ncap = p->cap_ch ? p->cap_ch * 2 : 8;
-        struct change *c = realloc(p->ch, ncap * sizeof(*c));
-        if (!c)
-            return tw_error_set(err, TW_ENOMEM, "out of memory noting what a sync changed");
-        p->ch = c;
-        p->cap_ch = ncap;
-    }
-    struct change *c = &p->ch[p->n_ch++];
-    c->what = what;
-    c->vm_id = p->vm_id;
-    c->disk_id = disk_id;
-    snprintf(c->vm, sizeof(c->vm), "%s", p->v->vm->name);
-    snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
-    snprintf(c->from, sizeof(c->from), "%s", from ? from : "");
-    snprintf(c->to, sizeof(c->to), "%s", to ? to : "");
-    return TW_OK;
+    return tw_sh_arm_note(&p->ch, &p->n_ch, &p->cap_ch, what, p->vm_id, p->v->vm->name, disk_id,
+                          disk, from, to, err);
 }
 
 /* ---- the VM ---- */
-
-static char *tags_json(const struct tw_vm *vm)
-{
-    json_t *o = json_object();
-    if (!o)
-        return NULL;
-    for (size_t i = 0; i < vm->n_tags; i++)
-        json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
-    char *t =
-        json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(o);
-    return t;
-}
-
-/* Appends "WHAT OLD" to FROM and "WHAT NEW" to TO ("; " between fields)
- * when OLD and NEW differ; cut with "..." where they do not fit. */
-static void fields_said(char *from, size_t fcap, char *to, size_t tcap, const char *what,
-                        const char *old, const char *new_)
-{
-    if (strcmp(old ? old : "", new_ ? new_ : "") == 0)
-        return;
-    char *out[2] = {from, to};
-    size_t cap[2] = {fcap, tcap};
-    const char *val[2] = {old && old[0] ? old : "(none)", new_ && new_[0] ? new_ : "(none)"};
-    for (int k = 0; k < 2; k++) {
-        size_t n = strlen(out[k]);
-        int w = snprintf(out[k] + n, cap[k] - n, "%s%s %s", n ? "; " : "", what, val[k]);
-        if (w < 0 || (size_t)w >= cap[k] - n) {
-            if (cap[k] > 4)
-                memcpy(out[k] + cap[k] - 4, "...", 4);
-        }
-    }
-}
 
 /* The VM's row found by its identity, else by its place, locked (*R
  * holds it, NULL when there is none). */
@@ -234,8 +170,8 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     struct tw_pg *pg = p->pg;
     const struct tw_vm *vm = p->v->vm;
     char identity[1024];
-    identity_of("id:", vm->resource_id, identity, sizeof(identity));
-    char *tags = tags_json(vm);
+    tw_sh_identity_of("id:", vm->resource_id, identity, sizeof(identity));
+    char *tags = tw_sh_tags_json(vm);
     if (!tags)
         return tw_error_set(err, TW_ENOMEM, "out of memory storing the VM's tags");
 
@@ -328,10 +264,10 @@ static enum tw_err put_vm(struct put *p, struct tw_error *err)
     if (e == TW_OK && differs) {
         /* What changed, each field named: "size A; location B; tags {..}". */
         char from[64] = "", to[64] = "";
-        fields_said(from, sizeof(from), to, sizeof(to), "size", old_size, vm->vm_size);
-        fields_said(from, sizeof(from), to, sizeof(to), "name", old_name, vm->name);
-        fields_said(from, sizeof(from), to, sizeof(to), "location", old_loc, vm->location);
-        fields_said(from, sizeof(from), to, sizeof(to), "tags", old_tags_copy, tags);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "size", old_size, vm->vm_size);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "name", old_name, vm->name);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "location", old_loc, vm->location);
+        tw_sh_fields_said(from, sizeof(from), to, sizeof(to), "tags", old_tags_copy, tags);
         e = note(p, TW_ARM_CH_VM_FIELDS, 0, NULL, from, to, err);
     }
     free(tags);
@@ -348,7 +284,7 @@ static enum tw_err put_power(struct put *p, struct tw_error *err)
         return TW_OK;
     struct tw_pg *pg = p->pg;
     char identity[1024];
-    identity_of("id:", p->v->vm->resource_id, identity, sizeof(identity));
+    tw_sh_identity_of("id:", p->v->vm->resource_id, identity, sizeof(identity));
     struct tw_pg_params q;
     tw_pg_p_init(&q);
     tw_pg_p_text(&q, identity);
@@ -390,18 +326,7 @@ static enum tw_err put_power(struct put *p, struct tw_error *err)
 
 /* ---- disks ---- */
 
-/* A stored disk, as ARM_DISK reads it. */
-struct row {
-    int64_t id, vm_id;
-    char identity[600], name[128], role[8], sku[32], tier[16], caching[16];
-    char managed_disk_id[512], disk_state[32], lou[40];
-    bool lun_null, attached, wa, shares_null, bursting_null;
-    int lun, bursting;
-    int64_t size_gib, max_shares;
-    bool listed; /* ARM lists it in this put */
-};
-
-static void row_read(const PGresult *q, int k, struct row *r)
+static void row_read(const PGresult *q, int k, struct tw_sh_arm_disk *r)
 {
     memset(r, 0, sizeof(*r));
     r->id = tw_pg_int(q, k, 0);
@@ -426,26 +351,11 @@ static void row_read(const PGresult *q, int k, struct row *r)
     tw_pg_copy(r->lou, sizeof(r->lou), q, k, 16);
 }
 
-/* As ingest's rule: a tier not known on one side is no change. */
-static bool same_sku(const char *sku, const char *tier, int64_t size, const char *sku2,
-                     const char *tier2, int64_t size2)
-{
-    return strcmp(sku, sku2) == 0 && (!tier[0] || !tier2[0] || strcmp(tier, tier2) == 0) &&
-           size == size2;
-}
-
-static bool same_attrs(const struct row *r, const struct tw_store_disk_attrs *a)
-{
-    int64_t shares = r->shares_null ? 0 : r->max_shares;
-    enum tw_tri b = r->bursting_null ? TW_TRI_UNKNOWN : r->bursting ? TW_TRI_YES : TW_TRI_NO;
-    return shares == a->max_shares && b == a->bursting && strcmp(r->disk_state, a->disk_state) == 0;
-}
-
 /* The SKU history at ARM's look: a row when it differs from the observation
  * before; *NEWEST whether nothing later is known (the disk's current
  * fields may then follow ARM's). */
-static enum tw_err put_history(struct put *p, const struct row *r, const struct tw_disk *d,
-                               bool *newest, struct tw_error *err)
+static enum tw_err put_history(struct put *p, const struct tw_sh_arm_disk *r,
+                               const struct tw_disk *d, bool *newest, struct tw_error *err)
 {
     struct tw_pg *pg = p->pg;
     struct tw_pg_params q;
@@ -469,7 +379,7 @@ static enum tw_err put_history(struct put *p, const struct row *r, const struct 
         return e;
     *newest = PQntuples(res) == 0;
     PQclear(res);
-    if (had && same_sku(psku, ptier, psize, d->sku, d->tier, d->size_gib))
+    if (had && tw_sh_same_sku(psku, ptier, psize, d->sku, d->tier, d->size_gib))
         return TW_OK;
     tw_pg_p_init(&q);
     tw_pg_p_int(&q, r->id);
@@ -508,7 +418,7 @@ static void p_lun(struct tw_pg_params *q, int lun)
 }
 
 /* ARM's disk I (found as R, or new when R is NULL) onto the VM. */
-static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_error *err)
+static enum tw_err put_disk(struct put *p, size_t i, struct tw_sh_arm_disk *r, struct tw_error *err)
 {
     struct tw_pg *pg = p->pg;
     const struct tw_store_arm_disk *ad = &p->v->disks[i];
@@ -516,7 +426,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
     const char *role = d->role == TW_DISK_OS ? "os" : "data";
     const char *lou = ad->last_ownership_update ? ad->last_ownership_update : "";
     char identity[600];
-    identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
+    tw_sh_identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
     enum tw_err e;
     bool applied = false;
     struct tw_pg_params q;
@@ -540,8 +450,8 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         PGresult *res = NULL;
         if ((e = tw_pg_run(pg, &q_disk_insert, &q, &res, "storing a disk from ARM", err)) != TW_OK)
             return e;
-        struct row fresh = {.id = PQntuples(res) == 1 ? tw_pg_int(res, 0, 0) : 0,
-                            .vm_id = p->vm_id};
+        struct tw_sh_arm_disk fresh = {.id = PQntuples(res) == 1 ? tw_pg_int(res, 0, 0) : 0,
+                                       .vm_id = p->vm_id};
         PQclear(res);
         p->inv_changed = true;
         bool newest;
@@ -595,7 +505,7 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
         if ((e = tw_pg_run(pg, &q_disk_update, &q, NULL, "updating a disk from ARM", err)) != TW_OK)
             return e;
     }
-    bool attrs_same = same_attrs(r, &ad->attrs);
+    bool attrs_same = tw_sh_arm_same_attrs(r, &ad->attrs);
     if ((e = tw_pg_disk_attrs_observe(&pg->base, r->id, &ad->attrs, p->at, p->ms, TW_OBS_ARM,
                                       &applied, err)) != TW_OK)
         return e;
@@ -606,8 +516,8 @@ static enum tw_err put_disk(struct put *p, size_t i, struct row *r, struct tw_er
 
 /* The disk whose identity is IDENTITY anywhere, locked, into *OUT
  * (*FOUND whether there is one). */
-static enum tw_err disk_find(struct put *p, const char *identity, struct row *out, bool *found,
-                             struct tw_error *err)
+static enum tw_err disk_find(struct put *p, const char *identity, struct tw_sh_arm_disk *out,
+                             bool *found, struct tw_error *err)
 {
     struct tw_pg_params q;
     tw_pg_p_init(&q);
@@ -638,7 +548,7 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
     if (e != TW_OK)
         return e;
     size_t n = (size_t)PQntuples(res);
-    struct row *rows = n ? calloc(n, sizeof(*rows)) : NULL;
+    struct tw_sh_arm_disk *rows = n ? calloc(n, sizeof(*rows)) : NULL;
     if (n && !rows) {
         PQclear(res);
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the VM's disks");
@@ -650,14 +560,14 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
     for (size_t i = 0; i < p->v->n_disks && e == TW_OK; i++) {
         const struct tw_disk *d = &p->v->disks[i].disk;
         char identity[600];
-        identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
-        struct row *hit = NULL;
+        tw_sh_identity_of("id:", d->managed_disk_id, identity, sizeof(identity));
+        struct tw_sh_arm_disk *hit = NULL;
         for (size_t k = 0; k < n && !hit; k++)
             if (!rows[k].listed && strcmp(rows[k].identity, identity) == 0)
                 hit = &rows[k];
         /* By its id anywhere (a disk that moved here) before any match by
          * name: the identity a name match would take may be that row's. */
-        struct row moved;
+        struct tw_sh_arm_disk moved;
         if (!hit) {
             bool found = false;
             if ((e = disk_find(p, identity, &moved, &found, err)) != TW_OK)
@@ -702,7 +612,7 @@ static enum tw_err put_disks(struct put *p, struct tw_error *err)
         bool keep = false;
         for (size_t j = 0; j < p->v->n_keep && !keep; j++) {
             char kid[600];
-            identity_of("id:", p->v->keep_ids[j] ? p->v->keep_ids[j] : "", kid, sizeof(kid));
+            tw_sh_identity_of("id:", p->v->keep_ids[j] ? p->v->keep_ids[j] : "", kid, sizeof(kid));
             keep = strcmp(rows[k].identity, kid) == 0 ||
                    (rows[k].managed_disk_id[0] && p->v->keep_ids[j] &&
                     strcasecmp(rows[k].managed_disk_id, p->v->keep_ids[j]) == 0);
@@ -782,7 +692,7 @@ enum tw_err tw_pg_arm_vm_put(struct tw_store *st, const struct tw_store_arm_vm *
     if (vm_id)
         *vm_id = p.vm_id;
     for (size_t i = 0; fn && i < p.n_ch; i++) {
-        const struct change *c = &p.ch[i];
+        const struct tw_sh_arm_change *c = &p.ch[i];
         struct tw_store_arm_change out = {.what = c->what,
                                           .vm_id = c->vm_id,
                                           .disk_id = c->disk_id,
@@ -802,7 +712,7 @@ enum tw_err tw_pg_vm_by_resource_id(struct tw_store *st, const char *id, int64_t
                                     struct tw_error *err)
 {
     char identity[1024];
-    identity_of("id:", id, identity, sizeof(identity));
+    tw_sh_identity_of("id:", id, identity, sizeof(identity));
     struct tw_pg_params q;
     tw_pg_p_init(&q);
     tw_pg_p_text(&q, identity);

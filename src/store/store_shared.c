@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void tw_sh_lower_into(char *dst, size_t len, const char *src)
@@ -53,8 +54,8 @@ char *tw_sh_tags_json(const struct tw_vm *vm)
         return NULL;
     for (size_t i = 0; i < vm->n_tags; i++)
         json_object_set_new(o, vm->tags[i].key, json_string(vm->tags[i].value));
-    char *s = json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS)
-                                                : NULL;
+    char *s =
+        json_object_size(o) == vm->n_tags ? json_dumps(o, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(o);
     return s;
 }
@@ -169,4 +170,70 @@ bool tw_sh_find_records(const char *b, size_t n, struct tw_span *out, size_t wan
         }
         return false;
     }
+}
+
+/* ---- ARM's look at a VM ---- */
+
+void tw_sh_identity_of(const char *prefix, const char *id, char *out, size_t len)
+{
+    size_t k = (size_t)snprintf(out, len, "%s", prefix);
+    for (size_t i = 0; id[i] && k + 1 < len; i++)
+        out[k++] = (char)tolower((unsigned char)id[i]);
+    out[k < len ? k : len - 1] = '\0';
+}
+
+void tw_sh_fields_said(char *from, size_t fcap, char *to, size_t tcap, const char *what,
+                       const char *old, const char *new_)
+{
+    if (strcmp(old ? old : "", new_ ? new_ : "") == 0)
+        return;
+    char *out[2] = {from, to};
+    size_t cap[2] = {fcap, tcap};
+    const char *val[2] = {old && old[0] ? old : "(none)", new_ && new_[0] ? new_ : "(none)"};
+    for (int k = 0; k < 2; k++) {
+        size_t n = strlen(out[k]);
+        int w = snprintf(out[k] + n, cap[k] - n, "%s%s %s", n ? "; " : "", what, val[k]);
+        if (w < 0 || (size_t)w >= cap[k] - n) {
+            if (cap[k] > 4)
+                memcpy(out[k] + cap[k] - 4, "...", 4);
+        }
+    }
+}
+
+bool tw_sh_same_sku(const char *sku, const char *tier, int64_t size, const char *sku2,
+                    const char *tier2, int64_t size2)
+{
+    return strcmp(sku, sku2) == 0 && (!tier[0] || !tier2[0] || strcmp(tier, tier2) == 0) &&
+           size == size2;
+}
+
+enum tw_err tw_sh_arm_note(struct tw_sh_arm_change **ch, size_t *n, size_t *cap,
+                           enum tw_store_arm_what what, int64_t vm_id, const char *vm,
+                           int64_t disk_id, const char *disk, const char *from, const char *to,
+                           struct tw_error *err)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 8;
+        struct tw_sh_arm_change *c = realloc(*ch, ncap * sizeof(*c));
+        if (!c)
+            return tw_error_set(err, TW_ENOMEM, "out of memory noting what a sync changed");
+        *ch = c;
+        *cap = ncap;
+    }
+    struct tw_sh_arm_change *c = &(*ch)[(*n)++];
+    c->what = what;
+    c->vm_id = vm_id;
+    c->disk_id = disk_id;
+    snprintf(c->vm, sizeof(c->vm), "%s", vm ? vm : "");
+    snprintf(c->disk, sizeof(c->disk), "%s", disk ? disk : "");
+    snprintf(c->from, sizeof(c->from), "%s", from ? from : "");
+    snprintf(c->to, sizeof(c->to), "%s", to ? to : "");
+    return TW_OK;
+}
+
+bool tw_sh_arm_same_attrs(const struct tw_sh_arm_disk *r, const struct tw_store_disk_attrs *a)
+{
+    int64_t shares = r->shares_null ? 0 : r->max_shares;
+    enum tw_tri b = r->bursting_null ? TW_TRI_UNKNOWN : r->bursting ? TW_TRI_YES : TW_TRI_NO;
+    return shares == a->max_shares && b == a->bursting && strcmp(r->disk_state, a->disk_state) == 0;
 }

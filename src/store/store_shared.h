@@ -46,4 +46,50 @@ char *tw_sh_tags_json(const struct tw_vm *vm);
  * anything else is unexpected: the caller renders the records instead. */
 bool tw_sh_find_records(const char *body, size_t n, struct tw_span *out, size_t want);
 
+/* ---- ARM's look at a VM (store_arm.c, store_pg_arm.c) ---- */
+
+/* "PREFIX" and ID in lower case into OUT[0..LEN), cut to fit: the
+ * identity a put by ARM gives a VM or a disk it knows the id of. */
+void tw_sh_identity_of(const char *prefix, const char *id, char *out, size_t len);
+
+/* Appends "WHAT OLD" to FROM[0..FCAP) and "WHAT NEW" to TO[0..TCAP) ("; "
+ * between fields) when OLD and NEW differ (NULL reads as ""); cut with
+ * "..." where they do not fit. */
+void tw_sh_fields_said(char *from, size_t fcap, char *to, size_t tcap, const char *what,
+                       const char *old, const char *new_);
+
+/* Whether two (SKU, tier, size) observations are the same, as ingest
+ * rules: a tier not known on one side is no change. */
+bool tw_sh_same_sku(const char *sku, const char *tier, int64_t size, const char *sku2,
+                    const char *tier2, int64_t size2);
+
+/* One change a put by ARM made, kept until its commit. */
+struct tw_sh_arm_change {
+    enum tw_store_arm_what what;
+    int64_t vm_id, disk_id;  /* the rows changed (disk_id 0: the VM's own) */
+    char vm[128], disk[128]; /* their names, cut to fit */
+    char from[64], to[64];   /* what was stored, what ARM said */
+};
+
+/* Appends a change to *CH[0..*N) (growing it, *CAP its room); TW_ENOMEM
+ * when it can't grow (the list is then as it was).  NULL strings are "". */
+enum tw_err tw_sh_arm_note(struct tw_sh_arm_change **ch, size_t *n, size_t *cap,
+                           enum tw_store_arm_what what, int64_t vm_id, const char *vm,
+                           int64_t disk_id, const char *disk, const char *from, const char *to,
+                           struct tw_error *err);
+
+/* A stored disk, as both stores' ARM puts read it. */
+struct tw_sh_arm_disk {
+    int64_t id, vm_id;
+    char identity[600], name[128], role[8], sku[32], tier[16], caching[16];
+    char managed_disk_id[512], disk_state[32], lou[40];
+    bool lun_null, attached, wa, shares_null, bursting_null;
+    int lun, bursting;
+    int64_t size_gib, max_shares;
+    bool listed; /* ARM lists it in this put */
+};
+
+/* Whether the stored disk's shares, bursting and state are ARM's A. */
+bool tw_sh_arm_same_attrs(const struct tw_sh_arm_disk *r, const struct tw_store_disk_attrs *a);
+
 #endif
