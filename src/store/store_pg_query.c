@@ -10,6 +10,7 @@
  * its three cursors in one snapshot, a batch at a time.
  */
 #include "store/store_pg.h"
+#include "store/store_shared.h"
 
 #include <jansson.h>
 
@@ -170,40 +171,6 @@ static enum tw_err rows(PGresult *res, size_t size, bool (*row)(const PGresult *
 
 /* ---- VMs ---- */
 
-/* The tags column (a JSON object of strings, sorted by key) as tags. */
-static bool tags_row(const char *text, struct tw_store_vm_row *r)
-{
-    r->n_tags = 0;
-    r->tags = NULL;
-    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
-    if (!json_is_object(o)) {
-        json_decref(o);
-        return true; /* a damaged column reads as no tags */
-    }
-    size_t n = json_object_size(o);
-    if (n > TW_INV_MAX_TAGS)
-        n = TW_INV_MAX_TAGS;
-    if (n && !(r->tags = calloc(n, sizeof(*r->tags)))) {
-        json_decref(o);
-        return false;
-    }
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v)
-    {
-        if (r->n_tags == n)
-            break;
-        if (!json_is_string(v))
-            continue;
-        snprintf(r->tags[r->n_tags].key, sizeof(r->tags[0].key), "%s", k);
-        snprintf(r->tags[r->n_tags].value, sizeof(r->tags[0].value), "%s",
-                 json_string_value(v));
-        r->n_tags++;
-    }
-    json_decref(o);
-    return true;
-}
-
 static bool vm_row(const PGresult *q, int i, void *out)
 {
     struct tw_store_vm_row *r = out;
@@ -218,7 +185,7 @@ static bool vm_row(const PGresult *q, int i, void *out)
     tw_pg_copy(r->power_state_at, sizeof(r->power_state_at), q, i, 9);
     tw_pg_copy(r->last_report_at, sizeof(r->last_report_at), q, i, 10);
     r->n_disks = tw_pg_int(q, i, 11);
-    return tags_row(tw_pg_null(q, i, 7) ? NULL : tw_pg_text(q, i, 7), r);
+    return tw_sh_tags_row(tw_pg_null(q, i, 7) ? NULL : tw_pg_text(q, i, 7), r);
 }
 
 static void vm_rows_free(void *r, size_t n)
@@ -390,19 +357,6 @@ enum tw_err tw_pg_disk_results(struct tw_store *st, int64_t disk_id,
 
 /* ---- for compliance ---- */
 
-static void vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v)
-{
-    memcpy(v->name, vm->name, sizeof(v->name));
-    memcpy(v->resource_id, vm->resource_id, sizeof(v->resource_id));
-    memcpy(v->subscription_id, vm->subscription_id, sizeof(v->subscription_id));
-    memcpy(v->resource_group, vm->resource_group, sizeof(v->resource_group));
-    memcpy(v->location, vm->location, sizeof(v->location));
-    memcpy(v->vm_size, vm->vm_size, sizeof(v->vm_size));
-    v->n_tags = vm->n_tags;
-    if (vm->n_tags)
-        memcpy(v->tags, vm->tags, vm->n_tags * sizeof(v->tags[0]));
-}
-
 /* Row I of a VM query (q_vm_inv's columns) as the inventory's VM. */
 static bool inv_vm(const PGresult *q, int i, struct tw_inventory *inv)
 {
@@ -410,7 +364,7 @@ static bool inv_vm(const PGresult *q, int i, struct tw_inventory *inv)
     memset(&vm, 0, sizeof(vm));
     if (!vm_row(q, i, &vm))
         return false;
-    vm_into(&vm, &inv->vm);
+    tw_sh_vm_into(&vm, &inv->vm);
     free(vm.tags);
     return true;
 }

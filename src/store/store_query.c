@@ -4,6 +4,7 @@
  * rows store.h declares (the REST API's JSON is shaped in src/server/).
  */
 #include "store/store_sqlite.h"
+#include "store/store_shared.h"
 
 #include <jansson.h>
 
@@ -77,40 +78,6 @@ static enum tw_err rows(struct tw_sqlite *s, sqlite3_stmt *q, size_t size,
 
 /* ---- VMs ---- */
 
-/* The tags column (a JSON object of strings, sorted by key) as tags. */
-static bool tags_row(const char *text, struct tw_store_vm_row *r)
-{
-    r->n_tags = 0;
-    r->tags = NULL;
-    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
-    if (!json_is_object(o)) {
-        json_decref(o);
-        return true; /* a damaged column reads as no tags, as before */
-    }
-    size_t n = json_object_size(o);
-    if (n > TW_INV_MAX_TAGS)
-        n = TW_INV_MAX_TAGS;
-    if (n && !(r->tags = calloc(n, sizeof(*r->tags)))) {
-        json_decref(o);
-        return false;
-    }
-    const char *k;
-    json_t *v;
-    json_object_foreach(o, k, v)
-    {
-        if (r->n_tags == n)
-            break;
-        if (!json_is_string(v))
-            continue;
-        snprintf(r->tags[r->n_tags].key, sizeof(r->tags[0].key), "%s", k);
-        snprintf(r->tags[r->n_tags].value, sizeof(r->tags[0].value), "%s",
-                 json_string_value(v));
-        r->n_tags++;
-    }
-    json_decref(o);
-    return true;
-}
-
 static bool vm_row(sqlite3_stmt *q, void *out)
 {
     struct tw_store_vm_row *r = out;
@@ -125,7 +92,7 @@ static bool vm_row(sqlite3_stmt *q, void *out)
     tw_sq_copy(q, 9, r->power_state_at, sizeof(r->power_state_at));
     tw_sq_copy(q, 10, r->last_report_at, sizeof(r->last_report_at));
     r->n_disks = sqlite3_column_int64(q, 11);
-    return tags_row((const char *)sqlite3_column_text(q, 7), r);
+    return tw_sh_tags_row((const char *)sqlite3_column_text(q, 7), r);
 }
 
 static void vm_rows_free(void *rows, size_t n)
@@ -276,20 +243,6 @@ enum tw_err tw_sq_disk_results(struct tw_store *st, int64_t disk_id,
 
 /* ---- for compliance ---- */
 
-/* A VM row's fields as the inventory's VM. */
-static void vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v)
-{
-    memcpy(v->name, vm->name, sizeof(v->name));
-    memcpy(v->resource_id, vm->resource_id, sizeof(v->resource_id));
-    memcpy(v->subscription_id, vm->subscription_id, sizeof(v->subscription_id));
-    memcpy(v->resource_group, vm->resource_group, sizeof(v->resource_group));
-    memcpy(v->location, vm->location, sizeof(v->location));
-    memcpy(v->vm_size, vm->vm_size, sizeof(v->vm_size));
-    v->n_tags = vm->n_tags;
-    if (vm->n_tags)
-        memcpy(v->tags, vm->tags, vm->n_tags * sizeof(v->tags[0]));
-}
-
 /* The VM's inventory from its rows: the VM's fields and the disks attached
  * now (those of its newest report), in the order that report listed them. */
 static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_inventory *inv,
@@ -310,7 +263,7 @@ static enum tw_err inventory_rows(struct tw_sqlite *s, int64_t vm_id, struct tw_
     sqlite3_reset(vq);
     if (!ok)
         return oom(err, "a VM");
-    vm_into(&vm, &inv->vm);
+    tw_sh_vm_into(&vm, &inv->vm);
     free(vm.tags);
 
     STMT(q, s, SQ_VM_INV_DISKS, err);
@@ -407,7 +360,7 @@ enum tw_err tw_sq_fleet_latest(struct tw_store *st, tw_store_latest_fn fn, void 
             break;
         }
         tw_inventory_init(inv);
-        vm_into(&vm, &inv->vm);
+        tw_sh_vm_into(&vm, &inv->vm);
         free(vm.tags);
         while (drc == SQLITE_ROW && sqlite3_column_int64(dq, 1) < vm_id)
             drc = sqlite3_step(dq);

@@ -1,7 +1,7 @@
 /*
  * store_shared.c - the C both stores share (store_shared.h): the VM and
- * disk identities, the tags' JSON, and the scan that cuts each result's
- * record out of a report's body.
+ * disk identities, the tags' JSON (and back), the scan that cuts each result's
+ * record out of a report's body, and the helpers of ARM's puts.
  */
 #include "store/store_shared.h"
 
@@ -236,4 +236,51 @@ bool tw_sh_arm_same_attrs(const struct tw_sh_arm_disk *r, const struct tw_store_
     int64_t shares = r->shares_null ? 0 : r->max_shares;
     enum tw_tri b = r->bursting_null ? TW_TRI_UNKNOWN : r->bursting ? TW_TRI_YES : TW_TRI_NO;
     return shares == a->max_shares && b == a->bursting && strcmp(r->disk_state, a->disk_state) == 0;
+}
+
+/* ---- rows read back ---- */
+
+bool tw_sh_tags_row(const char *text, struct tw_store_vm_row *r)
+{
+    r->n_tags = 0;
+    r->tags = NULL;
+    json_t *o = text ? json_loads(text, 0, NULL) : NULL;
+    if (!json_is_object(o)) {
+        json_decref(o);
+        return true; /* a damaged column reads as no tags */
+    }
+    size_t n = json_object_size(o);
+    if (n > TW_INV_MAX_TAGS)
+        n = TW_INV_MAX_TAGS;
+    if (n && !(r->tags = calloc(n, sizeof(*r->tags)))) {
+        json_decref(o);
+        return false;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(o, k, v)
+    {
+        if (r->n_tags == n)
+            break;
+        if (!json_is_string(v))
+            continue;
+        snprintf(r->tags[r->n_tags].key, sizeof(r->tags[0].key), "%s", k);
+        snprintf(r->tags[r->n_tags].value, sizeof(r->tags[0].value), "%s", json_string_value(v));
+        r->n_tags++;
+    }
+    json_decref(o);
+    return true;
+}
+
+void tw_sh_vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v)
+{
+    memcpy(v->name, vm->name, sizeof(v->name));
+    memcpy(v->resource_id, vm->resource_id, sizeof(v->resource_id));
+    memcpy(v->subscription_id, vm->subscription_id, sizeof(v->subscription_id));
+    memcpy(v->resource_group, vm->resource_group, sizeof(v->resource_group));
+    memcpy(v->location, vm->location, sizeof(v->location));
+    memcpy(v->vm_size, vm->vm_size, sizeof(v->vm_size));
+    v->n_tags = vm->n_tags;
+    if (vm->n_tags)
+        memcpy(v->tags, vm->tags, vm->n_tags * sizeof(v->tags[0]));
 }

@@ -92,4 +92,15 @@ struct tw_sh_arm_disk {
 /* Whether the stored disk's shares, bursting and state are ARM's A. */
 bool tw_sh_arm_same_attrs(const struct tw_sh_arm_disk *r, const struct tw_store_disk_attrs *a);
 
+/* ---- rows read back (store_query.c, store_pg_query.c) ---- */
+
+/* The tags column TEXT (a JSON object of strings, sorted by key; NULL for
+ * none) into R's tags, at most TW_INV_MAX_TAGS, values not strings passed
+ * over; a damaged column reads as no tags.  False only when out of memory.
+ * R->tags is then the caller's, freed with the row. */
+bool tw_sh_tags_row(const char *text, struct tw_store_vm_row *r);
+
+/* A VM row's fields as the inventory's VM (V's disks untouched). */
+void tw_sh_vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v);
+
 #endif
