@@ -22,6 +22,7 @@
  * instant is parsed and compared here.
  */
 #include "store/store_pg.h"
+#include "store/store_shared.h"
 
 #include "core/time.h"
 #include "store/store_sqlite.h" /* tw_sq_tags_parse: one reader of a VM's stored tags */
@@ -33,37 +34,11 @@
 #define FETCH_BATCH 1000
 #define FETCH_SQL(cursor) "FETCH 1000 FROM " cursor
 
-/* Grows *V (N used, *CAP room) by one element of SIZE; NULL when out of memory. */
-static void *grow(void **v, size_t n, size_t *cap, size_t size)
-{
-    if (n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        void *p = realloc(*v, ncap * size);
-        if (!p)
-            return NULL;
-        *v = p;
-        *cap = ncap;
-    }
-    return (char *)*v + n * size;
-}
-
 /* Column COL's text into OUT (LEN bytes, cut to fit byte for byte, as
  * the SQLite store's copies cut). */
 static void col_copy(char *out, size_t len, const PGresult *r, int row, int col)
 {
     snprintf(out, len, "%s", tw_pg_text(r, row, col));
-}
-
-/* NS as the action log writes instants, to the millisecond. */
-static void text_at(int64_t ns, char *out, size_t cap)
-{
-    if (!tw_rfc3339_format_ns(ns, 0, 3, out, cap))
-        snprintf(out, cap, "%s", ns < 0 ? "0000" : "9999");
-}
-
-static int64_t ns_to_ms(int64_t ns)
-{
-    return tw_floor_div(ns, TW_NS_PER_MS);
 }
 
 static void feed_init(struct tw_pg_feed *f, struct tw_pg *pg, struct tw_pg_stmt *fetch,
@@ -89,40 +64,6 @@ static enum tw_err end_read(struct tw_pg *pg, enum tw_err rc, const char *what,
 }
 
 /* ---- the read's string table ---- */
-
-#define ITAB_SLOTS 8192 /* a power of two, past what UINT16_MAX names fill */
-struct itab {
-    size_t cap;
-    uint16_t slot[ITAB_SLOTS]; /* an index into strs; 0 empty */
-};
-
-/* The index of NAME in R's string table, added when new; 0 is "". */
-static enum tw_err intern(struct tw_store_report *r, struct itab *t, const char *name,
-                          uint16_t *out, struct tw_error *err)
-{
-    *out = 0;
-    if (!name || !*name)
-        return TW_OK;
-    uint32_t h = 2166136261u;
-    for (const char *c = name; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    size_t i = h & (ITAB_SLOTS - 1);
-    for (; t->slot[i]; i = (i + 1) & (ITAB_SLOTS - 1))
-        if (strncmp(r->strs[t->slot[i]], name, sizeof(*r->strs) - 1) == 0) {
-            *out = t->slot[i];
-            return TW_OK;
-        }
-    if (r->n_strs >= ITAB_SLOTS / 2)
-        return tw_error_set(err, TW_ERANGE, "more than %d SKU, tier and policy names in the month",
-                            ITAB_SLOTS / 2);
-    char(*p)[65] = grow((void **)&r->strs, r->n_strs, &t->cap, sizeof(*r->strs));
-    if (!p)
-        return tw_error_set(err, TW_ENOMEM, "out of memory reading the month");
-    snprintf(*p, sizeof(*p), "%s", name);
-    t->slot[i] = (uint16_t)r->n_strs;
-    *out = (uint16_t)r->n_strs++;
-    return TW_OK;
-}
 
 /* ---- the month's rows ---- */
 
@@ -165,7 +106,7 @@ TW_PG_STMT(q_marks,
 TW_PG_STMT(q_books, "SELECT id, region, source, fetched_at FROM price_books "
                     "WHERE currency = $1 ORDER BY region, fetched_ms NULLS FIRST, id");
 
-static enum tw_err read_skus(struct tw_pg *pg, struct tw_store_report *r, struct itab *scap,
+static enum tw_err read_skus(struct tw_pg *pg, struct tw_store_report *r, struct tw_sh_itab *scap,
                              struct tw_pg_stmt *q, int64_t a, int64_t b, bool two,
                              struct tw_store_rp_sku **out, size_t *n, struct tw_error *err)
 {
@@ -181,7 +122,7 @@ static enum tw_err read_skus(struct tw_pg *pg, struct tw_store_report *r, struct
     int rows = PQntuples(res);
     size_t cap = 0;
     for (int i = 0; i < rows; i++) {
-        struct tw_store_rp_sku *x = grow((void **)out, *n, &cap, sizeof(**out));
+        struct tw_store_rp_sku *x = tw_sh_grow((void **)out, *n, &cap, sizeof(**out));
         if (!x) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the SKU history");
             break;
@@ -190,8 +131,8 @@ static enum tw_err read_skus(struct tw_pg *pg, struct tw_store_report *r, struct
         x->disk_id = tw_pg_int(res, i, 0);
         x->at_ms = tw_pg_int(res, i, 1);
         x->size_gib = tw_pg_int(res, i, 4);
-        if ((rc = intern(r, scap, tw_pg_text(res, i, 2), &x->sku, err)) ||
-            (rc = intern(r, scap, tw_pg_text(res, i, 3), &x->tier, err)))
+        if ((rc = tw_sh_intern(r, scap, tw_pg_text(res, i, 2), &x->sku, err)) ||
+            (rc = tw_sh_intern(r, scap, tw_pg_text(res, i, 3), &x->tier, err)))
             break;
         (*n)++;
     }
@@ -199,11 +140,11 @@ static enum tw_err read_skus(struct tw_pg *pg, struct tw_store_report *r, struct
     return rc;
 }
 
-static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct itab *scap,
+static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct tw_sh_itab *scap,
                             const PGresult *res, int i, int kind_col, int to_col, int state_col,
                             int64_t at, struct tw_error *err)
 {
-    struct tw_store_rp_mark *m = grow((void **)&r->marks, r->n_marks, capm, sizeof(*m));
+    struct tw_store_rp_mark *m = tw_sh_grow((void **)&r->marks, r->n_marks, capm, sizeof(*m));
     if (!m)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the week's actions");
     memset(m, 0, sizeof(*m));
@@ -213,7 +154,7 @@ static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct itab
     m->at_ns = at;
     col_copy(m->kind, sizeof(m->kind), res, i, kind_col);
     col_copy(m->state, sizeof(m->state), res, i, state_col);
-    enum tw_err rc = intern(r, scap, tw_pg_text(res, i, to_col), &m->to_sku, err);
+    enum tw_err rc = tw_sh_intern(r, scap, tw_pg_text(res, i, to_col), &m->to_sku, err);
     if (rc == TW_OK)
         r->n_marks++;
     return rc;
@@ -228,16 +169,6 @@ static int action_cmp(const void *a, const void *b)
         return x->before ? -1 : 1;
     if (x->verified_ns != y->verified_ns)
         return x->verified_ns < y->verified_ns ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
-static int mark_cmp(const void *a, const void *b)
-{
-    const struct tw_store_rp_mark *x = a, *y = b;
-    if (x->vm_id != y->vm_id)
-        return x->vm_id < y->vm_id ? -1 : 1;
-    if (x->at_ns != y->at_ns)
-        return x->at_ns < y->at_ns ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
@@ -262,7 +193,7 @@ static size_t last_per_disk(struct tw_store_rp_action *v, size_t n)
 struct acts {
     struct tw_store_report *r;
     size_t *cap, *capm;
-    struct itab *scap;
+    struct tw_sh_itab *scap;
     int64_t from_ns, to_ns, mark_from, mark_to;
     struct tw_store_rp_action *bef;
     size_t nb, capb, compact_at;
@@ -297,8 +228,8 @@ static enum tw_err action_row(struct acts *s, const PGresult *res, int i, struct
             s->compact_at *= 2;
     }
     struct tw_store_rp_action *x =
-        before ? grow((void **)&s->bef, s->nb, &s->capb, sizeof(*s->bef))
-               : grow((void **)&r->actions, r->n_actions, s->cap, sizeof(*r->actions));
+        before ? tw_sh_grow((void **)&s->bef, s->nb, &s->capb, sizeof(*s->bef))
+               : tw_sh_grow((void **)&r->actions, r->n_actions, s->cap, sizeof(*r->actions));
     if (!x)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the actions");
     memset(x, 0, sizeof(*x));
@@ -308,9 +239,9 @@ static enum tw_err action_row(struct acts *s, const PGresult *res, int i, struct
     x->downgrade = strcmp(kind, "downgrade") == 0;
     x->verified_ns = ns;
     x->before = before;
-    if ((rc = intern(r, s->scap, tw_pg_text(res, i, 4), &x->from_sku, err)) ||
-        (rc = intern(r, s->scap, tw_pg_text(res, i, 5), &x->to_sku, err)) ||
-        (rc = intern(r, s->scap, tw_pg_text(res, i, 6), &x->policy, err)))
+    if ((rc = tw_sh_intern(r, s->scap, tw_pg_text(res, i, 4), &x->from_sku, err)) ||
+        (rc = tw_sh_intern(r, s->scap, tw_pg_text(res, i, 5), &x->to_sku, err)) ||
+        (rc = tw_sh_intern(r, s->scap, tw_pg_text(res, i, 6), &x->policy, err)))
         return rc;
     if (before)
         s->nb++;
@@ -356,16 +287,16 @@ static enum tw_err read_actions(struct tw_pg *pg, struct acts *s, const char *b,
 }
 
 static enum tw_err read_marks(struct tw_pg *pg, struct tw_store_report *r, size_t *capm,
-                              struct itab *scap, int64_t from_ns, int64_t to_ns,
+                              struct tw_sh_itab *scap, int64_t from_ns, int64_t to_ns,
                               struct tw_error *err)
 {
     char a[40], b[40];
-    text_at(from_ns - TW_NS_PER_S, a, sizeof(a));
-    text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
+    tw_sh_text_at(from_ns - TW_NS_PER_S, a, sizeof(a));
+    tw_sh_text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
     struct tw_pg_params p;
     tw_pg_p_init(&p);
-    tw_pg_p_int(&p, ns_to_ms(from_ns));
-    tw_pg_p_int(&p, ns_to_ms(to_ns) + 1);
+    tw_pg_p_int(&p, tw_sh_ns_to_ms(from_ns));
+    tw_pg_p_int(&p, tw_sh_ns_to_ms(to_ns) + 1);
     tw_pg_p_text(&p, a);
     tw_pg_p_text(&p, b);
     PGresult *res;
@@ -433,11 +364,11 @@ static enum tw_err read_books(struct tw_pg *pg, struct tw_store_report *r, const
     return rc;
 }
 
-static enum tw_err read_all(struct tw_pg *pg, struct tw_store_report *out, struct itab *scap,
+static enum tw_err read_all(struct tw_pg *pg, struct tw_store_report *out, struct tw_sh_itab *scap,
                             int64_t from_ns, int64_t to_ns, int64_t mark_from_ns,
                             int64_t mark_to_ns, const char *currency, struct tw_error *err)
 {
-    int64_t from_ms = ns_to_ms(from_ns), to_ms = ns_to_ms(to_ns) + 1;
+    int64_t from_ms = tw_sh_ns_to_ms(from_ns), to_ms = tw_sh_ns_to_ms(to_ns) + 1;
     enum tw_err rc = read_skus(pg, out, scap, &q_at_start, from_ms, 0, false, &out->at_start,
                                &out->n_at_start, err);
     if (rc == TW_OK)
@@ -446,7 +377,7 @@ static enum tw_err read_all(struct tw_pg *pg, struct tw_store_report *out, struc
     size_t acap = 0, mcap = 0;
     if (rc == TW_OK) {
         char b[40];
-        text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
+        tw_sh_text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
         struct acts s = {.r = out,
                          .cap = &acap,
                          .capm = &mcap,
@@ -464,7 +395,8 @@ static enum tw_err read_all(struct tw_pg *pg, struct tw_store_report *out, struc
     if (rc == TW_OK)
         rc = read_books(pg, out, currency, err);
     if (rc == TW_OK)
-        rc = read_later(pg, out, ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0), err);
+        rc = read_later(pg, out, tw_sh_ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0),
+                        err);
     return rc;
 }
 
@@ -481,7 +413,7 @@ enum tw_err tw_pg_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
     if (!currency)
         currency = "";
     struct tw_pg *pg = (struct tw_pg *)st;
-    struct itab *scap = calloc(1, sizeof(*scap));
+    struct tw_sh_itab *scap = calloc(1, sizeof(*scap));
     if (!scap || !(out->strs = calloc(16, sizeof(*out->strs)))) {
         free(scap);
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the month");
@@ -502,7 +434,7 @@ enum tw_err tw_pg_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
     if (out->n_actions)
         qsort(out->actions, out->n_actions, sizeof(*out->actions), action_cmp);
     if (out->n_marks)
-        qsort(out->marks, out->n_marks, sizeof(*out->marks), mark_cmp);
+        qsort(out->marks, out->n_marks, sizeof(*out->marks), tw_sh_mark_cmp);
     return TW_OK;
 }
 
@@ -732,7 +664,7 @@ enum tw_err tw_pg_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_
 static enum tw_err fleet_disk(struct pg_rp_cursor *c, const PGresult *r, int i,
                               struct tw_error *err)
 {
-    struct tw_store_sv_disk *d = grow((void **)&c->d, c->nd, &c->capd, sizeof(*c->d));
+    struct tw_store_sv_disk *d = tw_sh_grow((void **)&c->d, c->nd, &c->capd, sizeof(*c->d));
     if (!d)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the fleet's disks");
     if (c->nd >= c->capi) {
@@ -825,7 +757,8 @@ enum tw_err tw_pg_report_fleet_next(struct tw_store_rp_cursor *bc, struct tw_sto
         if (pv > v->id)
             break;
         if (pv == v->id) {
-            struct tw_store_sv_power *p = grow((void **)&c->p, c->np, &c->capp, sizeof(*c->p));
+            struct tw_store_sv_power *p =
+                tw_sh_grow((void **)&c->p, c->np, &c->capp, sizeof(*c->p));
             if (!p) {
                 c->finished = true;
                 return tw_error_set(err, TW_ENOMEM, "out of memory reading power states");

@@ -11,6 +11,7 @@
  * than asked and the exact instant is parsed and compared here.
  */
 #include "store/store_sqlite.h"
+#include "store/store_shared.h"
 
 #include "core/time.h"
 
@@ -26,67 +27,6 @@ static enum tw_err prep(struct tw_sqlite *s, const char *sql, sqlite3_stmt **q, 
         *q = NULL;
         return tw_sq_fail(s, NULL, err, what);
     }
-    return TW_OK;
-}
-
-/* Grows *V (N used, *CAP room) by one element of SIZE; NULL when out of memory. */
-static void *grow(void **v, size_t n, size_t *cap, size_t size)
-{
-    if (n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 64;
-        void *p = realloc(*v, ncap * size);
-        if (!p)
-            return NULL;
-        *v = p;
-        *cap = ncap;
-    }
-    return (char *)*v + n * size;
-}
-
-/* NS as the action log writes instants, to the millisecond. */
-static void text_at(int64_t ns, char *out, size_t cap)
-{
-    if (!tw_rfc3339_format_ns(ns, 0, 3, out, cap))
-        snprintf(out, cap, "%s", ns < 0 ? "0000" : "9999");
-}
-
-static int64_t ns_to_ms(int64_t ns)
-{
-    return tw_floor_div(ns, TW_NS_PER_MS);
-}
-
-/* The read's string table: R->strs and a hash of it. */
-#define ITAB_SLOTS 8192 /* a power of two, past what UINT16_MAX names fill */
-struct itab {
-    size_t cap;
-    uint16_t slot[ITAB_SLOTS]; /* an index into strs; 0 empty */
-};
-
-/* The index of NAME in R's string table, added when new; 0 is "". */
-static enum tw_err intern(struct tw_store_report *r, struct itab *t, const char *name,
-                          uint16_t *out, struct tw_error *err)
-{
-    *out = 0;
-    if (!name || !*name)
-        return TW_OK;
-    uint32_t h = 2166136261u;
-    for (const char *c = name; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    size_t i = h & (ITAB_SLOTS - 1);
-    for (; t->slot[i]; i = (i + 1) & (ITAB_SLOTS - 1))
-        if (strncmp(r->strs[t->slot[i]], name, sizeof(*r->strs) - 1) == 0) {
-            *out = t->slot[i];
-            return TW_OK;
-        }
-    if (r->n_strs >= ITAB_SLOTS / 2)
-        return tw_error_set(err, TW_ERANGE, "more than %d SKU, tier and policy names in the month",
-                            ITAB_SLOTS / 2);
-    char(*p)[65] = grow((void **)&r->strs, r->n_strs, &t->cap, sizeof(*r->strs));
-    if (!p)
-        return tw_error_set(err, TW_ENOMEM, "out of memory reading the month");
-    snprintf(*p, sizeof(*p), "%s", name);
-    t->slot[i] = (uint16_t)r->n_strs;
-    *out = (uint16_t)r->n_strs++;
     return TW_OK;
 }
 
@@ -127,8 +67,8 @@ static const char books_sql[] =
     "SELECT id, region, source, fetched_at FROM price_books WHERE currency = ?1 "
     "ORDER BY region, fetched_ms, id";
 
-static enum tw_err read_skus(struct tw_sqlite *s, struct tw_store_report *r, struct itab *scap,
-                             const char *sql, int64_t a, int64_t b,
+static enum tw_err read_skus(struct tw_sqlite *s, struct tw_store_report *r,
+                             struct tw_sh_itab *scap, const char *sql, int64_t a, int64_t b,
                              struct tw_store_rp_sku **out, size_t *n, struct tw_error *err)
 {
     sqlite3_stmt *q;
@@ -140,7 +80,7 @@ static enum tw_err read_skus(struct tw_sqlite *s, struct tw_store_report *r, str
     size_t cap = 0;
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        struct tw_store_rp_sku *x = grow((void **)out, *n, &cap, sizeof(**out));
+        struct tw_store_rp_sku *x = tw_sh_grow((void **)out, *n, &cap, sizeof(**out));
         if (!x) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the SKU history");
             break;
@@ -149,8 +89,8 @@ static enum tw_err read_skus(struct tw_sqlite *s, struct tw_store_report *r, str
         x->disk_id = sqlite3_column_int64(q, 0);
         x->at_ms = sqlite3_column_int64(q, 1);
         x->size_gib = sqlite3_column_int64(q, 4);
-        if ((rc = intern(r, scap, (const char *)sqlite3_column_text(q, 2), &x->sku, err)) ||
-            (rc = intern(r, scap, (const char *)sqlite3_column_text(q, 3), &x->tier, err)))
+        if ((rc = tw_sh_intern(r, scap, (const char *)sqlite3_column_text(q, 2), &x->sku, err)) ||
+            (rc = tw_sh_intern(r, scap, (const char *)sqlite3_column_text(q, 3), &x->tier, err)))
             break;
         (*n)++;
     }
@@ -160,11 +100,11 @@ static enum tw_err read_skus(struct tw_sqlite *s, struct tw_store_report *r, str
     return rc;
 }
 
-static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct itab *scap,
-                            sqlite3_stmt *q, int kind_col, int to_col, int state_col,
-                            int64_t at, struct tw_error *err)
+static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct tw_sh_itab *scap,
+                            sqlite3_stmt *q, int kind_col, int to_col, int state_col, int64_t at,
+                            struct tw_error *err)
 {
-    struct tw_store_rp_mark *m = grow((void **)&r->marks, r->n_marks, capm, sizeof(*m));
+    struct tw_store_rp_mark *m = tw_sh_grow((void **)&r->marks, r->n_marks, capm, sizeof(*m));
     if (!m)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the week's actions");
     memset(m, 0, sizeof(*m));
@@ -174,7 +114,8 @@ static enum tw_err mark_add(struct tw_store_report *r, size_t *capm, struct itab
     m->at_ns = at;
     tw_sq_copy(q, kind_col, m->kind, sizeof(m->kind));
     tw_sq_copy(q, state_col, m->state, sizeof(m->state));
-    enum tw_err rc = intern(r, scap, (const char *)sqlite3_column_text(q, to_col), &m->to_sku, err);
+    enum tw_err rc =
+        tw_sh_intern(r, scap, (const char *)sqlite3_column_text(q, to_col), &m->to_sku, err);
     if (rc == TW_OK)
         r->n_marks++;
     return rc;
@@ -202,9 +143,9 @@ static size_t last_per_disk(struct tw_store_rp_action *v, size_t n)
  * each disk's last one before FROM_NS (before true), and every action
  * verified in [MARK_FROM, MARK_TO) into R's marks. */
 static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, size_t *cap,
-                                struct itab *scap, const char *b, int64_t from_ns,
-                                int64_t to_ns, size_t *capm, int64_t mark_from,
-                                int64_t mark_to, struct tw_error *err)
+                                struct tw_sh_itab *scap, const char *b, int64_t from_ns,
+                                int64_t to_ns, size_t *capm, int64_t mark_from, int64_t mark_to,
+                                struct tw_error *err)
 {
     sqlite3_stmt *q;
     enum tw_err rc = prep(s, actions_sql, &q, "preparing to read the actions", err);
@@ -242,8 +183,8 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
                 compact_at *= 2;
         }
         struct tw_store_rp_action *x =
-            before ? grow((void **)&bef, nb, &capb, sizeof(*bef))
-                   : grow((void **)&r->actions, r->n_actions, cap, sizeof(*r->actions));
+            before ? tw_sh_grow((void **)&bef, nb, &capb, sizeof(*bef))
+                   : tw_sh_grow((void **)&r->actions, r->n_actions, cap, sizeof(*r->actions));
         if (!x) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the actions");
             break;
@@ -255,9 +196,11 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
         x->downgrade = strcmp(kind, "downgrade") == 0;
         x->verified_ns = ns;
         x->before = before;
-        if ((rc = intern(r, scap, (const char *)sqlite3_column_text(q, 4), &x->from_sku, err)) ||
-            (rc = intern(r, scap, (const char *)sqlite3_column_text(q, 5), &x->to_sku, err)) ||
-            (rc = intern(r, scap, (const char *)sqlite3_column_text(q, 6), &x->policy, err)))
+        if ((rc = tw_sh_intern(r, scap, (const char *)sqlite3_column_text(q, 4), &x->from_sku,
+                               err)) ||
+            (rc =
+                 tw_sh_intern(r, scap, (const char *)sqlite3_column_text(q, 5), &x->to_sku, err)) ||
+            (rc = tw_sh_intern(r, scap, (const char *)sqlite3_column_text(q, 6), &x->policy, err)))
             break;
         if (before)
             nb++;
@@ -283,7 +226,7 @@ static enum tw_err read_actions(struct tw_sqlite *s, struct tw_store_report *r, 
 }
 
 static enum tw_err read_marks(struct tw_sqlite *s, struct tw_store_report *r, const char *sql,
-                              size_t *capm, struct itab *scap, int64_t from_ns, int64_t to_ns,
+                              size_t *capm, struct tw_sh_itab *scap, int64_t from_ns, int64_t to_ns,
                               struct tw_error *err)
 {
     sqlite3_stmt *q;
@@ -291,10 +234,10 @@ static enum tw_err read_marks(struct tw_sqlite *s, struct tw_store_report *r, co
     if (rc != TW_OK)
         return rc;
     char a[40], b[40];
-    text_at(from_ns - TW_NS_PER_S, a, sizeof(a));
-    text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
-    sqlite3_bind_int64(q, 1, ns_to_ms(from_ns));
-    sqlite3_bind_int64(q, 2, ns_to_ms(to_ns) + 1);
+    tw_sh_text_at(from_ns - TW_NS_PER_S, a, sizeof(a));
+    tw_sh_text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
+    sqlite3_bind_int64(q, 1, tw_sh_ns_to_ms(from_ns));
+    sqlite3_bind_int64(q, 2, tw_sh_ns_to_ms(to_ns) + 1);
     sqlite3_bind_text(q, 3, a, -1, SQLITE_STATIC);
     sqlite3_bind_text(q, 4, b, -1, SQLITE_STATIC);
     int step;
@@ -328,7 +271,7 @@ static enum tw_err read_later(struct tw_sqlite *s, struct tw_store_report *r, in
     size_t cap = 0;
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        int64_t *x = grow((void **)&r->later, r->n_later, &cap, sizeof(*r->later));
+        int64_t *x = tw_sh_grow((void **)&r->later, r->n_later, &cap, sizeof(*r->later));
         if (!x) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the disks first seen later");
             break;
@@ -353,7 +296,7 @@ static enum tw_err read_books(struct tw_sqlite *s, struct tw_store_report *r,
     size_t cap = 0;
     int step;
     while ((step = sqlite3_step(q)) == SQLITE_ROW) {
-        struct tw_store_rp_book *b = grow((void **)&r->books, r->n_books, &cap, sizeof(*b));
+        struct tw_store_rp_book *b = tw_sh_grow((void **)&r->books, r->n_books, &cap, sizeof(*b));
         if (!b) {
             rc = tw_error_set(err, TW_ENOMEM, "out of memory reading the price books");
             break;
@@ -385,16 +328,6 @@ static int action_cmp(const void *a, const void *b)
     return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int mark_cmp(const void *a, const void *b)
-{
-    const struct tw_store_rp_mark *x = a, *y = b;
-    if (x->vm_id != y->vm_id)
-        return x->vm_id < y->vm_id ? -1 : 1;
-    if (x->at_ns != y->at_ns)
-        return x->at_ns < y->at_ns ? -1 : 1;
-    return x->id < y->id ? -1 : x->id > y->id;
-}
-
 enum tw_err tw_sq_report_read(struct tw_store *st, int64_t from_ns, int64_t to_ns,
                                  int64_t mark_from_ns, int64_t mark_to_ns, const char *currency,
                                  struct tw_store_report *out, struct tw_error *err)
@@ -412,10 +345,10 @@ enum tw_err tw_sq_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
      * caller's (tw_store_report_begin). */
     if (sqlite3_exec(s->db, "SAVEPOINT report_read", NULL, NULL, NULL) != SQLITE_OK)
         return tw_sq_fail(s, NULL, err, "starting to read the month");
-    int64_t from_ms = ns_to_ms(from_ns), to_ms = ns_to_ms(to_ns) + 1;
+    int64_t from_ms = tw_sh_ns_to_ms(from_ns), to_ms = tw_sh_ns_to_ms(to_ns) + 1;
     char b[40];
     size_t acap = 0, mcap = 0;
-    struct itab *scap = calloc(1, sizeof(*scap));
+    struct tw_sh_itab *scap = calloc(1, sizeof(*scap));
     if (!scap || !(out->strs = calloc(16, sizeof(*out->strs)))) {
         free(scap);
         sqlite3_exec(s->db, "RELEASE report_read", NULL, NULL, NULL);
@@ -429,7 +362,7 @@ enum tw_err tw_sq_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
         rc = read_skus(s, out, scap, changes_sql, from_ms, to_ms, &out->changes,
                        &out->n_changes, err);
     if (rc == TW_OK) {
-        text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
+        tw_sh_text_at(to_ns + TW_NS_PER_S, b, sizeof(b));
         rc = read_actions(s, out, &acap, scap, b, from_ns, to_ns, &mcap, mark_from_ns,
                           mark_to_ns, err);
     }
@@ -438,7 +371,8 @@ enum tw_err tw_sq_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
     if (rc == TW_OK)
         rc = read_books(s, out, currency, err);
     if (rc == TW_OK)
-        rc = read_later(s, out, ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0), err);
+        rc = read_later(s, out, tw_sh_ns_to_ms(to_ns) + (tw_floor_mod(to_ns, TW_NS_PER_MS) != 0),
+                        err);
     sqlite3_exec(s->db, "RELEASE report_read", NULL, NULL, NULL);
     free(scap);
     if (rc != TW_OK) {
@@ -448,7 +382,7 @@ enum tw_err tw_sq_report_read(struct tw_store *st, int64_t from_ns, int64_t to_n
     if (out->n_actions)
         qsort(out->actions, out->n_actions, sizeof(*out->actions), action_cmp);
     if (out->n_marks)
-        qsort(out->marks, out->n_marks, sizeof(*out->marks), mark_cmp);
+        qsort(out->marks, out->n_marks, sizeof(*out->marks), tw_sh_mark_cmp);
     return TW_OK;
 }
 
@@ -626,7 +560,7 @@ enum tw_err tw_sq_report_fleet_open(struct tw_store *st, int64_t from_ms, int64_
 
 static enum tw_err fleet_disk(struct sq_rp_cursor *c, sqlite3_stmt *q, struct tw_error *err)
 {
-    struct tw_store_sv_disk *d = grow((void **)&c->d, c->nd, &c->capd, sizeof(*c->d));
+    struct tw_store_sv_disk *d = tw_sh_grow((void **)&c->d, c->nd, &c->capd, sizeof(*c->d));
     if (!d)
         return tw_error_set(err, TW_ENOMEM, "out of memory reading the fleet's disks");
     if (c->nd >= c->capi) {
@@ -721,7 +655,7 @@ enum tw_err tw_sq_report_fleet_next(struct tw_store_rp_cursor *bc, struct tw_sto
     sqlite3_bind_int64(c->power, 2, c->from_ms);
     sqlite3_bind_int64(c->power, 3, c->to_ms);
     while ((rc = sqlite3_step(c->power)) == SQLITE_ROW) {
-        struct tw_store_sv_power *p = grow((void **)&c->p, c->np, &c->capp, sizeof(*c->p));
+        struct tw_store_sv_power *p = tw_sh_grow((void **)&c->p, c->np, &c->capp, sizeof(*c->p));
         if (!p) {
             sqlite3_reset(c->power);
             c->finished = true;

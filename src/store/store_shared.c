@@ -5,6 +5,8 @@
  */
 #include "store/store_shared.h"
 
+#include "core/time.h"
+
 #include <ctype.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -283,4 +285,67 @@ void tw_sh_vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v)
     v->n_tags = vm->n_tags;
     if (vm->n_tags)
         memcpy(v->tags, vm->tags, vm->n_tags * sizeof(v->tags[0]));
+}
+
+/* ---- the monthly report's reads ---- */
+
+void *tw_sh_grow(void **v, size_t n, size_t *cap, size_t size)
+{
+    if (n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        void *p = realloc(*v, ncap * size);
+        if (!p)
+            return NULL;
+        *v = p;
+        *cap = ncap;
+    }
+    return (char *)*v + n * size;
+}
+
+void tw_sh_text_at(int64_t ns, char *out, size_t cap)
+{
+    if (!tw_rfc3339_format_ns(ns, 0, 3, out, cap))
+        snprintf(out, cap, "%s", ns < 0 ? "0000" : "9999");
+}
+
+int64_t tw_sh_ns_to_ms(int64_t ns)
+{
+    return tw_floor_div(ns, TW_NS_PER_MS);
+}
+
+enum tw_err tw_sh_intern(struct tw_store_report *r, struct tw_sh_itab *t, const char *name,
+                         uint16_t *out, struct tw_error *err)
+{
+    *out = 0;
+    if (!name || !*name)
+        return TW_OK;
+    uint32_t h = 2166136261u;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    size_t i = h & (TW_SH_ITAB_SLOTS - 1);
+    for (; t->slot[i]; i = (i + 1) & (TW_SH_ITAB_SLOTS - 1))
+        if (strncmp(r->strs[t->slot[i]], name, sizeof(*r->strs) - 1) == 0) {
+            *out = t->slot[i];
+            return TW_OK;
+        }
+    if (r->n_strs >= TW_SH_ITAB_SLOTS / 2)
+        return tw_error_set(err, TW_ERANGE, "more than %d SKU, tier and policy names in the month",
+                            TW_SH_ITAB_SLOTS / 2);
+    char(*p)[65] = tw_sh_grow((void **)&r->strs, r->n_strs, &t->cap, sizeof(*r->strs));
+    if (!p)
+        return tw_error_set(err, TW_ENOMEM, "out of memory reading the month");
+    snprintf(*p, sizeof(*p), "%s", name);
+    t->slot[i] = (uint16_t)r->n_strs;
+    *out = (uint16_t)r->n_strs++;
+    return TW_OK;
+}
+
+int tw_sh_mark_cmp(const void *a, const void *b)
+{
+    const struct tw_store_rp_mark *x = a, *y = b;
+    if (x->vm_id != y->vm_id)
+        return x->vm_id < y->vm_id ? -1 : 1;
+    if (x->at_ns != y->at_ns)
+        return x->at_ns < y->at_ns ? -1 : 1;
+    return x->id < y->id ? -1 : x->id > y->id;
 }

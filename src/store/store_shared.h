@@ -103,4 +103,32 @@ bool tw_sh_tags_row(const char *text, struct tw_store_vm_row *r);
 /* A VM row's fields as the inventory's VM (V's disks untouched). */
 void tw_sh_vm_into(const struct tw_store_vm_row *vm, struct tw_vm *v);
 
+/* ---- the monthly report's reads (store_report_sqlite.c, store_pg_report.c) ---- */
+
+/* Grows *V (N used, *CAP room) by one element of SIZE: the new element's
+ * place, NULL when out of memory (*V then as it was). */
+void *tw_sh_grow(void **v, size_t n, size_t *cap, size_t size);
+
+/* NS as the action log writes instants, to the millisecond, into
+ * OUT[0..CAP) ("0000" / "9999" when out of range). */
+void tw_sh_text_at(int64_t ns, char *out, size_t cap);
+
+/* NS in milliseconds, rounded down. */
+int64_t tw_sh_ns_to_ms(int64_t ns);
+
+/* The read's string table: a hash of the report's strs. */
+#define TW_SH_ITAB_SLOTS 8192 /* a power of two, past what UINT16_MAX names fill */
+struct tw_sh_itab {
+    size_t cap;                      /* the room of strs */
+    uint16_t slot[TW_SH_ITAB_SLOTS]; /* an index into strs; 0 empty */
+};
+
+/* The index of NAME in R's string table into *OUT, added when new; 0 is
+ * "".  TW_ERANGE past TW_SH_ITAB_SLOTS / 2 names, TW_ENOMEM. */
+enum tw_err tw_sh_intern(struct tw_store_report *r, struct tw_sh_itab *t, const char *name,
+                         uint16_t *out, struct tw_error *err);
+
+/* qsort's order of marks: by VM, then time, then id. */
+int tw_sh_mark_cmp(const void *a, const void *b);
+
 #endif
