@@ -35,7 +35,7 @@ if [ "${1:-}" = verify ]; then
   exit
 fi
 
-command -v faketime >/dev/null || { echo "SKIP: faketime is not installed"; exit 77; }
+need_faketime
 line=$(sed -n 's/^ExecStart=//p' "$unit")
 [ -n "$line" ] && ok || bad "no ExecStart= in $unit"
 # systemd's own expansions: %% is %, $$ is $; nothing else may be left for
@@ -63,7 +63,8 @@ cmd=${cmd//\/usr\/local\/bin\/tierwise/$scratch/tierwise}
 while read -r now want; do
   rm -f "$scratch/args"
   TZ=UTC TIERWISE_REPORT_OPTS="--currency EUR --group-by subscription" \
-    faketime "$now" bash -c "$cmd" 2>"$scratch/err"
+    LD_PRELOAD="$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" FAKETIME="@${now/T/ }" \
+    bash -c "$cmd" 2>"$scratch/err"
   got=$(tr '\n' ' ' <"$scratch/args" 2>/dev/null)
   exp="report monthly --db /var/lib/tierwise-server/tierwise.db --month $want --format html"
   exp+=" --out /var/lib/tierwise-reports/tierwise-$want.html --currency EUR --group-by subscription "
@@ -79,7 +80,8 @@ done <<'TIMES'
 TIMES
 # without the options file, nothing more is passed
 rm -f "$scratch/args"
-TZ=UTC faketime "2026-12-01T06:00:00" env -u TIERWISE_REPORT_OPTS bash -c "$cmd"
+TZ=UTC LD_PRELOAD="$faketime_lib${LD_PRELOAD:+:$LD_PRELOAD}" FAKETIME="@2026-12-01 06:00:00" \
+  env -u TIERWISE_REPORT_OPTS bash -c "$cmd"
 [ "$(tail -n1 "$scratch/args")" = /var/lib/tierwise-reports/tierwise-2026-11.html ] && ok ||
   bad "without TIERWISE_REPORT_OPTS: $(tr '\n' ' ' <"$scratch/args")"
 # the service writes where the timer's folder is

@@ -6,6 +6,7 @@
 #                         CMD exits STATUS, prints one line on stderr that
 #                         contains WORDS, and nothing on stdout
 #   finish NAME           print "NAME: N passed, N failed"; status 1 on failures
+#   need_faketime         set faketime_lib to libfaketime's path, or exit 77
 
 pass=0 fail=0
 
@@ -46,4 +47,20 @@ expect() {
 finish() {
   echo "$1: $pass passed, $fail failed"
   [ "$fail" -eq 0 ]
+}
+
+# libfaketime itself, preloaded by the tests (LD_PRELOAD=$faketime_lib,
+# FAKETIME=...), never the faketime(1) wrapper: the wrapper forks, so a
+# signal to $! would miss the command, and it names a POSIX semaphore and
+# a shared-memory segment after its own pid, which a killed run leaves in
+# /dev/shm for the next process of that pid to fail on ("sem_open: File
+# exists").
+faketime_lib=""
+need_faketime() {
+  local d
+  for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/aarch64-linux-gnu/faketime /usr/lib/faketime; do
+    [ -e "$d/libfaketimeMT.so.1" ] && { faketime_lib="$d/libfaketimeMT.so.1"; return; }
+  done
+  echo "SKIP: libfaketime is not installed (deploy/setup.sh installs faketime)"
+  exit 77
 }

@@ -49,6 +49,7 @@ if [ -z "$cli" ] || [ -z "$azsim" ]; then
 fi
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-exec-rate-XXXXXX")
 export TW_AZSIM=$azsim TW_CLI=$cli TW_SOURCE_DIR=$src
+. "$src/tests/helpers/testlib.sh"
 . "$src/tests/tools/switch-lib.sh"
 need_faketime
 trap 'stop_sim; rm -rf "$scratch"' EXIT

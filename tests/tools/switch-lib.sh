@@ -98,17 +98,7 @@ sim_power() {
   sim GET /_sim/state | jq -r --arg n "$1" '.vms[] | select(.name == $n) | .power_state'
 }
 
-# libfaketime itself, preloaded (not the faketime wrapper, which forks: a
-# signal to $! must reach the command).
-faketime_lib=""
-need_faketime() {
-  local d
-  for d in /usr/lib/x86_64-linux-gnu/faketime /usr/lib/aarch64-linux-gnu/faketime /usr/lib/faketime; do
-    [ -e "$d/libfaketimeMT.so.1" ] && { faketime_lib="$d/libfaketimeMT.so.1"; return; }
-  done
-  echo "SKIP: libfaketime is not installed (deploy/setup.sh installs faketime)"
-  exit 77
-}
+# need_faketime (testlib.sh) finds libfaketime for faked_env.
 
 # faked_env TIME: FAKED, the env(1) command line that runs a command with the
 # clock starting at TIME ("YYYY-MM-DD hh:mm:ss" or "@EPOCH" seconds) and
