@@ -151,23 +151,39 @@ if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
     echo "fuzz: the libFuzzer build failed ($fbuild.log)"
     crashed=1 targets=()
   fi
-  for t in "${targets[@]}"; do
-    work=$(mktemp -d)
+  # One session per core at a time (each is one process), reported in the
+  # targets' order once all have run.
+  fuzz_one() {
+    local t=$1 work=$2 dict=() st=0
     cp tests/fuzz/corpus/$t/* "$work"/
-    dict=()
     [ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
+    "$fbuild/tests/fuzz_$t" "${dict[@]}" -max_total_time="$secs" -max_len=65536 \
+      -artifact_prefix="$work/" "$work" >"$work.log" 2>&1 || st=$?
+    echo "$st" >"$work.status"
+  }
+  fuzz_dir=$(mktemp -d)
+  running=0
+  for t in "${targets[@]}"; do
+    mkdir "$fuzz_dir/$t"
+    if [ "$running" -ge "$(nproc)" ]; then wait -n || true; running=$((running - 1)); fi
+    fuzz_one "$t" "$fuzz_dir/$t" &
+    running=$((running + 1))
+  done
+  wait || true
+  for t in "${targets[@]}"; do
+    work="$fuzz_dir/$t"
     echo "fuzz: $t for ${secs}s"
     sessions=$((sessions + 1))
-    if ! "$fbuild/tests/fuzz_$t" "${dict[@]}" -max_total_time="$secs" -max_len=65536 \
-         -artifact_prefix="$work/" "$work" >"$work.log" 2>&1; then
+    if [ "$(cat "$work.status" 2>/dev/null)" != 0 ]; then
       tail -40 "$work.log"
-      echo "fuzz: $t found a crash; the input is in $work"
+      echo "fuzz: $t found a crash (status $(cat "$work.status" 2>/dev/null)); the input is in $work"
       crashed=$((crashed + 1))
       continue
     fi
     tail -1 "$work.log"
-    rm -rf "$work" "$work.log"
+    rm -rf "$work" "$work.log" "$work.status"
   done
+  [ "$crashed" -eq 0 ] && rmdir "$fuzz_dir"
   if [ ${#targets[@]} -eq 0 ]; then
     fuzz_line="tests/run.sh: libFuzzer: the build FAILED, no sessions"
   else
