@@ -41,7 +41,7 @@ static void usage(FILE *f)
             "usage: %s serve --db FILE [--listen HOST:PORT] [--web DIR] [--config FILE]\n"
             "                [--tls-cert FILE --tls-key FILE] [--port-file FILE]\n"
             "                [--threads N] [--body-max BYTES] [--log-requests]\n"
-            "                [--prices-url URL] [--max-connections N]\n"
+            "                [--prices-url URL] [--prices-refresh D] [--max-connections N]\n"
             "                [--max-connections-per-client N] [--header-timeout S]\n"
             "                [--body-memory-max BYTES] [--db-connections N]\n"
             "                [--policies DIR]\n\n"
@@ -80,6 +80,11 @@ static void usage(FILE *f)
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
+            "  --prices-refresh D keep the price books of the fleet's regions (in each\n"
+            "                     currency the database has books in, else USD) fetched\n"
+            "                     from --prices-url within D (1m..30d, e.g. 1d): looked at\n"
+            "                     at start and hourly, on one backend of a database at a\n"
+            "                     time; a failure is logged and the stored book kept\n"
             "  --policies DIR     the tier-switch policies: every *.json file of DIR\n"
             "                     (tierwise.policy/1; policy.schema.json is skipped), read\n"
             "                     at start (a file with a problem, or a timezone this\n"
@@ -138,6 +143,7 @@ struct serve_opts {
     const char *threads, *body_max;
     const char *prices_url;
     const char *policies; /* --policies DIR */
+    const char *prices_refresh; /* --prices-refresh D */
     int log_requests; /* -1 unset */
     int vm_sizes;     /* --vm-sizes-from-arm; -1 unset */
     /* --max-connections, --max-connections-per-client, --header-timeout,
@@ -184,6 +190,15 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                 o->vm_sizes = json_is_true(v);
             continue;
         }
+        if (strcmp(key, "prices-refresh") == 0) {
+            if (!json_is_string(v))
+                return tw_error_set(err, TW_EINVAL,
+                                    "%s: \"prices-refresh\" must be a duration (e.g. \"1d\")",
+                                    path);
+            if (!o->prices_refresh)
+                o->prices_refresh = json_string_value(v);
+            continue;
+        }
         if (strcmp(key, "policies") == 0) {
             if (!json_is_string(v))
                 return tw_error_set(err, TW_EINVAL, "%s: \"policies\" must be a folder's path",
@@ -216,7 +231,7 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                                 "listen, web, tls-cert, tls-key, port-file, threads, body-max, "
                                 "log-requests, max-connections, max-connections-per-client, "
                                 "header-timeout, body-memory-max, db-connections, "
-                                "vm-sizes-from-arm, policies) and the "
+                                "vm-sizes-from-arm, policies, prices-refresh) and the "
                                 "Azure endpoints "
                                 "(prices_url, ...)",
                                 path, key);
@@ -347,6 +362,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         {"scheduler-currency", required_argument, NULL, 1032},
         {"sync", no_argument, NULL, 1040},
         {"sync-interval", required_argument, NULL, 1041},
+        {"prices-refresh", required_argument, NULL, 1050},
         {"subscription", required_argument, NULL, 1042},
         {"help", no_argument, NULL, 'h'},
         TW_CLI_SAY_OPTS,
@@ -406,6 +422,7 @@ int tw_cli_cmd_serve(int argc, char **argv)
         case 1031: sched_every = optarg; break;
         case 1032: sched_currency = optarg; break;
         case 1040: sync = true; break;
+        case 1050: o.prices_refresh = optarg; break;
         case 1041:
             sync = true;
             sync_every = optarg;
@@ -635,6 +652,17 @@ int tw_cli_cmd_serve(int argc, char **argv)
             status = TW_EXIT_USAGE;
             goto fail_msg;
         }
+    }
+    if (o.prices_refresh) {
+        uint64_t age_ms;
+        if (tw_duration_parse(o.prices_refresh, &age_ms, &err) != TW_OK || age_ms < 60000 ||
+            age_ms > 30ull * 86400000) {
+            rc = tw_error_set(&err, TW_EINVAL, "--prices-refresh \"%s\" must be a duration from "
+                              "1m to 30d (e.g. 1d)", o.prices_refresh);
+            status = TW_EXIT_USAGE;
+            goto fail_msg;
+        }
+        so.prices_refresh_s = (long)(age_ms / 1000);
     }
     if (sync_every) {
         uint64_t every_ms;

@@ -367,6 +367,10 @@ enum tw_err tw_server_start(const struct tw_server_options *opt, struct tw_serve
         server_free(srv);
         return rc;
     }
+    if ((rc = tw_srv_prices_start(srv, opt->prices_refresh_s, err)) != TW_OK) {
+        server_free(srv);
+        return rc;
+    }
     if ((rc = tw_srv_rejudge_start(srv, err)) != TW_OK) {
         server_free(srv);
         return rc;

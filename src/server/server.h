@@ -46,6 +46,10 @@ struct tw_server_options {
     size_t body_max;          /* the largest request body; 0: 1 MiB */
     bool log_requests;        /* one line per request on stderr */
     const char *prices_url;   /* the Retail Prices API's base URL (prices routes); NULL: none */
+    /* serve --prices-refresh: the fleet's price books fetched again from
+     * PRICES_URL once older than this many seconds (prices_job.c); 0: only
+     * when asked (POST /api/v1/prices/refresh, tierwise prices refresh). */
+    long prices_refresh_s;
     /* The policies folder (service/policies.h), read at start: a file that
      * does not parse refuses the start with its FILE:LINE:COLUMN; NULL:
      * no policies. */

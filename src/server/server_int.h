@@ -223,6 +223,14 @@ void tw_srv_leader_held(struct tw_srv_leader *ld, struct tw_metrics_store *ms);
 enum tw_err tw_srv_vmsizes_start(struct tw_server *srv, const char *arm_url, const char *imds_url,
                                  struct tw_error *err);
 
+/* serve --prices-refresh (prices_job.c): the price books of the fleet's
+ * regions, in the currencies the store has, fetched again on the
+ * operations worker once older than MAX_AGE_S seconds (looked at hourly,
+ * and at the start), on one backend at a time (the periodic work
+ * "prices"); nothing when MAX_AGE_S is 0.  TW_EINVAL without a prices
+ * URL. */
+enum tw_err tw_srv_prices_start(struct tw_server *srv, long max_age_s, struct tw_error *err);
+
 /* What the server's verdicts are judged against: its catalog, caps, ARM's
  * sizes and their basis (v1_compliance.c). */
 void tw_srv_compliance_ctx(const struct tw_server *srv, struct tw_svc_compliance_ctx *ctx);

@@ -3,6 +3,8 @@
  */
 #include "service/prices.h"
 #include "core/report.h"
+#include "core/time.h"
+#include "service/fleet.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -292,6 +294,99 @@ enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refre
     res->books = 1;
 out:
     tw_price_items_cleanup(&items);
+    return rc;
+}
+
+/* Whether the stored book of (REG, CUR) came from the API less than
+ * MAX_AGE_S seconds ago (a snapshot's or a file's is never fresh: its
+ * fetched_at is the file's, and the API is the source to follow). */
+static enum tw_err book_fresh(struct tw_store *st, const char *reg, const char *cur,
+                              long max_age_s, bool *fresh, struct tw_error *err)
+{
+    *fresh = false;
+    char *items = NULL, source[256], fetched[40];
+    size_t len = 0;
+    enum tw_err rc = tw_store_pricebook_get(st, reg, cur, &items, &len, source, sizeof(source),
+                                            fetched, sizeof(fetched), err);
+    free(items);
+    if (rc == TW_ENOENT) {
+        tw_error_clear(err);
+        return TW_OK;
+    }
+    if (rc != TW_OK)
+        return rc;
+    int64_t at_ms;
+    if (strncmp(source, "api ", 4) != 0 || !tw_rfc3339_ms(fetched, &at_ms))
+        return TW_OK;
+    int64_t age_s = (int64_t)time(NULL) - at_ms / 1000;
+    /* A book from the future (a clock set back) is refreshed too. */
+    *fresh = age_s >= 0 && age_s < max_age_s;
+    return TW_OK;
+}
+
+enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc_refresh *rq,
+                                        long max_age_s, bool (*stop)(void *arg), void *stop_arg,
+                                        struct tw_svc_prices_fleet_report *rep,
+                                        struct tw_error *err)
+{
+    memset(rep, 0, sizeof(*rep));
+    struct tw_svc_place *pl = NULL;
+    size_t np = 0;
+    enum tw_err rc = tw_svc_fleet_places(st, &pl, &np, err);
+    if (rc != TW_OK)
+        return rc;
+    char (*cur)[4] = NULL;
+    size_t nc = 0, want = 16;
+    for (;;) {
+        char (*buf)[4] = realloc(cur, want * sizeof(*buf));
+        if (!buf) {
+            rc = tw_error_set(err, TW_ENOMEM, "out of memory");
+            goto out;
+        }
+        cur = buf;
+        if ((rc = tw_store_pricebook_currencies(st, cur, want, &nc, err)) != TW_OK)
+            goto out;
+        if (nc <= want)
+            break;
+        want = nc;
+    }
+    if (nc == 0) {
+        memcpy(cur[0], "USD", 4);
+        nc = 1;
+    }
+    rep->books = np * nc;
+    for (size_t i = 0; i < np; i++) {
+        for (size_t k = 0; k < nc; k++) {
+            if (stop && stop(stop_arg))
+                goto out;
+            struct tw_error e = {0};
+            char reg[48], cu[4];
+            bool fresh = false;
+            enum tw_err brc = tw_svc_prices_key(pl[i].region, cur[k], reg, cu, &e);
+            if (brc == TW_OK)
+                brc = book_fresh(st, reg, cu, max_age_s, &fresh, &e);
+            if (brc == TW_OK && fresh) {
+                rep->fresh++;
+                continue;
+            }
+            if (brc == TW_OK) {
+                struct tw_svc_refresh one = *rq;
+                one.region = reg;
+                one.currency = cu;
+                brc = tw_svc_prices_refresh(st, &one, NULL, &e);
+            }
+            if (brc == TW_OK) {
+                rep->refreshed++;
+                continue;
+            }
+            if (!rep->failed++)
+                snprintf(rep->first_error, sizeof(rep->first_error), "%.63s %.3s: %.400s", pl[i].region,
+                         cur[k], e.msg[0] ? e.msg : tw_strerror(brc));
+        }
+    }
+out:
+    free(pl);
+    free(cur);
     return rc;
 }
 

@@ -69,6 +69,29 @@ enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refre
                                   struct tw_svc_refresh_result *res, struct tw_error *err);
 
 /*
+ * The price books a backend keeps fresh: each region of the fleet
+ * (service/fleet.h) in each currency the store holds books in (USD when
+ * it holds none).  A book fetched from the API less than MAX_AGE_S
+ * seconds ago is left alone; any other (none yet, older, or imported
+ * from a snapshot or a file) is refreshed as tw_svc_prices_refresh does,
+ * through RQ's endpoint and options (its region and currency are
+ * ignored).  A book that fails is counted, its reason kept in REP (the
+ * first one), and the others go on; STOP (may be NULL) is asked before
+ * each book and ends the walk early when it says so.  Errors: only the
+ * store's reading the fleet or the currencies, and TW_ENOMEM.
+ */
+struct tw_svc_prices_fleet_report {
+    size_t books;     /* books the fleet needs (regions x currencies) */
+    size_t fresh;     /* fetched from the API within MAX_AGE_S: left alone */
+    size_t refreshed; /* fetched and stored now */
+    size_t failed;    /* whose refresh failed: their stored book is as it was */
+    char first_error[512];
+};
+enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc_refresh *rq,
+                                        long max_age_s, bool (*stop)(void *arg), void *stop_arg,
+                                        struct tw_svc_prices_fleet_report *rep,
+                                        struct tw_error *err);
+/*
  * Imports LEN bytes at BUF named NAME (a saved API page, a snapshot file
  * like pricing/azure-disk-prices.json, or an array of items): one book per
  * (region, currency) found, each replaced in its own transaction.

@@ -3,6 +3,7 @@
  * in-memory copy verdicts read, and the choice of caps (vmsizes.h).
  */
 #include "service/vmsizes.h"
+#include "service/fleet.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -305,70 +306,12 @@ enum tw_err tw_svc_vmsizes_refresh(struct tw_store *st, const struct tw_svc_arm 
     return rc;
 }
 
-/* The fleet's distinct regions, each with the first subscription seen. */
-struct place {
-    char region[64];
-    char subscription[64];
-};
-
-static enum tw_err fleet_places(struct tw_store *st, struct place **out, size_t *n,
-                                struct tw_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    size_t cap = 0;
-    struct tw_store_page pg = {.limit = TW_STORE_PAGE_MAX};
-    for (;;) {
-        struct tw_store_vm_row *rows = NULL;
-        size_t got = 0;
-        bool more = false;
-        enum tw_err rc = tw_store_vms_page(st, &pg, &rows, &got, &more, err);
-        if (rc != TW_OK) {
-            free(*out);
-            *out = NULL;
-            *n = 0;
-            return rc;
-        }
-        for (size_t i = 0; i < got; i++) {
-            const struct tw_store_vm_row *vm = &rows[i];
-            if (!vm->location[0] || !vm->subscription_id[0])
-                continue;
-            size_t k = 0;
-            while (k < *n && strcasecmp((*out)[k].region, vm->location) != 0)
-                k++;
-            if (k < *n)
-                continue;
-            if (*n == cap) {
-                size_t c2 = cap ? cap * 2 : 16;
-                struct place *p = realloc(*out, c2 * sizeof(*p));
-                if (!p) {
-                    tw_store_vm_rows_free(rows, got);
-                    free(*out);
-                    *out = NULL;
-                    *n = 0;
-                    return tw_error_set(err, TW_ENOMEM, "out of memory");
-                }
-                *out = p;
-                cap = c2;
-            }
-            snprintf((*out)[*n].region, sizeof((*out)[*n].region), "%s", vm->location);
-            snprintf((*out)[*n].subscription, sizeof((*out)[*n].subscription), "%s",
-                     vm->subscription_id);
-            (*n)++;
-        }
-        tw_store_vm_rows_free(rows, got);
-        if (!more || got == 0)
-            return TW_OK;
-        pg.offset += got;
-    }
-}
-
 enum tw_err tw_svc_vmsizes_load_fleet(struct tw_svc_vmsizes *vs, struct tw_store *st,
                                       struct tw_error *err)
 {
-    struct place *pl;
+    struct tw_svc_place *pl;
     size_t n;
-    enum tw_err rc = fleet_places(st, &pl, &n, err);
+    enum tw_err rc = tw_svc_fleet_places(st, &pl, &n, err);
     for (size_t i = 0; rc == TW_OK && i < n; i++) {
         rc = tw_svc_vmsizes_load(vs, st, pl[i].region, err);
         if (rc == TW_ENOENT) {
@@ -387,9 +330,9 @@ enum tw_err tw_svc_vmsizes_refresh_fleet(struct tw_store *st, const struct tw_sv
                                          struct tw_error *err)
 {
     memset(rep, 0, sizeof(*rep));
-    struct place *pl;
+    struct tw_svc_place *pl;
     size_t n;
-    enum tw_err rc = fleet_places(st, &pl, &n, err);
+    enum tw_err rc = tw_svc_fleet_places(st, &pl, &n, err);
     if (rc != TW_OK)
         return rc;
     rep->regions = n;

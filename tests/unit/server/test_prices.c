@@ -1,7 +1,8 @@
 /* test_prices.c - price books for the backend: refresh into the store
  * (one transaction: a failure midway leaves the stored book as it was),
- * import, the snapshot fallback, the JSON of GET /api/v1/prices, and the
- * HTTP statuses of the failures. */
+ * import, the snapshot fallback, the JSON of GET /api/v1/prices, the HTTP
+ * statuses of the failures, and the fleet's books kept fresh (serve
+ * --prices-refresh's walk).  On PostgreSQL too (unit/server/prices/pg). */
 #include "testhelp.h"
 
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include "../azure/fakesrv.h"
 #include "server/prices_status.h"
 #include "service/prices.h"
+#include "th_store.h"
 
 struct env {
     char *dir;
@@ -24,7 +26,7 @@ static int setup(void **state)
     if (!e)
         return -1;
     e->dir = th_tmpdir();
-    snprintf(e->path, sizeof(e->path), "%s/tw.db", e->dir);
+    th_store_location(e->dir, "tw.db", e->path, sizeof(e->path));
     struct tw_error err = {0};
     if (tw_store_open(e->path, &e->st, &err) != TW_OK) {
         fprintf(stderr, "%s\n", err.msg);
@@ -161,6 +163,119 @@ static void test_import_and_fallback(void **state)
     assert_string_equal(code, "bad_request");
 }
 
+/* A VM of the fleet in REGION (SUB "" for none). */
+static void add_vm(const char *path, const char *name, const char *region, const char *sub)
+{
+    char sql[512];
+    snprintf(sql, sizeof(sql),
+             "INSERT INTO vms(identity, name, subscription_id, location, vm_size, last_report_id,"
+             " last_report_at, last_report_ms) VALUES ('id-%s', '%s', '%s', '%s', "
+             "'Standard_D2s_v3', 'r-%s', '2026-11-01T00:00:00Z', 1793491200000)",
+             name, name, sub, region, name);
+    th_sql_exec(path, sql);
+}
+
+static bool never(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static bool always(void *arg)
+{
+    (void)arg;
+    return true;
+}
+
+/* serve --prices-refresh's walk: each region of the fleet once, in each
+ * currency the store has books in (USD without any), fetched only when
+ * its book is not a fresh one from the API; a failing book is counted
+ * and kept, and the others go on. */
+static void test_refresh_fleet(void **state)
+{
+    struct env *e = *state;
+    size_t len;
+    char *page = th_fixture("prices/real-p15-eastus-usd.json", &len);
+    struct fakesrv *s = fs_start((struct fs_reply[]){{200, page, NULL, 0}, {0}});
+    assert_non_null(s);
+    struct tw_az_http_opts o = http_opts();
+    struct tw_svc_refresh rq = {.prices_url = s->base, .region = "ignored", .http = &o};
+    struct tw_svc_prices_fleet_report rep;
+    struct tw_error err = {0};
+
+    /* No VM: nothing to fetch. */
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 86400, never, NULL, &rep, &err),
+                     TW_OK);
+    assert_int_equal(rep.books, 0);
+    assert_int_equal(fs_requests(s), 0);
+
+    /* Two VMs in eastus (spelt twice), one without a subscription: one
+     * book, USD, fetched. */
+    add_vm(e->path, "a", "eastus", "5a1e0000-7e57-4d3e-a000-000000000001");
+    add_vm(e->path, "b", "EastUS", "5a1e0000-7e57-4d3e-a000-000000000001");
+    add_vm(e->path, "c", "westus", "");
+    if (tw_svc_prices_refresh_fleet(e->st, &rq, 86400, never, NULL, &rep, &err) != TW_OK)
+        fail_msg("%s", err.msg);
+    assert_int_equal(rep.books, 1);
+    assert_int_equal(rep.refreshed, 1);
+    assert_int_equal(rep.failed, 0);
+    assert_int_equal(fs_requests(s), 1);
+    json_t *j;
+    assert_int_equal(tw_svc_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
+    char want[128];
+    snprintf(want, sizeof(want), "api %s", s->base);
+    assert_string_equal(json_string_value(json_object_get(j, "source")), want);
+    json_decref(j);
+
+    /* Fresh within the age: not fetched again.  Age 0: fetched again. */
+    fs_script(s, (struct fs_reply[]){{200, page, NULL, 0}, {0}});
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 86400, NULL, NULL, &rep, &err),
+                     TW_OK);
+    assert_int_equal(rep.fresh, 1);
+    assert_int_equal(rep.refreshed, 0);
+    assert_int_equal(fs_requests(s), 0);
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, NULL, NULL, &rep, &err), TW_OK);
+    assert_int_equal(rep.refreshed, 1);
+    assert_int_equal(fs_requests(s), 1);
+
+    /* A book imported in GBP (of another region) brings its currency in:
+     * eastus GBP is asked for too, and the page answered (USD) is
+     * refused: failed, counted, said; eastus USD stays fresh. */
+    char *gbp = th_fixture("prices/real-p6-uksouth-gbp.json", &len);
+    struct tw_svc_refresh_result res;
+    assert_int_equal(tw_svc_prices_import(e->st, gbp, len, "p6.json", &res, &err), TW_OK);
+    free(gbp);
+    fs_script(s, (struct fs_reply[]){{200, page, NULL, 0}, {0}});
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 86400, NULL, NULL, &rep, &err),
+                     TW_OK);
+    assert_int_equal(rep.books, 2);
+    assert_int_equal(rep.fresh, 1);
+    assert_int_equal(rep.failed, 1);
+    assert_int_equal(rep.refreshed, 0);
+    assert_non_null(strstr(rep.first_error, "eastus GBP: "));
+    assert_non_null(strstr(rep.first_error, "in USD but GBP was asked for"));
+
+    /* The API down: every stale book failed, the stored ones kept. */
+    fs_script(s, (struct fs_reply[]){
+                     {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
+                     {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
+                     {0}});
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, NULL, NULL, &rep, &err), TW_OK);
+    assert_int_equal(rep.failed, 2);
+    assert_non_null(strstr(rep.first_error, "X: down"));
+    assert_int_equal(tw_svc_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
+    assert_string_equal(json_string_value(json_object_get(j, "source")), want);
+    json_decref(j);
+
+    /* Stopping: nothing more is fetched. */
+    fs_script(s, (struct fs_reply[]){{200, page, NULL, 0}, {0}});
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, always, NULL, &rep, &err), TW_OK);
+    assert_int_equal(rep.refreshed + rep.failed + rep.fresh, 0);
+    assert_int_equal(fs_requests(s), 0);
+    free(page);
+    fs_stop(s);
+}
+
 static void test_bad_parameters(void **state)
 {
     struct env *e = *state;
@@ -183,6 +298,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refresh_is_one_transaction, setup, teardown),
         cmocka_unit_test_setup_teardown(test_import_and_fallback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_bad_parameters, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refresh_fleet, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
