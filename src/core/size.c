@@ -26,6 +26,7 @@ static const struct unit size_units[] = {
 
 static const struct unit time_units[] = {
     {"", 1000}, {"s", 1000}, {"ms", 1}, {"m", 60000}, {"min", 60000}, {"h", 3600000},
+    {"d", 86400000},
 };
 
 static enum tw_err parse_with(const char *s, const struct unit *units, size_t n,
@@ -71,7 +72,7 @@ enum tw_err tw_size_parse(const char *s, uint64_t *out, struct tw_error *err)
 enum tw_err tw_duration_parse(const char *s, uint64_t *out_ms, struct tw_error *err)
 {
     return parse_with(s, time_units, sizeof(time_units) / sizeof(time_units[0]),
-                      "duration", "30, 30s, 500ms or 2m", out_ms, err);
+                      "duration", "30, 30s, 500ms, 2m, 1h or 1d", out_ms, err);
 }
 
 char *tw_size_format(uint64_t bytes, char *out, size_t outlen)

@@ -5,7 +5,8 @@
  * are powers of 1024, KB, MB, GB are powers of 1000 (SI).  fio reads some
  * of these the other way round by default (its "8KiB" is 8000 bytes); the
  * fio importer follows fio's rules, this parser the SI/IEC ones.
- * Durations are seconds with an optional unit: "30", "30s", "2m", "500ms".
+ * Durations are seconds with an optional unit: "30", "30s", "500ms", "2m"
+ * ("min" too), "1h", "1d".
  */
 #ifndef TW_CORE_SIZE_H
 #define TW_CORE_SIZE_H

@@ -44,6 +44,10 @@ static void test_durations(void **state)
     assert_int_equal(ms, 500);
     assert_int_equal(tw_duration_parse("2m", &ms, &err), TW_OK);
     assert_int_equal(ms, 120000);
+    assert_int_equal(tw_duration_parse("1d", &ms, &err), TW_OK);
+    assert_int_equal(ms, 86400000);
+    assert_int_equal(tw_duration_parse("1.5h", &ms, &err), TW_OK);
+    assert_int_equal(ms, 5400000);
     assert_int_equal(tw_duration_parse("0.5s", &ms, &err), TW_OK);
     assert_int_equal(ms, 500);
     assert_int_equal(tw_duration_parse("soon", &ms, &err), TW_EINVAL);
