@@ -45,11 +45,6 @@ static void job_cancel(struct tw_worker_job *job)
     job_free(job->arg);
 }
 
-static bool stopping(void *arg)
-{
-    return tw_worker_stopping(arg);
-}
-
 static void again(struct prices_job *j)
 {
     long look_s = j->max_age_s < LOOK_S ? j->max_age_s : LOOK_S;
@@ -73,7 +68,8 @@ static void job_run(struct tw_worker_job *job)
     enum tw_err rc = tw_store_open(j->db_path, &st, &err);
     if (rc == TW_OK) {
         struct tw_svc_refresh rq = {.prices_url = j->prices_url};
-        rc = tw_svc_prices_refresh_fleet(st, &rq, j->max_age_s, stopping, j->worker, &rep, &err);
+        rc = tw_svc_prices_refresh_fleet(st, &rq, j->max_age_s, tw_worker_stopping_cb, j->worker,
+                                         &rep, &err);
         tw_store_close(st);
     }
     if (rc != TW_OK)
@@ -85,8 +81,7 @@ static void job_run(struct tw_worker_job *job)
         fprintf(stderr,
                 "tierwise serve: price books from %s: %zu of %zu refreshed, %zu fresh, %zu "
                 "failed (their stored books are kept; tried again at the next look): %s\n",
-                j->prices_url, rep.refreshed, rep.books, rep.fresh, rep.failed,
-                rep.first_error);
+                j->prices_url, rep.refreshed, rep.books, rep.fresh, rep.failed, rep.first_error);
     else if (rep.refreshed || !j->said)
         fprintf(stderr,
                 "tierwise serve: price books from %s: %zu of %zu refreshed, %zu fresh (fetched "

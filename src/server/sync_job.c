@@ -88,11 +88,6 @@ static void job_cancel(struct tw_worker_job *job)
     job_free(job->arg);
 }
 
-static bool stopping(void *arg)
-{
-    return tw_worker_stopping(arg);
-}
-
 /* One sync; TW_OK or the error, said in ERR. */
 static enum tw_err sync_once(struct sync_job *j, struct tw_sync_summary *sum,
                              struct tw_error *err)
@@ -121,8 +116,8 @@ static enum tw_err sync_once(struct sync_job *j, struct tw_sync_summary *sum,
     if ((rc = tw_store_open(j->db_path, &st, err)) == TW_OK) {
         struct tw_sync_opts o = {.st = st, .arm = tw_sync_arm_real(arm), .subscriptions = subs,
                                  .n_subscriptions = n_subs, .resource_groups = groups,
-                                 .n_resource_groups = j->n_groups, .stopping = stopping,
-                                 .stop_arg = j->worker};
+                                 .n_resource_groups = j->n_groups,
+                                 .stopping = tw_worker_stopping_cb, .stop_arg = j->worker};
         rc = tw_sync_run(&o, sum, err);
     }
     tw_store_close(st);

@@ -26,7 +26,7 @@
 struct vmsizes_job {
     struct tw_worker_job job;
     struct tw_worker *worker;
-    struct tw_svc_vmsizes *vs; /* a reference of the job's own */
+    struct tw_svc_vmsizes *vs;    /* a reference of the job's own */
     struct tw_srv_leader *leader; /* a reference of the job's own */
     char db_path[PATH_MAX];
     char arm_url[256];
@@ -45,11 +45,6 @@ static void job_cancel(struct tw_worker_job *job)
     job_free(job->arg);
 }
 
-static bool stopping(void *arg)
-{
-    return tw_worker_stopping(arg);
-}
-
 /* Another backend on this database refreshes the sizes: this one loads
  * what that one stored, and asks again, every RETRY_S (so its verdicts
  * follow the refresh within an hour, and it takes the refresh over
@@ -63,8 +58,9 @@ static void follow(struct vmsizes_job *j)
         rc = tw_svc_vmsizes_load_fleet(j->vs, st, &err);
     tw_store_close(st);
     if (rc != TW_OK)
-        fprintf(stderr, "tierwise serve: VM sizes: reading those another backend stored "
-                        "failed (the sizes in memory are kept; tried again in an hour): %s\n",
+        fprintf(stderr,
+                "tierwise serve: VM sizes: reading those another backend stored "
+                "failed (the sizes in memory are kept; tried again in an hour): %s\n",
                 err.msg[0] ? err.msg : tw_strerror(rc));
 }
 
@@ -84,7 +80,8 @@ static void job_run(struct tw_worker_job *job)
     enum tw_err rc = tw_store_open(j->db_path, &st, &err);
     if (rc == TW_OK) {
         struct tw_svc_arm arm = {.arm_url = j->arm_url, .imds_url = j->imds_url};
-        rc = tw_svc_vmsizes_refresh_fleet(st, &arm, j->vs, stopping, j->worker, &rep, &err);
+        rc = tw_svc_vmsizes_refresh_fleet(st, &arm, j->vs, tw_worker_stopping_cb, j->worker, &rep,
+                                          &err);
         tw_store_close(st);
     }
     long next_s = rc == TW_OK && !rep.failed ? TW_SVC_VMSIZES_EVERY_S : RETRY_S;

@@ -219,6 +219,11 @@ bool tw_worker_stopping(struct tw_worker *w)
     return s;
 }
 
+bool tw_worker_stopping_cb(void *w)
+{
+    return tw_worker_stopping(w);
+}
+
 void *tw_worker_ctx(struct tw_worker *w)
 {
     return w->o.ctx;

@@ -87,6 +87,9 @@ enum tw_err tw_worker_submit_at(struct tw_worker *w, struct tw_worker_job *job, 
 size_t tw_worker_depth(struct tw_worker *w);
 /* Whether a stop was asked: long jobs may look and end early. */
 bool tw_worker_stopping(struct tw_worker *w);
+/* tw_worker_stopping for a callback's (void *) argument, as the services'
+ * walks ask it between their steps (stop(stop_arg) with the worker). */
+bool tw_worker_stopping_cb(void *w);
 /* The options' CTX. */
 void *tw_worker_ctx(struct tw_worker *w);
 

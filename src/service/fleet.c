@@ -59,4 +59,3 @@ enum tw_err tw_svc_fleet_places(struct tw_store *st, struct tw_svc_place **out, 
         pg.offset += got;
     }
 }
-
