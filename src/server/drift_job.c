@@ -165,7 +165,7 @@ next:
         return;
     }
     int64_t due_ns = tw_worker_now_ns() + j->every_ns;
-    if (tw_worker_stopping(c->worker) || tw_worker_submit_at(c->worker, job, due_ns) != TW_OK)
+    if (tw_worker_stopping(c->worker) || tw_worker_again_at(c->worker, job, due_ns) != TW_OK)
         job_free(j);
 }
 

@@ -49,7 +49,7 @@ static void again(struct prices_job *j)
 {
     long look_s = j->max_age_s < LOOK_S ? j->max_age_s : LOOK_S;
     int64_t due_ns = tw_worker_now_ns() + (int64_t)look_s * 1000000000LL;
-    if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, &j->job, due_ns) != TW_OK)
+    if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, &j->job, due_ns) != TW_OK)
         job_free(j);
 }
 

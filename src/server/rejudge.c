@@ -62,7 +62,7 @@ static void job_run(struct tw_worker_job *job)
     if (!tw_srv_leader_mine(j->leader, "rejudge")) {
         j->after = 0;
         int64_t later = tw_worker_now_ns() + (int64_t)TW_SRV_REJUDGE_EVERY_S * 1000000000LL;
-        if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, later) != TW_OK)
+        if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, later) != TW_OK)
             job_free(j);
         return;
     }
@@ -94,7 +94,7 @@ static void job_run(struct tw_worker_job *job)
     j->after = rc == TW_OK && more ? after : 0;
     int64_t due_ns = tw_worker_now_ns() +
                      (rc == TW_OK && more ? 0 : (int64_t)TW_SRV_REJUDGE_EVERY_S * 1000000000LL);
-    if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, due_ns) != TW_OK)
+    if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, due_ns) != TW_OK)
         job_free(j);
 }
 

@@ -109,7 +109,7 @@ next:;
     int64_t due = tw_worker_now_ns() +
                   (int64_t)(srv->scheduler_interval_s ? srv->scheduler_interval_s : 60) * NS_PER_S;
     if (tw_worker_stopping(srv->sched_worker) ||
-        tw_worker_submit_at(srv->sched_worker, job, due) != TW_OK)
+        tw_worker_again_at(srv->sched_worker, job, due) != TW_OK)
         free(j);
 }
 

@@ -132,7 +132,7 @@ static void job_run(struct tw_worker_job *job)
      * interval (taken over then when that one has stopped). */
     if (!tw_srv_leader_mine(j->leader, "sync")) {
         int64_t later = tw_worker_now_ns() + j->every_ns;
-        if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, later) != TW_OK)
+        if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, later) != TW_OK)
             job_free(j);
         return;
     }
@@ -160,7 +160,7 @@ static void job_run(struct tw_worker_job *job)
                 sum.vms, next, err.msg[0] ? err.msg : tw_strerror(rc));
     }
     tw_sync_summary_free(&sum);
-    if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, due_ns) != TW_OK)
+    if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, due_ns) != TW_OK)
         job_free(j);
 }
 

@@ -70,7 +70,7 @@ static void job_run(struct tw_worker_job *job)
     if (!tw_srv_leader_mine(j->leader, "vmsizes")) {
         follow(j);
         int64_t later = tw_worker_now_ns() + (int64_t)RETRY_S * 1000000000LL;
-        if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, later) != TW_OK)
+        if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, later) != TW_OK)
             job_free(j);
         return;
     }
@@ -100,7 +100,7 @@ static void job_run(struct tw_worker_job *job)
                 "failed (their cached sizes are kept): %s; next try at %s\n",
                 rep.refreshed, rep.regions, rep.failed,
                 rep.first_error[0] ? rep.first_error : err.msg, next);
-    if (tw_worker_stopping(j->worker) || tw_worker_submit_at(j->worker, job, due_ns) != TW_OK)
+    if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, due_ns) != TW_OK)
         job_free(j);
 }
 

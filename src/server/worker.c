@@ -163,14 +163,15 @@ enum tw_err tw_worker_start(const struct tw_worker_opts *opts, struct tw_worker 
     return TW_OK;
 }
 
-static enum tw_err submit(struct tw_worker *w, struct tw_worker_job *job, int64_t due_ns)
+static enum tw_err submit(struct tw_worker *w, struct tw_worker_job *job, int64_t due_ns,
+                          bool bounded)
 {
     pthread_mutex_lock(&w->lock);
     if (w->stopping) {
         pthread_mutex_unlock(&w->lock);
         return TW_EINVAL;
     }
-    if (w->o.queue_max && w->depth >= w->o.queue_max) {
+    if (bounded && w->o.queue_max && w->depth >= w->o.queue_max) {
         pthread_mutex_unlock(&w->lock);
         return TW_ENOMEM;
     }
@@ -195,12 +196,17 @@ static enum tw_err submit(struct tw_worker *w, struct tw_worker_job *job, int64_
 
 enum tw_err tw_worker_submit(struct tw_worker *w, struct tw_worker_job *job)
 {
-    return submit(w, job, 0);
+    return submit(w, job, 0, true);
 }
 
 enum tw_err tw_worker_submit_at(struct tw_worker *w, struct tw_worker_job *job, int64_t due_ns)
 {
-    return submit(w, job, due_ns > 0 ? due_ns : 1);
+    return submit(w, job, due_ns > 0 ? due_ns : 1, true);
+}
+
+enum tw_err tw_worker_again_at(struct tw_worker *w, struct tw_worker_job *job, int64_t due_ns)
+{
+    return submit(w, job, due_ns > 0 ? due_ns : 1, false);
 }
 
 size_t tw_worker_depth(struct tw_worker *w)

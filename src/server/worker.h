@@ -83,6 +83,12 @@ enum tw_err tw_worker_submit(struct tw_worker *w, struct tw_worker_job *job);
 /* Queues JOB due at DUE_NS (CLOCK_REALTIME); an instant past is due now. */
 enum tw_err tw_worker_submit_at(struct tw_worker *w, struct tw_worker_job *job, int64_t due_ns);
 
+/* A periodic job queuing itself again at DUE_NS from its own run: as
+ * tw_worker_submit_at, but never refused for a full queue (the slot it ran
+ * in was its own, and a burst of operations must not end a periodic job
+ * for good); TW_EINVAL when the worker is stopping. */
+enum tw_err tw_worker_again_at(struct tw_worker *w, struct tw_worker_job *job, int64_t due_ns);
+
 /* Jobs queued and not yet started (due now and later). */
 size_t tw_worker_depth(struct tw_worker *w);
 /* Whether a stop was asked: long jobs may look and end early. */

@@ -1,6 +1,7 @@
 /* test_worker.c - the background worker: jobs due now run in submission
  * order; timed jobs run at their instant by the real clock (CLOCK_REALTIME),
- * earliest first, never before it; a full queue refuses with TW_ENOMEM;
+ * earliest first, never before it; a full queue refuses with TW_ENOMEM
+ * (not a periodic job's own tw_worker_again_at);
  * a draining stop runs what is due and cancels what is due later; a
  * cancelling stop cancels what has not started; a stop whose job outlives
  * the timeout returns false and leaves the job to end on its own; a batch
@@ -217,13 +218,22 @@ static void test_full_queue(void **state)
     assert_int_equal(tw_worker_submit(w, &q[3].wj), TW_ENOMEM);
     assert_int_equal(tw_worker_submit_at(w, &q[3].wj, tw_worker_now_ns() + TW_NS_PER_S), TW_ENOMEM);
     assert_int_equal(tw_worker_depth(w), 3);
+    /* A periodic job queuing itself again is never refused for a full
+     * queue: due at once here, it runs after those queued. */
+    struct tjob periodic;
+    init_job(&periodic, r, 5);
+    assert_int_equal(tw_worker_again_at(w, &periodic.wj, 1), TW_OK);
+    assert_int_equal(tw_worker_depth(w), 4);
     atomic_store(&gate, true);
-    wait_ran(r, 4);
-    assert_int_equal(ran(r), 4);
+    wait_ran(r, 5);
+    assert_int_equal(ran(r), 5);
+    assert_int_equal(r->order[4], 5);
     /* Room again. */
     assert_int_equal(tw_worker_submit(w, &q[3].wj), TW_OK);
-    wait_ran(r, 5);
-    assert_int_equal(r->order[4], 4);
+    wait_ran(r, 6);
+    assert_int_equal(r->order[5], 4);
+    tw_worker_stop(w, TW_WORKER_DRAIN, 0);
+    assert_int_equal(tw_worker_again_at(w, &periodic.wj, 1), TW_EINVAL);
     tw_worker_free(w);
     rec_free(r);
 }
