@@ -153,9 +153,14 @@ if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
   fi
   # One session per core at a time (each is one process), reported in the
   # targets' order once all have run.
+  # Each writes its status (or "setup" when its corpus could not be
+  # copied) to $work.status, whatever happens.
   fuzz_one() {
     local t=$1 work=$2 dict=() st=0
-    cp tests/fuzz/corpus/$t/* "$work"/
+    if ! cp tests/fuzz/corpus/$t/* "$work"/ 2>"$work.log"; then
+      echo setup >"$work.status"
+      return 0
+    fi
     [ -f tests/fuzz/$t.dict ] && dict=(-dict=tests/fuzz/$t.dict)
     "$fbuild/tests/fuzz_$t" "${dict[@]}" -max_total_time="$secs" -max_len=65536 \
       -artifact_prefix="$work/" "$work" >"$work.log" 2>&1 || st=$?
@@ -174,16 +179,21 @@ if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
     work="$fuzz_dir/$t"
     echo "fuzz: $t for ${secs}s"
     sessions=$((sessions + 1))
-    if [ "$(cat "$work.status" 2>/dev/null)" != 0 ]; then
-      tail -40 "$work.log"
-      echo "fuzz: $t found a crash (status $(cat "$work.status" 2>/dev/null)); the input is in $work"
+    st=$(cat "$work.status" 2>/dev/null || echo none)
+    if [ "$st" != 0 ]; then
+      tail -40 "$work.log" 2>/dev/null || true
+      if [ "$st" = setup ] || [ "$st" = none ]; then
+        echo "fuzz: $t did not run (its corpus tests/fuzz/corpus/$t could not be copied, or the session died unheard): counted as failed"
+      else
+        echo "fuzz: $t found a crash (status $st); the input is in $work"
+      fi
       crashed=$((crashed + 1))
       continue
     fi
     tail -1 "$work.log"
     rm -rf "$work" "$work.log" "$work.status"
   done
-  [ "$crashed" -eq 0 ] && rmdir "$fuzz_dir"
+  rmdir "$fuzz_dir" 2>/dev/null || true # what is left holds a failed session's files
   if [ ${#targets[@]} -eq 0 ]; then
     fuzz_line="tests/run.sh: libFuzzer: the build FAILED, no sessions"
   else

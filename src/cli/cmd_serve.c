@@ -80,11 +80,12 @@ static void usage(FILE *f)
             "  --log-requests     one line per request on stderr (default: one line a minute)\n"
             "  --prices-url URL   the Retail Prices API for the prices routes (README \"Azure\n"
             "                     endpoints\": also TIERWISE_PRICES_URL, \"prices_url\")\n"
-            "  --prices-refresh D keep the price books of the fleet's regions (in each\n"
-            "                     currency the database has books in, else USD) fetched\n"
-            "                     from --prices-url within D (1m..30d, e.g. 1d): looked at\n"
-            "                     at start and hourly, on one backend of a database at a\n"
-            "                     time; a failure is logged and the stored book kept\n"
+            "  --prices-refresh D fetch the price books of the fleet's regions (in each\n"
+            "                     currency the database has books in, else USD) from\n"
+            "                     --prices-url again once older than D (1m..30d, e.g. 1d):\n"
+            "                     looked at at start and hourly (every D when shorter), on\n"
+            "                     one backend of a database at a time; a failure is logged\n"
+            "                     and the stored book kept (\"prices-refresh\" in --config)\n"
             "  --policies DIR     the tier-switch policies: every *.json file of DIR\n"
             "                     (tierwise.policy/1; policy.schema.json is skipped), read\n"
             "                     at start (a file with a problem, or a timezone this\n"
@@ -144,6 +145,7 @@ struct serve_opts {
     const char *prices_url;
     const char *policies; /* --policies DIR */
     const char *prices_refresh; /* --prices-refresh D */
+    const char *prices_refresh_file; /* the config file that gave it, NULL: the flag */
     int log_requests; /* -1 unset */
     int vm_sizes;     /* --vm-sizes-from-arm; -1 unset */
     /* --max-connections, --max-connections-per-client, --header-timeout,
@@ -195,8 +197,10 @@ static enum tw_err apply_config(const char *path, json_t *cfg, struct serve_opts
                 return tw_error_set(err, TW_EINVAL,
                                     "%s: \"prices-refresh\" must be a duration (e.g. \"1d\")",
                                     path);
-            if (!o->prices_refresh)
+            if (!o->prices_refresh) {
                 o->prices_refresh = json_string_value(v);
+                o->prices_refresh_file = path;
+            }
             continue;
         }
         if (strcmp(key, "policies") == 0) {
@@ -657,8 +661,14 @@ int tw_cli_cmd_serve(int argc, char **argv)
         uint64_t age_ms;
         if (tw_duration_parse(o.prices_refresh, &age_ms, &err) != TW_OK || age_ms < 60000 ||
             age_ms > 30ull * 86400000) {
-            rc = tw_error_set(&err, TW_EINVAL, "--prices-refresh \"%s\" must be a duration from "
-                              "1m to 30d (e.g. 1d)", o.prices_refresh);
+            if (o.prices_refresh_file)
+                rc = tw_error_set(&err, TW_EINVAL,
+                                  "%s: \"prices-refresh\": \"%s\" must be a duration from 1m "
+                                  "to 30d (e.g. \"1d\")",
+                                  o.prices_refresh_file, o.prices_refresh);
+            else
+                rc = tw_error_set(&err, TW_EINVAL, "--prices-refresh \"%s\" must be a duration "
+                                  "from 1m to 30d (e.g. 1d)", o.prices_refresh);
             status = TW_EXIT_USAGE;
             goto fail_msg;
         }

@@ -72,16 +72,25 @@ static void job_run(struct tw_worker_job *job)
                                          &rep, &err);
         tw_store_close(st);
     }
+    if (rep.stopped && rc == TW_OK) {
+        again(j); /* refused now: the job is freed */
+        return;
+    }
+    char not_tried[48] = "";
+    if (rep.not_tried)
+        snprintf(not_tried, sizeof(not_tried), ", %zu not tried", rep.not_tried);
     if (rc != TW_OK)
         fprintf(stderr,
-                "tierwise serve: price books: the fleet's regions could not be read (the "
-                "stored books are kept; tried again at the next look): %s\n",
-                err.msg[0] ? err.msg : tw_strerror(rc));
+                "tierwise serve: price books: the store failed after %zu of %zu refreshed "
+                "(what is stored is kept; tried again at the next look): %s\n",
+                rep.refreshed, rep.books, err.msg[0] ? err.msg : tw_strerror(rc));
     else if (rep.failed)
         fprintf(stderr,
                 "tierwise serve: price books from %s: %zu of %zu refreshed, %zu fresh, %zu "
-                "failed (their stored books are kept; tried again at the next look): %s\n",
-                j->prices_url, rep.refreshed, rep.books, rep.fresh, rep.failed, rep.first_error);
+                "failed%s (nothing stored is changed for them; tried again at the next look): "
+                "%s\n",
+                j->prices_url, rep.refreshed, rep.books, rep.fresh, rep.failed, not_tried,
+                rep.first_error);
     else if (rep.refreshed || !j->said)
         fprintf(stderr,
                 "tierwise serve: price books from %s: %zu of %zu refreshed, %zu fresh (fetched "

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <strings.h>
 
-enum tw_err tw_svc_fleet_places(struct tw_store *st, struct tw_svc_place **out, size_t *n,
-                                struct tw_error *err)
+enum tw_err tw_svc_fleet_places(struct tw_store *st, bool need_subscription,
+                                struct tw_svc_place **out, size_t *n, struct tw_error *err)
 {
     *out = NULL;
     *n = 0;
@@ -28,13 +28,17 @@ enum tw_err tw_svc_fleet_places(struct tw_store *st, struct tw_svc_place **out, 
         }
         for (size_t i = 0; i < got; i++) {
             const struct tw_store_vm_row *vm = &rows[i];
-            if (!vm->location[0] || !vm->subscription_id[0])
+            if (!vm->location[0] || (need_subscription && !vm->subscription_id[0]))
                 continue;
             size_t k = 0;
             while (k < *n && strcasecmp((*out)[k].region, vm->location) != 0)
                 k++;
-            if (k < *n)
+            if (k < *n) {
+                if (!(*out)[k].subscription[0])
+                    snprintf((*out)[k].subscription, sizeof((*out)[k].subscription), "%s",
+                             vm->subscription_id);
                 continue;
+            }
             if (*n == cap) {
                 size_t c2 = cap ? cap * 2 : 16;
                 struct tw_svc_place *p = realloc(*out, c2 * sizeof(*p));

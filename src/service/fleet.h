@@ -8,6 +8,7 @@
 #ifndef TW_SERVICE_FLEET_H
 #define TW_SERVICE_FLEET_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "core/err.h"
@@ -15,16 +16,18 @@
 
 struct tw_svc_place {
     char region[64];       /* as the VM's location says it ("westeurope") */
-    char subscription[64]; /* the first VM's of the region seen */
+    char subscription[64]; /* the first one the region's VMs name ("" for none) */
 };
 
 /*
  * The distinct regions (compared without case) of the stored VMs that
- * name both a location and a subscription, in the order first met, into
- * *OUT (malloc'd, free(); NULL and *N 0 for none).  Errors: the store's,
- * TW_ENOMEM.
+ * name a location, and a subscription when NEED_SUBSCRIPTION (ARM's SKUs
+ * are read per subscription; a region's prices are the same for all), in
+ * the order first met, into *OUT (malloc'd, free(); NULL and *N 0 for
+ * none); SUBSCRIPTION is the first one the region's VMs name ("" when
+ * none does).  Errors: the store's, TW_ENOMEM.
  */
-enum tw_err tw_svc_fleet_places(struct tw_store *st, struct tw_svc_place **out, size_t *n,
-                                struct tw_error *err);
+enum tw_err tw_svc_fleet_places(struct tw_store *st, bool need_subscription,
+                                struct tw_svc_place **out, size_t *n, struct tw_error *err);
 
 #endif

@@ -297,6 +297,10 @@ out:
     return rc;
 }
 
+/* How far in the future a book's fetched_at may be and still count as
+ * fresh: another backend's clock a little ahead. */
+#define FUTURE_SLACK_S 300
+
 /* Whether the stored book of (REG, CUR) came from the API less than
  * MAX_AGE_S seconds ago (a snapshot's or a file's is never fresh: its
  * fetched_at is the file's, and the API is the source to follow). */
@@ -319,9 +323,16 @@ static enum tw_err book_fresh(struct tw_store *st, const char *reg, const char *
     if (strncmp(source, "api ", 4) != 0 || !tw_rfc3339_ms(fetched, &at_ms))
         return TW_OK;
     int64_t age_s = (int64_t)time(NULL) - at_ms / 1000;
-    /* A book from the future (a clock set back) is refreshed too. */
-    *fresh = age_s >= 0 && age_s < max_age_s;
+    *fresh = age_s > -FUTURE_SLACK_S && age_s < max_age_s;
     return TW_OK;
+}
+
+static void note_failure(struct tw_svc_prices_fleet_report *rep, const char *region,
+                         const char *currency, const struct tw_error *e, enum tw_err rc)
+{
+    if (!rep->failed++)
+        snprintf(rep->first_error, sizeof(rep->first_error), "%.63s %.3s: %.400s", region,
+                 currency, e->msg[0] ? e->msg : tw_strerror(rc));
 }
 
 enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc_refresh *rq,
@@ -332,7 +343,7 @@ enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc
     memset(rep, 0, sizeof(*rep));
     struct tw_svc_place *pl = NULL;
     size_t np = 0;
-    enum tw_err rc = tw_svc_fleet_places(st, &pl, &np, err);
+    enum tw_err rc = tw_svc_fleet_places(st, false, &pl, &np, err);
     if (rc != TW_OK)
         return rc;
     char (*cur)[4] = NULL;
@@ -355,33 +366,44 @@ enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc
         nc = 1;
     }
     rep->books = np * nc;
-    for (size_t i = 0; i < np; i++) {
-        for (size_t k = 0; k < nc; k++) {
-            if (stop && stop(stop_arg))
+    for (size_t i = 0, done = 0; i < np; i++) {
+        for (size_t k = 0; k < nc; k++, done++) {
+            if (stop && stop(stop_arg)) {
+                rep->stopped = true;
                 goto out;
+            }
             struct tw_error e = {0};
             char reg[48], cu[4];
+            if (tw_svc_prices_key(pl[i].region, cur[k], reg, cu, &e) != TW_OK) {
+                note_failure(rep, pl[i].region, cur[k], &e, TW_EINVAL);
+                continue;
+            }
             bool fresh = false;
-            enum tw_err brc = tw_svc_prices_key(pl[i].region, cur[k], reg, cu, &e);
-            if (brc == TW_OK)
-                brc = book_fresh(st, reg, cu, max_age_s, &fresh, &e);
-            if (brc == TW_OK && fresh) {
+            if ((rc = book_fresh(st, reg, cu, max_age_s, &fresh, err)) != TW_OK)
+                goto out;
+            if (fresh) {
                 rep->fresh++;
                 continue;
             }
-            if (brc == TW_OK) {
-                struct tw_svc_refresh one = *rq;
-                one.region = reg;
-                one.currency = cu;
-                brc = tw_svc_prices_refresh(st, &one, NULL, &e);
-            }
+            struct tw_svc_refresh one = *rq;
+            one.region = reg;
+            one.currency = cu;
+            struct tw_svc_refresh_result res;
+            enum tw_err brc = tw_svc_prices_refresh(st, &one, &res, &e);
             if (brc == TW_OK) {
                 rep->refreshed++;
                 continue;
             }
-            if (!rep->failed++)
-                snprintf(rep->first_error, sizeof(rep->first_error), "%.63s %.3s: %.400s", pl[i].region,
-                         cur[k], e.msg[0] ? e.msg : tw_strerror(brc));
+            if (res.store_failed || brc == TW_ENOMEM) {
+                rc = brc;
+                *err = e;
+                goto out;
+            }
+            note_failure(rep, reg, cu, &e, brc);
+            if (brc == TW_EIO) {
+                rep->not_tried = rep->books - done - 1;
+                goto out;
+            }
         }
     }
 out:

@@ -70,21 +70,31 @@ enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refre
 
 /*
  * The price books a backend keeps fresh: each region of the fleet
- * (service/fleet.h) in each currency the store holds books in (USD when
- * it holds none).  A book fetched from the API less than MAX_AGE_S
- * seconds ago is left alone; any other (none yet, older, or imported
- * from a snapshot or a file) is refreshed as tw_svc_prices_refresh does,
- * through RQ's endpoint and options (its region and currency are
- * ignored).  A book that fails is counted, its reason kept in REP (the
- * first one), and the others go on; STOP (may be NULL) is asked before
- * each book and ends the walk early when it says so.  Errors: only the
- * store's reading the fleet or the currencies, and TW_ENOMEM.
+ * (service/fleet.h, VMs with a location, a subscription or not) in each
+ * currency the store holds books in (USD when it holds none).  A book
+ * fetched from the API less than MAX_AGE_S seconds ago is left alone (one
+ * up to 5 minutes in the future too: another machine's clock); any other
+ * (none yet, older, from further in the future, or imported from a
+ * snapshot or a file) is refreshed as tw_svc_prices_refresh does, through
+ * RQ's endpoint and options (its region and currency are ignored).
+ *
+ * A book the API refuses (a bad page, no price, a link off the endpoint)
+ * is counted in FAILED with its reason (the first one) and the walk goes
+ * on; the API failing outright (TW_EIO: down, timing out, 5xx or 429
+ * past the retries) ends the walk there, the books left counted in
+ * NOT_TRIED, so that an outage holds the caller's worker for one book's
+ * deadline, not one per book.  STOP (may be NULL) is asked before each
+ * book; when it says so the walk ends and STOPPED is set.  Errors (the
+ * walk ends, REP says what was done until then): the store's (reading
+ * the fleet, the currencies or a book, or writing one), TW_ENOMEM.
  */
 struct tw_svc_prices_fleet_report {
     size_t books;     /* books the fleet needs (regions x currencies) */
     size_t fresh;     /* fetched from the API within MAX_AGE_S: left alone */
     size_t refreshed; /* fetched and stored now */
-    size_t failed;    /* whose refresh failed: their stored book is as it was */
+    size_t failed;    /* whose refresh failed: nothing stored was changed */
+    size_t not_tried; /* left when the API failed outright */
+    bool stopped;     /* STOP said so */
     char first_error[512];
 };
 enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc_refresh *rq,

@@ -311,7 +311,7 @@ enum tw_err tw_svc_vmsizes_load_fleet(struct tw_svc_vmsizes *vs, struct tw_store
 {
     struct tw_svc_place *pl;
     size_t n;
-    enum tw_err rc = tw_svc_fleet_places(st, &pl, &n, err);
+    enum tw_err rc = tw_svc_fleet_places(st, true, &pl, &n, err);
     for (size_t i = 0; rc == TW_OK && i < n; i++) {
         rc = tw_svc_vmsizes_load(vs, st, pl[i].region, err);
         if (rc == TW_ENOENT) {
@@ -332,7 +332,7 @@ enum tw_err tw_svc_vmsizes_refresh_fleet(struct tw_store *st, const struct tw_sv
     memset(rep, 0, sizeof(*rep));
     struct tw_svc_place *pl;
     size_t n;
-    enum tw_err rc = tw_svc_fleet_places(st, &pl, &n, err);
+    enum tw_err rc = tw_svc_fleet_places(st, true, &pl, &n, err);
     if (rc != TW_OK)
         return rc;
     rep->regions = n;

@@ -19,10 +19,11 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-prices-refresh-XXXXXX")
 . "$TW_SOURCE_DIR/tests/integration/server-lib.sh"
 part=${1:-sqlite}
 need jq curl
-need_faketime
 if [ "$part" = pg ]; then
   [ -n "${TW_TEST_PG:-}" ] || { echo "SKIP: TW_TEST_PG names no PostgreSQL server (tests/run.sh starts one)"; exit 77; }
   need psql
+else
+  need_faketime
 fi
 sim_pid="" pgname=""
 cleanup() {
@@ -78,9 +79,12 @@ jq -c --arg id "$(uuid 1)" '.id = $id | .inventory.vm.location = "westeurope"' "
 start_server plain
 [ -n "$port" ] || { echo "FAIL: serve did not start: $(cat "$scratch/plain.err")"; exit 1; }
 [ "$(post_report "$scratch/r.json" "$agent")" = 201 ] && ok || bad "post: $(cat "$scratch/body")"
-# Without --prices-refresh nothing is fetched.
-sleep 0.5
+# Without --prices-refresh nothing is fetched, and the work is not asked
+# for (a backend with it asks at its start: below).
+sleep 1
 [ "$(price_gets)" = 0 ] && ok || bad "a backend without --prices-refresh fetched prices"
+[ -z "$(metric 'tierwise_periodic_work_held{kind="prices"}')" ] && ok ||
+  bad "a backend without --prices-refresh asked for the prices' work"
 stop_server TERM
 
 if [ "$part" = pg ]; then
@@ -118,9 +122,9 @@ if [ "$part" = pg ]; then
   exit
 fi
 
-# Bad values.
+# Bad values (a time limit: one let through would serve on).
 for v in 10s 31d soon; do
-  "$cli" serve --db "$db" --listen 127.0.0.1:0 --prices-refresh "$v" --prices-url "$sim" \
+  timeout 10 "$cli" serve --db "$db" --listen 127.0.0.1:0 --prices-refresh "$v" --prices-url "$sim" \
     >/dev/null 2>"$scratch/err"
   st=$?
   [ $st = 2 ] && grep -q -- '--prices-refresh "'"$v"'" must be a duration from 1m to 30d' "$scratch/err" &&
@@ -128,14 +132,20 @@ for v in 10s 31d soon; do
 done
 
 echo '{"prices-refresh": 86400}' >"$scratch/bad.json"
-"$cli" serve --db "$db" --listen 127.0.0.1:0 --config "$scratch/bad.json" >/dev/null 2>"$scratch/err"
+timeout 10 "$cli" serve --db "$db" --listen 127.0.0.1:0 --config "$scratch/bad.json" >/dev/null 2>"$scratch/err"
 st=$?
 [ $st = 2 ] && grep -q '"prices-refresh" must be a duration (e.g. "1d")' "$scratch/err" && ok ||
   bad "a number as prices-refresh: exit $st $(cat "$scratch/err")"
+echo '{"prices-refresh": "soon"}' >"$scratch/soon.json"
+timeout 10 "$cli" serve --db "$db" --listen 127.0.0.1:0 --config "$scratch/soon.json" \
+  --prices-url "$sim" >/dev/null 2>"$scratch/err"
+st=$?
+[ $st = 2 ] && grep -qF "$scratch/soon.json: \"prices-refresh\": \"soon\" must be a duration from 1m to 30d" "$scratch/err" &&
+  ok || bad "\"soon\" in the config file: exit $st $(cat "$scratch/err")"
 
-# At its start the backend fetches the fleet's book (D from the config file).
-echo '{"prices-refresh": "1d"}' >"$scratch/serve.json"
-start_server fresh --config "$scratch/serve.json" --prices-url "$sim"
+# At its start the backend fetches the fleet's book (the flag wins over
+# the config file's bad value).
+start_server fresh --config "$scratch/soon.json" --prices-refresh 1d --prices-url "$sim"
 [ -n "$port" ] || { echo "FAIL: serve did not start: $(cat "$scratch/fresh.err")"; exit 1; }
 wait_line fresh "price books from" &&
   grep -qF "price books from $sim: 1 of 1 refreshed, 0 fresh (fetched within 86400s)" "$scratch/fresh.err" &&
@@ -149,8 +159,9 @@ first_at=${got##* }
 stop_server TERM
 [ "$stop_status" = 0 ] && ok || bad "stop: $stop_status"
 
-# A restart: the book is fresh, nothing is fetched.
-start_server again --prices-refresh 1d --prices-url "$sim"
+# A restart (D from the config file): the book is fresh, nothing is fetched.
+echo '{"prices-refresh": "1d"}' >"$scratch/serve.json"
+start_server again --config "$scratch/serve.json" --prices-url "$sim"
 wait_line again "price books from" &&
   grep -qF "price books from $sim: 0 of 1 refreshed, 1 fresh" "$scratch/again.err" &&
   ok || bad "the restart's line: $(cat "$scratch/again.err")"
@@ -183,7 +194,7 @@ curl -s --noproxy '*' -X POST "$sim/_sim/faults" -H 'Content-Type: application/j
   -d '{"kind": "error", "path": "/api/retail/prices", "status": 503}' >/dev/null
 later +4d down --prices-refresh 1d --prices-url "$sim"
 wait_line down "price books from" 60 &&
-  grep -qF "price books from $sim: 0 of 1 refreshed, 0 fresh, 1 failed (their stored books are kept; tried again at the next look): westeurope USD: " "$scratch/down.err" &&
+  grep -qF "price books from $sim: 0 of 1 refreshed, 0 fresh, 1 failed (nothing stored is changed for them; tried again at the next look): westeurope USD: " "$scratch/down.err" &&
   ok || bad "the API failing: $(cat "$scratch/down.err")"
 got=$(book) && [ "${got##* }" = "$second_at" ] && ok || bad "the stored book changed: $got"
 healthy && ok || bad "/healthz with the API failing: $(cat "$scratch/body")"

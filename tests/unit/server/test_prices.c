@@ -209,11 +209,13 @@ static void test_refresh_fleet(void **state)
     assert_int_equal(rep.books, 0);
     assert_int_equal(fs_requests(s), 0);
 
-    /* Two VMs in eastus (spelt twice), one without a subscription: one
+    /* Three VMs in eastus (spelt three ways, one without a subscription:
+     * a region's prices are everyone's) and one without a location: one
      * book, USD, fetched. */
     add_vm(e->path, "a", "eastus", "5a1e0000-7e57-4d3e-a000-000000000001");
     add_vm(e->path, "b", "EastUS", "5a1e0000-7e57-4d3e-a000-000000000001");
-    add_vm(e->path, "c", "westus", "");
+    add_vm(e->path, "c", "EASTUS", "");
+    add_vm(e->path, "d", "", "5a1e0000-7e57-4d3e-a000-000000000001");
     if (tw_svc_prices_refresh_fleet(e->st, &rq, 86400, never, NULL, &rep, &err) != TW_OK)
         fail_msg("%s", err.msg);
     assert_int_equal(rep.books, 1);
@@ -255,13 +257,17 @@ static void test_refresh_fleet(void **state)
     assert_non_null(strstr(rep.first_error, "eastus GBP: "));
     assert_non_null(strstr(rep.first_error, "in USD but GBP was asked for"));
 
-    /* The API down: every stale book failed, the stored ones kept. */
+    /* The API down: the first stale book failed, the walk ends there (an
+     * outage costs one book's retries, not one per book), the stored
+     * books kept. */
     fs_script(s, (struct fs_reply[]){
                      {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
                      {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
                      {0}});
     assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, NULL, NULL, &rep, &err), TW_OK);
-    assert_int_equal(rep.failed, 2);
+    assert_int_equal(rep.failed, 1);
+    assert_int_equal(rep.not_tried, 1);
+    assert_int_equal(fs_requests(s), 1);
     assert_non_null(strstr(rep.first_error, "X: down"));
     assert_int_equal(tw_svc_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
     assert_string_equal(json_string_value(json_object_get(j, "source")), want);
@@ -270,6 +276,7 @@ static void test_refresh_fleet(void **state)
     /* Stopping: nothing more is fetched. */
     fs_script(s, (struct fs_reply[]){{200, page, NULL, 0}, {0}});
     assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, always, NULL, &rep, &err), TW_OK);
+    assert_true(rep.stopped);
     assert_int_equal(rep.refreshed + rep.failed + rep.fresh, 0);
     assert_int_equal(fs_requests(s), 0);
     free(page);
