@@ -21,6 +21,35 @@
 
 #define NS_PER_S 1000000000LL
 
+bool tw_srv_exec_enter(struct tw_server *srv)
+{
+    atomic_fetch_add(&srv->exec_running, 1);
+    if (srv->exec_stop) {
+        atomic_fetch_sub(&srv->exec_running, 1);
+        return false;
+    }
+    return true;
+}
+
+void tw_srv_exec_leave(struct tw_server *srv)
+{
+    atomic_fetch_sub(&srv->exec_running, 1);
+}
+
+void tw_srv_exec_drain(struct tw_server *srv)
+{
+    bool said = false;
+    for (int i = 0; atomic_load(&srv->exec_running) > 0; i++) {
+        if (i == 100 && !said) {
+            fprintf(stderr, "tierwise serve: stopping: waiting for a tier-switch run to reach "
+                            "its next step (its actions are resumed from their state later)\n");
+            said = true;
+        }
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void tw_srv_exec_opts(struct tw_server *srv, struct tw_exec_opts *o, bool dry_run)
 {
     memset(o, 0, sizeof *o);
@@ -64,19 +93,33 @@ void tw_srv_exec_tick(struct tw_server *srv, struct tw_exec_tick *t, const struc
 
 struct sched_job {
     struct tw_worker_job job;
-    struct tw_server *srv;
+    struct tw_server *srv;   /* read only between tw_srv_exec_enter and _leave */
+    struct tw_worker *worker; /* the scheduler's (outlives a detached stop) */
+    int64_t every_ns;
 };
+
+static void sched_tick(struct tw_server *srv);
 
 static void sched_run(struct tw_worker_job *job)
 {
     struct sched_job *j = job->arg;
-    struct tw_server *srv = j->srv;
+    if (tw_srv_exec_enter(j->srv)) {
+        sched_tick(j->srv);
+        tw_srv_exec_leave(j->srv);
+    }
+    int64_t due = tw_worker_now_ns() + j->every_ns;
+    if (tw_worker_stopping(j->worker) || tw_worker_again_at(j->worker, job, due) != TW_OK)
+        free(j);
+}
+
+static void sched_tick(struct tw_server *srv)
+{
     /* Another backend on this database ticks the policies: asked again
      * at the next interval.  (Actions are claimed with a lease besides,
      * so a run of POST /api/v1/actions on any backend never sends one
      * twice.) */
     if (!tw_srv_work_mine(srv, "scheduler"))
-        goto next;
+        return;
     struct tw_exec_opts o;
     tw_srv_exec_opts(srv, &o, false);
     char owner[96];
@@ -105,12 +148,6 @@ static void sched_run(struct tw_worker_job *job)
                     (long long)sum.run.failed, (long long)sum.run.waiting,
                     (long long)sum.run.retry);
     }
-next:;
-    int64_t due = tw_worker_now_ns() +
-                  (int64_t)(srv->scheduler_interval_s ? srv->scheduler_interval_s : 60) * NS_PER_S;
-    if (tw_worker_stopping(srv->sched_worker) ||
-        tw_worker_again_at(srv->sched_worker, job, due) != TW_OK)
-        free(j);
 }
 
 static void sched_cancel(struct tw_worker_job *job)
@@ -132,6 +169,8 @@ enum tw_err tw_srv_scheduler_start(struct tw_server *srv, struct tw_error *err)
     if (!j)
         return tw_error_set(err, TW_ENOMEM, "out of memory");
     j->srv = srv;
+    j->worker = srv->sched_worker;
+    j->every_ns = (int64_t)(srv->scheduler_interval_s ? srv->scheduler_interval_s : 60) * NS_PER_S;
     j->job = (struct tw_worker_job){.run = sched_run, .cancel = sched_cancel, .arg = j};
     if (tw_worker_submit(srv->sched_worker, &j->job) != TW_OK) {
         free(j);

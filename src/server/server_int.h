@@ -132,6 +132,8 @@ struct tw_server {
     char scheduler_currency[4];     /* "" the store's only one */
     struct tw_worker *sched_worker;
     volatile sig_atomic_t exec_stop;
+    /* executor runs reading the server now (tw_srv_exec_enter) */
+    atomic_int exec_running;
     /* serve --sync (sync_job.c): its counters for /metrics (NULL: no sync
      * job), and a hook run on the worker after each sync that succeeded
      * (NULL: none; set it before tw_srv_sync_start, which copies it). */
@@ -379,6 +381,17 @@ void tw_srv_exec_tick(struct tw_server *srv, struct tw_exec_tick *t, const struc
                       const struct tw_exec_opts *o);
 enum tw_err tw_srv_scheduler_start(struct tw_server *srv, struct tw_error *err);
 void tw_srv_scheduler_stop(struct tw_server *srv, long timeout_ms);
+/* An executor run (a scheduler tick, an executing POST /api/v1/actions)
+ * reads the server's catalog, caps, policies and ARM client, which the
+ * stop frees (the credential and pacer go with the caller after it): it
+ * enters before it reads any (false when the server is stopping: the run
+ * must not start) and leaves when it is done with them.  The stop waits
+ * for every run entered to leave (tw_srv_exec_drain: after exec_stop each
+ * ends at its next step, one ARM call at most), however long its workers'
+ * timeouts were, so a run outliving them never reads freed memory. */
+bool tw_srv_exec_enter(struct tw_server *srv);
+void tw_srv_exec_leave(struct tw_server *srv);
+void tw_srv_exec_drain(struct tw_server *srv);
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per
  * latest result of VM VM_ID into VERDICTS, one object per result or VM that can't be judged into ERRORS.

@@ -166,6 +166,12 @@ static void run_free(struct run_job *j)
 static void run_run(struct tw_worker_job *wj)
 {
     struct run_job *j = wj->arg;
+    if (!tw_srv_exec_enter(j->srv)) {
+        tw_ops_fail(j->ops, j->id, "shutting_down",
+                    "the server stopped before the run started; no action was touched");
+        run_free(j);
+        return;
+    }
     tw_ops_start(j->ops, j->id);
     struct tw_exec_opts o;
     tw_srv_exec_opts(j->srv, &o, false);
@@ -186,6 +192,7 @@ static void run_run(struct tw_worker_job *wj)
     struct tw_exec_tick_summary s;
     struct tw_error err = {0};
     enum tw_err rc = tw_exec_tick_run(&t, &s, &err);
+    tw_srv_exec_leave(j->srv);
     if (rc != TW_OK) {
         json_decref(results);
         tw_ops_fail(j->ops, j->id, rc == TW_EPARSE || rc == TW_EINVAL ? "bad_request" : "failed",

@@ -5,7 +5,7 @@
 # whose result is the run's), its refusals (400, 403, 404); GET
 # /api/v1/actions (reader) with ?state=, ?vm=, ?limit= and the cursor; then
 # serve --scheduler --scheduler-interval 1s doing Monday's upgrades by
-# itself, and its usage errors.  Needs jq, curl, sqlite3 and faketime.
+# itself, a stop while its run waits on ARM, and its usage errors.  Needs jq, curl, sqlite3 and faketime.
 set -u
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/tw-switch-srv-XXXXXX")
 . "$TW_SOURCE_DIR/tests/helpers/testlib.sh"
@@ -153,6 +153,39 @@ jq -e '.state == "succeeded"' "$scratch/body" >/dev/null && ok ||
 [ "$(sim_sku app-01-data0) $(sim_sku app-01-data1)" = "Standard_LRS Standard_LRS" ] && ok ||
   bad "the SKUs after the two plans: $(sim_sku app-01-data0) $(sim_sku app-01-data1)"
 [ "$(patches app-01-data1)" = 3 ] && ok || bad "data1 got $(patches app-01-data1) PATCHes (one more expected)"
+stop_srv
+[ "$srv_status" = 0 ] && ok || bad "serve stopped with $srv_status"
+
+# A stop while the scheduler's run waits on ARM (each PATCH answered after
+# 13 s, past the stop's 10 s grace): the stop waits for the run to reach
+# its next step instead of freeing what it reads, the PATCH answered is
+# recorded, and the next backend resumes the rest: each disk PATCHed once.
+p0=$(patches app-01-data0) p1=$(patches app-01-data1)
+sim POST /_sim/faults '{"kind": "latency", "ms": 13000, "method": "PATCH"}' >/dev/null
+serve_at '2026-12-14 05:35:00' --scheduler --scheduler-interval 1s --scheduler-currency USD
+for _ in $(seq 150); do
+  [ "$(sim GET /_sim/faults | jq '[.faults[].fired] | add // 0')" -ge 1 ] && break
+  sleep 0.1
+done
+[ "$(sim GET /_sim/faults | jq '[.faults[].fired] | add // 0')" -ge 1 ] && ok ||
+  bad "no PATCH of the scheduler's run reached the simulator: $(cat "$scratch/srv.err")"
+stop_srv
+[ "$srv_status" = 0 ] && ok || bad "serve stopped during a run with $srv_status: $(tail -5 "$scratch/srv.err")"
+grep -q "stopping: waiting for a tier-switch run to reach its next step" "$scratch/srv.err" && ok ||
+  bad "the stop did not wait for the run: $(cat "$scratch/srv.err")"
+! grep -q "AddressSanitizer\|runtime error" "$scratch/srv.err" && ok || bad "the stop: $(cat "$scratch/srv.err")"
+[ "$(( $(patches app-01-data0) + $(patches app-01-data1) - p0 - p1 ))" = 1 ] && ok ||
+  bad "PATCHes during the stopped run: data0 $p0 -> $(patches app-01-data0), data1 $p1 -> $(patches app-01-data1)"
+sim DELETE /_sim/faults >/dev/null
+serve_at '2026-12-14 05:36:00' --scheduler --scheduler-interval 1s --scheduler-currency USD
+for _ in $(seq 200); do
+  [ "$(sim_sku app-01-data0) $(sim_sku app-01-data1)" = "Premium_LRS Premium_LRS" ] && break
+  sleep 0.1
+done
+[ "$(sim_sku app-01-data0) $(sim_sku app-01-data1)" = "Premium_LRS Premium_LRS" ] && ok ||
+  bad "after the restart the SKUs are $(sim_sku app-01-data0) $(sim_sku app-01-data1): $(cat "$scratch/srv.err")"
+[ "$(patches app-01-data0) $(patches app-01-data1)" = "$((p0 + 1)) $((p1 + 1))" ] && ok ||
+  bad "each disk PATCHed once: data0 $p0 -> $(patches app-01-data0), data1 $p1 -> $(patches app-01-data1)"
 stop_srv
 [ "$srv_status" = 0 ] && ok || bad "serve stopped with $srv_status"
 
