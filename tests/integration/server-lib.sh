@@ -18,6 +18,9 @@
 #                           writer then waits for it (busy timeout 5 s).
 #   db_unlock               rolls that transaction back and ends the shell
 #   metric NAME             prints the value of NAME in $base/metrics
+#   start_azsim SCENARIO    tierwise-azsim ($TW_AZSIM) on 127.0.0.1 port 0 with
+#                           SCENARIO; sets $sim_pid and $sim (its base URL);
+#                           exits 1 when it does not come up in 10 s
 #
 # Every server started is killed at exit (cleanup_servers, from the trap).
 
@@ -120,6 +123,15 @@ db_unlock() {
   exec {lock_fd}>&-
   wait "$lock_pid"
   lock_pid=""
+}
+
+start_azsim() {
+  rm -f "$scratch/sim.port"
+  "${TW_AZSIM:?}" --scenario "$1" --port-file "$scratch/sim.port" >/dev/null 2>"$scratch/azsim.err" &
+  sim_pid=$!
+  for _ in $(seq 100); do [ -s "$scratch/sim.port" ] && break; sleep 0.1; done
+  [ -s "$scratch/sim.port" ] || { echo "FAIL: the simulator did not start: $(cat "$scratch/azsim.err")"; exit 1; }
+  sim="http://127.0.0.1:$(cat "$scratch/sim.port")"
 }
 
 metric() {

@@ -40,12 +40,7 @@ export TIERWISE_LOOPBACK_ONLY=1
 # libfaketime is preloaded ahead of the sanitizers' runtime: let it be.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
 
-"$azsim" --scenario "$srcdir/deploy/demo-scenario.json" --port-file "$scratch/sim.port" \
-  >/dev/null 2>"$scratch/azsim.err" &
-sim_pid=$!
-for _ in $(seq 100); do [ -s "$scratch/sim.port" ] && break; sleep 0.1; done
-[ -s "$scratch/sim.port" ] || { echo "FAIL: the simulator did not start: $(cat "$scratch/azsim.err")"; exit 1; }
-sim="http://127.0.0.1:$(cat "$scratch/sim.port")"
+start_azsim "$srcdir/deploy/demo-scenario.json"
 # The Retail Prices GETs the simulator has answered.
 price_gets() {
   curl -s --noproxy '*' "$sim/_sim/requests" |

@@ -24,15 +24,7 @@ jq '.resource_skus += [.resource_skus[0] | .name = "Standard_Sim9_v1" | .size = 
                            elif .name == "UncachedDiskBytesPerSecond" then .value = "100000000"
                            else . end)]' \
   "$srcdir/deploy/demo-scenario.json" >"$scratch/scenario.json"
-start_sim() {
-  rm -f "$scratch/sim.port"
-  "$azsim" --scenario "$scratch/scenario.json" --port-file "$scratch/sim.port" \
-    >/dev/null 2>"$scratch/azsim.err" &
-  sim_pid=$!
-  for _ in $(seq 100); do [ -s "$scratch/sim.port" ] && break; sleep 0.1; done
-  [ -s "$scratch/sim.port" ] || { echo "the simulator did not start: $(cat "$scratch/azsim.err")"; exit 1; }
-  sim="http://127.0.0.1:$(cat "$scratch/sim.port")"
-}
+start_sim() { start_azsim "$scratch/scenario.json"; }
 start_sim
 
 # Two VMs in westeurope of the simulator's subscription: one of the size
