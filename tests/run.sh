@@ -138,7 +138,7 @@ fi
 # small; new finds are printed, not added).  Their targets are the fuzz/*
 # replays counted above, so they are reported on a line of their own.
 fuzz_line=""
-crashed=0
+crashed=0 unrun=0
 secs=${TW_FUZZ_SECONDS:-20}
 if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
   fbuild=${TW_FUZZ_BUILD_DIR:-build/fuzz}
@@ -179,15 +179,16 @@ if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
     work="$fuzz_dir/$t"
     echo "fuzz: $t for ${secs}s"
     sessions=$((sessions + 1))
-    st=$(cat "$work.status" 2>/dev/null || echo none)
+    st=$(cat "$work.status" 2>/dev/null || true)
     if [ "$st" != 0 ]; then
       tail -40 "$work.log" 2>/dev/null || true
-      if [ "$st" = setup ] || [ "$st" = none ]; then
-        echo "fuzz: $t did not run (its corpus tests/fuzz/corpus/$t could not be copied, or the session died unheard): counted as failed"
+      if [ "$st" = setup ] || [ -z "$st" ]; then
+        echo "fuzz: $t did not run (its corpus tests/fuzz/corpus/$t could not be copied, or the session died unheard)"
+        unrun=$((unrun + 1))
       else
         echo "fuzz: $t found a crash (status $st); the input is in $work"
+        crashed=$((crashed + 1))
       fi
-      crashed=$((crashed + 1))
       continue
     fi
     tail -1 "$work.log"
@@ -198,6 +199,7 @@ if [ "$secs" -gt 0 ] && command -v clang >/dev/null; then
     fuzz_line="tests/run.sh: libFuzzer: the build FAILED, no sessions"
   else
     fuzz_line="tests/run.sh: libFuzzer: $sessions sessions of ${secs}s, $crashed found a crash"
+    [ "$unrun" -gt 0 ] && fuzz_line+=", $unrun did not run (a failure)"
   fi
 elif [ "$secs" -gt 0 ]; then
   fuzz_line="tests/run.sh: libFuzzer: no sessions (clang is not installed)"
@@ -209,4 +211,4 @@ fi
 [ -n "$pg_line" ] && echo "$pg_line"
 echo "$fuzz_line"
 echo "tests/run.sh: $passed passed, $failed failed, $skipped skipped"
-[ -z "$release_line" ] && [ -z "$pg_line" ] && [ "$failed" -eq 0 ] && [ "$crashed" -eq 0 ]
+[ -z "$release_line" ] && [ -z "$pg_line" ] && [ "$failed" -eq 0 ] && [ "$crashed" -eq 0 ] && [ "$unrun" -eq 0 ]

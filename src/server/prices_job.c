@@ -79,11 +79,17 @@ static void job_run(struct tw_worker_job *job)
     char not_tried[48] = "";
     if (rep.not_tried)
         snprintf(not_tried, sizeof(not_tried), ", %zu not tried", rep.not_tried);
-    if (rc != TW_OK)
+    if (rc != TW_OK && rep.books == 0)
         fprintf(stderr,
-                "tierwise serve: price books: the store failed after %zu of %zu refreshed "
-                "(what is stored is kept; tried again at the next look): %s\n",
-                rep.refreshed, rep.books, err.msg[0] ? err.msg : tw_strerror(rc));
+                "tierwise serve: price books: the fleet's regions and currencies could not be "
+                "read (nothing was fetched; tried again at the next look): %s\n",
+                err.msg[0] ? err.msg : tw_strerror(rc));
+    else if (rc != TW_OK)
+        fprintf(stderr,
+                "tierwise serve: price books: the look ended after %zu of %zu refreshed, the "
+                "%s failing (what is stored is kept; tried again at the next look): %s\n",
+                rep.refreshed, rep.books, rc == TW_ENOMEM ? "memory" : "store",
+                err.msg[0] ? err.msg : tw_strerror(rc));
     else if (rep.failed)
         fprintf(stderr,
                 "tierwise serve: price books from %s: %zu of %zu refreshed, %zu fresh, %zu "

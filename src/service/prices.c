@@ -366,6 +366,7 @@ enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc
         nc = 1;
     }
     rep->books = np * nc;
+    int eio_run = 0; /* books in a row the API failed outright */
     for (size_t i = 0, done = 0; i < np; i++) {
         for (size_t k = 0; k < nc; k++, done++) {
             if (stop && stop(stop_arg)) {
@@ -392,15 +393,20 @@ enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc
             enum tw_err brc = tw_svc_prices_refresh(st, &one, &res, &e);
             if (brc == TW_OK) {
                 rep->refreshed++;
+                eio_run = 0;
                 continue;
             }
-            if (res.store_failed || brc == TW_ENOMEM) {
+            if (res.store_failed) {
                 rc = brc;
                 *err = e;
+                rep->store_failed = true;
                 goto out;
             }
             note_failure(rep, reg, cu, &e, brc);
-            if (brc == TW_EIO) {
+            /* One book may fail alone (its deadline, a loop of links); two
+             * in a row are the API down: the look ends there. */
+            eio_run = brc == TW_EIO ? eio_run + 1 : 0;
+            if (eio_run == 2) {
                 rep->not_tried = rep->books - done - 1;
                 goto out;
             }

@@ -81,20 +81,24 @@ enum tw_err tw_svc_prices_refresh(struct tw_store *st, const struct tw_svc_refre
  * A book the API refuses (a bad page, no price, a link off the endpoint)
  * is counted in FAILED with its reason (the first one) and the walk goes
  * on; the API failing outright (TW_EIO: down, timing out, 5xx or 429
- * past the retries) ends the walk there, the books left counted in
- * NOT_TRIED, so that an outage holds the caller's worker for one book's
- * deadline, not one per book.  STOP (may be NULL) is asked before each
+ * past the retries, a deadline, a loop of links) for two books in a row
+ * ends the walk there, the books left counted in NOT_TRIED, so that an
+ * outage holds the caller's worker for two books' deadlines, not one per
+ * book, while one book failing alone does not keep the others from
+ * being tried.  STOP (may be NULL) is asked before each
  * book; when it says so the walk ends and STOPPED is set.  Errors (the
  * walk ends, REP says what was done until then): the store's (reading
- * the fleet, the currencies or a book, or writing one), TW_ENOMEM.
+ * the fleet, the currencies or a book, or writing one: STORE_FAILED),
+ * TW_ENOMEM here (a body too large from the API is one book's failure).
  */
 struct tw_svc_prices_fleet_report {
     size_t books;     /* books the fleet needs (regions x currencies) */
     size_t fresh;     /* fetched from the API within MAX_AGE_S: left alone */
     size_t refreshed; /* fetched and stored now */
     size_t failed;    /* whose refresh failed: nothing stored was changed */
-    size_t not_tried; /* left when the API failed outright */
-    bool stopped;     /* STOP said so */
+    size_t not_tried;  /* left when the API failed outright */
+    bool stopped;      /* STOP said so */
+    bool store_failed; /* the walk ended on a store write failing */
     char first_error[512];
 };
 enum tw_err tw_svc_prices_refresh_fleet(struct tw_store *st, const struct tw_svc_refresh *rq,

@@ -19,7 +19,8 @@
 #  - agents' reports POSTed round-robin to the three backends throughout,
 #    three posters at once, reports of six VMs.
 # Checks: the actions recorded are the month's plan, every one done exactly
-# once (one move to sent each, one attempt, the simulator's PATCH count of
+# once (one move to sent each, one attempt, or two for one a killed
+# backend counted and died before sending, the simulator's PATCH count of
 # each disk its number of switches, no conflict, no quota refusal); none
 # left claimed or in flight; the audit log of each a chain from its
 # planning through verified to done; every acknowledged (2xx) report
@@ -539,8 +540,18 @@ n=$(q "SELECT count(*) FROM actions WHERE claim_owner IS NOT NULL AND claim_unti
 n=$(q "SELECT count(*) FROM actions a WHERE (SELECT count(*) FROM action_transitions t
        WHERE t.action_id = a.id AND t.to_state = 'sent') <> 1")
 [ "$n" = 0 ] && ok || bad "$n actions were not moved to sent exactly once"
-n=$(q "SELECT count(*) FROM actions WHERE attempts <> 1")
-[ "$n" = 0 ] && ok || bad "$n actions took more than one attempt: $(q "SELECT id, attempts FROM actions WHERE attempts <> 1" | head -5 | tr '\n' ';')"
+# One attempt each, but for an action a killed backend had counted a send
+# of and died before its PATCH left: the resumer reads the disk back, sees
+# it never went and sends it (a second attempt, the simulator's PATCH
+# count per disk above still exact).
+held_ids=" $(for h in $held_all; do printf '%s ' "${h%@*}"; done)"
+while read -r id att; do
+  [ -n "$id" ] || continue
+  case "$held_ids" in
+    *" $id "*) [ "$att" = 2 ] && ok || bad "action $id, held by a killed backend, took $att attempts" ;;
+    *) bad "action $id took $att attempts (held by no killed backend)" ;;
+  esac
+done < <(q "SELECT id, attempts FROM actions WHERE attempts <> 1")
 # the audit log: each action's moves a chain from (nothing -> planned) to done
 n=$(q "SELECT count(*) FROM (SELECT from_state, to_state,
          lag(to_state) OVER (PARTITION BY action_id ORDER BY id) AS prev,

@@ -8,9 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "../azure/fakesrv.h"
 #include "server/prices_status.h"
+#include "core/time.h"
+#include "service/fleet.h"
 #include "service/prices.h"
 #include "th_store.h"
 
@@ -257,21 +260,61 @@ static void test_refresh_fleet(void **state)
     assert_non_null(strstr(rep.first_error, "eastus GBP: "));
     assert_non_null(strstr(rep.first_error, "in USD but GBP was asked for"));
 
-    /* The API down: the first stale book failed, the walk ends there (an
-     * outage costs one book's retries, not one per book), the stored
-     * books kept. */
+    /* A region whose VMs name no subscription: its prices count (the VM
+     * sizes' walk, per subscription, leaves it out). */
+    add_vm(e->path, "w", "westus", "");
+    struct tw_svc_place *pl = NULL;
+    size_t np = 0;
+    assert_int_equal(tw_svc_fleet_places(e->st, false, &pl, &np, &err), TW_OK);
+    assert_int_equal(np, 2);
+    assert_string_equal(pl[1].region, "westus");
+    free(pl);
+    assert_int_equal(tw_svc_fleet_places(e->st, true, &pl, &np, &err), TW_OK);
+    assert_int_equal(np, 1);
+    assert_string_equal(pl[0].region, "eastus");
+    free(pl);
+
+    /* The API down: two books in a row failed outright, the walk ends
+     * there (an outage costs two books' retries, not one per book), the
+     * stored books kept. */
     fs_script(s, (struct fs_reply[]){
-                     {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
                      {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
                      {0}});
     assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, NULL, NULL, &rep, &err), TW_OK);
-    assert_int_equal(rep.failed, 1);
-    assert_int_equal(rep.not_tried, 1);
-    assert_int_equal(fs_requests(s), 1);
+    assert_int_equal(rep.books, 4);
+    assert_int_equal(rep.failed, 2);
+    assert_int_equal(rep.not_tried, 2);
+    assert_int_equal(fs_requests(s), 2);
     assert_non_null(strstr(rep.first_error, "X: down"));
     assert_int_equal(tw_svc_prices_show(e->st, "eastus", "USD", "P15", &j, &err), TW_OK);
     assert_string_equal(json_string_value(json_object_get(j, "source")), want);
     json_decref(j);
+
+    /* One book failing outright alone (the first) does not keep the
+     * others from being tried: eastus USD is fetched after it. */
+    fs_script(s, (struct fs_reply[]){
+                     {500, "{\"Error\": {\"Code\": \"X\", \"Message\": \"down\"}}", NULL, 0},
+                     {200, page, NULL, 0},
+                     {0}});
+    assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 0, NULL, NULL, &rep, &err), TW_OK);
+    assert_int_equal(rep.not_tried, 0);
+    assert_int_equal(rep.refreshed, 1);
+    assert_int_equal(rep.failed, 3);
+    assert_int_equal(fs_requests(s), 4);
+    assert_non_null(strstr(rep.first_error, "eastus GBP: "));
+
+    /* A book a little ahead of this clock (another backend's) is fresh;
+     * one further ahead (a clock set back) is fetched again. */
+    for (int ahead = 200; ahead <= 400; ahead += 200) {
+        char at[32];
+        assert_true(tw_rfc3339_format(time(NULL) + ahead, at, sizeof(at)));
+        assert_int_equal(
+            tw_store_pricebook_put(e->st, "eastus", "USD", want, at, "[]", 2, &err), TW_OK);
+        fs_script(s, (struct fs_reply[]){{200, page, NULL, 0}, {0}});
+        assert_int_equal(tw_svc_prices_refresh_fleet(e->st, &rq, 86400, NULL, NULL, &rep, &err),
+                         TW_OK);
+        assert_int_equal(rep.fresh, ahead == 200 ? 1 : 0);
+    }
 
     /* Stopping: nothing more is fetched. */
     fs_script(s, (struct fs_reply[]){{200, page, NULL, 0}, {0}});
