@@ -24,6 +24,7 @@
 bool tw_srv_exec_enter(struct tw_server *srv)
 {
     atomic_fetch_add(&srv->exec_running, 1);
+    atomic_thread_fence(memory_order_seq_cst); /* the count, then the flag: drain's mirror */
     if (srv->exec_stop) {
         atomic_fetch_sub(&srv->exec_running, 1);
         return false;
@@ -36,18 +37,24 @@ void tw_srv_exec_leave(struct tw_server *srv)
     atomic_fetch_sub(&srv->exec_running, 1);
 }
 
-void tw_srv_exec_drain(struct tw_server *srv)
+bool tw_srv_exec_drain(struct tw_server *srv)
 {
-    bool said = false;
+    atomic_thread_fence(memory_order_seq_cst); /* the flag (set before), then the count */
     for (int i = 0; atomic_load(&srv->exec_running) > 0; i++) {
-        if (i == 100 && !said) {
+        if (i == 100)
             fprintf(stderr, "tierwise serve: stopping: waiting for a tier-switch run to reach "
                             "its next step (its actions are resumed from their state later)\n");
-            said = true;
+        if (i == 100 * TW_SRV_EXEC_DRAIN_S) {
+            fprintf(stderr, "tierwise serve: stopping: a tier-switch run is still inside an ARM "
+                            "call after %d s; leaving it to the process's exit (its actions "
+                            "are resumed from their state by the next run)\n",
+                    TW_SRV_EXEC_DRAIN_S);
+            return false;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
+    return true;
 }
 
 void tw_srv_exec_opts(struct tw_server *srv, struct tw_exec_opts *o, bool dry_run)

@@ -387,11 +387,15 @@ void tw_srv_scheduler_stop(struct tw_server *srv, long timeout_ms);
  * enters before it reads any (false when the server is stopping: the run
  * must not start) and leaves when it is done with them.  The stop waits
  * for every run entered to leave (tw_srv_exec_drain: after exec_stop each
- * ends at its next step, one ARM call at most), however long its workers'
+ * ends at its next step, usually one ARM call), however long its workers'
  * timeouts were, so a run outliving them never reads freed memory. */
 bool tw_srv_exec_enter(struct tw_server *srv);
 void tw_srv_exec_leave(struct tw_server *srv);
-void tw_srv_exec_drain(struct tw_server *srv);
+/* True when every run left; false after TW_SRV_EXEC_DRAIN_S seconds (a
+ * run still waiting in ARM's pacing or retries: the server must then not
+ * be freed, and is left to the process's exit). */
+#define TW_SRV_EXEC_DRAIN_S 30
+bool tw_srv_exec_drain(struct tw_server *srv);
 
 /* Verdicts as the API shows them (v1_compliance.c): a verdict object per
  * latest result of VM VM_ID into VERDICTS, one object per result or VM that can't be judged into ERRORS.

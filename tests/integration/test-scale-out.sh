@@ -543,15 +543,20 @@ n=$(q "SELECT count(*) FROM actions a WHERE (SELECT count(*) FROM action_transit
 # One attempt each, but for an action a killed backend had counted a send
 # of and died before its PATCH left: the resumer reads the disk back, sees
 # it never went and sends it (a second attempt, the simulator's PATCH
-# count per disk above still exact).
+# count per disk below still exact).
 held_ids=" $(for h in $held_all; do printf '%s ' "${h%@*}"; done)"
-while read -r id att; do
-  [ -n "$id" ] || continue
-  case "$held_ids" in
-    *" $id "*) [ "$att" = 2 ] && ok || bad "action $id, held by a killed backend, took $att attempts" ;;
-    *) bad "action $id took $att attempts (held by no killed backend)" ;;
-  esac
-done < <(q "SELECT id, attempts FROM actions WHERE attempts <> 1")
+if multi=$(q "SELECT id, attempts FROM actions WHERE attempts <> 1"); then
+  ok
+  while read -r id att; do
+    [ -n "$id" ] || continue
+    case "$held_ids" in
+      *" $id "*) [ "$att" = 2 ] && ok || bad "action $id, held by a killed backend, took $att attempts" ;;
+      *) bad "action $id took $att attempts (held by no killed backend)" ;;
+    esac
+  done <<<"$multi"
+else
+  bad "reading the actions' attempts failed"
+fi
 # the audit log: each action's moves a chain from (nothing -> planned) to done
 n=$(q "SELECT count(*) FROM (SELECT from_state, to_state,
          lag(to_state) OVER (PARTITION BY action_id ORDER BY id) AS prev,
