@@ -29,15 +29,7 @@ jq '.vms += [{"subscription_id": "'$sub'", "resource_group": "rg-other",
               "disks": [{"name": "quiet-vm-os", "role": "os", "sku": "Premium_LRS",
                          "size_gib": 64, "caching": "ReadWrite"}]}]' \
   "$fixtures/sim/scenario-basic.json" >"$scratch/scenario.json"
-start_sim() { # SCENARIO
-  rm -f "$scratch/sim.port"
-  "$azsim" --scenario "$1" --port-file "$scratch/sim.port" >/dev/null 2>"$scratch/azsim.err" &
-  sim_pid=$!
-  for _ in $(seq 100); do [ -s "$scratch/sim.port" ] && break; sleep 0.1; done
-  [ -s "$scratch/sim.port" ] || { echo "the simulator did not start: $(cat "$scratch/azsim.err")"; exit 1; }
-  sim="http://127.0.0.1:$(cat "$scratch/sim.port")"
-}
-start_sim "$scratch/scenario.json"
+start_azsim "$scratch/scenario.json"
 arm=(--arm-url "$sim" --imds-url "$sim")
 
 # 1. The first sync: everything is new; the subscription is IMDS's.
@@ -210,7 +202,7 @@ expect 1 "listing the disks of subscription" -- "$cli" sync --db "$db" \
   --arm-url http://127.0.0.1:1 --imds-url http://127.0.0.1:1 --subscription "$sub"
 jq '.faults = [{"kind": "error", "path": "/subscriptions/'$sub'/providers/Microsoft.Compute/disks",
                 "status": 403, "count": -1}]' "$scratch/scenario.json" >"$scratch/refuse.json"
-start_sim "$scratch/refuse.json"
+start_azsim "$scratch/refuse.json"
 expect 1 "deploy/azure-role.json" -- "$cli" sync --db "$db" --arm-url "$sim" --imds-url "$sim"
 expect 2 "give --db" -- "$cli" sync "${arm[@]}"
 # A file that is no tierwise database is usage too; a bad group name is
